@@ -1,0 +1,58 @@
+# Two commands for a newcomer:  `make book`  and  `make test`.
+# Everything is installed from the project's own files: requirements.txt (pinned PyPI
+# packages, into .venv), package.json + package-lock.json (front-end assets, via npm ci)
+# and scripts/install-system-deps.sh (Debian packages: chromium, bubblewrap).
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(CURDIR)/$(VENV)/bin
+export PATH := $(BIN):$(PATH)
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+VENV_STAMP   := $(VENV)/.installed
+NODE_STAMP   := node_modules/.installed
+ASSETS_STAMP := _assets/vendor/.copied
+SYS_STAMP    := .sysdeps-ok
+PYTEST_ARGS  ?=
+
+.PHONY: all book test lint bench clean distclean setup
+
+all: book
+
+setup: $(VENV_STAMP) $(ASSETS_STAMP) $(SYS_STAMP)
+
+$(VENV_STAMP): requirements.txt pyproject.toml
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+$(ASSETS_STAMP): $(NODE_STAMP) scripts/vendor_assets.py $(VENV_STAMP)
+	$(VENV)/bin/python scripts/vendor_assets.py
+
+$(SYS_STAMP): scripts/install-system-deps.sh
+	bash scripts/install-system-deps.sh
+	@touch $@
+
+book: $(VENV_STAMP) $(ASSETS_STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+test: setup book
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV_STAMP)
+	$(BIN)/ruff check .
+
+bench: $(VENV_STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis
+
+distclean: clean
+	rm -rf $(VENV) node_modules _assets/vendor $(SYS_STAMP)

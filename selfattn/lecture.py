@@ -1,0 +1,90 @@
+"""The lecture's hand-sized worked examples, as data plus the library's formulas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .numerics import attention, attention_weights, scaled_scores
+
+__all__ = ["WorkedExample", "HUNGRY", "SAT", "shift_matrix"]
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    """One query attending over a short sentence.
+
+    Attributes
+    ----------
+    tokens : tuple of str, length n
+    query_token : str
+        The token whose output is computed.
+    q : ndarray, shape (d_k,)
+    K : ndarray, shape (n, d_k)
+    V : ndarray, shape (n, d_v)
+    """
+
+    tokens: tuple[str, ...]
+    query_token: str
+    q: NDArray[np.float64]
+    K: NDArray[np.float64]
+    V: NDArray[np.float64]
+
+    @property
+    def d_k(self) -> int:
+        return int(self.q.shape[-1])
+
+    def raw_scores(self) -> NDArray[np.float64]:
+        """Inner products ``<q, k_j>``, shape (n,)."""
+        return self.K @ self.q
+
+    def scores(self) -> NDArray[np.float64]:
+        """Scaled scores ``<q, k_j> / sqrt(d_k)``, shape (n,)."""
+        return scaled_scores(self.q[None, :], self.K)[0]
+
+    def weights(self) -> NDArray[np.float64]:
+        """Attention weights over the n tokens, shape (n,)."""
+        return attention_weights(self.q[None, :], self.K)[0]
+
+    def output(self) -> NDArray[np.float64]:
+        """The query token's output vector, shape (d_v,)."""
+        return attention(self.q[None, :], self.K, self.V)[0]
+
+
+def _arr(rows: list[list[float]]) -> NDArray[np.float64]:
+    return np.array(rows, dtype=np.float64)
+
+
+#: "the cat was hungry", d_k = 4: "hungry" looks for a subject (first coordinate).
+HUNGRY = WorkedExample(
+    tokens=("the", "cat", "was", "hungry"),
+    query_token="hungry",
+    q=np.array([2.0, 0.0, 0.0, 0.0]),
+    K=_arr([[-1, 0, 0, 0], [2, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]),
+    V=_arr([[0, 0], [1, 0], [0, 1], [0, 1]]),
+)
+
+#: "the cat sat", d_k = 2, one-hot values: the output equals the weights.
+SAT = WorkedExample(
+    tokens=("the", "cat", "sat"),
+    query_token="sat",
+    q=np.array([1.0, 0.0]),
+    K=_arr([[0, 1], [2, 0], [1, 1]]),
+    V=np.eye(3),
+)
+
+
+def shift_matrix(n: int, k: int = 1) -> NDArray[np.float64]:
+    """Cyclic shift (circulant permutation) matrix of Problem 19.
+
+    Returns
+    -------
+    P : ndarray, shape (n, n)
+        ``(P @ X)[i] = X[(i - k) mod n]``: every row moves ``k`` places down,
+        the last ``k`` wrap to the top.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    return np.roll(np.eye(n), k, axis=0)
