@@ -13,7 +13,7 @@ from .cost import (
     weighted_sum_flops,
 )
 from .experiments import SaturationResult, saturation, score_spread
-from .lecture import HUNGRY, SAT, WorkedExample, shift_matrix
+from .lecture import HUNGRY, SAT, WorkedExample, conv_layers_to_connect, receptive_field, shift_matrix
 from .numerics import (
     attention,
     attention_weights,
@@ -38,12 +38,14 @@ __all__ = [
     "attention_weights",
     "causal_mask",
     "chunked_attention",
+    "conv_layers_to_connect",
     "crossover_length",
     "embed",
     "layer_flops",
     "padding_mask",
     "projection_mlp_flops",
     "random_embeddings",
+    "receptive_field",
     "saturation",
     "scaled_scores",
     "score_flops",

@@ -13,13 +13,13 @@ at ``T = 6 d``.
 from __future__ import annotations
 
 __all__ = [
-    "score_flops",
-    "weighted_sum_flops",
     "attention_flops",
-    "projection_mlp_flops",
-    "layer_flops",
     "crossover_length",
+    "layer_flops",
+    "projection_mlp_flops",
+    "score_flops",
     "score_matrix_bytes",
+    "weighted_sum_flops",
 ]
 
 

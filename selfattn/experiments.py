@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from .numerics import softmax, softmax_jacobian
 
-__all__ = ["score_spread", "SaturationResult", "saturation"]
+__all__ = ["SaturationResult", "saturation", "score_spread"]
 
 
 def score_spread(

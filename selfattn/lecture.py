@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 
 from .numerics import attention, attention_weights, scaled_scores
 
-__all__ = ["WorkedExample", "HUNGRY", "SAT", "shift_matrix"]
+__all__ = ["HUNGRY", "SAT", "WorkedExample", "conv_layers_to_connect", "receptive_field", "shift_matrix"]
 
 
 @dataclass(frozen=True)
@@ -88,3 +88,20 @@ def shift_matrix(n: int, k: int = 1) -> NDArray[np.float64]:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     return np.roll(np.eye(n), k, axis=0)
+
+
+def receptive_field(layers: int, kernel: int = 3) -> int:
+    """Positions seen by one output of ``layers`` stacked stride-1 convolutions: ``(kernel-1) L + 1``.
+
+    For the lecture's 3-tap kernel this is ``2L + 1``.
+    """
+    if layers < 0 or kernel < 1:
+        raise ValueError(f"need layers >= 0 and kernel >= 1, got layers={layers}, kernel={kernel}")
+    return (kernel - 1) * layers + 1
+
+
+def conv_layers_to_connect(distance: int, kernel: int = 3) -> int:
+    """Fewest stacked convolutions whose receptive field spans two tokens ``distance`` apart."""
+    if distance < 0 or kernel < 2:
+        raise ValueError(f"need distance >= 0 and kernel >= 2, got distance={distance}, kernel={kernel}")
+    return -(-distance // (kernel - 1))

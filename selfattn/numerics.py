@@ -13,14 +13,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
-    "softmax",
-    "scaled_scores",
-    "attention_weights",
     "attention",
+    "attention_weights",
     "causal_mask",
-    "padding_mask",
-    "softmax_jacobian",
     "chunked_attention",
+    "padding_mask",
+    "scaled_scores",
+    "softmax",
+    "softmax_jacobian",
 ]
 
 Array = NDArray[np.floating]
@@ -109,7 +109,7 @@ def _check_qkv(Q: Array, K: Array, V: Array | None) -> None:
 
 
 def _score_shape(Q: Array, K: Array) -> tuple[int, ...]:
-    return np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]) + (Q.shape[-2], K.shape[-2])
+    return (*np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
 
 
 def _check_mask(mask: ArrayLike | None, score_shape: tuple[int, ...]) -> Array | None:
@@ -248,7 +248,7 @@ def padding_mask(lengths: ArrayLike, T: int) -> Array:
     if lens.ndim != 1 or not (np.issubdtype(lens.dtype, np.integer) or lens.size == 0):
         raise ValueError(f"lengths must be a 1-D array of integers, got shape {lens.shape} and dtype {lens.dtype}")
     if lens.size and (lens.min() < 0 or lens.max() > T):
-        raise ValueError(f"every length must lie in [0, T={T}], got {lens.tolist()}")
+        raise ValueError(f"every entry of lengths must lie in [0, T={T}], got {lens.tolist()}")
     keep = np.arange(T)[None, :] < lens[:, None]
     return np.where(keep, 0.0, -np.inf)
 
@@ -318,9 +318,9 @@ def chunked_attention(
     dtype = np.result_type(Q, K, V)
     batch = np.broadcast_shapes(shape[:-2], V.shape[:-2])
     T_q, T_k = shape[-2], shape[-1]
-    run_max = np.full(batch + (T_q, 1), -np.inf, dtype=dtype)
-    run_sum = np.zeros(batch + (T_q, 1), dtype=dtype)
-    acc = np.zeros(batch + (T_q, V.shape[-1]), dtype=dtype)
+    run_max = np.full((*batch, T_q, 1), -np.inf, dtype=dtype)
+    run_sum = np.zeros((*batch, T_q, 1), dtype=dtype)
+    acc = np.zeros((*batch, T_q, V.shape[-1]), dtype=dtype)
     for start in range(0, T_k, block_size):
         stop = min(start + block_size, T_k)
         S = _scores(Q, K[..., start:stop, :])  # (..., T_q, b)
