@@ -25,6 +25,9 @@ __all__ = [
 
 Array = NDArray[np.floating]
 
+#: Score entries per query block in :func:`attention` (2 MiB of float64: stays in cache).
+_CACHE_ENTRIES = 2**18
+
 
 def _as_float(x: ArrayLike, name: str) -> Array:
     """Return ``x`` as a floating array (integers become float64)."""
@@ -208,11 +211,21 @@ def attention(
     """
     Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
     _check_qkv(Q, K, V)
-    m = _check_mask(mask, _score_shape(Q, K))
-    E, total = _exp_scores(Q, K, m)
-    # normalise the (T_q, d_v) output instead of the (T_q, T_k) weights
-    out = E @ V
-    return np.divide(out, total, out=np.zeros_like(out), where=total > 0)
+    shape = _score_shape(Q, K)
+    m = _check_mask(mask, shape)
+    if m is not None:
+        m = np.broadcast_to(m, shape)
+    batch = np.broadcast_shapes(shape[:-2], V.shape[:-2])
+    T_q, T_k = shape[-2:]
+    out = np.empty((*batch, T_q, V.shape[-1]), dtype=np.result_type(Q, K, V))
+    # Query rows go in blocks whose scores fit in cache; each block is exact (no online
+    # rescaling is needed because every block sees all keys).
+    rows = max(1, _CACHE_ENTRIES // max(1, T_k * int(np.prod(batch, dtype=np.int64))))
+    for i in range(0, T_q, rows):
+        E, total = _exp_scores(Q[..., i : i + rows, :], K, None if m is None else m[..., i : i + rows, :])
+        o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
+        out[..., i : i + rows, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
+    return out
 
 
 def causal_mask(T: int) -> Array:

@@ -1,0 +1,1 @@
+"""Speed and memory benchmarks, printed as ratios measured in one run (`make bench`)."""

@@ -1,0 +1,29 @@
+"""Run every benchmark and print its ratios (targets in brackets).  Usage: python -m benchmarks"""
+
+from __future__ import annotations
+
+import sys
+
+from .core import attention_overhead, chunked_vs_full
+
+
+def main(argv: list[str]) -> int:
+    print("== attention numerics ==")
+    r = attention_overhead()
+    print(
+        f"attention / its two matmuls at T={r['T']}, d={r['d']}: {r['ratio']:.2f}"
+        f"  ({r['attention_s'] * 1e3:.1f} ms vs {r['matmul_s'] * 1e3:.1f} ms)  [target <= 1.3]"
+    )
+    print("chunked_attention vs full attention (weights materialised), d=64, block 128:")
+    for T in (1024, 2048, 4096, 8192):
+        c = chunked_vs_full(T)
+        target = "  [target at 4096: memory <= 0.125, time <= 2.0]" if T == 4096 else ""
+        print(
+            f"  T={T:5d}: time ratio {c['time_ratio']:.2f}, memory ratio {c['memory_ratio']:.3f}"
+            f" ({c['chunked_MiB']:.1f} MiB vs {c['full_MiB']:.1f} MiB){target}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

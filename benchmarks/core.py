@@ -1,0 +1,62 @@
+"""Benchmarks of the helper package's attention kernels."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from collections.abc import Callable
+
+import numpy as np
+
+import selfattn as sa
+
+
+def best_time(fn: Callable[[], object], repeat: int = 7) -> float:
+    """Best wall time of ``repeat`` calls, in seconds (the least disturbed run)."""
+    fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def peak_memory(fn: Callable[[], object]) -> int:
+    """Peak bytes traced by ``tracemalloc`` while ``fn`` runs."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def qkv(T: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((T, d)) for _ in range(3))  # type: ignore[return-value]
+
+
+def attention_overhead(T: int = 2048, d: int = 64) -> dict[str, float]:
+    """attention() time over the time of its two matrix products alone."""
+    Q, K, V = qkv(T, d)
+    t_matmul = best_time(lambda: (Q @ K.T) @ V)
+    t_attn = best_time(lambda: sa.attention(Q, K, V))
+    return {"T": T, "d": d, "matmul_s": t_matmul, "attention_s": t_attn, "ratio": t_attn / t_matmul}
+
+
+def chunked_vs_full(T: int, d: int = 64, block_size: int = 128) -> dict[str, float]:
+    """chunked_attention over full attention (the (T, T) weights materialised, then times V)."""
+    Q, K, V = qkv(T, d)
+    full = lambda: sa.attention_weights(Q, K) @ V  # noqa: E731
+    chunk = lambda: sa.chunked_attention(Q, K, V, block_size=block_size)  # noqa: E731
+    repeat = 3 if T >= 4096 else 5
+    t_full, t_chunk = best_time(full, repeat), best_time(chunk, repeat)
+    m_full, m_chunk = peak_memory(full), peak_memory(chunk)
+    return {
+        "T": T,
+        "time_ratio": t_chunk / t_full,
+        "memory_ratio": m_chunk / m_full,
+        "full_MiB": m_full / 2**20,
+        "chunked_MiB": m_chunk / 2**20,
+    }

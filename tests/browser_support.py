@@ -1,0 +1,86 @@
+"""Serve the built site on loopback and drive it in Debian's headless Chromium.
+
+Every request that leaves the site's own origin is recorded and aborted, so a
+test sees exactly which outside servers a page would have contacted.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_build" / "html"
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+@contextmanager
+def serve(directory: Path = SITE) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 (free port); yields the base URL."""
+    if not (directory / "index.html").exists():
+        raise FileNotFoundError(f"no built site at {directory}: run `make book` first")
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        raise FileNotFoundError("chromium not found: run scripts/install-system-deps.sh (Debian package chromium)")
+    return path
+
+
+@dataclass
+class PageReport:
+    """What one page load did."""
+
+    url: str
+    outside_requests: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+
+
+def attach_recorders(page, base: str, report: PageReport) -> None:
+    """Abort and record requests outside ``base``; record console errors and failures."""
+
+    def route(r):
+        if r.request.url.startswith(base) or r.request.url.startswith("data:"):
+            r.continue_()
+        else:
+            report.outside_requests.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: m.type == "error" and report.console_errors.append(m.text))
+    page.on("pageerror", lambda e: report.console_errors.append(f"uncaught: {e}"))
+    page.on(
+        "response",
+        lambda resp: resp.status >= 400 and report.failed_requests.append(f"{resp.status} {resp.url}"),
+    )

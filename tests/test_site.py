@@ -1,0 +1,110 @@
+"""The built site, opened page by page in headless Chromium with the network cut off.
+
+Needs `make book` first (`make test` does it).  Checks, for every HTML page: no request
+outside the site, no failed request, no console error, math typeset by the local MathJax,
+and every internal link pointing at a file that exists.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlparse
+
+import pytest
+from browser_support import CHROMIUM_ARGS, SITE, PageReport, attach_recorders, chromium_path, serve
+
+pytestmark = pytest.mark.browser
+
+PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "_static" not in p.parts)
+
+
+def test_site_was_built():
+    assert (SITE / "index.html").exists(), "run `make book` first"
+    assert any(p.startswith("book/") for p in PAGES), f"no chapter pages among {PAGES}"
+
+
+@pytest.fixture(scope="module")
+def site():
+    from playwright.sync_api import sync_playwright
+
+    with serve() as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield base, browser
+        finally:
+            browser.close()
+
+
+def _open(site, rel: str) -> tuple[PageReport, object]:
+    base, browser = site
+    report = PageReport(rel)
+    page = browser.new_page()
+    attach_recorders(page, base, report)
+    page.goto(base + rel, wait_until="networkidle")
+    return report, page
+
+
+@pytest.mark.parametrize("rel", PAGES)
+def test_page_is_self_contained_and_error_free(site, rel):
+    report, page = _open(site, rel)
+    try:
+        if page.locator(".math").count():
+            page.wait_for_selector("mjx-container", timeout=15000)
+            assert page.locator("mjx-merror").count() == 0, "MathJax reported a TeX error"
+            raw = page.locator(".math:not(:has(mjx-container))").count()
+            assert raw == 0, f"{raw} math elements were left untypeset"
+        page.wait_for_timeout(300)
+    finally:
+        page.close()
+    assert report.outside_requests == [], f"{rel} asked outside servers: {report.outside_requests}"
+    assert report.failed_requests == [], f"{rel} had failed requests: {report.failed_requests}"
+    assert report.console_errors == [], f"{rel} logged console errors: {report.console_errors}"
+
+
+def test_math_is_rendered_by_the_local_mathjax(site):
+    _report, page = _open(site, "book/intro.html")
+    try:
+        page.wait_for_selector("mjx-container", timeout=15000)
+        assert page.locator("mjx-container").count() >= 1
+        src = page.evaluate("Array.from(document.scripts).map(s => s.src).filter(s => /mathjax/i.test(s))")
+    finally:
+        page.close()
+    assert src and all(s.startswith(site[0]) for s in src), src
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if value and ((tag == "a" and name == "href") or (name == "src" and tag in ("img", "script"))):
+                self.links.append(value)
+
+
+@pytest.mark.parametrize("rel", PAGES)
+def test_internal_links_resolve(rel):
+    page_path = SITE / rel
+    parser = _Links()
+    parser.feed(page_path.read_text(encoding="utf-8"))
+    broken = []
+    for link in parser.links:
+        if re.match(r"^(mailto:|javascript:|data:)", link) or urlparse(link).scheme:
+            continue
+        target = urlparse(urldefrag(link)[0]).path
+        if not target:
+            continue
+        path = (page_path.parent / unquote(target)).resolve()
+        if not path.exists() or (path.is_dir() and not (path / "index.html").exists()):
+            broken.append(link)
+    assert broken == [], f"{rel} links to missing files: {broken}"
+
+
+def test_no_outside_urls_in_loaded_assets():
+    """Belt and braces: no page names a CDN in a script or stylesheet tag."""
+    cdn = re.compile(r"""(src|href)=["']https?://(?!127\.0\.0\.1)[^"']+\.(js|css)""")
+    hits = {p: cdn.findall(Path(SITE / p).read_text(encoding="utf-8")) for p in PAGES}
+    assert {p: h for p, h in hits.items() if h} == {}
