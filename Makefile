@@ -39,7 +39,9 @@ $(SYS_STAMP): scripts/install-system-deps.sh
 	@touch $@
 
 book: $(VENV_STAMP) $(ASSETS_STAMP)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	@# --all: Sphinx copies static files only when some page is out of date, so an edited
+	@# asset alone would never reach the site. Execution stays cached (jupyter-cache).
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
 test: setup book
 	$(BIN)/ruff check .

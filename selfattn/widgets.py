@@ -1,0 +1,84 @@
+"""Widgets that work with or without a kernel.
+
+Each control switches between *precomputed* frames held in a ``Stack``.  The control and
+the stack are joined by ``jslink``, a link that lives in the browser: on the static site
+(no kernel) and in JupyterLab alike, moving the control shows another frame at once.
+A kernel-side observer keeps the Python model in step, so code can read the state too.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+
+import ipywidgets as W
+
+from .plots import fig_to_png, png_data_uri
+
+__all__ = ["figure_frame", "grid_frames", "link_index", "slider_frames", "toggle_frames"]
+
+
+def figure_frame(fig, alt: str, caption: str = "") -> W.HTML:
+    """One frame: a matplotlib figure as an ``<img>`` with alt text (and a caption)."""
+    src = png_data_uri(fig_to_png(fig))
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return W.HTML(
+        f'<figure class="frame"><img src="{src}" alt="{html.escape(alt, quote=True)}" '
+        f'style="max-width:100%">{cap}</figure>'
+    )
+
+
+def link_index(control: W.Widget, stack: W.Stack, trait: str = "index") -> None:
+    """Show frame ``control.<trait>`` of ``stack``, in the browser and in the kernel."""
+    W.jslink((control, trait), (stack, "selected_index"))
+
+    def sync(change) -> None:
+        stack.selected_index = change["new"]
+
+    control.observe(sync, names=trait)
+
+
+def slider_frames(
+    values: Sequence,
+    render: Callable[[object], W.Widget],
+    description: str,
+    start: int = 0,
+    fmt: Callable[[object], str] = str,
+) -> W.VBox:
+    """A slider over ``values``; frame ``i`` is ``render(values[i])``."""
+    stack = W.Stack([render(v) for v in values], selected_index=start)
+    slider = W.SelectionSlider(
+        options=[(fmt(v), i) for i, v in enumerate(values)],
+        index=start,
+        description=description,
+        continuous_update=True,
+        style={"description_width": "initial"},
+        layout=W.Layout(width="480px"),
+    )
+    link_index(slider, stack)
+    return W.VBox([slider, stack], layout=W.Layout(align_items="flex-start"))
+
+
+def toggle_frames(labels: Sequence[str], render: Callable[[int], W.Widget], description: str = "") -> W.VBox:
+    """Toggle buttons; frame ``i`` is ``render(i)``."""
+    stack = W.Stack([render(i) for i in range(len(labels))], selected_index=0)
+    buttons = W.ToggleButtons(options=[(lab, i) for i, lab in enumerate(labels)], index=0, description=description)
+    link_index(buttons, stack)
+    return W.VBox([buttons, stack], layout=W.Layout(align_items="flex-start"))
+
+
+def grid_frames(
+    outer: W.Widget, inner: W.Widget, render: Callable[[int, int], W.Widget], n_outer: int, n_inner: int
+) -> W.VBox:
+    """Two controls: ``outer`` picks a row of frames, ``inner`` a frame within the row.
+
+    Frame ``(i, j)`` is ``render(i, j)``; both controls expose an integer ``index``.
+    """
+    rows = []
+    for i in range(n_outer):
+        row = W.Stack([render(i, j) for j in range(n_inner)], selected_index=inner.index)
+        link_index(inner, row)
+        rows.append(row)
+    grid = W.Stack(rows, selected_index=outer.index)
+    link_index(outer, grid)
+    return W.VBox([outer, inner, grid], layout=W.Layout(align_items="flex-start"))
