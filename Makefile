@@ -38,7 +38,14 @@ $(SYS_STAMP): scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
 	@touch $@
 
-book: $(VENV_STAMP) $(ASSETS_STAMP)
+# jupyter-cache keys executed notebooks on their own text only: when the helper package
+# changes, the cached outputs are stale, so drop them.
+CODE_STAMP := _build/.selfattn-code
+$(CODE_STAMP): $(wildcard selfattn/*.py)
+	rm -rf _build/.jupyter_cache _build/jupyter_execute
+	@mkdir -p _build && touch $@
+
+book: $(VENV_STAMP) $(ASSETS_STAMP) $(CODE_STAMP)
 	@# --all: Sphinx copies static files only when some page is out of date, so an edited
 	@# asset alone would never reach the site. Execution stays cached (jupyter-cache).
 	$(BIN)/jupyter-book build . --all -W -n --keep-going

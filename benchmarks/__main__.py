@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from .book import build_times, widget_latency
 from .core import attention_overhead, chunked_vs_full
 
 
@@ -22,6 +23,16 @@ def main(argv: list[str]) -> int:
             f"  T={T:5d}: time ratio {c['time_ratio']:.2f}, memory ratio {c['memory_ratio']:.3f}"
             f" ({c['chunked_MiB']:.1f} MiB vs {c['full_MiB']:.1f} MiB){target}"
         )
+    print("== book ==")
+    w = widget_latency()
+    print(
+        f"widget update, observer to new frame: median {w['median_ms']:.3f} ms  [target <= 50 ms]"
+        f"  (each frame is drawn once, up front: {w['frame_render_ms']:.0f} ms)"
+    )
+    if "--quick" not in argv:
+        b = build_times()
+        print(f"cold book build (empty execution cache): {b['cold_s']:.0f} s  [target <= 180 s]")
+        print(f"cached rebuild, nothing changed: {b['cached_s']:.1f} s  [target <= 20 s]")
     return 0
 
 

@@ -19,9 +19,16 @@ __all__ = ["figure_frame", "grid_frames", "link_index", "slider_frames", "toggle
 
 
 def figure_frame(fig, alt: str, caption: str = "") -> W.HTML:
-    """One frame: a matplotlib figure as an ``<img>`` with alt text (and a caption)."""
+    """One frame: a matplotlib figure as an ``<img>`` with alt text and a caption.
+
+    Without ``caption`` the alt text doubles as the visible caption (hidden from screen
+    readers, which already read it as the alt text).
+    """
     src = png_data_uri(fig_to_png(fig))
-    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    if caption:
+        cap = f"<figcaption>{html.escape(caption)}</figcaption>"
+    else:
+        cap = f'<figcaption aria-hidden="true">{html.escape(alt)}</figcaption>'
     return W.HTML(
         f'<figure class="frame"><img src="{src}" alt="{html.escape(alt, quote=True)}" '
         f'style="max-width:100%">{cap}</figure>'

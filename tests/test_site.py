@@ -51,7 +51,7 @@ def test_page_is_self_contained_and_error_free(site, rel):
     report, page = _open(site, rel)
     try:
         if page.locator(".math").count():
-            page.wait_for_selector("mjx-container", timeout=15000)
+            page.wait_for_selector("mjx-container", state="attached", timeout=15000)
             assert page.locator("mjx-merror").count() == 0, "MathJax reported a TeX error"
             raw = page.locator(".math:not(:has(mjx-container))").count()
             assert raw == 0, f"{raw} math elements were left untypeset"
@@ -66,7 +66,7 @@ def test_page_is_self_contained_and_error_free(site, rel):
 def test_math_is_rendered_by_the_local_mathjax(site):
     _report, page = _open(site, "book/intro.html")
     try:
-        page.wait_for_selector("mjx-container", timeout=15000)
+        page.wait_for_selector("mjx-container", state="attached", timeout=15000)
         assert page.locator("mjx-container").count() >= 1
         src = page.evaluate("Array.from(document.scripts).map(s => s.src).filter(s => /mathjax/i.test(s))")
     finally:
@@ -108,3 +108,81 @@ def test_no_outside_urls_in_loaded_assets():
     cdn = re.compile(r"""(src|href)=["']https?://(?!127\.0\.0\.1)[^"']+\.(js|css)""")
     hits = {p: cdn.findall(Path(SITE / p).read_text(encoding="utf-8")) for p in PAGES}
     assert {p: h for p, h in hits.items() if h} == {}
+
+
+CHAPTERS = [p for p in PAGES if p.startswith("book/") and not p.endswith("intro.html")]
+
+
+def _visible_alt_or_text(stack) -> str:
+    img = stack.locator("img[alt]:visible")
+    if img.count():
+        return img.first.get_attribute("alt")
+    return stack.inner_text()
+
+
+def test_every_chapter_exists():
+    assert len(CHAPTERS) >= 9, CHAPTERS
+
+
+@pytest.mark.parametrize("rel", CHAPTERS)
+def test_widgets_respond_without_a_kernel(site, rel):
+    """Move every control on the page and see the frame it drives change (no kernel runs)."""
+    report, page = _open(site, rel)
+    try:
+        page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
+        boxes = page.locator(".widget-subarea > .widget-vbox")
+        assert boxes.count() >= 1, f"{rel} has no widget"
+        for b in range(boxes.count()):
+            box = boxes.nth(b)
+            controls = box.locator(".noUi-handle, .widget-toggle-buttons button")
+            assert controls.count() >= 1, f"widget {b} on {rel} has no control"
+            before = _visible_alt_or_text(box)
+            handle = box.locator(".noUi-handle")
+            if handle.count():
+                handle.first.focus()
+                page.keyboard.press("ArrowRight")
+                page.keyboard.press("ArrowRight")
+                page.wait_for_timeout(150)
+                after = _visible_alt_or_text(box)
+                assert after != before, f"slider {b} on {rel} did not change the figure"
+                before = after
+            buttons = box.locator(".widget-toggle-buttons button")
+            if buttons.count() >= 2:
+                buttons.nth(buttons.count() - 1).click()
+                page.wait_for_timeout(150)
+                assert _visible_alt_or_text(box) != before, f"buttons of widget {b} on {rel} changed nothing"
+    finally:
+        page.close()
+    assert report.console_errors == [], report.console_errors
+
+
+@pytest.mark.parametrize("rel", CHAPTERS)
+def test_chapter_offers_its_notebook(rel):
+    html = (SITE / rel).read_text(encoding="utf-8")
+    name = Path(rel).with_suffix(".ipynb").as_posix()
+    assert f"_sources/{name}" in html, f"{rel} has no .ipynb download link"
+    assert (SITE / "_sources" / name).exists()
+
+
+def test_figures_have_captions_and_alt_text():
+    """Every image (static or a widget frame, whose HTML sits escaped in the widget state) has
+    descriptive alt text, and every static figure has a caption."""
+    for rel in CHAPTERS:
+        html = (SITE / rel).read_text(encoding="utf-8")
+        imgs = re.findall(r"<img\b.*?>", html)
+        assert imgs, f"{rel} shows no image"
+        no_alt = [i[:60] for i in imgs if not re.search(r'alt=\\?"(?:[^"\\]|\\u[0-9a-f]{4}){20,}', i)]
+        assert no_alt == [], f"{rel}: images without real alt text: {no_alt}"
+        static_figures = re.findall(r"<figure\b[^>]*>.*?</figure>", html, flags=re.S)
+        uncaptioned = [f[:80] for f in static_figures if "<figcaption" not in f]
+        assert uncaptioned == [], f"{rel}: figures without caption: {uncaptioned}"
+
+
+def test_search_finds_a_lecture_term(site):
+    _report, page = _open(site, "search.html?q=saturation")
+    try:
+        page.wait_for_selector("#search-results li", timeout=15000)
+        hits = page.locator("#search-results li a").all_inner_texts()
+    finally:
+        page.close()
+    assert any("Saturation" in h or "saturation" in h.lower() for h in hits), hits

@@ -1,4 +1,4 @@
-"""Sphinx extension: keep every page self-contained.
+"""Sphinx extension: keep every page self-contained, and offer each chapter as a notebook.
 
 sphinx-thebe (pulled in by Jupyter Book 1, though this site launches no kernels) writes an
 inline script that names a CDN, and writes it twice per page, which is a console
@@ -7,6 +7,8 @@ SyntaxError.  This drops its assets from every page before rendering.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 _DROP = ("sphinx-thebe", "THEBE_JS_URL", "thebe@")
@@ -23,6 +25,25 @@ def _strip_thebe(app, pagename, templatename, context, doctree) -> None:
             context[key] = [asset for asset in context[key] if _keep(asset)]
 
 
+def _offer_notebook(app, pagename, templatename, context, doctree) -> None:
+    """Copy the executed notebook of a MyST chapter next to its sources for the download menu.
+
+    sphinx-book-theme lists ``context["ipynb_source"]`` under its download button, but only
+    fills it in when a launch service (Binder, JupyterHub, ...) is configured; this site has none.
+    """
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if not executed.exists():
+        return
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(executed, target)
+    context["ipynb_source"] = f"{pagename}.ipynb"
+
+
 def setup(app) -> dict[str, Any]:
+    # Chapter titles hold math and appear in every page's navigation, so every page needs
+    # MathJax, not only those whose body has an equation (genindex and search would show raw TeX).
+    app.set_html_assets_policy("always")
     app.connect("html-page-context", _strip_thebe, priority=900)
+    app.connect("html-page-context", _offer_notebook, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,59 @@
+"""Benchmarks of the book: cold and cached builds, and widget switching latency."""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def build_times() -> dict[str, float]:
+    """Seconds for a cold build (empty execution cache) and a rebuild with nothing changed,
+    both into a scratch folder so the working build is left alone."""
+    jb = Path(sys.executable).parent / "jupyter-book"
+    out = Path(tempfile.mkdtemp(prefix="book-bench-"))
+    cmd = [str(jb), "build", str(ROOT), "--path-output", str(out), "--all", "-W", "-n", "--keep-going", "-q"]
+    try:
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        cached = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return {"cold_s": cold, "cached_s": cached}
+
+
+def widget_latency(n: int = 200) -> dict[str, float]:
+    """Kernel-side latency from a control change to the new frame being selected (the observer
+    path JupyterLab runs), and the one-off cost of drawing one frame."""
+    from selfattn.plots import new_figure, weights_bar
+    from selfattn.widgets import figure_frame, slider_frames
+
+    def frame(tau: float):
+        fig, (ax,) = new_figure(5, 2.8)
+        weights_bar(ax, ["a", "b", "c", "d"], np.full(4, 0.25), title=f"{tau}")
+        return figure_frame(fig, alt=f"frame {tau}")
+
+    values = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
+    t0 = time.perf_counter()
+    box = slider_frames(values, frame, "t")
+    render = (time.perf_counter() - t0) / len(values)
+    slider, stack = box.children
+    lat = []
+    for i in range(n):
+        k = (i + 1) % len(values)
+        t0 = time.perf_counter()
+        slider.index = k
+        assert stack.selected_index == k
+        lat.append(time.perf_counter() - t0)
+    return {"median_ms": 1e3 * statistics.median(lat), "frame_render_ms": 1e3 * render}
