@@ -15,7 +15,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book test lint bench clean distclean setup
+.PHONY: all book test lint bench clean distclean setup release grade
 
 all: book
 
@@ -54,6 +54,14 @@ test: setup book
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Student notebooks (notebooks/) are generated from the instructor's solutions/ by nbgrader.
+release: $(VENV_STAMP)
+	cd autograder && for a in $$(ls ../solutions); do $(BIN)/nbgrader generate_assignment $$a --force --log-level=WARN; done
+
+# Grade every autograder/submitted/<student>/<assignment>/<notebook>.ipynb -> grades.csv, feedback/.
+grade: $(VENV_STAMP) $(SYS_STAMP)
+	$(BIN)/python -m autograder.grade $(GRADE_ARGS)
+
 lint: $(VENV_STAMP)
 	$(BIN)/ruff check .
 
@@ -61,7 +69,8 @@ bench: $(VENV_STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf _build .pytest_cache .hypothesis
+	rm -rf _build .pytest_cache .hypothesis autograder/.grading autograder/autograded autograder/feedback \
+	       autograder/gradebook.db autograder/grades.csv
 
 distclean: clean
 	rm -rf $(VENV) node_modules _assets/vendor $(SYS_STAMP)

@@ -2,8 +2,8 @@
 given cases, and send back plain arrays.
 
 Protocol. stdin: 8-byte big-endian length, a JSON header, then an ``.npz`` archive holding the
-array arguments. the descriptor named by $RESULT_FD: the same framing for the results. Only numbers and arrays cross; the
-caller loads them with ``allow_pickle=False`` and decides the verdict itself.
+array arguments. The descriptor named by $RESULT_FD: the same framing for the results. Only
+numbers and arrays cross; the caller loads them with ``allow_pickle=False`` and decides.
 
 This file and ``checking.py`` (a copy of ``selfattn/checking.py``) are the only course code in
 the sandbox; the course package, the solutions and the hidden checks are not there.
@@ -76,8 +76,8 @@ def main() -> int:
     cell_errors: list[str] = []
     for label, source in header["cells"]:
         try:
-            exec(compile(source, f"<{label}>", "exec"), namespace)  # noqa: S102 - sandboxed by design
-        except BaseException as exc:  # noqa: BLE001 - report anything, including SystemExit
+            exec(compile(source, f"<{label}>", "exec"), namespace)
+        except BaseException as exc:
             tb = traceback.extract_tb(exc.__traceback__)
             line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)
             where = f" (line {line})" if line else ""

@@ -165,13 +165,13 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
         rc = proc.wait()
     seconds = time.perf_counter() - t0
     if timed_out:
-        return RunResult(None, f"stopped after {limits.wall_seconds:.0f} s: an infinite loop or a very slow computation?",
-                         [], seconds)
+        reason = f"stopped after {limits.wall_seconds:.0f} s: an infinite loop or a very slow computation?"
+        return RunResult(None, reason, [], seconds)
     if too_big:
         return RunResult(None, "the results were larger than the grader accepts", [], seconds)
     try:
         result, arrays = _parse(data)
-    except Exception:  # noqa: BLE001 - any malformed result is the submission's fault
+    except Exception:
         return RunResult(None, _death_reason(rc, limits), [], seconds)
     if "missing" in result:
         return RunResult(None, result["missing"], result.get("cell_errors", []), seconds)
@@ -187,24 +187,26 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
 
 
 def _collect(fd: int, proc: subprocess.Popen, limits: Limits) -> tuple[bytes, bool, bool]:
+    """Read the result pipe until EOF, the wall-clock limit, or the size cap."""
     import select
 
     chunks, size = [], 0
     deadline = time.monotonic() + limits.wall_seconds
+    exited_at: float | None = None
     timed_out = too_big = False
     try:
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now > exited_at + 1.0:
+                break  # the harness is gone; a process it forked may hold the pipe open
+            if now >= deadline:
                 timed_out = True
                 break
-            ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+            ready, _, _ = select.select([fd], [], [], 0.2)
             if not ready:
-                if proc.poll() is not None:
-                    # process gone; drain what is left
-                    ready = [fd]
-                else:
-                    continue
+                continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
@@ -215,16 +217,10 @@ def _collect(fd: int, proc: subprocess.Popen, limits: Limits) -> tuple[bytes, bo
                 break
     finally:
         os.close(fd)
-        if not (timed_out or too_big):
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-        if timed_out or too_big:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        try:  # whatever the student started is stopped with it (its own process group)
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     return b"".join(chunks), timed_out, too_big
 
 
@@ -243,4 +239,5 @@ def _death_reason(rc: int, limits: Limits) -> str:
         return f"used more than {limits.cpu_seconds} s of CPU time (an infinite loop?)"
     if rc in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS, 128 + signal.SIGSEGV, 128 + signal.SIGABRT):
         return "crashed (possibly out of memory)"
-    return f"the process ended before returning results (exit status {rc}; os._exit, a crash or memory above {limits.memory_bytes >> 20} MiB?)"
+    return (f"the process ended before returning results (exit status {rc}; os._exit, a crash "
+            f"or memory above {limits.memory_bytes >> 20} MiB?)")

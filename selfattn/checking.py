@@ -163,9 +163,12 @@ def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
 
 
 def tolerance(cases: Sequence[Case]) -> tuple[float, float]:
-    """(rtol, atol): loose for float32 inputs, tight otherwise."""
+    """(rtol, atol): what a correct float32 implementation reaches (looser for float32 inputs).
+
+    Every classic mistake is off by far more than this.
+    """
     f32 = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for c in cases for a in c.args)
-    return (2e-4, 1e-5) if f32 else (1e-7, 1e-9)
+    return (2e-4, 1e-5) if f32 else (1e-5, 1e-6)
 
 
 def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:

@@ -1,0 +1,284 @@
+"""Grade a class: ``python -m autograder.grade`` (what ``make grade`` runs).
+
+1. *Stage*: every ``submitted/<student>/<assignment>/<notebook>.ipynb`` is read as data, never
+   run. Its answers are copied into a fresh copy of the released notebook, so deleted cells,
+   edited test cells and changed points cannot matter; anything odd becomes a grading note.
+   Unreadable files are graded as unanswered, with the reason.
+2. *Verdicts* (parallel, one independent job per notebook): each graded function runs in the
+   sandbox (:mod:`autograder.sandbox`) on inputs made here; only plain arrays come back, and the
+   checks decide in this process, which never runs student code.
+3. *nbgrader*: ``autograde`` (with :class:`~autograder.nbgrader_plugins.ApplyVerdicts` instead
+   of execution), ``generate_feedback`` and ``export`` fill the gradebook, the feedback and
+   ``grades.csv`` as usual, so formgrader and manual grading keep working.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import nbformat
+import numpy as np
+
+import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
+from selfattn.checking import DEPENDS, REGISTRY, Outcome, first_error
+
+from . import sandbox
+from .paths import AUTOGRADER, GRADES_CSV, GRADING, SOLUTIONS, STAGED, SUBMITTED, verdict_path
+from .spec import load_spec, notebooks_of, release_path
+
+DEFAULT_LIMITS = sandbox.Limits()
+
+
+# ------------------------------------------------------------------------------------- staging
+def _source_text(cell) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def stage(student: str, assignment: str, notebook: str) -> list[str]:
+    """Write the repaired copy of one submission under ``.grading/submitted``; return notes."""
+    original = SUBMITTED / student / assignment / f"{notebook}.ipynb"
+    release = nbformat.read(release_path(assignment, notebook), as_version=4)
+    notes: list[str] = []
+    student_cells: list[dict] = []
+    if not original.exists():
+        notes.append(f"No file {notebook}.ipynb was submitted; it is graded as unanswered.")
+    else:
+        try:
+            data = json.loads(original.read_text(encoding="utf-8"))
+            cells = data.get("cells") if isinstance(data, dict) else None
+            if not isinstance(cells, list):
+                raise ValueError("it has no list of cells")
+            student_cells = [c for c in cells if isinstance(c, dict)]
+        except (ValueError, UnicodeDecodeError) as exc:
+            notes.append(f"{notebook}.ipynb could not be read as a notebook ({type(exc).__name__}: "
+                         f"{str(exc)[:120]}); it is graded as unanswered.")
+    by_id: dict[str, list[dict]] = {}
+    for c in student_cells:
+        meta = c.get("metadata")
+        nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
+        gid = nbg.get("grade_id") if isinstance(nbg, dict) else None
+        if isinstance(gid, str):
+            by_id.setdefault(gid, []).append(c)
+    for cell in release.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        gid = meta.get("grade_id")
+        found = by_id.get(gid, [])
+        if meta.get("solution"):
+            if not found and student_cells:
+                notes.append(f"The answer cell `{gid}` was missing (deleted?); it is graded as unanswered.")
+            elif found:
+                if len(found) > 1:
+                    notes.append(f"The answer cell `{gid}` appears {len(found)} times; the first one was graded.")
+                if found[0].get("cell_type") != cell.cell_type:
+                    notes.append(f"The answer cell `{gid}` changed type; it is graded as unanswered.")
+                else:
+                    cell.source = _source_text(found[0])
+        elif meta.get("grade") or meta.get("locked"):
+            if found and _source_text(found[0]) != cell.source:
+                notes.append(f"The locked cell `{gid}` was edited; the original was used.")
+            if found and meta.get("points") is not None:
+                theirs = found[0].get("metadata", {}).get("nbgrader", {}).get("points")
+                if theirs != meta.get("points"):
+                    notes.append(f"The points of `{gid}` were changed; the course's points were used.")
+    target = STAGED / student / assignment / f"{notebook}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(release, target)
+    stamp = SUBMITTED / student / assignment / "timestamp.txt"
+    if stamp.exists():
+        shutil.copy(stamp, target.parent / "timestamp.txt")
+    return notes
+
+
+# ------------------------------------------------------------------------------------ verdicts
+def _secret() -> bytes:
+    path = GRADING / "secret"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(16))
+    return path.read_text().encode()
+
+
+def _seed(*parts: str) -> int:
+    h = hashlib.sha256(_secret() + "\0".join(parts).encode()).digest()
+    return int.from_bytes(h[:8], "big")
+
+
+def _answers(student: str, assignment: str, notebook: str) -> dict[str, str]:
+    nb = nbformat.read(STAGED / student / assignment / f"{notebook}.ipynb", as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
+
+
+def verdict(student: str, assignment: str, notebook: str, notes: list[str],
+            limits: sandbox.Limits = DEFAULT_LIMITS) -> dict:
+    """Decide every test cell of one staged notebook; write and return the verdict."""
+    spec = load_spec(assignment, notebook)
+    answers = _answers(student, assignment, notebook)
+    cells: dict[str, dict] = {}
+    notes = list(notes)
+    timings = {}
+    for function in spec.functions:
+        tests = spec.tests_of(function)
+        if not tests:
+            continue
+        ids = [cid for t in tests for f, cid in t.checks if f == function]
+        hidden = set().union(*(t.hidden for t in tests))
+        cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid))) for cid in ids}
+        code = [(dep, answers[dep]) for dep in DEPENDS.get(function, ()) if dep in answers]
+        code.append((function, answers[function]))
+        flat = [c for cid in ids for c in cases[cid]]
+        run = sandbox.run(code, function, flat, limits)
+        timings[function] = round(run.seconds, 3)
+        for err in run.cell_errors:
+            if not err.startswith(f"the cell of {function} "):
+                notes.append(f"While grading {function}: {err}.")
+        results: dict[str, str | None] = {}
+        pos = 0
+        for cid in ids:
+            check_, n = REGISTRY[cid], len(cases[cid])
+            if run.outcomes is None:
+                results[cid] = run.failure
+            else:
+                outs = run.outcomes[pos : pos + n]
+                if cid in hidden:  # never echo student-controlled text for hidden inputs
+                    outs = [Outcome(error=o.error.split(":")[0]) if o.error else o for o in outs]
+                results[cid] = first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs)
+            pos += n
+        for t in tests:
+            lines = []
+            for f, cid in t.checks:
+                if f != function:
+                    continue
+                label = ("hidden check: " if cid in t.hidden else "") + REGISTRY[cid].description
+                msg = results[cid]
+                lines.append(f"✓ {function}: {label}" if msg is None else f"✗ {function}: {label}: {msg}")
+            prev = cells.get(t.grade_id, {"passed": True, "lines": []})
+            cells[t.grade_id] = {"passed": prev["passed"] and all(ln.startswith("✓") for ln in lines),
+                                 "lines": prev["lines"] + lines, "points": t.points}
+    if sandbox.mode() == "fallback":
+        notes.append("Graded without the bubblewrap sandbox (weaker isolation).")
+    out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
+           "notes": notes, "sandbox": sandbox.mode(), "seconds": timings}
+    path = verdict_path(student, assignment, notebook)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1, ensure_ascii=False))
+    return out
+
+
+def _safe_verify(check_, cases, outcomes) -> str | None:
+    try:
+        return check_.verify(cases, outcomes)
+    except Exception as exc:
+        return f"the returned values could not be checked ({type(exc).__name__})"
+
+
+def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = DEFAULT_LIMITS) -> dict:
+    """One independent job: stage and decide one notebook (fan this out for big classes)."""
+    try:
+        notes = stage(student, assignment, notebook)
+        return verdict(student, assignment, notebook, notes, limits)
+    except Exception as exc:
+        path = verdict_path(student, assignment, notebook)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        note = f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero."
+        path.write_text(json.dumps({"cells": {}, "notes": [note]}))
+        target = STAGED / student / assignment / f"{notebook}.ipynb"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(release_path(assignment, notebook), target)
+        return {"cells": {}, "notes": [note]}
+
+
+def _job(args: tuple) -> tuple[str, str, str, float]:
+    student, assignment, notebook, limits = args
+    t0 = time.perf_counter()
+    grade_one(student, assignment, notebook, limits)
+    return student, assignment, notebook, time.perf_counter() - t0
+
+
+# ------------------------------------------------------------------------------------- nbgrader
+def nbgrader(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run([str(Path(sys.executable).parent / "nbgrader"), *args], cwd=AUTOGRADER, env=env,
+                          capture_output=True, text=True)
+
+
+def submissions() -> list[tuple[str, str]]:
+    """(student, assignment) for every folder under submitted/."""
+    out = []
+    for student in sorted(p for p in SUBMITTED.iterdir() if p.is_dir()) if SUBMITTED.exists() else []:
+        for assignment in sorted(p for p in student.iterdir() if p.is_dir()):
+            if (SOLUTIONS / assignment.name).is_dir():
+                out.append((student.name, assignment.name))
+    return out
+
+
+def grade_class(workers: int | None = None, limits: sandbox.Limits = DEFAULT_LIMITS, log=print) -> dict:
+    """Grade every submission and produce the gradebook, feedback and grades.csv."""
+    t0 = time.perf_counter()
+    subs = submissions()
+    if not subs:
+        raise SystemExit(f"nothing to grade: put notebooks under {SUBMITTED}/<student>/<assignment>/")
+    if STAGED.exists():
+        shutil.rmtree(STAGED)
+    shutil.rmtree(GRADING / "verdicts", ignore_errors=True)
+    assignments = sorted({a for _, a in subs})
+    for a in assignments:
+        r = nbgrader("generate_assignment", a, "--force")
+        if r.returncode != 0:
+            raise SystemExit(f"nbgrader generate_assignment {a} failed:\n{r.stdout}\n{r.stderr}")
+    jobs = [(s, a, nb, limits) for s, a in subs for nb in notebooks_of(a)]
+    workers = workers or os.cpu_count() or 1
+    log(f"grading {len(jobs)} notebooks of {len(subs)} submissions with {workers} workers "
+        f"(sandbox: {sandbox.mode()})")
+    per_nb = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for _s, _a, _nb, secs in pool.map(_job, jobs):
+            per_nb.append(secs)
+    t_verdicts = time.perf_counter() - t0
+    for a in assignments:
+        r = nbgrader("autograde", a, "--force")
+        if r.returncode != 0:
+            log(f"warning: nbgrader autograde reported problems:\n{r.stderr[-2000:]}")
+        r = nbgrader("generate_feedback", a, "--force")
+        if r.returncode != 0:
+            log(f"warning: nbgrader generate_feedback reported problems:\n{r.stderr[-2000:]}")
+    r = nbgrader("export", "--to", str(GRADES_CSV))
+    if r.returncode != 0:
+        raise SystemExit(f"nbgrader export failed:\n{r.stderr}")
+    total = time.perf_counter() - t0
+    log(f"verdicts in {t_verdicts:.1f} s (median {np.median(per_nb):.2f} s of sandboxed work per notebook); "
+        f"whole run {total:.1f} s; grades in {GRADES_CSV}")
+    return {"notebooks": len(jobs), "seconds": total, "verdict_seconds": t_verdicts}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--workers", type=int, default=None, help="parallel grading jobs (default: all cores)")
+    p.add_argument("--cpu-seconds", type=int, default=60, help="CPU limit per exercise")
+    p.add_argument("--memory-mb", type=int, default=2048, help="address-space cap per exercise")
+    p.add_argument("--one", nargs=3, metavar=("STUDENT", "ASSIGNMENT", "NOTEBOOK"),
+                   help="only decide one notebook (a job for an external scheduler); no nbgrader step")
+    a = p.parse_args(argv)
+    limits = sandbox.Limits(cpu_seconds=a.cpu_seconds, memory_bytes=a.memory_mb << 20)
+    if a.one:
+        v = grade_one(*a.one, limits=limits)
+        print(json.dumps({k: v.get(k) for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
+        return 0
+    grade_class(a.workers, limits)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""The course's interactive figures, one function each, shared by the book and the notebooks.
+
+Every function returns a widget whose frames are drawn up front and switched in the browser
+(see :mod:`selfattn.widgets`), so it responds on the static site and in JupyterLab alike.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import ipywidgets as W
+import numpy as np
+
+from . import cost, lecture, numerics, text
+from .plots import COLORS, heatmap, new_figure, weights_bar
+from .widgets import figure_frame, grid_frames, slider_frames, toggle_frames
+
+__all__ = [
+    "cost_calculator",
+    "lookup_sharpness",
+    "masks",
+    "receptive_field",
+    "saturation",
+    "score_histograms",
+    "score_matrices",
+    "temperature",
+    "word_orders",
+]
+
+
+def receptive_field() -> W.VBox:
+    """Slider over stacked 3-tap convolutions: when does 'hungry' see 'cat'?"""
+    porch = text.tokenize(text.SENTENCES["porch"])
+    right = porch.index("hungry")
+
+    def frame(L: int):
+        fig, (ax,) = new_figure(7.5, 1.9)
+        reach = lecture.receptive_field(L) // 2  # positions visible on each side
+        seen = [abs(i - right) <= reach for i in range(len(porch))]
+        colors = [COLORS["orange"] if w in ("cat", "hungry") and s else COLORS["blue"] if s else "#dddddd"
+                  for w, s in zip(porch, seen, strict=True)]
+        ax.bar(range(len(porch)), np.ones(len(porch)), color=colors)
+        for i, w in enumerate(porch):
+            ax.text(i, 0.5, w, rotation=90, ha="center", va="center", fontsize=9)
+        ax.set_xticks(range(len(porch)), range(len(porch)))
+        ax.set_yticks([])
+        ax.set_xlabel("token position")
+        reached = seen[porch.index("cat")]
+        ax.set_title(f"L = {L} layers: receptive field {lecture.receptive_field(L)} tokens; "
+                     + ("hungry now sees cat" if reached else "cat still out of reach"))
+        return figure_frame(fig, alt=f"With {L} stacked 3-tap convolutions the output at 'hungry' sees "
+                            f"{sum(seen)} tokens; 'cat' is {'inside' if reached else 'outside'} the field.")
+
+    return slider_frames(list(range(8)), frame, "layers L", start=1)
+
+
+def score_matrices() -> W.VBox:
+    """Toggle X Xᵀ against Q Kᵀ for 'the cat was hungry'."""
+    vocab = text.Vocabulary.from_texts([text.SENTENCES["hungry"]])
+    X = text.embed(text.random_embeddings(len(vocab), 8, seed=4), vocab.encode(text.SENTENCES["hungry"]))
+    W_Q, W_K = np.random.default_rng(5).standard_normal((2, 8, 8)) / np.sqrt(8)
+    toks = list(vocab.types)
+
+    def frame(i: int):
+        S = X @ X.T if i == 0 else (X @ W_Q) @ (X @ W_K).T
+        name = "X Xᵀ (shared vectors)" if i == 0 else "Q Kᵀ (separate projections)"
+        fig, (ax,) = new_figure(4.6, 3.4)
+        heatmap(ax, S, toks, toks, title=name, cmap="RdBu_r", vmin=-12, vmax=12)
+        sym = "symmetric, largest entries on the diagonal" if i == 0 else "not symmetric"
+        return figure_frame(fig, alt=f"Score matrix {name} for 'the cat was hungry': {sym}.")
+
+    return toggle_frames(["X Xᵀ", "Q Kᵀ"], frame, "scores:")
+
+
+def temperature() -> W.VBox:
+    """Temperature slider on the 'hungry' query's weights."""
+    ex = lecture.HUNGRY
+
+    def frame(tau: float):
+        w = numerics.softmax(ex.scores() / tau)
+        fig, (ax,) = new_figure(5, 2.8)
+        weights_bar(ax, ex.tokens, w, title=f"temperature τ = {tau:g}", highlight=1)
+        return figure_frame(fig, alt=f"Weights of 'hungry' at temperature {tau:g}: "
+                            + ", ".join(f"{t} {a:.2f}" for t, a in zip(ex.tokens, w, strict=True)))
+
+    taus = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
+    return slider_frames(taus, frame, "temperature τ", start=3, fmt=lambda t: f"{t:g}")
+
+
+def score_histograms(seed: int = 1) -> W.VBox:
+    """Head-width slider: histograms of unscaled and scaled scores of 5,000 random pairs."""
+    rng = np.random.default_rng(seed)
+
+    def frame(d_k: int):
+        q, k = rng.standard_normal((5000, d_k)), rng.standard_normal((5000, d_k))
+        dots = np.einsum("nd,nd->n", q, k)
+        fig, (ax,) = new_figure(5.6, 3.0)
+        bins = np.linspace(-40, 40, 81)
+        ax.hist(np.clip(dots, -40, 40), bins=bins, color=COLORS["red"], alpha=0.6, label="q·k")
+        ax.hist(dots / np.sqrt(d_k), bins=bins, color=COLORS["blue"], alpha=0.6, label="q·k / √d_k")
+        ax.set_xlabel("score")
+        ax.set_ylabel("count of 5,000 pairs")
+        ax.set_title(f"d_k = {d_k}: std {dots.std():.1f} unscaled, {(dots / np.sqrt(d_k)).std():.2f} scaled")
+        ax.legend(frameon=False)
+        return figure_frame(fig, alt=f"Histograms at d_k = {d_k}: unscaled scores spread with standard deviation "
+                            f"{dots.std():.1f}, scaled scores stay near 1.")
+
+    return slider_frames([1, 4, 16, 64, 256, 1024], frame, "head width d_k", start=2)
+
+
+def saturation(seed: int = 3) -> W.VBox:
+    """Scaled/unscaled toggle and head-width slider: one query's weights and its Jacobian norm."""
+    widths = [4, 16, 64, 256, 1024]
+    rng = np.random.default_rng(seed)
+    draws = {d_k: (rng.standard_normal(d_k), rng.standard_normal((8, d_k))) for d_k in widths}
+
+    def frame(i: int, j: int):
+        d_k = widths[j]
+        q, K = draws[d_k]
+        s = K @ q / (np.sqrt(d_k) if i == 0 else 1.0)
+        a = numerics.softmax(s)
+        norm = np.linalg.norm(numerics.softmax_jacobian(a))
+        fig, (ax,) = new_figure(5.6, 2.8)
+        weights_bar(ax, [f"k{t}" for t in range(8)], a, highlight=int(a.argmax()),
+                    title=f"{'scaled' if i == 0 else 'unscaled'}, d_k = {d_k}: ‖J‖ = {norm:.3f}")
+        return figure_frame(fig, alt=f"{'Scaled' if i == 0 else 'Unscaled'} scores at d_k = {d_k}: largest weight "
+                            f"{a.max():.2f}, Jacobian norm {norm:.3f}.")
+
+    mode = W.ToggleButtons(options=[("scaled", 0), ("unscaled", 1)], index=0, description="scores:")
+    width = W.SelectionSlider(options=[(str(w), j) for j, w in enumerate(widths)], index=2, description="d_k")
+    return grid_frames(mode, width, frame, 2, len(widths))
+
+
+def word_orders(seed: int = 0) -> W.VBox:
+    """Every order of 'dog bites man': the output rows move with their words and never change."""
+    vocab = text.Vocabulary.from_texts([text.SENTENCES["dog_bites_man"]])
+    X = text.embed(text.random_embeddings(len(vocab), 8, seed=seed), vocab.encode(text.SENTENCES["dog_bites_man"]))
+    W_Q, W_K, W_V = np.random.default_rng(seed + 1).standard_normal((3, 8, 8)) / np.sqrt(8)
+    words = list(vocab.decode(vocab.encode(text.SENTENCES["dog_bites_man"])))
+    orders = list(itertools.permutations(range(len(words))))
+
+    def frame(i: int):
+        perm = list(orders[i])
+        Z = X[perm]
+        out = numerics.attention(Z @ W_Q, Z @ W_K, Z @ W_V)
+        fig, (ax,) = new_figure(6.2, 2.2)
+        label = " ".join(words[p] for p in perm)
+        heatmap(ax, out, [words[p] for p in perm], [str(j) for j in range(8)], cmap="RdBu_r", vmin=-1.5, vmax=1.5,
+                xlabel="output coordinate", ylabel="token", title=label)
+        return figure_frame(fig, alt=f"Outputs for the order '{label}': each word keeps the same output row, "
+                            "only the row order changes.")
+
+    return toggle_frames([" ".join(words[p] for p in o) for o in orders], frame)
+
+
+def masks() -> W.VBox:
+    """Toggle no mask / causal / padding on a five-token sentence."""
+    toks = text.tokenize("the cat sat on mats")
+    X = text.embed(text.random_embeddings(5, 8, seed=3), np.arange(5))
+    choices = {"no mask": None, "causal": numerics.causal_mask(5),
+               "padding (length 3)": numerics.padding_mask([3], 5)[0][None, :]}
+
+    def frame(i: int):
+        name, M = list(choices.items())[i]
+        A = numerics.attention_weights(X, X, M)
+        fig, (ax,) = new_figure(4.8, 3.6)
+        heatmap(ax, A, toks, toks, title=name, vmin=0, vmax=1)
+        return figure_frame(fig, alt=f"Attention weights with {name}: masked entries are exactly zero and "
+                            "every row still sums to one.")
+
+    return toggle_frames(list(choices), frame, "mask:")
+
+
+def cost_calculator() -> W.VBox:
+    """Width buttons and a length slider: FLOPs of attention against projections and MLP."""
+    widths = [768, 2048, 4096, 8192]
+    lengths = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+
+    def frame(i: int, j: int):
+        d, T = widths[i], lengths[j]
+        att, rest = cost.attention_flops(T, d), cost.projection_mlp_flops(T, d)
+        share = att / (att + rest)
+        mem = cost.score_matrix_bytes(T, heads=1, bytes_per_entry=2) / 2**20
+        bar = (f'<div style="display:flex;width:420px;height:22px;border:1px solid #888">'
+               f'<div style="width:{100 * share:.1f}%;background:{COLORS["red"]}"></div>'
+               f'<div style="width:{100 * (1 - share):.1f}%;background:{COLORS["blue"]}"></div></div>')
+        verdict = "attention dominates" if T > cost.crossover_length(d) else "projections + MLP dominate"
+        return W.HTML(
+            f"<p><b>d = {d}, T = {T:,}</b>: attention {att:.3g} FLOPs, projections + MLP {rest:.3g} FLOPs "
+            f"({100 * share:.0f}% attention: {verdict}; crossover at T = {cost.crossover_length(d):,}).</p>{bar}"
+            f"<p>One T×T score matrix in 16-bit floats: {mem:,.0f} MiB per head.</p>")
+
+    d_pick = W.ToggleButtons(options=[(str(d), i) for i, d in enumerate(widths)], index=2, description="width d:")
+    T_pick = W.SelectionSlider(options=[(f"{T:,}", j) for j, T in enumerate(lengths)], index=5, description="length T")
+    return grid_frames(d_pick, T_pick, frame, len(widths), len(lengths))
+
+
+def lookup_sharpness() -> W.VBox:
+    """Scale the 'hungry' query by beta: the blend turns into a lookup of the cat's value."""
+    ex = lecture.HUNGRY
+
+    def frame(beta: float):
+        w = numerics.attention_weights(beta * ex.q[None, :], ex.K)[0]
+        fig, (ax,) = new_figure(5, 2.8)
+        weights_bar(ax, ex.tokens, w, title=f"query scaled by β = {beta:g}", highlight=1)
+        return figure_frame(fig, alt=f"With the query scaled by {beta:g} the weight on 'cat' is {w[1]:.4f}.")
+
+    return slider_frames([0.25, 0.5, 1, 2, 4, 8, 16, 32], frame, "sharpness β", start=2, fmt=lambda b: f"{b:g}")

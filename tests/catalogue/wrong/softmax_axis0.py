@@ -1,0 +1,7 @@
+# notebook: 03-softmax-attention
+# replace: softmax
+# zero: softmax
+# message: axis 0
+def softmax(S, axis=-1):
+    e = np.exp(S - S.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)

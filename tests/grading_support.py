@@ -1,0 +1,85 @@
+"""Build sample classes from the catalogues and grade them through the real pipeline."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions" / "attention"
+RELEASE = ROOT / "notebooks" / "attention"
+TESTS = Path(__file__).resolve().parent
+
+
+@dataclass
+class Entry:
+    """One catalogue file: a student's answer cell (or a notebook mutation) and what must happen."""
+
+    path: Path
+    notebook: str
+    replace: str | None
+    kind: str = "cell"
+    zero: list[str] = field(default_factory=list)
+    full: list[str] = field(default_factory=list)
+    message: str | None = None
+
+    @property
+    def student(self) -> str:
+        return f"{self.path.parent.name[:1]}-{self.path.stem}"
+
+
+def read_entry(path: Path) -> Entry:
+    head = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("# ") or ":" not in line:
+            break
+        key, _, value = line[2:].partition(":")
+        head[key.strip()] = value.strip()
+    split = lambda key: [x.strip() for x in head.get(key, "").split(",") if x.strip()]  # noqa: E731
+    return Entry(path, head["notebook"], head.get("replace"), head.get("kind", "cell"), split("zero"), split("full"),
+                 head.get("message"))
+
+
+def entries(folder: str) -> list[Entry]:
+    return [read_entry(p) for p in sorted((TESTS / folder).glob("*.py"))]
+
+
+def submission_text(entry: Entry) -> str:
+    """The notebook this student hands in: the solutions, with the catalogue's change applied."""
+    raw = (SOLUTIONS / f"{entry.notebook}.ipynb").read_text()
+    if entry.kind == "notebook":
+        spec = importlib.util.spec_from_file_location(f"mut_{entry.path.stem}", entry.path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # trusted test code, not a submission
+        return module.mutate(raw)
+    nb = json.loads(raw)
+    hits = 0
+    for cell in nb["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == entry.replace:
+            cell["source"] = entry.path.read_text()
+            hits += 1
+    assert hits == 1, f"{entry.path.name}: no answer cell {entry.replace!r} in {entry.notebook}"
+    return json.dumps(nb)
+
+
+def place(work: Path, student: str, notebook: str, text: str) -> None:
+    folder = work / "submitted" / student / "attention"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{notebook}.ipynb").write_text(text)
+
+
+def grade(work: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
+    return subprocess.run([sys.executable, "-m", "autograder.grade", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=1800)
+
+
+def copy_class(work: Path, students: dict[str, Path]) -> None:
+    for student, folder in students.items():
+        shutil.copytree(folder, work / "submitted" / student / "attention")

@@ -1,0 +1,158 @@
+"""The autograder through the real pipeline (staging, sandbox, nbgrader autograde, feedback,
+export), on one sample class built from the catalogues:
+
+- ``alice`` hands in the instructor's solutions: full marks on every autograded cell;
+- ``bob`` hands in the untouched release: zero;
+- ``tests/catalogue/wrong/*``: known-wrong implementations, each losing the points of its
+  function with a message naming the mistake;
+- ``tests/catalogue/correct/*``: correct but different implementations, keeping full marks;
+- ``tests/adversarial/*``: attacks and faults, each with its expected outcome.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import sqlite3
+
+import nbformat
+import pytest
+from grading_support import RELEASE, SOLUTIONS, copy_class, entries, grade, place, submission_text
+from nbgrader.api import Gradebook
+
+WRONG, CORRECT, ADVERSARIAL = entries("catalogue/wrong"), entries("catalogue/correct"), entries("adversarial")
+ALL = WRONG + CORRECT + ADVERSARIAL
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    work = tmp_path_factory.mktemp("class")
+    copy_class(work, {"alice": SOLUTIONS, "bob": RELEASE})
+    for e in ALL:
+        place(work, e.student, e.notebook, submission_text(e))
+    digests = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (work / "submitted").rglob("*.ipynb")}
+    result = grade(work, "--workers", "2", "--cpu-seconds", "10", "--memory-mb", "1024")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return work, digests, result
+
+
+def scores(work, student, notebook) -> dict[str, tuple[float, float]]:
+    """grade_id -> (score, max) of the autograded test cells, from the gradebook."""
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
+        nb = gb.find_submission_notebook(notebook, "attention", student)
+        return {g.name: (g.score, g.max_score) for g in nb.grades if g.cell_type == "code"}
+
+
+def function_score(work, student, notebook, fn) -> tuple[float, float]:
+    s = scores(work, student, notebook)
+    cells = [v for k, v in s.items() if k in (f"{fn}-public", f"{fn}-hidden")]
+    assert cells, f"no test cells for {fn} in {notebook}"
+    return sum(c[0] for c in cells), sum(c[1] for c in cells)
+
+
+def feedback_text(work, student, notebook) -> str:
+    nb = nbformat.read(work / "autograded" / student / "attention" / f"{notebook}.ipynb", as_version=4)
+    parts = []
+    for cell in nb.cells:
+        parts.append(cell.source)
+        for out in cell.get("outputs", []):
+            parts.append(out.get("text", "") + " ".join(out.get("traceback", [])) + out.get("evalue", ""))
+    return "\n".join(parts)
+
+
+def test_solutions_score_full_marks(graded):
+    work, _, _ = graded
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        for gid, (score, most) in scores(work, "alice", path.stem).items():
+            assert score == most, f"alice lost points on {path.stem}:{gid}"
+
+
+def test_release_scores_zero(graded):
+    work, _, _ = graded
+    for path in sorted(RELEASE.glob("*.ipynb")):
+        assert all(score == 0 for score, _ in scores(work, "bob", path.stem).values()), path.stem
+
+
+@pytest.mark.parametrize("entry", WRONG, ids=lambda e: e.path.stem)
+def test_wrong_implementation_loses_points_with_the_right_message(graded, entry):
+    work, _, _ = graded
+    score, most = function_score(work, entry.student, entry.notebook, entry.replace)
+    assert score < most, f"{entry.path.name} kept full marks"
+    text = feedback_text(work, entry.student, entry.notebook)
+    assert entry.message and entry.message in text, f"message {entry.message!r} missing from:\n{text[-3000:]}"
+
+
+@pytest.mark.parametrize("entry", CORRECT, ids=lambda e: e.path.stem)
+def test_correct_variant_keeps_full_marks(graded, entry):
+    work, _, _ = graded
+    score, most = function_score(work, entry.student, entry.notebook, entry.replace)
+    assert score == most, feedback_text(work, entry.student, entry.notebook)[-3000:]
+
+
+@pytest.mark.parametrize("entry", ADVERSARIAL, ids=lambda e: e.path.stem)
+def test_adversarial_outcome(graded, entry):
+    work, _, _ = graded
+    text = feedback_text(work, entry.student, entry.notebook)
+    for fn in entry.zero:
+        assert function_score(work, entry.student, entry.notebook, fn)[0] == 0, f"{fn} earned points:\n{text[-2000:]}"
+    for fn in entry.full:
+        score, most = function_score(work, entry.student, entry.notebook, fn)
+        assert score == most, f"{fn} lost points it earned:\n{text[-2000:]}"
+    if entry.message:
+        assert entry.message in text, f"{entry.message!r} not in feedback:\n{text[-2000:]}"
+
+
+def test_gradebook_and_csv_agree_and_every_student_has_a_row(graded):
+    work, _, _ = graded
+    rows = {r["student_id"]: r for r in csv.DictReader(open(work / "grades.csv"))}
+    expected = {"alice", "bob"} | {e.student for e in ALL}
+    assert set(rows) == expected
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
+        for student, row in rows.items():
+            sub = gb.find_submission("attention", student)
+            assert float(row["score"]) == pytest.approx(sub.score), student
+            assert float(row["max_score"]) == pytest.approx(sub.max_score)
+
+
+def test_changed_points_do_not_change_the_maximum(graded):
+    work, _, _ = graded
+    rows = {r["student_id"]: r for r in csv.DictReader(open(work / "grades.csv"))}
+    assert len({r["max_score"] for r in rows.values()}) == 1
+
+
+def test_nobody_wrote_the_gradebook(graded):
+    work, _, _ = graded
+    db = sqlite3.connect(work / "gradebook.db")
+    assert db.execute("SELECT COUNT(*) FROM grade WHERE manual_score = 999").fetchone()[0] == 0
+
+
+def test_feedback_never_shows_hidden_tests(graded):
+    work, _, _ = graded
+    for html in (work / "feedback").rglob("*.html"):
+        text = html.read_text()
+        assert "BEGIN HIDDEN TESTS" not in text and "import autograder.hidden_checks" not in text, html
+        assert "/hidden/" not in text, html
+    assert "LEAK" not in feedback_text(work, "a-echo_hidden_inputs", "03-softmax-attention")
+    for path in (work / ".grading" / "verdicts").rglob("*.json"):
+        assert "LEAK" not in path.read_text()
+
+
+def test_feedback_explains_what_happened(graded):
+    work, _, _ = graded
+    html = (work / "feedback" / "a-notebook_invalid_json" / "attention" / "07-masking.html").read_text()
+    assert "could not be read as a notebook" in html
+    html = (work / "feedback" / "w-softmax_axis0" / "attention" / "03-softmax-attention.html").read_text()
+    assert "axis 0" in html
+
+
+def test_submissions_are_never_modified(graded):
+    _, digests, _ = graded
+    for path, digest in digests.items():
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
+
+
+def test_verdicts_record_the_sandbox(graded):
+    work, _, _ = graded
+    v = json.loads((work / ".grading" / "verdicts" / "alice" / "attention" / "03-softmax-attention.json").read_text())
+    assert v["sandbox"] == "bubblewrap", "bubblewrap should run here (scripts/install-system-deps.sh)"
