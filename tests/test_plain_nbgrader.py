@@ -1,0 +1,102 @@
+"""Honest work scores what plain nbgrader gives it, except where nbgrader is wrong.
+
+Plain ``nbgrader autograde`` (student code and tests in one kernel) and ``make grade`` grade the
+same honest submissions; their test-cell scores must agree, except for correct code that writes
+to stderr or warns, which plain nbgrader scores zero and this autograder does not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from grading_support import RELEASE, SOLUTIONS, TESTS, grade, place, read_entry, submission_text
+from nbgrader.api import Gradebook
+
+NOTEBOOKS = ["03-softmax-attention", "07-masking"]
+HONEST = {
+    "alice": None,  # the solutions
+    "bob": "release",
+    "carol": TESTS / "catalogue" / "wrong" / "softmax_axis0.py",
+    "erin": TESTS / "catalogue" / "wrong" / "padding_off_by_one.py",
+    "dave": TESTS / "catalogue" / "correct" / "attention_noisy.py",  # correct, but prints to stderr and warns
+}
+PLAIN_CONFIG = """
+c = get_config()
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.course_id = "plain"
+c.CourseDirectory.db_url = "sqlite:///{root}/gradebook.db"
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.Autograde.create_student = True
+c.ExecutePreprocessor.timeout = 300
+"""
+
+
+def _submission(student: str, notebook: str) -> str:
+    spec = HONEST[student]
+    if spec is None:
+        return (SOLUTIONS / f"{notebook}.ipynb").read_text()
+    if spec == "release":
+        return (RELEASE / f"{notebook}.ipynb").read_text()
+    entry = read_entry(spec)
+    return submission_text(entry) if entry.notebook == notebook else (SOLUTIONS / f"{notebook}.ipynb").read_text()
+
+
+def _cell_scores(db: Path, course: str) -> dict[tuple[str, str, str], float]:
+    out = {}
+    with Gradebook(f"sqlite:///{db}", course) as gb:
+        for student in HONEST:
+            for nb in NOTEBOOKS:
+                for g in gb.find_submission_notebook(nb, "attention", student).grades:
+                    if g.cell_type == "code":
+                        out[(student, nb, g.name)] = g.score
+    return out
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    plain = tmp_path_factory.mktemp("plain")
+    (plain / "source" / "attention").mkdir(parents=True)
+    for nb in NOTEBOOKS:
+        shutil.copy(SOLUTIONS / f"{nb}.ipynb", plain / "source" / "attention")
+    (plain / "nbgrader_config.py").write_text(PLAIN_CONFIG.format(root=str(plain)))
+    bindir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    run = lambda *a: subprocess.run([str(bindir / "nbgrader"), *a], cwd=plain, env=env,  # noqa: E731
+                                    capture_output=True, text=True, timeout=1200)
+    r = run("generate_assignment", "attention", "--force")
+    assert r.returncode == 0, r.stderr[-2000:]
+    ours = tmp_path_factory.mktemp("ours")
+    for student in HONEST:
+        folder = plain / "submitted" / student / "attention"
+        folder.mkdir(parents=True)
+        for nb in NOTEBOOKS:
+            text = _submission(student, nb)
+            (folder / f"{nb}.ipynb").write_text(text)
+            place(ours, student, nb, text)
+    r = run("autograde", "attention", "--force")
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = grade(ours, "--workers", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return _cell_scores(plain / "gradebook.db", "plain"), _cell_scores(ours / "gradebook.db", "self-attention")
+
+
+def test_honest_submissions_score_the_same(both):
+    plain, ours = both
+    assert set(plain) == set(ours)
+    differ = {k: (plain[k], ours[k]) for k in plain if plain[k] != ours[k] and k[0] != "dave"}
+    assert differ == {}
+    assert sum(ours[k] for k in ours if k[0] == "alice") > 0
+    assert any(ours[k] < plain.get(("alice", *k[1:]), 0) for k in ours if k[0] == "carol")
+
+
+def test_correct_code_writing_to_stderr_keeps_its_points(both):
+    plain, ours = both
+    key = ("dave", "03-softmax-attention", "attention-public")
+    assert plain[key] == 0, "plain nbgrader zeroes a test cell whose code writes to stderr"
+    assert ours[key] == ours[("alice", "03-softmax-attention", "attention-public")] > 0
