@@ -233,6 +233,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = DEFAULT_LIM
     if STAGED.exists():
         shutil.rmtree(STAGED)
     shutil.rmtree(GRADING / "verdicts", ignore_errors=True)
+    sandbox.self_test()
     assignments = sorted({a for _, a in subs})
     for a in assignments:
         r = nbgrader("generate_assignment", a, "--force")

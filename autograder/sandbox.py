@@ -127,8 +127,9 @@ def _command(workdir: str, result_fd: int) -> list[str]:
            "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"]
     if Path("/lib64").exists():
         cmd += ["--symlink", "usr/lib64", "/lib64"]
-    cmd += ["--ro-bind", prefix, prefix, "--ro-bind", site, site, "--ro-bind", workdir, "/harness",
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp", "--clearenv"]
+    # /tmp first: the binds after it may live below /tmp (a checkout or venv there) and must win
+    cmd += ["--tmpfs", "/tmp", "--ro-bind", prefix, prefix, "--ro-bind", site, site, "--ro-bind", workdir,
+            "/harness", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp", "--clearenv"]
     for k, v in env.items():
         cmd += ["--setenv", k, v]
     return cmd + inner
@@ -217,11 +218,30 @@ def _collect(fd: int, proc: subprocess.Popen, limits: Limits) -> tuple[bytes, bo
                 break
     finally:
         os.close(fd)
+        if not (timed_out or too_big):
+            try:  # let it exit on its own, so its exit status means something
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
         try:  # whatever the student started is stopped with it (its own process group)
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
     return b"".join(chunks), timed_out, too_big
+
+
+def self_test() -> None:
+    """Raise ``RuntimeError`` unless a known-good answer comes back right from the sandbox.
+
+    A broken sandbox (missing NumPy inside it, a bad mount) must stop the grading run, not
+    quietly give every student zero.
+    """
+    cell = "def f(x):\n    return np.asarray(x) * 2\n"
+    result = run([("f", cell)], "f", [Case((np.arange(3.0),))], Limits(cpu_seconds=20))
+    ok = result.outcomes is not None and result.outcomes[0].values is not None
+    if not ok or not np.array_equal(result.outcomes[0].value, [0.0, 2.0, 4.0]):
+        raise RuntimeError(f"the grading sandbox ({mode()}) does not work: {result.failure or result.outcomes}; "
+                           f"command: {' '.join(_command('/WORKDIR', 3))}")
 
 
 def _parse(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:

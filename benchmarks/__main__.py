@@ -6,6 +6,7 @@ import sys
 
 from .book import build_times, widget_latency
 from .core import attention_overhead, chunked_vs_full
+from .grading import grading_benchmark
 
 
 def main(argv: list[str]) -> int:
@@ -33,6 +34,14 @@ def main(argv: list[str]) -> int:
         b = build_times()
         print(f"cold book build (empty execution cache): {b['cold_s']:.0f} s  [target <= 180 s]")
         print(f"cached rebuild, nothing changed: {b['cached_s']:.1f} s  [target <= 20 s]")
+    print("== grading ==")
+    g = grading_benchmark(40, full="--full" in argv)
+    scope = "" if "--full" in argv else ", 2 notebooks each; --full for all nine"
+    print(f"{g['notebooks']} notebooks (40 submissions{scope}):")
+    print(f"  make grade, 2 workers: {g['ours_2']:.1f} s ({g['per_notebook']:.2f} s per notebook); "
+          f"plain nbgrader autograde: {g['plain']:.1f} s; ratio {g['ratio']:.2f}  [target <= 1.0]")
+    print(f"  make grade, 1 worker: {g['ours_1']:.1f} s; "
+          f"speed-up from 1 to 2 workers {g['speedup']:.2f}x  [target >= 1.6x]")
     return 0
 
 

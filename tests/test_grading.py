@@ -156,3 +156,10 @@ def test_verdicts_record_the_sandbox(graded):
     work, _, _ = graded
     v = json.loads((work / ".grading" / "verdicts" / "alice" / "attention" / "03-softmax-attention.json").read_text())
     assert v["sandbox"] == "bubblewrap", "bubblewrap should run here (scripts/install-system-deps.sh)"
+
+
+def test_sandbox_self_test_passes_and_isolates():
+    from autograder import sandbox
+
+    sandbox.self_test()
+    assert sandbox.mode() == "bubblewrap"

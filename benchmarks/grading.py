@@ -1,0 +1,95 @@
+"""Grading throughput: make grade against plain nbgrader autograde, and 1 against 2 workers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from grading_support import RELEASE, SOLUTIONS, entries, place, submission_text  # noqa: E402
+
+PLAIN_CONFIG = """
+c = get_config()
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.course_id = "plain"
+c.CourseDirectory.db_url = "sqlite:///{root}/gradebook.db"
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.Autograde.create_student = True
+"""
+
+
+def sample_class(n: int, notebooks: list[str]) -> dict[str, dict[str, str]]:
+    """``n`` honest submissions: solutions, releases and solutions with one known mistake."""
+    wrong = [e for e in entries("catalogue/wrong") if e.notebook in notebooks]
+    out = {}
+    for i in range(n):
+        subs = {}
+        for nb in notebooks:
+            if i % 4 == 0:
+                subs[nb] = (RELEASE / f"{nb}.ipynb").read_text()
+            else:
+                mistakes = [e for e in wrong if e.notebook == nb]
+                subs[nb] = (submission_text(mistakes[i % len(mistakes)]) if mistakes and i % 2
+                            else (SOLUTIONS / f"{nb}.ipynb").read_text())
+        out[f"s{i:02d}"] = subs
+    return out
+
+
+def time_ours(klass, workers: int) -> float:
+    work = Path(tempfile.mkdtemp(prefix="bench-ours-"))
+    try:
+        for student, subs in klass.items():
+            for nb, text in subs.items():
+                place(work, student, nb, text)
+        env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "autograder.grade", "--workers", str(workers)], cwd=ROOT, env=env,
+                       check=True, capture_output=True)
+        return time.perf_counter() - t0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def time_plain(klass, notebooks: list[str]) -> float:
+    root = Path(tempfile.mkdtemp(prefix="bench-plain-"))
+    try:
+        (root / "source" / "attention").mkdir(parents=True)
+        for nb in notebooks:
+            shutil.copy(SOLUTIONS / f"{nb}.ipynb", root / "source" / "attention")
+        (root / "nbgrader_config.py").write_text(PLAIN_CONFIG.format(root=str(root)))
+        bindir = Path(sys.executable).parent
+        env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+        subprocess.run([str(bindir / "nbgrader"), "generate_assignment", "attention"], cwd=root, env=env,
+                       check=True, capture_output=True)
+        for student, subs in klass.items():
+            folder = root / "submitted" / student / "attention"
+            folder.mkdir(parents=True)
+            for nb, text in subs.items():
+                (folder / f"{nb}.ipynb").write_text(text)
+        t0 = time.perf_counter()
+        subprocess.run([str(bindir / "nbgrader"), "autograde", "attention"], cwd=root, env=env,
+                       capture_output=True)
+        return time.perf_counter() - t0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def grading_benchmark(n: int = 40, full: bool = False) -> dict[str, float]:
+    notebooks = sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))
+    if not full:
+        notebooks = ["03-softmax-attention", "07-masking"]
+    klass = sample_class(n, notebooks)
+    one = time_ours(klass, 1)
+    two = time_ours(klass, 2)
+    plain = time_plain(klass, notebooks)
+    count = n * len(notebooks)
+    return {"notebooks": count, "ours_1": one, "ours_2": two, "plain": plain,
+            "ratio": two / plain, "speedup": one / two, "per_notebook": two / count}
