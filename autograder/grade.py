@@ -137,24 +137,34 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
         cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid))) for cid in ids}
         code = [(dep, answers[dep]) for dep in DEPENDS.get(function, ()) if dep in answers]
         code.append((function, answers[function]))
-        flat = [c for cid in ids for c in cases[cid]]
-        run = sandbox.run(code, function, flat, limits)
-        timings[function] = round(run.seconds, 3)
-        for err in run.cell_errors:
-            if not err.startswith(f"the cell of {function} "):
-                notes.append(f"While grading {function}: {err}.")
         results: dict[str, str | None] = {}
-        pos = 0
-        for cid in ids:
-            check_, n = REGISTRY[cid], len(cases[cid])
-            if run.outcomes is None:
-                results[cid] = run.failure
+        timings[function] = 0.0
+        run = None
+        # public and hidden inputs never meet in one process: nothing the student's code saw of a
+        # hidden input can come back in the (public) text of its exceptions
+        for group in ([cid for cid in ids if cid not in hidden], [cid for cid in ids if cid in hidden]):
+            if not group:
+                continue
+            if group[0] in hidden and run is not None and run.outcomes is None:
+                pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
             else:
-                outs = run.outcomes[pos : pos + n]
-                if cid in hidden:  # never echo student-controlled text for hidden inputs
-                    outs = [Outcome(error=o.error.split(":")[0]) if o.error else o for o in outs]
-                results[cid] = first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs)
-            pos += n
+                run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits)
+            timings[function] = round(timings[function] + run.seconds, 3)
+            for err in run.cell_errors:
+                note = f"While grading {function}: {err}."
+                if not err.startswith(f"the cell of {function} ") and note not in notes:
+                    notes.append(note)
+            pos = 0
+            for cid in group:
+                check_, n = REGISTRY[cid], len(cases[cid])
+                if run.outcomes is None:
+                    results[cid] = run.failure
+                else:
+                    outs = run.outcomes[pos : pos + n]
+                    if cid in hidden:  # never echo student-controlled text for hidden inputs
+                        outs = [Outcome(error=o.error.split(":")[0]) if o.error else o for o in outs]
+                    results[cid] = first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs)
+                pos += n
         for t in tests:
             lines = []
             for f, cid in t.checks:

@@ -10,6 +10,7 @@ the grader had to repair.
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 from nbformat.v4 import new_markdown_cell, new_output
@@ -47,7 +48,8 @@ class ApplyVerdicts(NbGraderPreprocessor):
             return cell, resources
         lines = result["lines"]
         if lines:
-            cell.outputs.append(new_output("stream", name="stdout", text="\n".join(lines) + "\n"))
+            wrapped = [textwrap.fill(ln, width=96, subsequent_indent="    ") for ln in lines]
+            cell.outputs.append(new_output("stream", name="stdout", text="\n".join(wrapped) + "\n"))
         if not result["passed"]:
             failed = [ln for ln in lines if ln.startswith("✗")]
             cell.outputs.append(new_output(
