@@ -20,7 +20,6 @@ import json
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -114,8 +113,9 @@ def _seed(*parts: str) -> int:
     return int.from_bytes(h[:8], "big")
 
 
-def _answers(student: str, assignment: str, notebook: str) -> dict[str, str]:
-    nb = nbformat.read(STAGED / student / assignment / f"{notebook}.ipynb", as_version=4)
+def _answers(path: Path) -> dict[str, str]:
+    """grade_id -> source of the answer code cells of a (staged or released) notebook."""
+    nb = nbformat.read(path, as_version=4)
     return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
             if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
 
@@ -124,7 +124,8 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
             limits: sandbox.Limits = DEFAULT_LIMITS) -> dict:
     """Decide every test cell of one staged notebook; write and return the verdict."""
     spec = load_spec(assignment, notebook)
-    answers = _answers(student, assignment, notebook)
+    answers = _answers(STAGED / student / assignment / f"{notebook}.ipynb")
+    stubs = _answers(release_path(assignment, notebook))
     cells: dict[str, dict] = {}
     notes = list(notes)
     timings = {}
@@ -145,7 +146,9 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
         for group in ([cid for cid in ids if cid not in hidden], [cid for cid in ids if cid in hidden]):
             if not group:
                 continue
-            if group[0] in hidden and run is not None and run.outcomes is None:
+            if answers[function] == stubs.get(function):
+                run = sandbox.RunResult(None, f"not answered: the cell of {function} still holds the stub", [], 0.0)
+            elif group[0] in hidden and run is not None and run.outcomes is None:
                 pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
             else:
                 run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits)
@@ -218,10 +221,51 @@ def _job(args: tuple) -> tuple[str, str, str, float]:
 
 
 # ------------------------------------------------------------------------------------- nbgrader
-def nbgrader(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    return subprocess.run([str(Path(sys.executable).parent / "nbgrader"), *args], cwd=AUTOGRADER, env=env,
-                          capture_output=True, text=True)
+def _api():
+    """nbgrader's Python API, configured by autograder/nbgrader_config.py (one import per process)."""
+    # nbgrader shells out to `alembic` for its database: it must be on PATH
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(AUTOGRADER)).load_config()
+    # the release that grading needs goes to the work folder, leaving notebooks/ alone
+    config.CourseDirectory.release_directory = str(GRADING / "release")
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def _nbgrader_group(args: tuple[str, str, list[str]]) -> list[str]:
+    """Run one nbgrader step for a group of students in this process; return problems."""
+    import warnings
+
+    from sqlalchemy.exc import SAWarning
+
+    # nbgrader's own ORM use warns on notebooks that were not handed in; the grades are right
+    warnings.filterwarnings("ignore", category=SAWarning)
+    step, assignment, students = args
+    api = _api()
+    problems = []
+    for student in students:
+        result = (api.autograde(assignment, student, force=True, create=True) if step == "autograde"
+                  else api.generate_feedback(assignment, student, force=True))
+        if not result["success"]:
+            problems.append(f"{step} {student}: {result.get('error', '')[-1500:]}")
+    return problems
+
+
+def _nbgrader_parallel(step: str, assignment: str, students: list[str], workers: int, log) -> None:
+    """Run an nbgrader step over disjoint groups of students at once, then redo any student that
+    reported a problem on its own (e.g. a busy SQLite gradebook), so the result never depends on
+    the parallelism."""
+    groups = [students[i::workers] for i in range(min(workers, len(students)))]
+    with ProcessPoolExecutor(max_workers=max(1, len(groups))) as pool:
+        problems = [p for ps in pool.map(_nbgrader_group, [(step, assignment, g) for g in groups]) for p in ps]
+    retry = [p.split()[1].rstrip(":") for p in problems]
+    for message in _nbgrader_group((step, assignment, retry)) if retry else []:
+        log(f"warning: nbgrader {message}")
 
 
 def submissions() -> list[tuple[str, str]]:
@@ -245,29 +289,38 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = DEFAULT_LIM
     shutil.rmtree(GRADING / "verdicts", ignore_errors=True)
     sandbox.self_test()
     assignments = sorted({a for _, a in subs})
-    for a in assignments:
-        r = nbgrader("generate_assignment", a, "--force")
-        if r.returncode != 0:
-            raise SystemExit(f"nbgrader generate_assignment {a} failed:\n{r.stdout}\n{r.stderr}")
-    jobs = [(s, a, nb, limits) for s, a in subs for nb in notebooks_of(a)]
+    jobs = []
+    for s, a in subs:
+        handed_in = [nb for nb in notebooks_of(a) if (SUBMITTED / s / a / f"{nb}.ipynb").exists()]
+        # a notebook not handed in scores zero in nbgrader without being staged; a student who
+        # handed in nothing readable still gets every notebook staged, so the notes reach them
+        jobs += [(s, a, nb, limits) for nb in (handed_in or notebooks_of(a))]
     workers = workers or os.cpu_count() or 1
     log(f"grading {len(jobs)} notebooks of {len(subs)} submissions with {workers} workers "
         f"(sandbox: {sandbox.mode()})")
-    per_nb = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for _s, _a, _nb, secs in pool.map(_job, jobs):
-            per_nb.append(secs)
+        pending = pool.map(_job, jobs)
+        api = _api()  # meanwhile, register the assignments in the gradebook
+        for a in assignments:
+            result = api.generate_assignment(a, force=True)
+            if not result["success"]:
+                raise SystemExit(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
+        per_nb = [secs for _s, _a, _nb, secs in pending]
     t_verdicts = time.perf_counter() - t0
     for a in assignments:
-        r = nbgrader("autograde", a, "--force")
-        if r.returncode != 0:
-            log(f"warning: nbgrader autograde reported problems:\n{r.stderr[-2000:]}")
-        r = nbgrader("generate_feedback", a, "--force")
-        if r.returncode != 0:
-            log(f"warning: nbgrader generate_feedback reported problems:\n{r.stderr[-2000:]}")
-    r = nbgrader("export", "--to", str(GRADES_CSV))
-    if r.returncode != 0:
-        raise SystemExit(f"nbgrader export failed:\n{r.stderr}")
+        students = sorted(s for s, a2 in subs if a2 == a)
+        t1 = time.perf_counter()
+        _nbgrader_parallel("autograde", a, students, workers, log)
+        t2 = time.perf_counter()
+        _nbgrader_parallel("generate_feedback", a, students, workers, log)
+        log(f"nbgrader {a}: autograde {t2 - t1:.1f} s, feedback {time.perf_counter() - t2:.1f} s")
+    from nbgrader.api import Gradebook
+    from nbgrader.plugins import CsvExportPlugin
+
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        CsvExportPlugin(config=api.config).export(gb)
+    if not GRADES_CSV.exists():
+        raise SystemExit("nbgrader export wrote no grades.csv")
     total = time.perf_counter() - t0
     log(f"verdicts in {t_verdicts:.1f} s (median {np.median(per_nb):.2f} s of sandboxed work per notebook); "
         f"whole run {total:.1f} s; grades in {GRADES_CSV}")

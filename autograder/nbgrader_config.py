@@ -56,5 +56,7 @@ c.ClearMetadataPreprocessor.enabled = True
 c.ClearMetadataPreprocessor.clear_cell_metadata = False
 c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = [("language_info", "name"), ("kernelspec",)]
 
+c.CsvExportPlugin.to = str(paths.GRADES_CSV)
+
 # Feedback never shows hidden test code.
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]

@@ -11,6 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
+import selfattn.exercise_checks  # noqa: F401 - registers the public checks
 from autograder.spec import load_spec, notebooks_of
 from selfattn.checking import REGISTRY
 
