@@ -15,7 +15,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book test lint bench clean distclean setup release grade
+.PHONY: all book test lint bench clean distclean setup release grade grades-final
 
 all: book
 
@@ -61,6 +61,10 @@ release: $(VENV_STAMP)
 # Grade every autograder/submitted/<student>/<assignment>/<notebook>.ipynb -> grades.csv, feedback/.
 grade: $(VENV_STAMP) $(SYS_STAMP)
 	$(BIN)/python -m autograder.grade $(GRADE_ARGS)
+
+# After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
+grades-final: $(VENV_STAMP)
+	$(BIN)/python -m autograder.grade --finish
 
 lint: $(VENV_STAMP)
 	$(BIN)/ruff check .

@@ -268,6 +268,29 @@ def _nbgrader_parallel(step: str, assignment: str, students: list[str], workers:
         log(f"warning: nbgrader {message}")
 
 
+def export(api=None) -> None:
+    """Write grades.csv from the gradebook (nbgrader's CSV export)."""
+    from nbgrader.api import Gradebook
+    from nbgrader.plugins import CsvExportPlugin
+
+    api = api or _api()
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        CsvExportPlugin(config=api.config).export(gb)
+    if not GRADES_CSV.exists():
+        raise SystemExit("nbgrader export wrote no grades.csv")
+
+
+def finish(workers: int | None = None, log=print) -> None:
+    """After hand-grading in formgrader: regenerate the feedback and grades.csv, re-running nothing."""
+    workers = workers or os.cpu_count() or 1
+    subs = submissions()
+    for assignment in sorted({a for _, a in subs}):
+        students = sorted(s for s, a in subs if a == assignment)
+        _nbgrader_parallel("generate_feedback", assignment, students, workers, log)
+    export()
+    log(f"feedback regenerated; grades in {GRADES_CSV}")
+
+
 def submissions() -> list[tuple[str, str]]:
     """(student, assignment) for every folder under submitted/."""
     out = []
@@ -314,13 +337,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = DEFAULT_LIM
         t2 = time.perf_counter()
         _nbgrader_parallel("generate_feedback", a, students, workers, log)
         log(f"nbgrader {a}: autograde {t2 - t1:.1f} s, feedback {time.perf_counter() - t2:.1f} s")
-    from nbgrader.api import Gradebook
-    from nbgrader.plugins import CsvExportPlugin
-
-    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
-        CsvExportPlugin(config=api.config).export(gb)
-    if not GRADES_CSV.exists():
-        raise SystemExit("nbgrader export wrote no grades.csv")
+    export(api)
     total = time.perf_counter() - t0
     log(f"verdicts in {t_verdicts:.1f} s (median {np.median(per_nb):.2f} s of sandboxed work per notebook); "
         f"whole run {total:.1f} s; grades in {GRADES_CSV}")
@@ -334,7 +351,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-mb", type=int, default=2048, help="address-space cap per exercise")
     p.add_argument("--one", nargs=3, metavar=("STUDENT", "ASSIGNMENT", "NOTEBOOK"),
                    help="only decide one notebook (a job for an external scheduler); no nbgrader step")
+    p.add_argument("--finish", action="store_true",
+                   help="after manual grading in formgrader: only regenerate feedback and grades.csv")
     a = p.parse_args(argv)
+    if a.finish:
+        finish(a.workers)
+        return 0
     limits = sandbox.Limits(cpu_seconds=a.cpu_seconds, memory_bytes=a.memory_mb << 20)
     if a.one:
         v = grade_one(*a.one, limits=limits)

@@ -166,3 +166,19 @@ def test_sandbox_self_test_passes_and_isolates():
 
     sandbox.self_test()
     assert sandbox.mode() == "bubblewrap"
+
+
+def test_manual_grades_reach_the_csv_after_finishing(graded):
+    """Formgrader's hand grading writes manual scores to the gradebook; --finish exports them."""
+    work, _, _ = graded
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
+        grade_ = gb.find_grade("variance-derivation", "04-scaling", "attention", "alice")
+        grade_.manual_score = 2.5
+        gb.db.commit()
+        expected = gb.find_submission("attention", "alice").score
+    result = grade(work, "--finish")
+    assert result.returncode == 0, result.stderr
+    rows = {r["student_id"]: r for r in csv.DictReader(open(work / "grades.csv"))}
+    assert float(rows["alice"]["score"]) == pytest.approx(expected)
+    html = (work / "feedback" / "alice" / "attention" / "04-scaling.html").read_text()
+    assert "2.5" in html
