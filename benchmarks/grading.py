@@ -13,17 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from grading_support import RELEASE, SOLUTIONS, entries, place, submission_text  # noqa: E402
-
-PLAIN_CONFIG = """
-c = get_config()
-c.CourseDirectory.root = {root!r}
-c.CourseDirectory.course_id = "plain"
-c.CourseDirectory.db_url = "sqlite:///{root}/gradebook.db"
-c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
-c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
-c.Autograde.create_student = True
-"""
+from grading_support import RELEASE, SOLUTIONS, PlainCourse, entries, place, submission_text  # noqa: E402
 
 
 def sample_class(n: int, notebooks: list[str]) -> dict[str, dict[str, str]]:
@@ -61,22 +51,12 @@ def time_ours(klass, workers: int) -> float:
 def time_plain(klass, notebooks: list[str]) -> float:
     root = Path(tempfile.mkdtemp(prefix="bench-plain-"))
     try:
-        (root / "source" / "attention").mkdir(parents=True)
-        for nb in notebooks:
-            shutil.copy(SOLUTIONS / f"{nb}.ipynb", root / "source" / "attention")
-        (root / "nbgrader_config.py").write_text(PLAIN_CONFIG.format(root=str(root)))
-        bindir = Path(sys.executable).parent
-        env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
-        subprocess.run([str(bindir / "nbgrader"), "generate_assignment", "attention"], cwd=root, env=env,
-                       check=True, capture_output=True)
+        course = PlainCourse(root / "course", notebooks)
         for student, subs in klass.items():
-            folder = root / "submitted" / student / "attention"
-            folder.mkdir(parents=True)
             for nb, text in subs.items():
-                (folder / f"{nb}.ipynb").write_text(text)
+                course.submit(student, nb, text)
         t0 = time.perf_counter()
-        subprocess.run([str(bindir / "nbgrader"), "autograde", "attention"], cwd=root, env=env,
-                       capture_output=True)
+        course.autograde()
         return time.perf_counter() - t0
     finally:
         shutil.rmtree(root, ignore_errors=True)

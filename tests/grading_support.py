@@ -83,3 +83,42 @@ def grade(work: Path, *args: str) -> subprocess.CompletedProcess:
 def copy_class(work: Path, students: dict[str, Path]) -> None:
     for student, folder in students.items():
         shutil.copytree(folder, work / "submitted" / student / "attention")
+
+
+PLAIN_CONFIG = """
+c = get_config()
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.course_id = "plain"
+c.CourseDirectory.db_url = "sqlite:///{root}/gradebook.db"
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.Autograde.create_student = True
+c.ExecutePreprocessor.timeout = 300
+"""
+
+
+class PlainCourse:
+    """A course graded by plain nbgrader (student code and tests in one kernel), for comparison."""
+
+    def __init__(self, root: Path, notebooks: list[str]):
+        self.root = root
+        (root / "source" / "attention").mkdir(parents=True)
+        for nb in notebooks:
+            shutil.copy(SOLUTIONS / f"{nb}.ipynb", root / "source" / "attention")
+        (root / "nbgrader_config.py").write_text(PLAIN_CONFIG.format(root=str(root)))
+        result = self.nbgrader("generate_assignment", "attention", "--force")
+        assert result.returncode == 0, result.stderr[-2000:]
+
+    def nbgrader(self, *args: str) -> subprocess.CompletedProcess:
+        bindir = Path(sys.executable).parent
+        env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
+        return subprocess.run([str(bindir / "nbgrader"), *args], cwd=self.root, env=env,
+                              capture_output=True, text=True, timeout=3600)
+
+    def submit(self, student: str, notebook: str, text: str) -> None:
+        folder = self.root / "submitted" / student / "attention"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{notebook}.ipynb").write_text(text)
+
+    def autograde(self) -> subprocess.CompletedProcess:
+        return self.nbgrader("autograde", "attention", "--force")

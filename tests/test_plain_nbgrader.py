@@ -7,14 +7,10 @@ to stderr or warns, which plain nbgrader scores zero and this autograder does no
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from grading_support import RELEASE, SOLUTIONS, TESTS, grade, place, read_entry, submission_text
+from grading_support import RELEASE, SOLUTIONS, TESTS, PlainCourse, grade, place, read_entry, submission_text
 from nbgrader.api import Gradebook
 
 NOTEBOOKS = ["03-softmax-attention", "07-masking"]
@@ -25,16 +21,6 @@ HONEST = {
     "erin": TESTS / "catalogue" / "wrong" / "padding_off_by_one.py",
     "dave": TESTS / "catalogue" / "correct" / "attention_noisy.py",  # correct, but prints to stderr and warns
 }
-PLAIN_CONFIG = """
-c = get_config()
-c.CourseDirectory.root = {root!r}
-c.CourseDirectory.course_id = "plain"
-c.CourseDirectory.db_url = "sqlite:///{root}/gradebook.db"
-c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
-c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
-c.Autograde.create_student = True
-c.ExecutePreprocessor.timeout = 300
-"""
 
 
 def _submission(student: str, notebook: str) -> str:
@@ -60,30 +46,18 @@ def _cell_scores(db: Path, course: str) -> dict[tuple[str, str, str], float]:
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
-    plain = tmp_path_factory.mktemp("plain")
-    (plain / "source" / "attention").mkdir(parents=True)
-    for nb in NOTEBOOKS:
-        shutil.copy(SOLUTIONS / f"{nb}.ipynb", plain / "source" / "attention")
-    (plain / "nbgrader_config.py").write_text(PLAIN_CONFIG.format(root=str(plain)))
-    bindir = Path(sys.executable).parent
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    run = lambda *a: subprocess.run([str(bindir / "nbgrader"), *a], cwd=plain, env=env,  # noqa: E731
-                                    capture_output=True, text=True, timeout=1200)
-    r = run("generate_assignment", "attention", "--force")
-    assert r.returncode == 0, r.stderr[-2000:]
+    plain = PlainCourse(tmp_path_factory.mktemp("plain"), NOTEBOOKS)
     ours = tmp_path_factory.mktemp("ours")
     for student in HONEST:
-        folder = plain / "submitted" / student / "attention"
-        folder.mkdir(parents=True)
         for nb in NOTEBOOKS:
             text = _submission(student, nb)
-            (folder / f"{nb}.ipynb").write_text(text)
+            plain.submit(student, nb, text)
             place(ours, student, nb, text)
-    r = run("autograde", "attention", "--force")
+    r = plain.autograde()
     assert r.returncode == 0, r.stderr[-3000:]
     r = grade(ours, "--workers", "2")
     assert r.returncode == 0, r.stdout + r.stderr
-    return _cell_scores(plain / "gradebook.db", "plain"), _cell_scores(ours / "gradebook.db", "self-attention")
+    return _cell_scores(plain.root / "gradebook.db", "plain"), _cell_scores(ours / "gradebook.db", "self-attention")
 
 
 def test_honest_submissions_score_the_same(both):
