@@ -14,11 +14,14 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 
 import nbformat
 import pytest
-from grading_support import RELEASE, SOLUTIONS, copy_class, entries, grade, place, submission_text
+from grading_support import RELEASE, ROOT, SOLUTIONS, copy_class, entries, grade, place, submission_text
 from nbgrader.api import Gradebook
 
 WRONG, CORRECT, ADVERSARIAL = entries("catalogue/wrong"), entries("catalogue/correct"), entries("adversarial")
@@ -182,3 +185,34 @@ def test_manual_grades_reach_the_csv_after_finishing(graded):
     assert float(rows["alice"]["score"]) == pytest.approx(expected)
     html = (work / "feedback" / "alice" / "attention" / "04-scaling.html").read_text()
     assert "2.5" in html
+
+
+def test_one_notebook_is_an_independent_job(graded):
+    """What an external scheduler runs per notebook: stage and decide, print the verdict."""
+    work, _, _ = graded
+    result = grade(work, "--one", "w-causal_diagonal_masked", "attention", "07-masking")
+    assert result.returncode == 0, result.stderr
+    verdict = json.loads(result.stdout)
+    assert verdict["cells"]["padding_mask-public"]["passed"] is True
+    assert verdict["cells"]["causal_mask-public"]["passed"] is False
+
+
+def test_fallback_sandbox_still_limits_and_answers():
+    """Without bubblewrap the grader keeps the limits and the clean interpreter (weaker isolation)."""
+    code = (
+        "import numpy as np\n"
+        "from autograder import sandbox\n"
+        "from selfattn.checking import Case\n"
+        "assert sandbox.mode() == 'fallback'\n"
+        "sandbox.self_test()\n"
+        "loop = [('f', 'def f(x):\\n    while True: pass')]\n"
+        "r = sandbox.run(loop, 'f', [Case((1,))], sandbox.Limits(cpu_seconds=2))\n"
+        "assert r.outcomes is None and 'CPU' in r.failure, r.failure\n"
+        "r = sandbox.run([('f', 'import selfattn\\nf = selfattn.softmax')], 'f', [Case((1,))])\n"
+        "assert r.outcomes is None and 'selfattn' in r.failure, r.failure\n"
+        "print('fallback ok')\n"
+    )
+    env = dict(os.environ, SELFATTN_SANDBOX="fallback")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0 and "fallback ok" in result.stdout, result.stderr
