@@ -35,7 +35,7 @@ from . import sandbox
 from .paths import AUTOGRADER, GRADES_CSV, GRADING, SOLUTIONS, STAGED, SUBMITTED, verdict_path
 from .spec import load_spec, notebooks_of, release_path
 
-DEFAULT_LIMITS = sandbox.Limits()
+DEFAULT_LIMITS = sandbox.DEFAULT
 
 
 # ------------------------------------------------------------------------------------- staging

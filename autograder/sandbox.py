@@ -47,6 +47,9 @@ class Limits:
         return 2 * self.cpu_seconds + 10
 
 
+DEFAULT = Limits()
+
+
 @dataclass(frozen=True)
 class RunResult:
     """Outcomes per case, or ``failure`` saying why there are none."""
@@ -115,14 +118,17 @@ def _limits(limits: Limits):
     return apply
 
 
-def _command(workdir: str, result_fd: int) -> list[str]:
+def _command(workdir: str, result_fd: int) -> tuple[list[str], dict[str, str]]:
+    """The command that runs the harness, and the environment it gets (and nothing more)."""
     exe, prefix, site = _python_paths()
-    inner = [exe, "-I", "-S", "-B", "/harness/harness.py"]
-    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": "",
-           "HOME": "/tmp", "PATH": "/usr/bin", "SELFATTN_SITE": site, "PYTHONHASHSEED": "0",
+    bwrap = mode() == "bubblewrap"
+    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
+           "HOME": "/tmp" if bwrap else workdir, "PATH": "/usr/bin", "SELFATTN_SITE": site,
            "RESULT_FD": str(result_fd)}
-    if mode() == "fallback":
-        return [exe, "-I", "-S", "-B", str(Path(workdir) / "harness.py")]
+    harness = "/harness/harness.py" if bwrap else str(Path(workdir) / "harness.py")
+    inner = [exe, "-I", "-S", "-B", harness]
+    if not bwrap:
+        return inner, env
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
            "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"]
     if Path("/lib64").exists():
@@ -132,10 +138,10 @@ def _command(workdir: str, result_fd: int) -> list[str]:
             "/harness", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp", "--clearenv"]
     for k, v in env.items():
         cmd += ["--setenv", k, v]
-    return cmd + inner
+    return cmd + inner, {"PATH": "/usr/bin"}
 
 
-def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: Limits = Limits()) -> RunResult:
+def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: Limits = DEFAULT) -> RunResult:
     """Execute ``cells`` (label, source) in a sandbox, then call ``function`` on every case."""
     store: dict[str, np.ndarray] = {}
     header = {
@@ -150,10 +156,9 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
         shutil.copy(HERE / "harness.py", workdir)
         shutil.copy(CHECKING, workdir)
         read_fd, write_fd = os.pipe()
-        env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "HOME": workdir, "PATH": "/usr/bin",
-               "SELFATTN_SITE": _python_paths()[2], "RESULT_FD": str(write_fd)}
+        command, env = _command(workdir, write_fd)
         proc = subprocess.Popen(
-            _command(workdir, write_fd), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             pass_fds=(write_fd,), preexec_fn=_limits(limits), cwd=workdir, env=env,
         )
         os.close(write_fd)
@@ -241,7 +246,7 @@ def self_test() -> None:
     ok = result.outcomes is not None and result.outcomes[0].values is not None
     if not ok or not np.array_equal(result.outcomes[0].value, [0.0, 2.0, 4.0]):
         raise RuntimeError(f"the grading sandbox ({mode()}) does not work: {result.failure or result.outcomes}; "
-                           f"command: {' '.join(_command('/WORKDIR', 3))}")
+                           f"command: {' '.join(_command('/WORKDIR', 3)[0])}")
 
 
 def _parse(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
