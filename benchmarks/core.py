@@ -37,11 +37,22 @@ def qkv(T: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return tuple(rng.standard_normal((T, d)) for _ in range(3))  # type: ignore[return-value]
 
 
+def paired_best(a: Callable[[], object], b: Callable[[], object], repeat: int = 21) -> tuple[float, float]:
+    """Best times of ``a`` and ``b``, measured alternately so that drifts of a shared machine hit both."""
+    a(), b()
+    ta, tb = [], []
+    for _ in range(repeat):
+        for fn, out in ((a, ta), (b, tb)):
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    return min(ta), min(tb)
+
+
 def attention_overhead(T: int = 2048, d: int = 64) -> dict[str, float]:
     """attention() time over the time of its two matrix products alone."""
     Q, K, V = qkv(T, d)
-    t_matmul = best_time(lambda: (Q @ K.T) @ V)
-    t_attn = best_time(lambda: sa.attention(Q, K, V))
+    t_matmul, t_attn = paired_best(lambda: (Q @ K.T) @ V, lambda: sa.attention(Q, K, V))
     return {"T": T, "d": d, "matmul_s": t_matmul, "attention_s": t_attn, "ratio": t_attn / t_matmul}
 
 
