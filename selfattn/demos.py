@@ -157,12 +157,14 @@ def masks() -> W.VBox:
     """Toggle no mask / causal / padding on a five-token sentence."""
     toks = text.tokenize("the cat sat on mats")
     X = text.embed(text.random_embeddings(5, 8, seed=3), np.arange(5))
+    W_Q, W_K = np.random.default_rng(4).standard_normal((2, 8, 8)) / np.sqrt(8)
+    Q, K = X @ W_Q, X @ W_K
     choices = {"no mask": None, "causal": numerics.causal_mask(5),
                "padding (length 3)": numerics.padding_mask([3], 5)[0][None, :]}
 
     def frame(i: int):
         name, M = list(choices.items())[i]
-        A = numerics.attention_weights(X, X, M)
+        A = numerics.attention_weights(Q, K, M)
         fig, (ax,) = new_figure(4.8, 3.6)
         heatmap(ax, A, toks, toks, title=name, vmin=0, vmax=1)
         return figure_frame(fig, alt=f"Attention weights with {name}: masked entries are exactly zero and "
