@@ -3,33 +3,12 @@
 from __future__ import annotations
 
 import time
-import tracemalloc
 from collections.abc import Callable
 
 import numpy as np
 
 import selfattn as sa
-
-
-def best_time(fn: Callable[[], object], repeat: int = 7) -> float:
-    """Best wall time of ``repeat`` calls, in seconds (the least disturbed run)."""
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
-def peak_memory(fn: Callable[[], object]) -> int:
-    """Peak bytes traced by ``tracemalloc`` while ``fn`` runs."""
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+from selfattn.measure import best_time, peak_memory
 
 
 def qkv(T: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import selfattn as sa
+from selfattn.measure import peak_memory
 
 finite = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 
@@ -201,17 +202,11 @@ def test_float32_stays_float32():
 
 
 def test_chunked_memory_grows_linearly_not_quadratically():
-    import tracemalloc
-
     rng = np.random.default_rng(0)
 
     def peak(fn, T):
         Q, K, V = (rng.standard_normal((T, 16)) for _ in range(3))
-        tracemalloc.start()
-        fn(Q, K, V)
-        p = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        return p
+        return peak_memory(lambda: fn(Q, K, V))
 
     small, big = peak(sa.chunked_attention, 1024), peak(sa.chunked_attention, 2048)
     assert big < 2.6 * small  # linear: doubling T roughly doubles the peak
