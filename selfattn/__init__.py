@@ -12,8 +12,16 @@ from .cost import (
     score_matrix_bytes,
     weighted_sum_flops,
 )
-from .experiments import SaturationResult, saturation, score_spread
-from .lecture import HUNGRY, SAT, WorkedExample, conv_layers_to_connect, receptive_field, shift_matrix
+from .experiments import SaturationResult, saturation, score_spread, score_stds
+from .lecture import (
+    HUNGRY,
+    SAT,
+    WorkedExample,
+    conv_layers_to_connect,
+    lecture_shapes,
+    receptive_field,
+    shift_matrix,
+)
 from .numerics import (
     attention,
     attention_weights,
@@ -42,6 +50,7 @@ __all__ = [
     "crossover_length",
     "embed",
     "layer_flops",
+    "lecture_shapes",
     "padding_mask",
     "projection_mlp_flops",
     "random_embeddings",
@@ -51,6 +60,7 @@ __all__ = [
     "score_flops",
     "score_matrix_bytes",
     "score_spread",
+    "score_stds",
     "shift_matrix",
     "softmax",
     "softmax_jacobian",

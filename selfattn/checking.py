@@ -15,7 +15,6 @@ that never runs student code, so the student sees the same verdict and message e
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -182,7 +181,3 @@ def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:
     if inf.any() and not (got[inf] <= -1e9).all():
         return False
     return bool(np.allclose(got[~inf], want[~inf], rtol=rtol, atol=atol))
-
-
-def is_int_like(x: float) -> bool:
-    return math.isfinite(x) and float(x).is_integer()

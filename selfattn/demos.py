@@ -11,7 +11,7 @@ import itertools
 import ipywidgets as W
 import numpy as np
 
-from . import cost, lecture, numerics, text
+from . import cost, experiments, lecture, numerics, text
 from .plots import COLORS, heatmap, new_figure, weights_bar
 from .widgets import figure_frame, grid_frames, slider_frames, toggle_frames
 
@@ -93,17 +93,18 @@ def score_histograms(seed: int = 1) -> W.VBox:
 
     def frame(d_k: int):
         q, k = rng.standard_normal((5000, d_k)), rng.standard_normal((5000, d_k))
-        dots = np.einsum("nd,nd->n", q, k)
+        dots = np.einsum("nd,nd->n", q, k)  # (5000,), drawn as histograms
+        spread, spread_scaled = experiments.score_stds(q, k)
         fig, (ax,) = new_figure(5.6, 3.0)
         bins = np.linspace(-40, 40, 81)
         ax.hist(np.clip(dots, -40, 40), bins=bins, color=COLORS["red"], alpha=0.6, label="q·k")
         ax.hist(dots / np.sqrt(d_k), bins=bins, color=COLORS["blue"], alpha=0.6, label="q·k / √d_k")
         ax.set_xlabel("score")
         ax.set_ylabel("count of 5,000 pairs")
-        ax.set_title(f"d_k = {d_k}: std {dots.std():.1f} unscaled, {(dots / np.sqrt(d_k)).std():.2f} scaled")
+        ax.set_title(f"d_k = {d_k}: std {spread:.1f} unscaled, {spread_scaled:.2f} scaled")
         ax.legend(frameon=False)
         return figure_frame(fig, alt=f"Histograms at d_k = {d_k}: unscaled scores spread with standard deviation "
-                            f"{dots.std():.1f}, scaled scores stay near 1.")
+                            f"{spread:.1f}, scaled scores stay near 1.")
 
     return slider_frames([1, 4, 16, 64, 256, 1024], frame, "head width d_k", start=2)
 

@@ -13,6 +13,8 @@ import numpy as np
 
 from . import cost, numerics, text
 from .checking import DEPENDS, Case, Check, Outcome, close, register, tolerance
+from .experiments import score_stds
+from .lecture import lecture_shapes
 
 __all__ = ["EXERCISES", "MISTAKES", "REFERENCES", "Exercise", "make_verify", "rand"]
 
@@ -52,14 +54,6 @@ def _lookup_check(c: Case, W: tuple[np.ndarray, ...]) -> float:
     return float(np.abs(out - want).max())
 
 
-def lecture_shapes() -> np.ndarray:
-    """Shapes of Q, K, V, Q Kᵀ and the output for T = 10, d = 512, d_k = d_v = 64, by running them."""
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((10, 512))
-    Q, K, V = (X @ rng.standard_normal((512, 64)) for _ in range(3))
-    return np.array([Q.shape, K.shape, V.shape, numerics.scaled_scores(Q, K).shape, numerics.attention(Q, K, V).shape])
-
-
 REFERENCES: dict[str, Variant] = {
     "shape_answers": lambda c: _one(lecture_shapes()),
     "embed": lambda c: _one(text.embed(*c.args)),
@@ -67,10 +61,7 @@ REFERENCES: dict[str, Variant] = {
     "softmax": _ref_softmax,
     "scaled_scores": lambda c: _one(numerics.scaled_scores(*c.args)),
     "attention": _ref_attention,
-    "score_stds": lambda c: (
-        np.asarray(np.einsum("nd,nd->n", *c.args).std()),
-        np.asarray((np.einsum("nd,nd->n", *c.args) / np.sqrt(c.args[0].shape[1])).std()),
-    ),
+    "score_stds": lambda c: tuple(np.asarray(x) for x in score_stds(*c.args)),
     "softmax_jacobian": lambda c: _one(numerics.softmax_jacobian(*c.args)),
     "permutation_matrix": _perm,
     "causal_mask": lambda c: _one(numerics.causal_mask(*c.args)),
@@ -78,12 +69,6 @@ REFERENCES: dict[str, Variant] = {
     "attention_flops": lambda c: _one(cost.attention_flops(*c.args)),
     "crossover_length": lambda c: _one(cost.crossover_length(*c.args)),
 }
-
-
-def _naive_softmax(S, axis=-1):
-    with np.errstate(all="ignore"):
-        e = np.exp(S)
-        return e / e.sum(axis=axis, keepdims=True)
 
 
 def _attn_variant(c: Case, *, scale=True, axis=-1, mask_after=False, ignore_mask=False, transpose=False):

@@ -10,7 +10,19 @@ from numpy.typing import NDArray
 
 from .numerics import softmax, softmax_jacobian
 
-__all__ = ["SaturationResult", "saturation", "score_spread"]
+__all__ = ["SaturationResult", "saturation", "score_spread", "score_stds"]
+
+
+def score_stds(q: NDArray[np.floating], k: NDArray[np.floating]) -> tuple[float, float]:
+    """Standard deviation of the inner products of paired rows, unscaled and divided by sqrt(d_k).
+
+    Parameters
+    ----------
+    q, k : ndarray, shape (n, d_k)
+        Row ``i`` of ``q`` is paired with row ``i`` of ``k``.
+    """
+    dots = np.einsum("nd,nd->n", q, k)  # (n,)
+    return float(dots.std()), float((dots / np.sqrt(q.shape[1])).std())
 
 
 def score_spread(
@@ -33,9 +45,9 @@ def score_spread(
     for d_k in head_sizes:
         q = rng.standard_normal((n_pairs, d_k))
         k = rng.standard_normal((n_pairs, d_k))
-        dots = np.einsum("nd,nd->n", q, k)  # (n_pairs,)
-        unscaled.append(dots.std())
-        scaled.append((dots / np.sqrt(d_k)).std())
+        u, s = score_stds(q, k)
+        unscaled.append(u)
+        scaled.append(s)
     return np.array(unscaled), np.array(scaled)
 
 

@@ -9,7 +9,15 @@ from numpy.typing import NDArray
 
 from .numerics import attention, attention_weights, scaled_scores
 
-__all__ = ["HUNGRY", "SAT", "WorkedExample", "conv_layers_to_connect", "receptive_field", "shift_matrix"]
+__all__ = [
+    "HUNGRY",
+    "SAT",
+    "WorkedExample",
+    "conv_layers_to_connect",
+    "lecture_shapes",
+    "receptive_field",
+    "shift_matrix",
+]
 
 
 @dataclass(frozen=True)
@@ -105,3 +113,17 @@ def conv_layers_to_connect(distance: int, kernel: int = 3) -> int:
     if distance < 0 or kernel < 2:
         raise ValueError(f"need distance >= 0 and kernel >= 2, got distance={distance}, kernel={kernel}")
     return -(-distance // (kernel - 1))
+
+
+def lecture_shapes(T: int = 10, d: int = 512, d_k: int = 64, d_v: int = 64) -> NDArray[np.int64]:
+    """Shapes of Q, K, V, Q Kᵀ and the output, found by running a random layer.
+
+    Returns
+    -------
+    ndarray, shape (5, 2)
+        Rows in that order; the lecture's question uses the defaults.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((T, d))
+    Q, K, V = (X @ rng.standard_normal((d, w)) for w in (d_k, d_k, d_v))
+    return np.array([Q.shape, K.shape, V.shape, scaled_scores(Q, K).shape, attention(Q, K, V).shape])

@@ -64,6 +64,7 @@ def test_shape_question_T10_d512():
     assert Q.shape == K.shape == (10, 64) and V.shape == (10, 64)
     assert sa.scaled_scores(Q, K).shape == (10, 10)
     assert sa.attention(Q, K, V).shape == (10, 64)
+    assert sa.lecture_shapes().tolist() == [[10, 64], [10, 64], [10, 64], [10, 10], [10, 64]]
 
 
 def test_vocabulary_and_embedding_lookup():
