@@ -35,8 +35,6 @@ from . import sandbox
 from .paths import AUTOGRADER, GRADES_CSV, GRADING, SOLUTIONS, STAGED, SUBMITTED, verdict_path
 from .spec import load_spec, notebooks_of, release_path
 
-DEFAULT_LIMITS = sandbox.DEFAULT
-
 
 # ------------------------------------------------------------------------------------- staging
 def _source_text(cell) -> str:
@@ -121,7 +119,7 @@ def _answers(path: Path) -> dict[str, str]:
 
 
 def verdict(student: str, assignment: str, notebook: str, notes: list[str],
-            limits: sandbox.Limits = DEFAULT_LIMITS) -> dict:
+            limits: sandbox.Limits = sandbox.DEFAULT) -> dict:
     """Decide every test cell of one staged notebook; write and return the verdict."""
     spec = load_spec(assignment, notebook)
     answers = _answers(STAGED / student / assignment / f"{notebook}.ipynb")
@@ -196,7 +194,7 @@ def _safe_verify(check_, cases, outcomes) -> str | None:
         return f"the returned values could not be checked ({type(exc).__name__})"
 
 
-def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = DEFAULT_LIMITS) -> dict:
+def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT) -> dict:
     """One independent job: stage and decide one notebook (fan this out for big classes)."""
     try:
         notes = stage(student, assignment, notebook)
@@ -301,7 +299,7 @@ def submissions() -> list[tuple[str, str]]:
     return out
 
 
-def grade_class(workers: int | None = None, limits: sandbox.Limits = DEFAULT_LIMITS, log=print) -> dict:
+def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print) -> dict:
     """Grade every submission and produce the gradebook, feedback and grades.csv."""
     t0 = time.perf_counter()
     subs = submissions()

@@ -11,6 +11,7 @@ environment, ``-I -S`` and an empty working folder, but not the filesystem or ne
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -71,14 +72,10 @@ def bubblewrap_available() -> bool:
     return probe.returncode == 0
 
 
-_BWRAP: bool | None = None
-
-
+@functools.cache
 def mode() -> str:
-    global _BWRAP
-    if _BWRAP is None:
-        _BWRAP = bubblewrap_available()
-    return "bubblewrap" if _BWRAP else "fallback"
+    """``"bubblewrap"``, or ``"fallback"`` where it cannot run (probed once per process)."""
+    return "bubblewrap" if bubblewrap_available() else "fallback"
 
 
 def _python_paths() -> tuple[str, str, str]:

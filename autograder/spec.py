@@ -29,7 +29,6 @@ class NotebookSpec:
     assignment: str
     notebook: str
     functions: tuple[str, ...]  # grade ids of solution code cells, in notebook order
-    written: tuple[str, ...]  # grade ids of hand-graded answers
     tests: tuple[TestCell, ...]
 
     def tests_of(self, function: str) -> list[TestCell]:
@@ -63,14 +62,12 @@ def _hidden_region(source: str) -> str:
 def load_spec(assignment: str, notebook: str) -> NotebookSpec:
     path = SOLUTIONS / assignment / f"{notebook}.ipynb"
     nb = nbformat.read(path, as_version=4)
-    functions, written, tests = [], [], []
+    functions, tests = [], []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         gid = meta.get("grade_id")
         if meta.get("solution") and cell.cell_type == "code":
             functions.append(gid)
-        elif meta.get("solution") and meta.get("grade"):
-            written.append(gid)
         elif meta.get("grade") and cell.cell_type == "code":
             where = f"{path.name}:{gid}"
             checks = _check_calls(cell.source, where)
@@ -80,7 +77,7 @@ def load_spec(assignment: str, notebook: str) -> NotebookSpec:
         for fn, _ in t.checks:
             if fn not in functions:
                 raise ValueError(f"{path.name}: test cell {t.grade_id} checks {fn}, which has no solution cell")
-    return NotebookSpec(assignment, notebook, tuple(functions), tuple(written), tuple(tests))
+    return NotebookSpec(assignment, notebook, tuple(functions), tuple(tests))
 
 
 def notebooks_of(assignment: str) -> list[str]:
