@@ -128,6 +128,10 @@ def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
 class CheckFailed(AssertionError):
     """Raised in a notebook when a check fails; its message names the likely mistake."""
 
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows this instead of a traceback through the course's checking code
+        return [f"\x1b[0;31mCheckFailed\x1b[0m: {self}"]
+
 
 def first_error(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome]) -> str | None:
     """Message for the first call that raised, if any."""
