@@ -3,7 +3,9 @@
 # packages, into .venv), package.json + package-lock.json (front-end assets, via npm ci)
 # and scripts/install-system-deps.sh (Debian packages: chromium, bubblewrap).
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# The system Python (Debian 12: 3.11.2) by default, so a fresh machine needs nothing else;
+# the pins in requirements.txt install on Python 3.10-3.13.
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)
 VENV   := .venv
 BIN    := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
