@@ -1,0 +1,144 @@
+"""Decide one staged notebook: each graded function runs in the sandbox (:mod:`autograder.sandbox`)
+on inputs made here; only plain arrays come back, and the checks decide in this process, which
+never runs student code. One notebook is one independent job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+import numpy as np
+
+import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
+from selfattn.checking import DEPENDS, REGISTRY, Outcome, first_error
+
+from . import sandbox
+from .paths import GRADING, STAGED, verdict_path
+from .spec import load_spec, release_path
+from .staging import stage
+
+
+def _secret() -> bytes:
+    path = GRADING / "secret"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(16))
+    return path.read_text().encode()
+
+
+def _seed(*parts: str) -> int:
+    h = hashlib.sha256(_secret() + "\0".join(parts).encode()).digest()
+    return int.from_bytes(h[:8], "big")
+
+
+def _answers(path: Path) -> dict[str, str]:
+    """grade_id -> source of the answer code cells of a (staged or released) notebook."""
+    nb = nbformat.read(path, as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
+
+
+def verdict(student: str, assignment: str, notebook: str, notes: list[str],
+            limits: sandbox.Limits = sandbox.DEFAULT) -> dict:
+    """Decide every test cell of one staged notebook; write and return the verdict."""
+    spec = load_spec(assignment, notebook)
+    answers = _answers(STAGED / student / assignment / f"{notebook}.ipynb")
+    stubs = _answers(release_path(assignment, notebook))
+    cells: dict[str, dict] = {}
+    notes = list(notes)
+    timings = {}
+    for function in spec.functions:
+        tests = spec.tests_of(function)
+        if not tests:
+            continue
+        ids = [cid for t in tests for f, cid in t.checks if f == function]
+        hidden = set().union(*(t.hidden for t in tests))
+        cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid))) for cid in ids}
+        code = [(dep, answers[dep]) for dep in DEPENDS.get(function, ()) if dep in answers]
+        code.append((function, answers[function]))
+        results: dict[str, str | None] = {}
+        timings[function] = 0.0
+        run = None
+        # public and hidden inputs never meet in one process: nothing the student's code saw of a
+        # hidden input can come back in the (public) text of its exceptions
+        for group in ([cid for cid in ids if cid not in hidden], [cid for cid in ids if cid in hidden]):
+            if not group:
+                continue
+            if answers[function] == stubs.get(function):
+                run = sandbox.RunResult(None, f"not answered: the cell of {function} still holds the stub", [], 0.0)
+            elif group[0] in hidden and run is not None and run.outcomes is None:
+                pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
+            else:
+                run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits)
+            timings[function] = round(timings[function] + run.seconds, 3)
+            for err in run.cell_errors:
+                note = f"While grading {function}: {err}."
+                if not err.startswith(f"the cell of {function} ") and note not in notes:
+                    notes.append(note)
+            pos = 0
+            for cid in group:
+                check_, n = REGISTRY[cid], len(cases[cid])
+                if run.outcomes is None:
+                    results[cid] = run.failure
+                else:
+                    outs = run.outcomes[pos : pos + n]
+                    if cid in hidden:  # never echo student-controlled text for hidden inputs
+                        outs = [Outcome(error=o.error.split(":")[0]) if o.error else o for o in outs]
+                    results[cid] = first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs)
+                pos += n
+        for t in tests:
+            lines = []
+            for f, cid in t.checks:
+                if f != function:
+                    continue
+                label = ("hidden check: " if cid in t.hidden else "") + REGISTRY[cid].description
+                msg = results[cid]
+                lines.append(f"✓ {function}: {label}" if msg is None else f"✗ {function}: {label}: {msg}")
+            prev = cells.get(t.grade_id, {"passed": True, "lines": []})
+            cells[t.grade_id] = {"passed": prev["passed"] and all(ln.startswith("✓") for ln in lines),
+                                 "lines": prev["lines"] + lines, "points": t.points}
+    if sandbox.mode() == "fallback":
+        notes.append("Graded without the bubblewrap sandbox (weaker isolation).")
+    out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
+           "notes": notes, "sandbox": sandbox.mode(), "seconds": timings}
+    path = verdict_path(student, assignment, notebook)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1, ensure_ascii=False))
+    return out
+
+
+def _safe_verify(check_, cases, outcomes) -> str | None:
+    try:
+        return check_.verify(cases, outcomes)
+    except Exception as exc:
+        return f"the returned values could not be checked ({type(exc).__name__})"
+
+
+def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT) -> dict:
+    """One independent job: stage and decide one notebook (fan this out for big classes)."""
+    try:
+        notes = stage(student, assignment, notebook)
+        return verdict(student, assignment, notebook, notes, limits)
+    except Exception as exc:
+        path = verdict_path(student, assignment, notebook)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        note = f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero."
+        path.write_text(json.dumps({"cells": {}, "notes": [note]}))
+        target = STAGED / student / assignment / f"{notebook}.ipynb"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(release_path(assignment, notebook), target)
+        return {"cells": {}, "notes": [note]}
+
+
+def timed_job(args: tuple) -> tuple[str, str, str, float]:
+    student, assignment, notebook, limits = args
+    t0 = time.perf_counter()
+    grade_one(student, assignment, notebook, limits)
+    return student, assignment, notebook, time.perf_counter() - t0
