@@ -23,8 +23,8 @@ all: book
 
 setup: $(VENV_STAMP) $(ASSETS_STAMP) $(SYS_STAMP)
 
-$(VENV_STAMP): requirements.txt pyproject.toml
-	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+$(VENV_STAMP): requirements.txt pyproject.toml scripts/make-venv.sh
+	@test -x $(VENV)/bin/python || bash scripts/make-venv.sh $(PYTHON) $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
