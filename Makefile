@@ -17,7 +17,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book test lint bench clean distclean setup release grade grades-final
+.PHONY: all book test lint bench clean distclean setup release grade grades-final report
 
 all: book
 
@@ -64,6 +64,10 @@ release: $(VENV_STAMP)
 grade: $(VENV_STAMP) $(SYS_STAMP)
 	$(BIN)/python -m autograder.grade $(GRADE_ARGS)
 
+# The class report (also written by make grade): autograder/report/index.html, self-contained.
+report: $(VENV_STAMP)
+	$(BIN)/python -m autograder.report
+
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)
 	$(BIN)/python -m autograder.grade --finish
@@ -76,7 +80,7 @@ bench: $(VENV_STAMP)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis autograder/.grading autograder/autograded autograder/feedback \
-	       autograder/gradebook.db autograder/grades.csv
+	       autograder/gradebook.db autograder/grades.csv autograder/report
 
 distclean: clean
 	rm -rf $(VENV) node_modules _assets/vendor $(SYS_STAMP)

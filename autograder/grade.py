@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from . import sandbox
+from . import report, sandbox
 from .nbgrader_steps import export, nbgrader_api, run_step
 from .paths import GRADES_CSV, GRADING, SOLUTIONS, STAGED, SUBMITTED
 from .spec import notebooks_of
@@ -52,6 +52,7 @@ def finish(workers: int | None = None, log=print) -> None:
         students = sorted(s for s, a in subs if a == assignment)
         run_step("generate_feedback", assignment, students, workers, log)
     export()
+    report.write_quietly(log)
     log(f"feedback regenerated; grades in {GRADES_CSV}")
 
 
@@ -92,6 +93,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         run_step("generate_feedback", a, students, workers, log)
         log(f"nbgrader {a}: autograde {t2 - t1:.1f} s, feedback {time.perf_counter() - t2:.1f} s")
     export(api)
+    report.write_quietly(log)
     total = time.perf_counter() - t0
     log(f"verdicts in {t_verdicts:.1f} s (median {np.median(per_nb):.2f} s of sandboxed work per notebook); "
         f"whole run {total:.1f} s; grades in {GRADES_CSV}")

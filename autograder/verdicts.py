@@ -51,6 +51,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     answers = _answers(STAGED / student / assignment / f"{notebook}.ipynb")
     stubs = _answers(release_path(assignment, notebook))
     cells: dict[str, dict] = {}
+    checks: dict[str, str | None] = {}  # check id -> None (passed) or its message, for the class report
     notes = list(notes)
     timings = {}
     for function in spec.functions:
@@ -92,6 +93,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                         outs = [Outcome(error=o.error.split(":")[0]) if o.error else o for o in outs]
                     results[cid] = first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs)
                 pos += n
+        checks.update(results)
         for t in tests:
             lines = []
             for f, cid in t.checks:
@@ -106,7 +108,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     if sandbox.mode() == "fallback":
         notes.append("Graded without the bubblewrap sandbox (weaker isolation).")
     out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
-           "notes": notes, "sandbox": sandbox.mode(), "seconds": timings}
+           "notes": notes, "sandbox": sandbox.mode(), "seconds": timings, "checks": checks}
     path = verdict_path(student, assignment, notebook)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=1, ensure_ascii=False))

@@ -1,0 +1,463 @@
+"""The class report: ``python -m autograder.report`` (``make report``, also run by ``make grade``).
+
+One self-contained HTML page, ``report/index.html`` in the work folder, from the verdicts (what
+each check said) and the gradebook (the trusted scores): score distributions per notebook and per
+exercise, the pass rate of every check, the named mistakes of the class counted with who made
+them, unnamed failures, faults and anomalies, late and missing work, and suspiciously similar
+answers (:mod:`autograder.similarity`) side by side.
+
+The page loads nothing from anywhere (inline SVG, CSS and a few lines of JavaScript to sort
+tables; a Content-Security-Policy forbids the rest), and every piece of student-derived text is
+HTML-escaped: student ids, answers and messages are hostile input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from . import similarity
+from .paths import GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
+from .spec import load_spec, notebooks_of, release_path
+
+REPORT = WORK / "report" / "index.html"
+
+# --- what a check's message or a grading note means ------------------------------------------
+
+#: (kind, pattern) for messages of checks that got no answer to judge; first match wins.
+FAULTS = [
+    ("time-out", re.compile(r"stopped after|CPU time|infinite loop", re.I)),
+    ("memory cap", re.compile(r"out of memory|memory above|MemoryError", re.I)),
+    ("crash", re.compile(r"process ended before|crashed|tampered|larger than the grader accepts", re.I)),
+    ("not answered", re.compile(r"not answered|not written yet|no function named", re.I)),
+]
+#: Messages that say something is wrong without naming a mistake.
+UNNAMED = re.compile(r"^(wrong values|expected shape|returned \d+ array|calling \S+ raised|the returned values "
+                     r"could not be checked)", re.I)
+#: (kind, pattern) for grading notes.
+NOTE_KINDS = [
+    ("unreadable notebook", re.compile(r"could not be read as a notebook")),
+    ("missing notebook", re.compile(r"^No file .* was submitted")),
+    ("grader error", re.compile(r"grader could not process")),
+    ("repaired notebook", re.compile(r"was missing \(deleted\?\)|appears \d+ times|changed type|locked cell|"
+                                     r"points of .* were changed")),
+    ("cell raised", re.compile(r"^While grading")),
+    ("weaker sandbox", re.compile(r"without the bubblewrap sandbox")),
+]
+
+
+def classify(message: str) -> tuple[str, str]:
+    """(kind, key) of a failed check's message: kind is a fault, ``named`` or ``unnamed``;
+    key is the mistake with the per-input details removed."""
+    key = re.sub(r"\s*\(on input .*\)\s*$", "", message).strip()
+    key = re.sub(r"\s+on input \(.*$", "", key)  # "wrong values on input (shapes) (largest error x)"
+    key = re.sub(r"^calling (\w+)\(.*\) raised (\w+).*$", r"calling \1 raised \2", key)
+    for kind, pattern in FAULTS:
+        if pattern.search(message):
+            return kind, key
+    return ("unnamed" if UNNAMED.search(key) else "named"), key
+
+
+def note_kind(note: str) -> str:
+    return next((kind for kind, pattern in NOTE_KINDS if pattern.search(note)), "other note")
+
+
+# --- the data -------------------------------------------------------------------------------------
+
+
+@dataclass
+class ClassData:
+    """Everything the report shows, read from the work folder."""
+
+    verdicts: dict[tuple[str, str, str], dict] = field(default_factory=dict)  # (student, assignment, nb)
+    notebook_scores: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
+    cell_scores: dict[tuple[str, str, str, str], tuple[float, float]] = field(default_factory=dict)
+    late: dict[tuple[str, str], float] = field(default_factory=dict)  # seconds late
+    students: list[str] = field(default_factory=list)
+    assignments: list[str] = field(default_factory=list)
+
+
+def _gradebook(data: ClassData) -> None:
+    """Scores from nbgrader's gradebook (the trusted record)."""
+    from nbgrader.api import Gradebook
+
+    from .nbgrader_steps import nbgrader_api
+
+    api = nbgrader_api()
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        for assignment in gb.assignments:
+            for sub in assignment.submissions:
+                student = sub.student.id
+                if sub.total_seconds_late and sub.total_seconds_late > 0:
+                    data.late[(student, assignment.name)] = float(sub.total_seconds_late)
+                for nb in sub.notebooks:
+                    data.notebook_scores[(student, assignment.name, nb.name)] = (nb.score, nb.max_score)
+                    for g in nb.grades:
+                        data.cell_scores[(student, assignment.name, nb.name, g.name)] = (g.score, g.max_score)
+
+
+def load(gradebook: bool = True) -> ClassData:
+    data = ClassData()
+    for path in sorted(VERDICTS.glob("*/*/*.json")) if VERDICTS.exists() else []:
+        key = (path.parent.parent.name, path.parent.name, path.stem)
+        try:
+            data.verdicts[key] = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            data.verdicts[key] = {"cells": {}, "notes": ["The verdict file could not be read."]}
+    if gradebook:
+        _gradebook(data)
+    keys = set(data.verdicts) | set(data.notebook_scores)
+    data.students = sorted({s for s, _, _ in keys})
+    data.assignments = sorted({a for _, a, _ in keys})
+    return data
+
+
+def exercise_of(assignment: str, notebook: str) -> dict[str, str]:
+    """grade_id of every graded cell -> the exercise it grades (a function, or the cell itself)."""
+    spec = load_spec(assignment, notebook)
+    out = {t.grade_id: t.checks[0][0] for t in spec.tests if t.checks}
+    return out
+
+
+def _solution_cells(path: Path) -> dict[str, str]:
+    nb = nbformat.read(path, as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
+            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")}
+
+
+# --- HTML pieces ----------------------------------------------------------------------------------
+
+e = html.escape
+
+
+def histogram(values: list[float], top: float, title: str) -> str:
+    """An inline SVG histogram of scores in [0, top], with its alt text (the counts in words)."""
+    if top > 0 and top <= 12 and float(top).is_integer() and all(float(v).is_integer() for v in values):
+        edges = [(k, k) for k in range(int(top) + 1)]
+        label = [f"{k:g}" for k, _ in edges]
+        counts = [sum(1 for v in values if v == k) for k, _ in edges]
+    else:
+        n = 10
+        width = (top or 1.0) / n
+        edges = [(i * width, (i + 1) * width) for i in range(n)]
+        label = [f"{lo:.3g}–{hi:.3g}" for lo, hi in edges]
+        counts = [sum(1 for v in values if lo <= v < hi or (i == n - 1 and v >= hi)) for i, (lo, hi) in
+                  enumerate(edges)]
+    words = "; ".join(f"{lab} points: {c}" for lab, c in zip(label, counts, strict=True))
+    alt = f"Histogram of {title} ({len(values)} students, out of {top:g}): {words}."
+    w, h, pad = 300, 120, 18
+    bar = (w - 2 * pad) / max(1, len(counts))
+    tallest = max(counts, default=0) or 1
+    parts = [f'<svg class="hist" viewBox="0 0 {w} {h + 2 * pad}" width="{w}" height="{h + 2 * pad}" role="img" '
+             f'aria-label="{e(alt)}"><title>{e(alt)}</title>']
+    for i, (c, lab) in enumerate(zip(counts, label, strict=True)):
+        bh = (h - pad) * c / tallest
+        x = pad + i * bar
+        parts.append(f'<rect x="{x + 1:.1f}" y="{h - bh:.1f}" width="{bar - 2:.1f}" height="{bh:.1f}"/>')
+        if c:
+            parts.append(f'<text x="{x + bar / 2:.1f}" y="{h - bh - 3:.1f}" text-anchor="middle">{c}</text>')
+        if len(counts) <= 13 or i % 2 == 0:
+            parts.append(f'<text x="{x + bar / 2:.1f}" y="{h + 13}" text-anchor="middle">{e(lab)}</text>')
+    parts.append(f'<line x1="{pad}" y1="{h}" x2="{w - pad}" y2="{h}" stroke="#555"/></svg>')
+    return "".join(parts)
+
+
+def table(headers: list[str], rows: list[list[object]], cls: str = "sortable") -> str:
+    """A table whose cells are escaped text; a (text, sort key) tuple sorts by the key."""
+    out = [f'<table class="{cls}"><thead><tr>']
+    out += [f'<th scope="col">{e(h)}</th>' for h in headers]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        out.append("<tr>")
+        for cell in row:
+            if isinstance(cell, tuple):
+                text, key = cell
+                out.append(f'<td data-v="{e(str(key))}">{e(str(text))}</td>')
+            else:
+                out.append(f"<td>{e(str(cell))}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 2rem;color:#222}
+h1{font-size:1.6rem}h2{border-bottom:1px solid #ccc;margin-top:2.2rem}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem}th,td{border:1px solid #ccc;padding:.2rem .45rem;
+text-align:left;vertical-align:top}th{background:#f1f1f1;cursor:pointer;user-select:none}
+th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
+.grid{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0;border:1px solid #ddd;padding:.4rem}
+figcaption{font-size:.85rem;font-weight:600}svg.hist rect{fill:#3a6ea5}svg.hist text{font-size:10px;fill:#333}
+pre{background:#f6f6f6;padding:.4rem;overflow:auto;max-height:22rem;font-size:.8rem;margin:0}
+.side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}.muted{color:#666}
+.num{font-variant-numeric:tabular-nums}nav a{margin-right:1rem}
+"""
+
+SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (t) {
+  t.querySelectorAll("th").forEach(function (th, col) {
+    th.tabIndex = 0;
+    function sort() {
+      var asc = th.getAttribute("aria-sort") !== "ascending";
+      t.querySelectorAll("th").forEach(function (o) { o.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      function key(r) {
+        var c = r.cells[col]; if (!c) return "";
+        var v = c.hasAttribute("data-v") ? c.getAttribute("data-v") : c.textContent;
+        var n = parseFloat(v); return (v.trim() !== "" && isFinite(v)) ? n : v.toLowerCase();
+      }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b), r;
+        if (typeof x === "number" && typeof y === "number") r = x - y;
+        else r = String(x).localeCompare(String(y));
+        return asc ? r : -r;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    }
+    th.addEventListener("click", sort);
+    th.addEventListener("keydown", function (ev) { if (ev.key === "Enter") sort(); });
+  });
+});
+"""
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+
+# --- the sections ---------------------------------------------------------------------------------
+
+
+def _who(students: set[str] | list[str]) -> str:
+    return ", ".join(sorted(students))
+
+
+def build(data: ClassData) -> str:
+    """The whole page as a string."""
+    import autograder.hidden_checks  # noqa: F401 - registers the hidden checks' descriptions
+    from selfattn.checking import REGISTRY
+
+    sections: list[str] = []
+    # ---- scores
+    score_parts = []
+    student_rows: dict[str, dict[str, float]] = defaultdict(dict)
+    for a in data.assignments:
+        for nb in notebooks_of(a):
+            entries = {s: v for (s, a2, n), v in data.notebook_scores.items() if a2 == a and n == nb}
+            if not entries:
+                continue
+            top = max(m for _, m in entries.values())
+            values = [sc for sc, _ in entries.values()]
+            for s, (sc, _) in entries.items():
+                student_rows[s][nb] = sc
+            mean = sum(values) / len(values)
+            figs = [f'<figure>{histogram(values, top, f"scores in {nb}")}'
+                    f'<figcaption>{e(nb)}: whole notebook (mean {mean:.2f} of {top:g})</figcaption></figure>']
+            ex_of = exercise_of(a, nb)
+            per_ex: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
+            for (s, a2, n, gid), (sc, mx) in data.cell_scores.items():
+                if a2 == a and n == nb:
+                    acc = per_ex[ex_of.get(gid, gid)][s]
+                    acc[0] += sc or 0.0
+                    acc[1] += mx or 0.0
+            for ex, by_student in per_ex.items():
+                vals = [v[0] for v in by_student.values()]
+                ex_top = max(v[1] for v in by_student.values())
+                figs.append(f'<figure>{histogram(vals, ex_top, f"scores of {ex} in {nb}")}'
+                            f'<figcaption>{e(nb)} · {e(ex)}</figcaption></figure>')
+            score_parts.append(f"<h3>{e(a)} / {e(nb)}</h3><div class=\"grid\">{''.join(figs)}</div>")
+    nbs = sorted({n for _, _, n in data.notebook_scores})
+    rows = [[s, *[(f"{student_rows[s].get(n, 0):g}", student_rows[s].get(n, 0)) for n in nbs],
+             (f"{sum(student_rows[s].values()):g}", sum(student_rows[s].values()))] for s in sorted(student_rows)]
+    sections.append("<section id=\"scores\"><h2>Score distribution</h2>" + "".join(score_parts)
+                    + "<h3>Every student</h3>" + table(["student", *nbs, "total"], rows) + "</section>")
+
+    # ---- checks, mistakes, faults
+    passed: Counter = Counter()
+    failed: Counter = Counter()
+    unanswered: Counter = Counter()
+    where: dict[str, str] = {}
+    named: dict[tuple[str, str], set[str]] = defaultdict(set)
+    unnamed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    faults: list[list[object]] = []
+    for (s, a, nb), v in sorted(data.verdicts.items()):
+        fault_seen = set()
+        for cid, msg in (v.get("checks") or {}).items():
+            where[cid] = nb
+            if msg is None:
+                passed[cid] += 1
+                continue
+            kind, key = classify(str(msg))
+            fn = REGISTRY[cid].function if cid in REGISTRY else cid.split("/")[0]
+            if kind == "not answered":
+                unanswered[cid] += 1
+            else:
+                failed[cid] += 1
+            if kind == "named":
+                named[(fn, key)].add(s)
+            elif kind == "unnamed":
+                unnamed[(fn, key)].add(s)
+            elif kind != "not answered" and (fn, kind) not in fault_seen:
+                fault_seen.add((fn, kind))
+                faults.append([s, a, nb, kind, f"{fn}: {msg}"])
+        for note in v.get("notes", []):
+            kind = note_kind(str(note))
+            faults.append([s, a, nb, kind, note])
+        if v.get("checks") and all(classify(str(m))[0] == "not answered" for m in v["checks"].values()
+                                   if m is not None) and not any(m is None for m in v["checks"].values()):
+            faults.append([s, a, nb, "blank notebook", "every exercise still holds the stub"])
+    for s in data.students:
+        for a in data.assignments:
+            handed = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
+            if handed:
+                for nb in sorted(set(notebooks_of(a)) - handed):
+                    faults.append([s, a, nb, "missing notebook", "not handed in"])
+    for (s, a), secs in sorted(data.late.items()):
+        faults.append([s, a, "", "late", f"{secs / 3600:.1f} hours late"])
+
+    check_rows = []
+    for cid in sorted(set(passed) | set(failed) | set(unanswered), key=lambda c: (where.get(c, ""), c)):
+        answered = passed[cid] + failed[cid]
+        rate = passed[cid] / answered if answered else 0.0
+        desc = REGISTRY[cid].description if cid in REGISTRY else ""
+        check_rows.append([where.get(cid, ""), cid, desc, (passed[cid], passed[cid]), (failed[cid], failed[cid]),
+                           (unanswered[cid], unanswered[cid]),
+                           (f"{100 * rate:.0f}%" if answered else "–", rate if answered else -1)])
+    sections.append("<section id=\"checks\"><h2>Pass rate of every check</h2><p class=\"muted\">Among the "
+                    "notebooks that answered the exercise; “not answered” counts stubs and missing functions."
+                    "</p>" + table(["notebook", "check", "what it checks", "passed", "failed", "not answered",
+                                    "pass rate"], check_rows) + "</section>")
+
+    def mistakes_table(found: dict[tuple[str, str], set[str]]) -> str:
+        rows = [[fn, key, (len(who), len(who)), _who(who)]
+                for (fn, key), who in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+        return table(["exercise", "mistake", "students", "who"], rows) if rows else "<p>None.</p>"
+
+    summary = "".join(f"<li>{e(key.split(':')[0])}: {len(who)} student{'s' * (len(who) != 1)} ({e(fn)})</li>"
+                      for (fn, key), who in sorted(named.items(), key=lambda kv: -len(kv[1]))[:10])
+    sections.append("<section id=\"mistakes\"><h2>Named mistakes</h2>"
+                    + (f"<ul>{summary}</ul>" if summary else "")
+                    + mistakes_table(named)
+                    + "<h3>Failures without a name</h3><p class=\"muted\">Wrong values, shapes or exceptions "
+                      "that match no known mistake: worth reading by hand.</p>"
+                    + mistakes_table(unnamed) + "</section>")
+
+    kinds = Counter(row[3] for row in faults)
+    per_kind = "".join(f"<li>{e(str(k))}: {n}</li>" for k, n in sorted(kinds.items()))
+    sections.append("<section id=\"faults\"><h2>Faults and anomalies</h2>"
+                    + (f"<ul>{per_kind}</ul>" if per_kind else "<p>None.</p>")
+                    + (table(["student", "assignment", "notebook", "kind", "detail"], faults) if faults else "")
+                    + "</section>")
+
+    # ---- similarity
+    sections.append(_similarity_section(data))
+
+    n_nb = len(data.verdicts)
+    head = (f"<p>{len(data.students)} students, {n_nb} graded notebooks, assignments "
+            f"{e(', '.join(data.assignments))}. Generated {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC from "
+            f"the gradebook and the grader's verdicts.</p>")
+    nav = ('<nav><a href="#scores">Scores</a><a href="#checks">Checks</a><a href="#mistakes">Mistakes</a>'
+           '<a href="#faults">Faults</a><a href="#similarity">Similarity</a></nav>')
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>Class report</title><style>{STYLE}</style></head><body><h1>Class report</h1>{head}{nav}"
+            + "".join(sections) + f"<script>{SCRIPT}</script></body></html>")
+
+
+def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[str, str]]]:
+    """(assignment, notebook, pair, answers) for every suspicious pair of every exercise."""
+    out = []
+    for a in data.assignments:
+        for nb in notebooks_of(a):
+            graded = [s for (s, a2, n) in data.verdicts if a2 == a and n == nb]
+            if len(graded) < 2:
+                continue
+            reference = _solution_cells(SOLUTIONS / a / f"{nb}.ipynb")
+            stubs = _solution_cells(release_path(a, nb))
+            answers: dict[str, dict[str, str]] = defaultdict(dict)
+            for s in graded:
+                path = STAGED / s / a / f"{nb}.ipynb"
+                try:
+                    for gid, src in _solution_cells(path).items():
+                        answers[gid][s] = src
+                except (OSError, ValueError, KeyError):
+                    continue
+            for gid in reference:
+                excluded = [reference[gid], stubs.get(gid, "")]
+                for pair in similarity.similar_pairs(gid, answers.get(gid, {}), excluded):
+                    out.append((a, nb, pair, answers[gid]))
+    return out
+
+
+def _similarity_section(data: ClassData) -> str:
+    found = find_pairs(data)
+    parts = ["<section id=\"similarity\"><h2>Similar answers</h2><p class=\"muted\">Per exercise, token "
+             "fingerprints after normalising names, comments and layout; the reference solution, the released "
+             f"stub and idioms shared by many students are excluded. A pair shares at least "
+             f"{similarity.THRESHOLD:.0%} of the smaller answer's fingerprints. Similar is not proof: read the "
+             "answers.</p>"]
+    if not found:
+        parts.append("<p>No suspicious pairs.</p></section>")
+        return "".join(parts)
+    rows = [[a, nb, p.exercise, p.a, p.b, (f"{p.score:.0%}", p.score), p.shared] for a, nb, p, _ in found]
+    parts.append(table(["assignment", "notebook", "exercise", "student", "student", "similarity",
+                        "shared fingerprints"], rows))
+    by_exercise: dict[tuple[str, str, str], list[similarity.Pair]] = defaultdict(list)
+    for a, nb, p, _ in found:
+        by_exercise[(a, nb, p.exercise)].append(p)
+    cl = [f"<li>{e(nb)} · {e(ex)}: {e(', '.join(g))}</li>" for (_a, nb, ex), ps in by_exercise.items()
+          for g in similarity.clusters(ps)]
+    parts.append("<h3>Clusters</h3><ul>" + "".join(cl) + "</ul><h3>Side by side</h3>")
+    for _a, nb, p, answers in found:
+        parts.append(f"<details><summary>{e(nb)} · {e(p.exercise)}: {e(p.a)} and {e(p.b)} ({p.score:.0%})"
+                     f"</summary><div class=\"side\"><div><b>{e(p.a)}</b><pre>{e(answers[p.a])}</pre></div>"
+                     f"<div><b>{e(p.b)}</b><pre>{e(answers[p.b])}</pre></div></div></details>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def write(path: Path = REPORT, log=print) -> Path:
+    """Build the report from the work folder and write it atomically; return its path."""
+    data = load()
+    if not data.verdicts:
+        raise SystemExit(f"nothing to report: no verdicts under {VERDICTS} (run `make grade` first)")
+    text = build(data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    log(f"class report in {path}")
+    return path
+
+
+def write_quietly(log=print) -> None:
+    """:func:`write` at the end of a grading run: the grades are final already, so a failure to
+    draw the report is one warning line, never a failed run."""
+    try:
+        write(log=log)
+    except Exception as exc:  # the report must not cost anyone a grade
+        log(f"warning: the class report was not written ({type(exc).__name__}: {exc}); retry with `make report`")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=REPORT, help="where to write the page")
+    a = p.parse_args(argv)
+    if not GRADING.exists():
+        print(f"nothing to report: {GRADING} does not exist (run `make grade` first)", file=sys.stderr)
+        return 1
+    write(a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

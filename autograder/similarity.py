@@ -1,0 +1,123 @@
+"""Suspiciously similar answers, found as MOSS finds them: token n-gram fingerprints, winnowed.
+
+An answer (the source of one graded cell) is tokenised with Python's own tokenizer; comments,
+blank lines and layout disappear, every name the answer binds or reads that is not a keyword, a
+builtin, ``np``/``numpy`` or an attribute becomes ``N``, every string ``S``. Hashes of each run of
+``K`` consecutive tokens are winnowed (the minimum of every window of ``W`` hashes), which keeps a
+fingerprint of any shared run of ``K + W - 1`` tokens whatever surrounds it.
+
+What everybody may legitimately share is removed before comparing: the fingerprints of the
+reference solution and of the released stub, and those found in more than a fraction of the
+class's answers (an idiom, not a copy). Two answers are a pair when the fingerprints left to them
+overlap by at least :data:`THRESHOLD` of the smaller set and in at least :data:`MIN_SHARED`
+fingerprints; pairs of one exercise that chain together form a cluster.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import io
+import keyword
+import tokenize
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+K = 5  # tokens per n-gram
+W = 4  # winnowing window
+THRESHOLD = 0.7  # share of the smaller fingerprint set two answers must have in common
+MIN_SHARED = 4  # and in absolute numbers, so that two short answers are never a pair by chance
+COMMON = 0.25  # fingerprints in more than this share of the answers (and more than 3) are idioms
+
+_KEEP = set(keyword.kwlist) | set(dir(builtins)) | {"np", "numpy", "self"}
+_SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+         tokenize.ENCODING, tokenize.ENDMARKER, tokenize.TYPE_COMMENT}
+
+
+def normalise(source: str) -> list[str]:
+    """The answer's tokens with names, strings, comments and layout normalised away.
+
+    Source that does not tokenise (a syntax error) falls back to its whitespace-separated words.
+    """
+    out: list[str] = []
+    previous = ""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type in _SKIP:
+                continue
+            if tok.type == tokenize.NAME:
+                text = tok.string if tok.string in _KEEP or previous == "." else "N"
+            elif tok.type == tokenize.STRING or tok.type in getattr(tokenize, "_FSTRING_TYPES", ()):
+                text = "S"
+            else:
+                text = tok.string
+            out.append(text)
+            previous = tok.string
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source.split()
+    return out
+
+
+def fingerprints(source: str, k: int = K, w: int = W) -> set[int]:
+    """Winnowed hashes of the ``k``-token runs of ``source`` (empty for fewer than ``k`` tokens)."""
+    tokens = normalise(source)
+    hashes = [int.from_bytes(hashlib.blake2b("\x1f".join(tokens[i : i + k]).encode(), digest_size=8).digest(), "big")
+              for i in range(len(tokens) - k + 1)]
+    if len(hashes) <= w:
+        return set(hashes)
+    return {min(hashes[i : i + w]) for i in range(len(hashes) - w + 1)}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two students whose answers to one exercise are alike; ``score`` in [0, 1]."""
+
+    exercise: str
+    a: str
+    b: str
+    score: float
+    shared: int
+
+
+def similar_pairs(exercise: str, answers: dict[str, str], excluded: Iterable[str]) -> list[Pair]:
+    """Pairs of students (keys of ``answers``) whose answers to ``exercise`` are suspiciously alike.
+
+    ``excluded`` holds the sources everybody may share (reference solution, released stub);
+    answers equal to one of them are not compared at all.
+    """
+    base: set[int] = set()
+    skip = set()
+    for source in excluded:
+        base |= fingerprints(source)
+        skip.add(source.strip())
+    prints = {s: fingerprints(src) - base for s, src in answers.items() if src.strip() not in skip}
+    counts = Counter(f for fp in prints.values() for f in fp)
+    limit = max(3, int(COMMON * len(prints)))
+    prints = {s: {f for f in fp if counts[f] <= limit} for s, fp in prints.items()}
+    students = sorted(s for s, fp in prints.items() if len(fp) >= MIN_SHARED)
+    pairs = []
+    for i, a in enumerate(students):
+        for b in students[i + 1 :]:
+            shared = len(prints[a] & prints[b])
+            score = shared / min(len(prints[a]), len(prints[b]))
+            if shared >= MIN_SHARED and score >= THRESHOLD:
+                pairs.append(Pair(exercise, a, b, round(score, 3), shared))
+    return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
+
+
+def clusters(pairs: list[Pair]) -> list[list[str]]:
+    """Groups of students linked by pairs (of one exercise), largest first."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for p in pairs:
+        parent[root(p.a)] = root(p.b)
+    groups: dict[str, list[str]] = {}
+    for x in parent:
+        groups.setdefault(root(x), []).append(x)
+    return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g))

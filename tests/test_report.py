@@ -1,0 +1,188 @@
+"""The class report (``make report``) of a small graded class, opened in headless Chromium with
+every outside request aborted: it loads nothing from outside, its counts are the verdicts', the
+similarity section finds a planted copy (renamed variables, new comments and layout) and not
+independent correct answers, and hostile text in answers stays text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from browser_support import CHROMIUM_ARGS, PageReport, attach_recorders, chromium_path, serve
+from grading_support import RELEASE, SOLUTIONS, entries, grade, place, submission_text
+
+from autograder.similarity import fingerprints, normalise, similar_pairs
+
+NOTEBOOKS = ["03-softmax-attention", "07-masking"]
+PWN = "<img src=x onerror=\"window.__pwned=1\"></pre><script>window.__pwned=1</script>"
+
+ORIGINAL = f'''def attention(Q, K, V, mask=None):
+    # {PWN}
+    d_k = Q.shape[1]
+    scores = np.dot(Q, K.T) / d_k ** 0.5
+    if mask is not None:
+        scores = scores + mask
+    peak = np.amax(scores, axis=1)[:, None]
+    weights = np.exp(scores - peak)
+    totals = np.sum(weights, axis=1)[:, None]
+    return np.dot(weights / totals, V)
+'''
+COPY = '''def attention(q, k, v, mask=None):
+    """my own work"""
+    width = q.shape[1]
+    s = np.dot(q, k.T)/width**0.5
+    if mask is not None: s = s + mask
+    m = np.amax(s, axis=1)[:, None]
+    e = np.exp(s - m)
+    z = np.sum(e, axis=1)[:, None]   # normaliser
+    return np.dot(e/z, v)
+'''
+UNNAMED = "def attention(Q, K, V, mask=None):\n    return softmax(scaled_scores(Q, K)) @ V + 1.0\n"
+
+
+def _with_answer(notebook: str, grade_id: str, source: str) -> str:
+    nb = json.loads((SOLUTIONS / f"{notebook}.ipynb").read_text())
+    for cell in nb["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == grade_id:
+            cell["source"] = source
+    return json.dumps(nb)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    work = tmp_path_factory.mktemp("reportclass")
+    by_name = {e.path.stem: e for e in entries("catalogue/wrong") + entries("catalogue/correct")
+               + entries("adversarial")}
+    for nb in NOTEBOOKS:
+        place(work, "alice", nb, (SOLUTIONS / f"{nb}.ipynb").read_text())
+        place(work, "bob", nb, (RELEASE / f"{nb}.ipynb").read_text())
+    for student in ("axis-1", "axis-2", "axis-3"):
+        place(work, student, NOTEBOOKS[0], submission_text(by_name["attention_softmax_over_queries"]))
+    for stem in ("attention_unscaled", "attention_einsum_large_negative", "attention_loops", "attention_noisy",
+                 "infinite_loop", "notebook_invalid_json", "causal_lower_triangle"):
+        place(work, stem.replace("_", "-"), by_name[stem].notebook, submission_text(by_name[stem]))
+    place(work, "original", NOTEBOOKS[0], _with_answer(NOTEBOOKS[0], "attention", ORIGINAL))
+    place(work, "copier", NOTEBOOKS[0], _with_answer(NOTEBOOKS[0], "attention", COPY))
+    place(work, "guess", NOTEBOOKS[0], _with_answer(NOTEBOOKS[0], "attention", UNNAMED))
+    result = grade(work, "--workers", "2", "--cpu-seconds", "3", "--memory-mb", "1024")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "class report in" in result.stdout, result.stdout
+    verdicts = {(p.parent.parent.name, p.stem): json.loads(p.read_text())
+                for p in (work / ".grading" / "verdicts").glob("*/*/*.json")}
+    return work, verdicts
+
+
+@pytest.fixture(scope="module")
+def page(graded):
+    from playwright.sync_api import sync_playwright
+
+    work, _ = graded
+    with serve(work / "report") as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            pg = browser.new_page()
+            report = PageReport(base)
+            attach_recorders(pg, base, report)
+            pg.goto(base + "index.html", wait_until="load")
+            yield pg, report
+        finally:
+            browser.close()
+
+
+def _rows(pg, section: str, nth: int = 0) -> list[list[str]]:
+    return pg.eval_on_selector_all(
+        f"#{section} table >> nth={nth} >> tbody tr",
+        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent))")
+
+
+@pytest.mark.browser
+def test_report_loads_nothing_from_outside_and_runs_no_student_text(page):
+    pg, report = page
+    assert report.outside_requests == []
+    assert report.console_errors == [] and report.failed_requests == []
+    assert pg.evaluate("window.__pwned") is None
+    assert pg.locator("script").count() == 1
+    assert "onerror" in pg.text_content("#similarity")  # shown as text, side by side
+
+
+@pytest.mark.browser
+def test_every_figure_has_alt_text(page):
+    pg, _ = page
+    labels = pg.eval_on_selector_all("svg", "s => s.map(x => [x.getAttribute('role'), x.getAttribute('aria-label'),"
+                                            " x.querySelector('title') && x.querySelector('title').textContent])")
+    assert len(labels) >= 2 * len(NOTEBOOKS)
+    for role, label, title in labels:
+        assert role == "img" and label and "Histogram of" in label and title == label
+
+
+@pytest.mark.browser
+def test_check_counts_match_the_verdicts(page, graded):
+    pg, _ = page
+    _, verdicts = graded
+    passed, total = Counter(), Counter()
+    for v in verdicts.values():
+        for cid, msg in v.get("checks", {}).items():
+            total[cid] += 1
+            passed[cid] += msg is None
+    rows = {r[1]: r for r in _rows(pg, "checks")}
+    assert set(rows) == set(total)
+    for cid, row in rows.items():
+        _nb, _cid, _desc, ok, bad, unanswered, _rate = row
+        assert int(ok) == passed[cid], cid
+        assert int(ok) + int(bad) + int(unanswered) == total[cid], cid
+
+
+@pytest.mark.browser
+def test_named_mistakes_are_counted_with_who(page):
+    pg, _ = page
+    named = {r[1].split(":")[0]: r for r in _rows(pg, "mistakes", 0)}
+    row = named["softmax taken over the queries (axis 0)"]
+    assert row[2] == "3" and row[3] == "axis-1, axis-2, axis-3"
+    assert named["missing the 1/√d_k scaling of the scores"][3] == "attention-unscaled"
+    unnamed = _rows(pg, "mistakes", 1)
+    assert any("guess" in r[3] and r[0] == "attention" for r in unnamed)
+    assert "softmax taken over the queries (axis 0): 3 students" in pg.inner_text("#mistakes ul")
+
+
+@pytest.mark.browser
+def test_faults_and_anomalies_are_listed(page):
+    pg, _ = page
+    kinds = {(r[0], r[3]) for r in _rows(pg, "faults")}
+    assert ("infinite-loop", "time-out") in kinds
+    assert ("notebook-invalid-json", "unreadable notebook") in kinds
+    assert ("axis-1", "missing notebook") in kinds  # handed in 03 only
+    assert ("bob", "blank notebook") in kinds
+
+
+@pytest.mark.browser
+def test_similarity_finds_the_planted_copy_only(page):
+    pg, _ = page
+    pairs = {(r[2], r[3], r[4]) for r in _rows(pg, "similarity")}
+    assert ("attention", "copier", "original") in pairs
+    # three identical wrong answers are one cluster; nothing else: correct variants, the
+    # reference (alice) and the stubs (bob) are not pairs
+    others = {p for p in pairs if p[0] != "attention" or {"copier", "original"} != set(p[1:])}
+    assert all(set(p[1:]) <= {"axis-1", "axis-2", "axis-3"} for p in others), others
+
+
+@pytest.mark.browser
+def test_tables_sort_when_a_header_is_clicked(page):
+    pg, _ = page
+    header = pg.locator("#checks th", has_text="passed")
+    header.click()
+    up = [int(r[3]) for r in _rows(pg, "checks")]
+    header.click()
+    down = [int(r[3]) for r in _rows(pg, "checks")]
+    assert up == sorted(up) and down == sorted(up, reverse=True) and up != down
+
+
+def test_fingerprints_ignore_names_comments_and_layout():
+    assert "d_k" not in normalise(ORIGINAL) and "#" not in " ".join(normalise(ORIGINAL))
+    a, b = fingerprints(ORIGINAL), fingerprints(COPY)
+    assert len(a & b) / min(len(a), len(b)) >= 0.7
+    solution = "def f(x):\n    return np.exp(x) / np.exp(x).sum()\n"
+    independent = {"s1": solution, "s2": "def f(y):\n    e = np.exp(y)\n    return e / e.sum()\n",
+                   "s3": solution.replace("x", "z")}
+    assert similar_pairs("f", independent, [solution, "raise NotImplementedError()"]) == []
