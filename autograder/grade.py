@@ -27,11 +27,11 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from . import report, sandbox
+from . import distributed, report, sandbox
 from .nbgrader_steps import export, nbgrader_api, run_step
 from .paths import GRADES_CSV, GRADING, SOLUTIONS, STAGED, SUBMITTED
 from .spec import notebooks_of
-from .verdicts import grade_one, timed_job
+from .verdicts import _secret, grade_one, timed_job
 
 
 def submissions() -> list[tuple[str, str]]:
@@ -56,16 +56,24 @@ def finish(workers: int | None = None, log=print) -> None:
     log(f"feedback regenerated; grades in {GRADES_CSV}")
 
 
-def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print) -> dict:
-    """Grade every submission and produce the gradebook, feedback and grades.csv."""
+def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
+                scheduler: str | None = None, allow_fallback: bool = False) -> dict:
+    """Grade every submission and produce the gradebook, feedback and grades.csv.
+
+    With ``scheduler`` (a Dask address), the notebooks are decided on that cluster
+    (:mod:`autograder.distributed`) and only the nbgrader steps run here.
+    """
     t0 = time.perf_counter()
     subs = submissions()
     if not subs:
         raise SystemExit(f"nothing to grade: put notebooks under {SUBMITTED}/<student>/<assignment>/")
+    # the cluster is reached (or the run stops) before anything in the work folder changes
+    cluster = distributed.connect(scheduler, allow_fallback, log) if scheduler else None
     if STAGED.exists():
         shutil.rmtree(STAGED)
     shutil.rmtree(GRADING / "verdicts", ignore_errors=True)
-    sandbox.self_test()
+    if cluster is None:
+        sandbox.self_test()
     assignments = sorted({a for _, a in subs})
     jobs = []
     for s, a in subs:
@@ -74,30 +82,39 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         # handed in nothing readable still gets every notebook staged, so the notes reach them
         jobs += [(s, a, nb, limits) for nb in (handed_in or notebooks_of(a))]
     workers = workers or os.cpu_count() or 1
-    log(f"grading {len(jobs)} notebooks of {len(subs)} submissions with {workers} workers "
-        f"(sandbox: {sandbox.mode()})")
+    where = f"on the Dask cluster at {scheduler}" if cluster else f"with {workers} workers (sandbox: {sandbox.mode()})"
+    log(f"grading {len(jobs)} notebooks of {len(subs)} submissions {where}")
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending = pool.map(timed_job, jobs)
+        pending = cluster.decide(jobs, _secret().decode(), log) if cluster else pool.map(timed_job, jobs)
         api = nbgrader_api()  # meanwhile, register the assignments in the gradebook
         for a in assignments:
             result = api.generate_assignment(a, force=True)
             if not result["success"]:
                 raise SystemExit(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
         per_nb = [secs for _s, _a, _nb, secs in pending]
+    if cluster:
+        cluster.close()
     t_verdicts = time.perf_counter() - t0
+    steps = {"verdicts": t_verdicts, "autograde": 0.0, "feedback": 0.0}
     for a in assignments:
         students = sorted(s for s, a2 in subs if a2 == a)
         t1 = time.perf_counter()
         run_step("autograde", a, students, workers, log)
         t2 = time.perf_counter()
         run_step("generate_feedback", a, students, workers, log)
+        steps["autograde"] += t2 - t1
+        steps["feedback"] += time.perf_counter() - t2
         log(f"nbgrader {a}: autograde {t2 - t1:.1f} s, feedback {time.perf_counter() - t2:.1f} s")
+    t3 = time.perf_counter()
     export(api)
+    steps["export"] = time.perf_counter() - t3
     report.write_quietly(log)
     total = time.perf_counter() - t0
     log(f"verdicts in {t_verdicts:.1f} s (median {np.median(per_nb):.2f} s of sandboxed work per notebook); "
         f"whole run {total:.1f} s; grades in {GRADES_CSV}")
-    return {"notebooks": len(jobs), "seconds": total, "verdict_seconds": t_verdicts}
+    out = {"notebooks": len(jobs), "seconds": total, "verdict_seconds": t_verdicts, "steps": steps}
+    (GRADING / "timings.json").write_text(json.dumps(out))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="only decide one notebook (a job for an external scheduler); no nbgrader step")
     p.add_argument("--finish", action="store_true",
                    help="after manual grading in formgrader: only regenerate feedback and grades.csv")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="decide the notebooks on this Dask cluster; the nbgrader steps still run here")
+    p.add_argument("--allow-fallback-sandbox", action="store_true",
+                   help="with --scheduler: let workers without bubblewrap grade (weaker isolation)")
     a = p.parse_args(argv)
     if a.finish:
         finish(a.workers)
@@ -118,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         v = grade_one(*a.one, limits=limits)
         print(json.dumps({k: v.get(k) for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
         return 0
-    grade_class(a.workers, limits)
+    grade_class(a.workers, limits, scheduler=a.scheduler, allow_fallback=a.allow_fallback_sandbox)
     return 0
 
 
