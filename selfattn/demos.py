@@ -7,6 +7,7 @@ Every function returns a widget whose frames are drawn up front and switched in 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import ipywidgets as W
 import numpy as np
@@ -20,6 +21,7 @@ __all__ = [
     "lookup_sharpness",
     "masks",
     "receptive_field",
+    "receptive_field_frame",
     "saturation",
     "score_histograms",
     "score_matrices",
@@ -28,30 +30,55 @@ __all__ = [
 ]
 
 
-def receptive_field() -> W.VBox:
-    """Slider over stacked 3-tap convolutions: when does 'hungry' see 'cat'?"""
+def receptive_field_frame(L: int, tokens: Sequence[str], left: int, right: int) -> dict[str, int | bool]:
+    """What one frame of :func:`receptive_field` shows, as numbers (positions 1-based).
+
+    The lecture's criterion: the words at ``left`` and ``right`` (0-based) can influence each
+    other once some output's receptive field of ``2L + 1`` positions holds both. The frame shows
+    the field of the output midway between them, the one that reaches both first.
+    """
+    centre = (left + right + 1) // 2
+    reach = lecture.receptive_field(L) // 2
+    first, last = max(0, centre - reach), min(len(tokens) - 1, centre + reach)
+    return {
+        "L": L,
+        "field": lecture.receptive_field(L),
+        "centre": centre + 1,
+        "first": first + 1,
+        "last": last + 1,
+        "lit": last - first + 1,
+        "connected": first <= left and right <= last,
+    }
+
+
+def receptive_field(max_layers: int = 8) -> W.VBox:
+    """Slider over stacked 3-tap convolutions: from how many layers on do 'cat' and 'hungry' share a field?"""
     porch = text.tokenize(text.SENTENCES["porch"])
-    right = porch.index("hungry")
+    left, right = porch.index("cat"), porch.index("hungry")
 
     def frame(L: int):
-        fig, (ax,) = new_figure(7.5, 1.9)
-        reach = lecture.receptive_field(L) // 2  # positions visible on each side
-        seen = [abs(i - right) <= reach for i in range(len(porch))]
-        colors = [COLORS["orange"] if w in ("cat", "hungry") and s else COLORS["blue"] if s else "#dddddd"
-                  for w, s in zip(porch, seen, strict=True)]
-        ax.bar(range(len(porch)), np.ones(len(porch)), color=colors)
+        f = receptive_field_frame(L, porch, left, right)
+        seen = [f["first"] <= i + 1 <= f["last"] for i in range(len(porch))]
+        colors = [COLORS["orange"] if i in (left, right) and s else COLORS["sky"] if s else "#eeeeee"
+                  for i, s in enumerate(seen)]
+        fig, (ax,) = new_figure(7.5, 2.1)
+        ax.bar(range(len(porch)), np.ones(len(porch)), color=colors, edgecolor="white")
         for i, w in enumerate(porch):
-            ax.text(i, 0.5, w, rotation=90, ha="center", va="center", fontsize=9)
-        ax.set_xticks(range(len(porch)), range(len(porch)))
+            ax.text(i, 0.5, w, rotation=90, ha="center", va="center", fontsize=9, color="black")
+        ax.set_xticks(range(len(porch)), range(1, len(porch) + 1))
         ax.set_yticks([])
-        ax.set_xlabel("token position")
-        reached = seen[porch.index("cat")]
-        ax.set_title(f"L = {L} layers: receptive field {lecture.receptive_field(L)} tokens; "
-                     + ("hungry now sees cat" if reached else "cat still out of reach"))
-        return figure_frame(fig, alt=f"With {L} stacked 3-tap convolutions the output at 'hungry' sees "
-                            f"{sum(seen)} tokens; 'cat' is {'inside' if reached else 'outside'} the field.")
+        ax.set_xlabel(f"token position (the output shown is at position {f['centre']})")
+        verdict = ("cat and hungry share this field: they are connected" if f["connected"]
+                   else "no field holds both cat and hungry yet")
+        ax.set_title(f"L = {L}: receptive field {f['field']} positions; {verdict}", fontsize=10)
+        caption = (f"L = {L} stacked 3-tap layers: the output at position {f['centre']} sees a receptive field of "
+                   f"{f['field']} positions, {f['lit']} of them inside the sentence (positions {f['first']} to "
+                   f"{f['last']}, lit). "
+                   + ("Cat and hungry are both inside: connected." if f["connected"]
+                      else f"Cat (position {left + 1}) and hungry (position {right + 1}) are not both inside."))
+        return figure_frame(fig, alt=caption, caption=caption)
 
-    return slider_frames(list(range(8)), frame, "layers L", start=1)
+    return slider_frames(list(range(max_layers)), frame, "layers L", start=1)
 
 
 def score_matrices() -> W.VBox:
@@ -128,7 +155,8 @@ def saturation(seed: int = 3) -> W.VBox:
                             f"{a.max():.2f}, Jacobian norm {norm:.3f}.")
 
     mode = W.ToggleButtons(options=[("scaled", 0), ("unscaled", 1)], index=0, description="scores:")
-    width = W.SelectionSlider(options=[(str(w), j) for j, w in enumerate(widths)], index=2, description="d_k")
+    width = W.SelectionSlider(options=[(str(w), j) for j, w in enumerate(widths)], index=2,
+                              description="head width d_k", style={"description_width": "initial"})
     return grid_frames(mode, width, frame, 2, len(widths))
 
 
@@ -151,27 +179,37 @@ def word_orders(seed: int = 0) -> W.VBox:
         return figure_frame(fig, alt=f"Outputs for the order '{label}': each word keeps the same output row, "
                             "only the row order changes.")
 
-    return toggle_frames([" ".join(words[p] for p in o) for o in orders], frame)
+    return toggle_frames([" ".join(words[p] for p in o) for o in orders], frame, "word order:")
 
 
 def masks() -> W.VBox:
-    """Toggle no mask / causal / padding on a five-token sentence."""
+    """Toggle no mask / causal / padding: which weights a mask forbids, drawn as masked, not as zeros."""
     toks = text.tokenize("the cat sat on mats")
     X = text.embed(text.random_embeddings(5, 8, seed=3), np.arange(5))
     W_Q, W_K = np.random.default_rng(4).standard_normal((2, 8, 8)) / np.sqrt(8)
     Q, K = X @ W_Q, X @ W_K
-    choices = {"no mask": None, "causal": numerics.causal_mask(5),
-               "padding (length 3)": numerics.padding_mask([3], 5)[0][None, :]}
+    length = 3
+    padded = [*toks[:length], *["<pad>"] * (len(toks) - length)]  # "the cat sat" padded to 5 positions
+    choices = [
+        ("no mask", None, toks,
+         "No mask: every token may read every token, so no weight is forced to zero; each row sums to one."),
+        ("causal", numerics.causal_mask(5), toks,
+         "Causal mask: the cells above the diagonal (later tokens) are masked, marked ×, and get weight exactly "
+         "zero; each row's remaining weights sum to one."),
+        (f"padding (length {length})", numerics.padding_mask([length], 5)[0][None, :], padded,
+         "Padding mask: 'the cat sat' padded to 5 positions; the two <pad> keys are masked, marked ×, and get "
+         "weight exactly zero; each row's remaining weights sum to one."),
+    ]
 
     def frame(i: int):
-        name, M = list(choices.items())[i]
+        name, M, labels, caption = choices[i]
         A = numerics.attention_weights(Q, K, M)
+        forbidden = None if M is None else np.isneginf(np.broadcast_to(M, A.shape))
         fig, (ax,) = new_figure(4.8, 3.6)
-        heatmap(ax, A, toks, toks, title=name, vmin=0, vmax=1)
-        return figure_frame(fig, alt=f"Attention weights with {name}: masked entries are exactly zero and "
-                            "every row still sums to one.")
+        heatmap(ax, A, labels, labels, title=name, vmin=0, vmax=1, masked=forbidden)
+        return figure_frame(fig, alt=caption, caption=caption)
 
-    return toggle_frames(list(choices), frame, "mask:")
+    return toggle_frames([c[0] for c in choices], frame, "mask:")
 
 
 def cost_calculator() -> W.VBox:
@@ -194,7 +232,8 @@ def cost_calculator() -> W.VBox:
             f"<p>One T×T score matrix in 16-bit floats: {mem:,.0f} MiB per head.</p>")
 
     d_pick = W.ToggleButtons(options=[(str(d), i) for i, d in enumerate(widths)], index=2, description="width d:")
-    T_pick = W.SelectionSlider(options=[(f"{T:,}", j) for j, T in enumerate(lengths)], index=5, description="length T")
+    T_pick = W.SelectionSlider(options=[(f"{T:,}", j) for j, T in enumerate(lengths)], index=5,
+                                 description="sequence length T", style={"description_width": "initial"})
     return grid_frames(d_pick, T_pick, frame, len(widths), len(lengths))
 
 

@@ -70,8 +70,17 @@ class SaturationResult:
     score_grad_norm: float
 
 
-def saturation(d_k: int = 256, T: int = 16, trials: int = 2000, scaled: bool = True, seed: int = 0) -> SaturationResult:
-    """How much gradient reaches the scores at initialisation, with or without ``1/sqrt(d_k)``."""
+def saturation_trials(
+    d_k: int = 256, T: int = 16, trials: int = 2000, scaled: bool = True, seed: int = 0
+) -> dict[str, NDArray[np.float64]]:
+    """Per-trial numbers of the saturation demo: one query against ``T`` random keys, ``trials`` times.
+
+    Returns
+    -------
+    dict of ndarray, each shape (trials,)
+        ``max_weight`` (largest attention weight), ``jacobian_norm`` (Frobenius norm of the softmax
+        Jacobian) and ``score_grad_norm`` (norm of ``dL/ds`` for a unit-norm random ``dL/da``).
+    """
     rng = np.random.default_rng(seed)
     max_w, jac, grad = [], [], []
     for _ in range(trials):
@@ -87,4 +96,10 @@ def saturation(d_k: int = 256, T: int = 16, trials: int = 2000, scaled: bool = T
         max_w.append(a.max())
         jac.append(np.linalg.norm(J))
         grad.append(np.linalg.norm(J.T @ g))
-    return SaturationResult(float(np.mean(max_w)), float(np.mean(jac)), float(np.mean(grad)))
+    return {"max_weight": np.array(max_w), "jacobian_norm": np.array(jac), "score_grad_norm": np.array(grad)}
+
+
+def saturation(d_k: int = 256, T: int = 16, trials: int = 2000, scaled: bool = True, seed: int = 0) -> SaturationResult:
+    """How much gradient reaches the scores at initialisation, with or without ``1/sqrt(d_k)`` (trial means)."""
+    t = saturation_trials(d_k, T, trials, scaled, seed)
+    return SaturationResult(*(float(np.mean(t[k])) for k in ("max_weight", "jacobian_norm", "score_grad_norm")))

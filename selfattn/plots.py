@@ -12,7 +12,17 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["COLORS", "fig_to_png", "heatmap", "new_figure", "png_data_uri", "weights_bar"]
+__all__ = [
+    "COLORS",
+    "contrast_ratio",
+    "fig_to_png",
+    "heatmap",
+    "label_color",
+    "new_figure",
+    "png_data_uri",
+    "relative_luminance",
+    "weights_bar",
+]
 
 #: Colour-blind-safe palette (Okabe-Ito) used for every series.
 COLORS = {
@@ -69,6 +79,30 @@ def weights_bar(ax: Axes, labels: Sequence[str], weights: ArrayLike, title: str 
     ax.spines[["top", "right"]].set_visible(False)
 
 
+def relative_luminance(color) -> float:
+    """WCAG 2 relative luminance (0 for black, 1 for white) of any matplotlib colour."""
+    from matplotlib.colors import to_rgb
+
+    channels = np.array(to_rgb(color))
+    linear = np.where(channels <= 0.04045, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
+    return float(linear @ np.array([0.2126, 0.7152, 0.0722]))
+
+
+def contrast_ratio(a, b) -> float:
+    """WCAG 2 contrast ratio of two colours, from 1 (equal) to 21 (black on white)."""
+    la, lb = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def label_color(background) -> str:
+    """Black or white, whichever contrasts more with ``background`` (always at least 4.58:1)."""
+    return "black" if contrast_ratio("black", background) >= contrast_ratio("white", background) else "white"
+
+
+#: Fill of a masked (forbidden) cell in :func:`heatmap`.
+MASKED_FILL = "#d9d9d9"
+
+
 def heatmap(
     ax: Axes,
     M: ArrayLike,
@@ -81,28 +115,42 @@ def heatmap(
     fmt: str = "{:.2f}",
     xlabel: str = "key",
     ylabel: str = "query",
+    masked: ArrayLike | None = None,
 ):
     """Annotated heatmap of a small matrix (rows: queries, columns: keys).
+
+    Each label is black or white, whichever contrasts more with the colour of its own cell
+    (computed from the colour map, not guessed from the value). Masked cells are drawn grey and
+    labelled "×", so they cannot be mistaken for tiny weights; ``-inf`` entries read "−∞".
 
     Parameters
     ----------
     M : array_like, shape (r, c)
     row_labels : sequence of str, length r
     col_labels : sequence of str, length c
+    masked : array_like of bool, shape (r, c), optional
+        Cells that a mask forbids.
     """
+    import matplotlib as mpl
+
     A = np.asarray(M, dtype=float)
-    shown = np.where(np.isfinite(A), A, np.nan)
-    im = ax.imshow(shown, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    hidden = np.zeros(A.shape, bool) if masked is None else np.broadcast_to(np.asarray(masked, bool), A.shape)
+    shown = np.where(np.isfinite(A) & ~hidden, A, np.nan)
+    colormap = mpl.colormaps[cmap].with_extremes(bad=MASKED_FILL)
+    im = ax.imshow(shown, cmap=colormap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(A.shape[1]), col_labels)
     ax.set_yticks(range(A.shape[0]), row_labels)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    lo, hi = np.nanmin(shown) if np.isfinite(shown).any() else 0, np.nanmax(shown) if np.isfinite(shown).any() else 1
-    mid = (lo + hi) / 2 if vmin is None or vmax is None else (vmin + vmax) / 2
     for (i, j), value in np.ndenumerate(A):
-        text = "−∞" if value == -np.inf else fmt.format(value)
-        color = "black" if not np.isfinite(value) or value > mid else "white"
-        ax.text(j, i, text, ha="center", va="center", fontsize=8, color=color)
+        if hidden[i, j]:
+            text = "×"
+        elif value == -np.inf:
+            text = "−∞"
+        else:
+            text = fmt.format(value).replace("-", "−")
+        cell = MASKED_FILL if np.isnan(shown[i, j]) else im.cmap(im.norm(shown[i, j]))
+        ax.text(j, i, text, ha="center", va="center", fontsize=8, color=label_color(cell))
     if title:
         ax.set_title(title)
     return im

@@ -1,0 +1,67 @@
+"""Figure text is legible: every heatmap label contrasts with its own cell by WCAG's measure."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from selfattn.plots import MASKED_FILL, contrast_ratio, heatmap, label_color, new_figure
+
+WCAG_AA = 4.5
+
+
+def _cell_colours(ax, im, A, masked):
+    """Colour of the cell under each text label, from the drawn image itself."""
+    rgba = im.to_rgba(np.ma.masked_invalid(im.get_array()))
+    for text in ax.texts:
+        x, y = text.get_position()
+        i, j = round(y), round(x)
+        yield text, MASKED_FILL if (masked is not None and masked[i, j]) or not np.isfinite(A[i, j]) else rgba[i, j]
+
+
+@pytest.mark.parametrize(("black", "white"), [("#000000", "#ffffff")])
+def test_contrast_ratio_matches_wcag(black, white):
+    assert contrast_ratio(black, white) == pytest.approx(21.0)
+    assert contrast_ratio("#777777", "#777777") == pytest.approx(1.0)
+    assert contrast_ratio("#bbbbbb", "#f4f4f4") < WCAG_AA  # the old dark-mode caption on its panel
+
+
+@given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
+def test_label_colour_always_reaches_aa(r, g, b):
+    assert contrast_ratio(label_color((r, g, b)), (r, g, b)) >= WCAG_AA
+
+
+@given(
+    arrays(np.float64, (4, 5), elements=st.floats(-3, 3)),
+    st.sampled_from(["viridis", "RdBu_r"]),
+    arrays(np.bool_, (4, 5)),
+)
+def test_every_heatmap_label_contrasts_with_its_cell(A, cmap, masked):
+    fig, (ax,) = new_figure(4, 3)
+    try:
+        im = heatmap(ax, A, list("abcd"), list("vwxyz"), cmap=cmap, vmin=-3, vmax=3, masked=masked)
+        fig.canvas.draw()
+        low = [(t.get_text(), contrast_ratio(t.get_color(), bg)) for t, bg in _cell_colours(ax, im, A, masked)]
+    finally:
+        plt.close(fig)
+    assert len(low) == A.size
+    assert [x for x in low if x[1] < WCAG_AA] == []
+
+
+def test_masked_cells_are_marked_not_zero():
+    A = np.array([[1.0, 0.0], [0.4, 0.6]])
+    fig, (ax,) = new_figure(3, 3)
+    try:
+        heatmap(ax, A, ["a", "b"], ["a", "b"], vmin=0, vmax=1, masked=np.array([[False, True], [False, False]]))
+        labels = [t.get_text() for t in ax.texts]
+    finally:
+        plt.close(fig)
+    assert labels == ["1.00", "×", "0.40", "0.60"]
