@@ -27,33 +27,39 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from . import distributed, report, sandbox
+from . import distributed, intake, report, run_lock, sandbox
 from .nbgrader_steps import export, nbgrader_api, run_step
-from .paths import GRADES_CSV, GRADING, SOLUTIONS, STAGED, SUBMITTED
+from .paths import GRADES_CSV, GRADING, STAGED, SUBMITTED
 from .spec import notebooks_of
 from .verdicts import _secret, grade_one, timed_job
 
 
 def submissions() -> list[tuple[str, str]]:
-    """(student, assignment) for every folder under submitted/."""
-    out = []
-    for student in sorted(p for p in SUBMITTED.iterdir() if p.is_dir()) if SUBMITTED.exists() else []:
-        for assignment in sorted(p for p in student.iterdir() if p.is_dir()):
-            if (SOLUTIONS / assignment.name).is_dir():
-                out.append((student.name, assignment.name))
-    return out
+    """(student, assignment) for every folder under submitted/ that may be graded."""
+    return intake.scan().submissions
+
+
+def _end(refused: list[str], failed: list[str], log) -> None:
+    """Name every student who got no trustworthy row; a non-zero exit if there is any."""
+    if refused or failed:
+        lines = refused + [f"nbgrader failed for {f}" for f in failed]
+        raise SystemExit(f"{len(lines)} problem(s); these students have no complete grade:\n  " + "\n  ".join(lines))
 
 
 def finish(workers: int | None = None, log=print) -> None:
     """After hand-grading in formgrader: regenerate the feedback and grades.csv, re-running nothing."""
     workers = workers or os.cpu_count() or 1
-    subs = submissions()
+    scan = intake.scan()
+    subs = scan.submissions
+    failed = []
     for assignment in sorted({a for _, a in subs}):
         students = sorted(s for s, a in subs if a == assignment)
-        run_step("generate_feedback", assignment, students, workers, log)
+        failed += [f"{s} ({assignment}, feedback)" for s in run_step("generate_feedback", assignment, students,
+                                                                      workers, log)]
     export()
     report.write_quietly(log)
     log(f"feedback regenerated; grades in {GRADES_CSV}")
+    _end(scan.refused, failed, log)
 
 
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
@@ -64,7 +70,10 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     (:mod:`autograder.distributed`) and only the nbgrader steps run here.
     """
     t0 = time.perf_counter()
-    subs = submissions()
+    scan = intake.scan()
+    for line in scan.refused:
+        log(f"refused: {line}")
+    subs = scan.submissions
     if not subs:
         raise SystemExit(f"nothing to grade: put notebooks under {SUBMITTED}/<student>/<assignment>/")
     # the cluster is reached (or the run stops) before anything in the work folder changes
@@ -77,7 +86,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     assignments = sorted({a for _, a in subs})
     jobs = []
     for s, a in subs:
-        handed_in = [nb for nb in notebooks_of(a) if (SUBMITTED / s / a / f"{nb}.ipynb").exists()]
+        handed_in = [nb for nb in notebooks_of(a) if os.path.lexists(SUBMITTED / s / a / f"{nb}.ipynb")]
         # a notebook not handed in scores zero in nbgrader without being staged; a student who
         # handed in nothing readable still gets every notebook staged, so the notes reach them
         jobs += [(s, a, nb, limits) for nb in (handed_in or notebooks_of(a))]
@@ -96,12 +105,13 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         cluster.close()
     t_verdicts = time.perf_counter() - t0
     steps = {"verdicts": t_verdicts, "autograde": 0.0, "feedback": 0.0}
+    failed = []
     for a in assignments:
         students = sorted(s for s, a2 in subs if a2 == a)
         t1 = time.perf_counter()
-        run_step("autograde", a, students, workers, log)
+        failed += [f"{s} ({a}, autograde)" for s in run_step("autograde", a, students, workers, log)]
         t2 = time.perf_counter()
-        run_step("generate_feedback", a, students, workers, log)
+        failed += [f"{s} ({a}, feedback)" for s in run_step("generate_feedback", a, students, workers, log)]
         steps["autograde"] += t2 - t1
         steps["feedback"] += time.perf_counter() - t2
         log(f"nbgrader {a}: autograde {t2 - t1:.1f} s, feedback {time.perf_counter() - t2:.1f} s")
@@ -114,6 +124,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         f"whole run {total:.1f} s; grades in {GRADES_CSV}")
     out = {"notebooks": len(jobs), "seconds": total, "verdict_seconds": t_verdicts, "steps": steps}
     (GRADING / "timings.json").write_text(json.dumps(out))
+    _end(scan.refused, failed, log)
     return out
 
 
@@ -132,14 +143,21 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --scheduler: let workers without bubblewrap grade (weaker isolation)")
     a = p.parse_args(argv)
     if a.finish:
-        finish(a.workers)
+        with run_lock.hold():
+            finish(a.workers)
         return 0
     limits = sandbox.Limits(cpu_seconds=a.cpu_seconds, memory_bytes=a.memory_mb << 20)
     if a.one:
-        v = grade_one(*a.one, limits=limits)
+        student, assignment, _notebook = a.one
+        if (student, assignment) not in submissions():
+            raise SystemExit(f"not graded: {intake.shown(SUBMITTED / student / assignment)} is refused or missing "
+                             "(run without --one to see why)")
+        with run_lock.hold(shared=True):
+            v = grade_one(*a.one, limits=limits)
         print(json.dumps({k: v.get(k) for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
         return 0
-    grade_class(a.workers, limits, scheduler=a.scheduler, allow_fallback=a.allow_fallback_sandbox)
+    with run_lock.hold():
+        grade_class(a.workers, limits, scheduler=a.scheduler, allow_fallback=a.allow_fallback_sandbox)
     return 0
 
 

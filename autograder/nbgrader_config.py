@@ -57,6 +57,9 @@ c.ClearMetadataPreprocessor.clear_cell_metadata = False
 c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = [("language_info", "name"), ("kernelspec",)]
 
 c.CsvExportPlugin.to = str(paths.GRADES_CSV)
+# `nbgrader export` too: every field quoted and formula-neutralised, the file replaced atomically
+c.ExportApp.plugin_class = "autograder.csv_export.QuotedCsvExportPlugin"
+c.QuotedCsvExportPlugin.to = str(paths.GRADES_CSV)
 
 # Feedback never shows hidden test code.
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]

@@ -18,6 +18,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .paths import verdict_path
+from .untrusted import note_markdown
 
 
 class ApplyVerdicts(NbGraderPreprocessor):
@@ -29,7 +30,8 @@ class ApplyVerdicts(NbGraderPreprocessor):
         notes = (self.verdict or {}).get("notes") or (
             [] if self.verdict else ["This notebook was not graded (no verdict was produced); ask your instructor."])
         if notes:
-            text = "**Grading notes.**\n\n" + "\n".join(f"- {n}" for n in notes)
+            # notes quote student text (exception messages): rendered as text, never as HTML
+            text = "**Grading notes.**\n\n" + "\n".join(note_markdown(str(n)) for n in notes)
             nb.cells.insert(0, new_markdown_cell(text, metadata={"grading_notes": True}))
         return nb, resources
 

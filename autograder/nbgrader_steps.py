@@ -28,8 +28,8 @@ def nbgrader_api():
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
-def _run_step_group(args: tuple[str, str, list[str]]) -> list[str]:
-    """Run one nbgrader step for a group of students in this process; return problems."""
+def _run_step_group(args: tuple[str, str, list[str]]) -> list[tuple[str, str]]:
+    """Run one nbgrader step for a group of students in this process; return (student, problem)."""
     import warnings
 
     from sqlalchemy.exc import SAWarning
@@ -43,29 +43,32 @@ def _run_step_group(args: tuple[str, str, list[str]]) -> list[str]:
         result = (api.autograde(assignment, student, force=True, create=True) if step == "autograde"
                   else api.generate_feedback(assignment, student, force=True))
         if not result["success"]:
-            problems.append(f"{step} {student}: {result.get('error', '')[-1500:]}")
+            problems.append((student, (result.get("error") or "")[-1500:]))
     return problems
 
 
-def run_step(step: str, assignment: str, students: list[str], workers: int, log) -> None:
+def run_step(step: str, assignment: str, students: list[str], workers: int, log) -> list[str]:
     """Run an nbgrader step over disjoint groups of students at once, then redo any student that
     reported a problem on its own (e.g. a busy SQLite gradebook), so the result never depends on
-    the parallelism."""
+    the parallelism. Return the students it still failed for (each also logged)."""
     groups = [students[i::workers] for i in range(min(workers, len(students)))]
     with ProcessPoolExecutor(max_workers=max(1, len(groups))) as pool:
         problems = [p for ps in pool.map(_run_step_group, [(step, assignment, g) for g in groups]) for p in ps]
-    retry = [p.split()[1].rstrip(":") for p in problems]
-    for message in _run_step_group((step, assignment, retry)) if retry else []:
-        log(f"warning: nbgrader {message}")
+    retry = [student for student, _ in problems]
+    failed = _run_step_group((step, assignment, retry)) if retry else []
+    for student, message in failed:
+        log(f"error: nbgrader {step} failed for {student} ({assignment}): {message}")
+    return [student for student, _ in failed]
 
 
 def export(api=None) -> None:
-    """Write grades.csv from the gradebook (nbgrader's CSV export)."""
+    """Write grades.csv from the gradebook (nbgrader's export columns, quoted, replaced atomically)."""
     from nbgrader.api import Gradebook
-    from nbgrader.plugins import CsvExportPlugin
+
+    from .csv_export import QuotedCsvExportPlugin
 
     api = api or nbgrader_api()
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
-        CsvExportPlugin(config=api.config).export(gb)
+        QuotedCsvExportPlugin(config=api.config).export(gb)
     if not GRADES_CSV.exists():
         raise SystemExit("nbgrader export wrote no grades.csv")

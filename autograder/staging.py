@@ -6,12 +6,20 @@ repair becomes a grading note. Unreadable files are graded as unanswered, with t
 from __future__ import annotations
 
 import json
-import shutil
 
 import nbformat
 
 from .paths import STAGED, SUBMITTED
 from .spec import release_path
+from .untrusted import (
+    MAX_NOTEBOOK_BYTES,
+    MAX_TIMESTAMP_BYTES,
+    Refused,
+    neutralise_markup,
+    one_line,
+    read_regular,
+    safe_attachments,
+)
 
 
 def _source_text(cell) -> str:
@@ -25,18 +33,20 @@ def stage(student: str, assignment: str, notebook: str) -> list[str]:
     release = nbformat.read(release_path(assignment, notebook), as_version=4)
     notes: list[str] = []
     student_cells: list[dict] = []
-    if not original.exists():
+    if not original.exists() and not original.is_symlink():
         notes.append(f"No file {notebook}.ipynb was submitted; it is graded as unanswered.")
     else:
         try:
-            data = json.loads(original.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(original, MAX_NOTEBOOK_BYTES).decode("utf-8"))
             cells = data.get("cells") if isinstance(data, dict) else None
             if not isinstance(cells, list):
                 raise ValueError("it has no list of cells")
             student_cells = [c for c in cells if isinstance(c, dict)]
+        except Refused as exc:
+            notes.append(f"{notebook}.ipynb was not read: {exc}; it is graded as unanswered.")
         except (ValueError, UnicodeDecodeError) as exc:
             notes.append(f"{notebook}.ipynb could not be read as a notebook ({type(exc).__name__}: "
-                         f"{str(exc)[:120]}); it is graded as unanswered.")
+                         f"{one_line(exc, 120)}); it is graded as unanswered.")
     by_id: dict[str, list[dict]] = {}
     for c in student_cells:
         meta = c.get("metadata")
@@ -56,6 +66,17 @@ def stage(student: str, assignment: str, notebook: str) -> list[str]:
                     notes.append(f"The answer cell `{gid}` appears {len(found)} times; the first one was graded.")
                 if found[0].get("cell_type") != cell.cell_type:
                     notes.append(f"The answer cell `{gid}` changed type; it is graded as unanswered.")
+                elif cell.cell_type == "markdown":
+                    # a written answer is shown by HTML renderers (formgrader, feedback): no tag survives;
+                    # the original stays in submitted/ for the record
+                    source = _source_text(found[0])
+                    cell.source = neutralise_markup(source)
+                    if cell.source != source:
+                        notes.append(f"Markup in the written answer `{gid}` is shown as text, not rendered.")
+                    attachments, dropped = safe_attachments(found[0].get("attachments"))
+                    if attachments:
+                        cell["attachments"] = attachments
+                    notes += [f"In `{gid}`: {d}." for d in dropped]
                 else:
                     cell.source = _source_text(found[0])
         elif meta.get("grade") or meta.get("locked"):
@@ -69,6 +90,21 @@ def stage(student: str, assignment: str, notebook: str) -> list[str]:
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(release, target)
     stamp = SUBMITTED / student / assignment / "timestamp.txt"
-    if stamp.exists():
-        shutil.copy(stamp, target.parent / "timestamp.txt")
+    if stamp.exists() or stamp.is_symlink():
+        try:
+            text = read_regular(stamp, MAX_TIMESTAMP_BYTES).decode("utf-8").strip()
+            _parse_timestamp(text)
+            (target.parent / "timestamp.txt").write_text(text + "\n", encoding="utf-8")
+        except (Refused, ValueError, UnicodeDecodeError) as exc:
+            notes.append(f"timestamp.txt was not used ({one_line(exc, 120)}); graded as handed in on time.")
     return notes
+
+
+def _parse_timestamp(text: str) -> None:
+    """Raise ``ValueError`` unless nbgrader can read ``text`` as a submission time."""
+    from nbgrader.utils import parse_utc
+
+    try:
+        parse_utc(text)
+    except Exception as exc:
+        raise ValueError(f"not a date and time: {text[:40]!r}") from exc
