@@ -1,9 +1,13 @@
 """Runs *inside* the grading sandbox: execute a student's cells, call one function on the
 given cases, and send back plain arrays.
 
-Protocol. stdin: 8-byte big-endian length, a JSON header, then an ``.npz`` archive holding the
-array arguments. The descriptor named by $RESULT_FD: the same framing for the results. Only
-numbers and arrays cross; the caller loads them with ``allow_pickle=False`` and decides.
+Protocol. stdin: an 8-byte big-endian length and a JSON header with the cells and the function's
+name. The harness runs the cells, then writes one byte on the descriptor named by $RESULT_FD:
+``R`` asks for the cases, which follow on stdin (a length-prefixed JSON header, then a
+length-prefixed ``.npz`` with the array arguments); ``M`` says the function is missing. So the
+cases exist in this process only after the student's cells have run. The results follow the
+byte in the same framing. Only numbers and arrays cross; the caller checks every array's
+declared size, loads them with ``allow_pickle=False`` and decides.
 
 This file and ``checking.py`` (a copy of ``selfattn/checking.py``) are the only course code in
 the sandbox; the course package, the solutions and the hidden checks are not there.
@@ -19,16 +23,32 @@ import sys
 import traceback
 
 
-def _read_frame(fd: int) -> tuple[dict, dict]:
+def _read_exact(fd: int, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, min(n - len(data), 1 << 20))
+        if not chunk:
+            raise EOFError("the grader's input ended early")
+        data += chunk
+    return data
+
+
+def _read_json(fd: int) -> dict:
+    (n,) = struct.unpack(">Q", _read_exact(fd, 8))
+    return json.loads(_read_exact(fd, n).decode())
+
+
+def _read_arrays(fd: int) -> dict:
     import numpy as np
 
-    data = b""
-    while chunk := os.read(fd, 1 << 20):
-        data += chunk
-    (n,) = struct.unpack(">Q", data[:8])
-    header = json.loads(data[8 : 8 + n].decode())
-    arrays = dict(np.load(io.BytesIO(data[8 + n :]), allow_pickle=False)) if len(data) > 8 + n else {}
-    return header, arrays
+    (n,) = struct.unpack(">Q", _read_exact(fd, 8))
+    return dict(np.load(io.BytesIO(_read_exact(fd, n)), allow_pickle=False))
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _decode(value, arrays):
@@ -41,16 +61,11 @@ def main() -> int:
     sys.path.append(os.environ["SELFATTN_SITE"])  # NumPy's folder only: python runs with -I -S
     import numpy as np
 
-    header, arrays = _read_frame(0)
-    os.close(0)
+    header = _read_json(0)
     out_fd = int(os.environ["RESULT_FD"])
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from checking import Case, call_cases
 
-    cases = [
-        Case(tuple(_decode(a, arrays) for a in c["args"]), {k: _decode(v, arrays) for k, v in c["kwargs"].items()})
-        for c in header["cases"]
-    ]
     # what the student prints goes nowhere: grading looks only at returned values
     real_out, real_err = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = open(os.devnull, "w")
@@ -66,8 +81,15 @@ def main() -> int:
             cell_errors.append(f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500])
     fn = namespace.get(header["function"])
     if callable(fn):
+        _write_all(out_fd, b"R")  # only now do the cases come
+        request = _read_json(0)
+        arrays = _read_arrays(0)
+        os.close(0)
+        cases = [Case(tuple(_decode(a, arrays) for a in c["args"]),
+                      {k: _decode(v, arrays) for k, v in c["kwargs"].items()}) for c in request["cases"]]
         outcomes = call_cases(fn, cases)
     else:
+        _write_all(out_fd, b"M")
         reason = f"no function named {header['function']} was defined"
         if cell_errors:
             reason += " (" + "; ".join(cell_errors) + ")"
@@ -94,10 +116,7 @@ def main() -> int:
     buf = io.BytesIO()
     np.savez(buf, **store)
     head = json.dumps(result).encode()
-    payload = struct.pack(">Q", len(head)) + head + buf.getvalue()
-    view = memoryview(payload)
-    while view:
-        view = view[os.write(out_fd, view) :]
+    _write_all(out_fd, struct.pack(">Q", len(head)) + head + struct.pack(">Q", buf.tell()) + buf.getvalue())
     os.close(out_fd)
     return 0
 

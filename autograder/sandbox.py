@@ -15,6 +15,7 @@ import functools
 import io
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -22,7 +23,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,11 +81,29 @@ def mode() -> str:
     return "bubblewrap" if bubblewrap_available() else "fallback"
 
 
-def _python_paths() -> tuple[str, str, str]:
-    """(interpreter, its prefix, the site-packages folder holding NumPy)."""
+def _python_paths() -> tuple[str, str, list[Path]]:
+    """(interpreter, its prefix, NumPy's folders: the package and its bundled libraries, if any)."""
     prefix = sys.base_prefix
     exe = str(Path(prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}")
-    return exe, prefix, str(Path(np.__file__).resolve().parent.parent)
+    package = Path(np.__file__).resolve().parent
+    libs = package.parent / "numpy.libs"  # wheels link their BLAS from here ($ORIGIN/../../numpy.libs)
+    return exe, prefix, [package] + ([libs] if libs.is_dir() else [])
+
+
+#: Where NumPy's folders appear inside the sandbox; nothing else of the environment is there.
+SANDBOX_SITE = "/site"
+
+
+def _package_folders(prefix: str) -> list[str]:
+    """Every Python package folder of the runtime and the system (Debian's python3-* packages):
+    each is covered by an empty folder in the sandbox, where NumPy appears under /site alone."""
+    import glob
+
+    found: set[str] = set()
+    for root in {prefix, "/usr", "/usr/local"}:
+        for kind in ("dist-packages", "site-packages"):
+            found.update(glob.glob(f"{root}/lib/python3*/{kind}") + glob.glob(f"{root}/lib/python3/{kind}"))
+    return sorted(found)
 
 
 def _encode(value, store: dict[str, np.ndarray]):
@@ -97,11 +118,15 @@ def _encode(value, store: dict[str, np.ndarray]):
     return {"v": value}
 
 
-def _frame(header: dict, arrays: dict[str, np.ndarray]) -> bytes:
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
+def _frame(header: dict, arrays: dict[str, np.ndarray] | None = None) -> bytes:
+    """Length-prefixed JSON, then (if ``arrays`` is given) a length-prefixed ``.npz``."""
     head = json.dumps(header).encode()
-    return struct.pack(">Q", len(head)) + head + buf.getvalue()
+    out = struct.pack(">Q", len(head)) + head
+    if arrays is not None:
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        out += struct.pack(">Q", buf.tell()) + buf.getvalue()
+    return out
 
 
 def _limits(limits: Limits):
@@ -117,37 +142,50 @@ def _limits(limits: Limits):
 
 def _command(workdir: str, result_fd: int) -> tuple[list[str], dict[str, str]]:
     """The command that runs the harness, and the environment it gets (and nothing more)."""
-    exe, prefix, site = _python_paths()
+    exe, prefix, numpy_folders = _python_paths()
     bwrap = mode() == "bubblewrap"
+    site = SANDBOX_SITE if bwrap else str(Path(workdir) / "site")
     env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
            "HOME": "/tmp" if bwrap else workdir, "PATH": "/usr/bin", "SELFATTN_SITE": site,
            "RESULT_FD": str(result_fd)}
     harness = "/harness/harness.py" if bwrap else str(Path(workdir) / "harness.py")
     inner = [exe, "-I", "-S", "-B", harness]
     if not bwrap:
+        # no isolation to lean on: the folder on sys.path at least holds NumPy alone
+        Path(site).mkdir(exist_ok=True)
+        for folder in numpy_folders:
+            if not (Path(site) / folder.name).exists():
+                (Path(site) / folder.name).symlink_to(folder)
         return inner, env
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
            "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"]
     if Path("/lib64").exists():
         cmd += ["--symlink", "usr/lib64", "/lib64"]
     # /tmp first: the binds after it may live below /tmp (a checkout or venv there) and must win
-    cmd += ["--tmpfs", "/tmp", "--ro-bind", prefix, prefix, "--ro-bind", site, site, "--ro-bind", workdir,
-            "/harness", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp", "--clearenv"]
+    cmd += ["--tmpfs", "/tmp", "--ro-bind", prefix, prefix]
+    for folder in _package_folders(prefix):
+        cmd += ["--tmpfs", folder]  # an empty folder over the system's own Python packages
+    for folder in numpy_folders:  # NumPy alone, never the environment's whole site-packages
+        cmd += ["--ro-bind", str(folder), f"{site}/{folder.name}"]
+    cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp", "--clearenv"]
     for k, v in env.items():
         cmd += ["--setenv", k, v]
     return cmd + inner, {"PATH": "/usr/bin"}
 
 
-def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: Limits = DEFAULT) -> RunResult:
-    """Execute ``cells`` (label, source) in a sandbox, then call ``function`` on every case."""
+def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: Limits = DEFAULT,
+        hidden: bool = False) -> RunResult:
+    """Execute ``cells`` (label, source) in a sandbox, then call ``function`` on every case.
+
+    The cases reach the sandbox only after the cells have run (the harness asks for them), so
+    code at the top level of a cell never finds them in its process. With ``hidden``, nothing
+    textual that came back from the sandbox survives: exceptions are reduced to their type.
+    """
     store: dict[str, np.ndarray] = {}
-    header = {
-        "cells": cells,
-        "function": function,
-        "cases": [{"args": [_encode(a, store) for a in c.args],
-                   "kwargs": {k: _encode(v, store) for k, v in c.kwargs.items()}} for c in cases],
-    }
-    payload = _frame(header, store)
+    encoded = [{"args": [_encode(a, store) for a in c.args],
+                "kwargs": {k: _encode(v, store) for k, v in c.kwargs.items()}} for c in cases]
+    first = _frame({"cells": cells, "function": function})
+    second = _frame({"cases": encoded}, store)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
         shutil.copy(HERE / "harness.py", workdir)
@@ -159,13 +197,15 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
             pass_fds=(write_fd,), preexec_fn=_limits(limits), cwd=workdir, env=env,
         )
         os.close(write_fd)
+        asked = threading.Event()
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, first, second, asked), daemon=True)
+        feeder.start()
         try:
-            proc.stdin.write(payload)  # type: ignore[union-attr]
-            proc.stdin.close()  # type: ignore[union-attr]
-        except BrokenPipeError:
-            pass
-        data, timed_out, too_big = _collect(read_fd, proc, limits)
+            data, timed_out, too_big = _collect(read_fd, proc, limits, on_first_byte=asked.set)
+        finally:
+            asked.set()
         rc = proc.wait()
+        feeder.join(timeout=5)
     seconds = time.perf_counter() - t0
     if timed_out:
         reason = f"stopped after {limits.wall_seconds:.0f} s: an infinite loop or a very slow computation?"
@@ -173,24 +213,73 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     if too_big:
         return RunResult(None, "the results were larger than the grader accepts", [], seconds)
     try:
-        result, arrays = _parse(data)
+        result, arrays = _parse(data[1:])
+        if data[:1] not in (b"R", b"M"):
+            raise ValueError("no greeting")
     except Exception:
         return RunResult(None, _death_reason(rc, limits), [], seconds)
+    labels = [label for label, _ in cells]
+    cell_errors = [str(e)[:500] for e in result.get("cell_errors", [])]
+    if hidden:
+        cell_errors = [e for e in (_cell_error_type(e, labels) for e in cell_errors) if e]
     if "missing" in result:
-        return RunResult(None, result["missing"], result.get("cell_errors", []), seconds)
+        reason = str(result["missing"])[:1000]
+        if hidden:
+            reason = f"no function named {function} was defined"
+            reason += f" ({'; '.join(cell_errors)})" if cell_errors else ""
+        return RunResult(None, reason, cell_errors, seconds)
     outcomes = []
-    for enc in result["outcomes"]:
-        if "error" in enc:
-            outcomes.append(Outcome(error=str(enc["error"])[:500]))
-        else:
-            outcomes.append(Outcome(values=tuple(np.asarray(arrays[k], dtype=np.float64) for k in enc["values"])))
+    try:
+        for enc in result["outcomes"]:
+            if "error" in enc:
+                error = str(enc["error"])[:500]
+                outcomes.append(Outcome(error=_error_type(error) if hidden else error))
+            else:
+                outcomes.append(Outcome(values=tuple(np.asarray(arrays[k], dtype=np.float64) for k in enc["values"])))
+    except (KeyError, TypeError, ValueError):
+        return RunResult(None, "the grader's channel was tampered with", [], seconds)
     if len(outcomes) != len(cases):
         return RunResult(None, "the grader's channel was tampered with", [], seconds)
-    return RunResult(outcomes, None, [str(e)[:500] for e in result.get("cell_errors", [])], seconds)
+    return RunResult(outcomes, None, cell_errors, seconds)
 
 
-def _collect(fd: int, proc: subprocess.Popen, limits: Limits) -> tuple[bytes, bool, bool]:
-    """Read the result pipe until EOF, the wall-clock limit, or the size cap."""
+_EXCEPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,60}")
+
+
+def _error_type(error: str) -> str:
+    """Only the exception's type name of ``"Type: message"`` (or a generic word if it is not one)."""
+    name = error.split(":", 1)[0].strip()
+    return name if _EXCEPTION_NAME.fullmatch(name) else "an exception"
+
+
+def _cell_error_type(error: str, labels: list[str]) -> str | None:
+    """``"the cell of f raised Type"`` from a harness cell error, checked against the labels sent."""
+    m = re.match(r"the cell of (\S+) raised ([^:\s]+)", error)
+    if not m or m.group(1) not in labels:
+        return None
+    return f"the cell of {m.group(1)} raised {_error_type(m.group(2))}"
+
+
+def _feed(stdin, first: bytes, second: bytes, asked: threading.Event) -> None:
+    """Send the cells, and the cases once the harness asks for them (a thread: the pipe may fill)."""
+    try:
+        stdin.write(first)
+        stdin.flush()
+        asked.wait()
+        stdin.write(second)
+        stdin.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        try:
+            stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+
+
+def _collect(fd: int, proc: subprocess.Popen, limits: Limits, on_first_byte=None) -> tuple[bytes, bool, bool]:
+    """Read the result pipe until EOF, the wall-clock limit, or the size cap; call ``on_first_byte``
+    when the harness first writes (it is asking for the cases)."""
     import select
 
     chunks, size = [], 0
@@ -214,6 +303,8 @@ def _collect(fd: int, proc: subprocess.Popen, limits: Limits) -> tuple[bytes, bo
             if not chunk:
                 break
             chunks.append(chunk)
+            if size == 0 and on_first_byte is not None:
+                on_first_byte()
             size += len(chunk)
             if size > MAX_RESULT_BYTES:
                 too_big = True
@@ -246,13 +337,50 @@ def self_test() -> None:
                            f"command: {' '.join(_command('/WORKDIR', 3)[0])}")
 
 
+#: Decompressed bytes the results of one run may declare (a real run sends a few kilobytes).
+MAX_RESULT_ARRAY_BYTES = 256 << 20
+
+
 def _parse(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+    """The JSON header and the arrays of a result frame, checked before anything is inflated.
+
+    Every member of the ``.npz`` must be one the header names, hold float64 in a plain ``.npy``,
+    and declare (in its zip entry and in its array header) a size that adds up to at most
+    :data:`MAX_RESULT_ARRAY_BYTES`: a deflated bomb is refused without being decompressed.
+    """
     (n,) = struct.unpack(">Q", data[:8])
     result = json.loads(data[8 : 8 + n].decode())
-    with np.load(io.BytesIO(data[8 + n :]), allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
     if not isinstance(result, dict):
         raise ValueError("not a dict")
+    (m,) = struct.unpack(">Q", data[8 + n : 16 + n])
+    blob = data[16 + n : 16 + n + m]
+    if len(blob) != m or len(data) != 16 + n + m:
+        raise ValueError("the frame's lengths do not add up")
+    announced = {k for o in result.get("outcomes", []) if isinstance(o, dict) for k in o.get("values", [])}
+    arrays: dict[str, np.ndarray] = {}
+    budget = MAX_RESULT_ARRAY_BYTES
+    with zipfile.ZipFile(io.BytesIO(blob)) as z:
+        infos = z.infolist()
+        names = [i.filename for i in infos]
+        if len(set(names)) != len(names) or not {f"{k}.npy" for k in announced} >= set(names):
+            raise ValueError("the archive holds arrays the header did not announce")
+        for info in infos:
+            budget -= info.file_size
+            if budget < 0:
+                raise ValueError("the arrays are larger than the grader accepts")
+            with z.open(info) as member:
+                version = np.lib.format.read_magic(member)
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, fortran, dtype = read_header(member)
+                size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                if dtype != np.dtype("<f8") or member.tell() + size != info.file_size:
+                    raise ValueError("an array is not what its header says")
+                raw = member.read(size)
+            if len(raw) != size:
+                raise ValueError("an array is shorter than its header says")
+            arr = np.frombuffer(raw, dtype=dtype)
+            arrays[info.filename[: -len(".npy")]] = arr.reshape(shape, order="F" if fortran else "C").copy()
     return result, arrays
 
 

@@ -16,9 +16,10 @@ import nbformat
 import numpy as np
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
-from selfattn.checking import DEPENDS, REGISTRY, Outcome, first_error
+from selfattn.checking import DEPENDS, REGISTRY, first_error
 
 from . import sandbox
+from .hidden_inputs import opaque
 from .paths import GRADING, STAGED, verdict_path
 from .spec import load_spec, release_path
 from .staging import stage
@@ -60,9 +61,13 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
             continue
         ids = [cid for t in tests for f, cid in t.checks if f == function]
         hidden = set().union(*(t.hidden for t in tests))
-        cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid))) for cid in ids}
         code = [(dep, answers[dep]) for dep in DEPENDS.get(function, ()) if dep in answers]
         code.append((function, answers[function]))
+        # inputs follow the code graded: a changed answer meets new hidden inputs at its re-grade
+        content = hashlib.sha256(json.dumps(code).encode()).hexdigest()
+        cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content)))
+                 for cid in ids}
+        cases = {cid: [opaque(c) for c in cs] if cid in hidden else cs for cid, cs in cases.items()}
         results: dict[str, str | None] = {}
         timings[function] = 0.0
         run = None
@@ -76,11 +81,12 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
             elif group[0] in hidden and run is not None and run.outcomes is None:
                 pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
             else:
-                run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits)
+                run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
+                                  hidden=group[0] in hidden)
             timings[function] = round(timings[function] + run.seconds, 3)
             for err in run.cell_errors:
                 note = f"While grading {function}: {err}."
-                if not err.startswith(f"the cell of {function} ") and note not in notes:
+                if not err.startswith(f"the cell of {function} ") and not any(n.startswith(note[:-1]) for n in notes):
                     notes.append(note)
             pos = 0
             for cid in group:
@@ -88,9 +94,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                 if run.outcomes is None:
                     results[cid] = run.failure
                 else:
-                    outs = run.outcomes[pos : pos + n]
-                    if cid in hidden:  # never echo student-controlled text for hidden inputs
-                        outs = [Outcome(error=o.error.split(":")[0]) if o.error else o for o in outs]
+                    outs = run.outcomes[pos : pos + n]  # hidden runs bring back exception types only
                     results[cid] = first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs)
                 pos += n
         checks.update(results)
