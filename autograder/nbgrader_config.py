@@ -15,6 +15,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbconvert.preprocessors.sanitize import SanitizeHTML  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties,
     CheckCellMetadata,
@@ -61,5 +62,6 @@ c.CsvExportPlugin.to = str(paths.GRADES_CSV)
 c.ExportApp.plugin_class = "autograder.csv_export.QuotedCsvExportPlugin"
 c.QuotedCsvExportPlugin.to = str(paths.GRADES_CSV)
 
-# Feedback never shows hidden test code.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# Feedback never shows hidden test code. Written answers were neutralised at staging (no tag
+# survives); nbconvert's sanitiser is a second layer for the feedback pages.
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, SanitizeHTML, CSSHTMLHeaderPreprocessor]

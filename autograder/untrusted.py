@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import errno
+import html
 import os
 import re
 import stat
@@ -86,21 +87,36 @@ def read_regular(path: Path, limit: int) -> bytes:
 # a "<" that an HTML or Markdown parser could take as the start of a tag, comment, declaration,
 # processing instruction or autolink
 _MARKUP_START = re.compile(r"<(?=[A-Za-z/!?])")
-# a link target with a script scheme (browsers ignore tabs and newlines inside a scheme)
-_SCRIPT_SCHEME = re.compile("(?i)(" + "|".join(r"[\s]*".join(w) for w in ("javascript", "vbscript")) + r")[\s\\]*:")
-_CHAR_REF = re.compile(r"&(#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);?")
+# a link's destination: inline ``](dest`` or a reference definition ``[id]: dest``
+_LINK_DESTINATION = re.compile(r"(\]\(\s*|^[ ]{0,3}\[[^\]\n]+\]:[ \t]*)(\S+)", re.MULTILINE)
+_SCRIPT_SCHEMES = ("javascript:", "vbscript:", "data:", "livescript:")
+
+
+def _as_browser_reads(url: str) -> str:
+    """``url`` as a browser would take its scheme after Markdown and HTML decoding: character
+    references and backslash escapes resolved (repeatedly), whitespace and controls removed."""
+    previous = None
+    while previous != url:
+        previous, url = url, html.unescape(url).replace("\\", "")
+    return re.sub(r"[\x00-\x20\x7f]", "", url).lstrip("<").lower()
+
+
+def _link(m: re.Match) -> str:
+    target = _as_browser_reads(m.group(2))
+    if target.startswith(_SCRIPT_SCHEMES) and not target.startswith("data:image/"):
+        return m.group(1) + "#blocked-link" + (")" if m.group(2).endswith(")") else "")
+    return m.group(0)
 
 
 def neutralise_markup(text: str) -> str:
     """``text`` with nothing an HTML or Markdown renderer would turn into markup or script.
 
-    Every ``<`` that could open a tag gets a space after it (``<img`` becomes ``< img``, shown as
-    typed; inside math ``a<b`` still reads ``a < b``), script URL schemes lose their colon, and
-    character references become literal (``&amp;lt;``), so none can be decoded into either.
+    Every ``<`` that could open a tag, comment or autolink gets a space after it (``<img``
+    becomes ``< img``, shown as typed; inside math ``a<b`` still reads ``a < b``), and a link
+    whose destination would run script (``javascript:``, also when spelled with character
+    references, escapes or whitespace) points nowhere instead.
     """
-    text = _CHAR_REF.sub(lambda m: "&amp;" + m.group(0)[1:], text)
-    text = _MARKUP_START.sub("< ", text)
-    return _SCRIPT_SCHEME.sub(lambda m: m.group(1) + " (blocked)", text)
+    return _MARKUP_START.sub("< ", _LINK_DESTINATION.sub(_link, text))
 
 
 def one_line(text: object, limit: int = 300) -> str:
