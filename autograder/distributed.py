@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import tempfile
 import threading
@@ -37,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import sandbox
+from .untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
 
 CONNECT_TIMEOUT = "10s"
 _LOCK = threading.Lock()
@@ -130,17 +130,20 @@ class Cluster:
         from distributed import as_completed
 
         from .paths import STAGED, SUBMITTED, verdict_path
+        from .staging import stage_timestamp
 
         futures = {}
+        refused: dict[tuple[str, str, str], str] = {}
         run = uuid.uuid4().hex[:8]
         for student, assignment, notebook, limits in jobs:
             folder = SUBMITTED / student / assignment
             original = folder / f"{notebook}.ipynb"
-            stamp = folder / "timestamp.txt"
+            try:  # a regular file only: never through a link, never blocking on a FIFO
+                submission = read_regular(original, MAX_NOTEBOOK_BYTES) if os.path.lexists(original) else None
+            except Refused as exc:
+                submission, refused[student, assignment, notebook] = None, str(exc)
             future = self.client.submit(
-                decide_remote, student, assignment, notebook,
-                original.read_bytes() if original.exists() else None,
-                stamp.read_bytes() if stamp.exists() else None,
+                decide_remote, student, assignment, notebook, submission, None,
                 secret, limits, self.allow_fallback,
                 key=f"grade-{run}-{student}-{assignment}-{notebook}",
                 workers=self.workers, allow_other_workers=False, retries=0,
@@ -160,13 +163,17 @@ class Cluster:
                 staged = STAGED / student / assignment / f"{notebook}.ipynb"
                 staged.parent.mkdir(parents=True, exist_ok=True)
                 staged.write_text(out["staged"], encoding="utf-8")
-                stamp = SUBMITTED / student / assignment / "timestamp.txt"
-                if stamp.exists():
-                    shutil.copy(stamp, staged.parent / "timestamp.txt")
+                verdict = json.loads(out["verdict"])  # a verdict that is not JSON never reaches nbgrader
+                notes = [n for n in verdict.get("notes", []) if not n.startswith(f"No file {notebook}.ipynb")
+                         or (student, assignment, notebook) not in refused]
+                if (student, assignment, notebook) in refused:
+                    notes.insert(0, f"{notebook}.ipynb was not read: {refused[student, assignment, notebook]}; "
+                                    "it is graded as unanswered.")
+                notes += [n for n in [stage_timestamp(SUBMITTED / student / assignment, staged.parent)] if n]
+                verdict["notes"] = notes
                 path = verdict_path(student, assignment, notebook)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                json.loads(out["verdict"])  # a verdict that is not JSON never reaches nbgrader
-                path.write_text(out["verdict"], encoding="utf-8")
+                path.write_text(json.dumps(verdict, indent=1, ensure_ascii=False), encoding="utf-8")
                 yield student, assignment, notebook, float(out["seconds"])
 
         return results()

@@ -6,6 +6,7 @@ repair becomes a grading note. Unreadable files are graded as unanswered, with t
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import nbformat
 
@@ -89,15 +90,22 @@ def stage(student: str, assignment: str, notebook: str) -> list[str]:
     target = STAGED / student / assignment / f"{notebook}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(release, target)
-    stamp = SUBMITTED / student / assignment / "timestamp.txt"
-    if stamp.exists() or stamp.is_symlink():
-        try:
-            text = read_regular(stamp, MAX_TIMESTAMP_BYTES).decode("utf-8").strip()
-            _parse_timestamp(text)
-            (target.parent / "timestamp.txt").write_text(text + "\n", encoding="utf-8")
-        except (Refused, ValueError, UnicodeDecodeError) as exc:
-            notes.append(f"timestamp.txt was not used ({one_line(exc, 120)}); graded as handed in on time.")
-    return notes
+    note = stage_timestamp(SUBMITTED / student / assignment, target.parent)
+    return notes + ([note] if note else [])
+
+
+def stage_timestamp(folder: Path, target: Path) -> str | None:
+    """Copy ``folder/timestamp.txt`` into ``target`` if it is a regular file holding a date; else a note."""
+    stamp = folder / "timestamp.txt"
+    if not (stamp.exists() or stamp.is_symlink()):
+        return None
+    try:
+        text = read_regular(stamp, MAX_TIMESTAMP_BYTES).decode("utf-8").strip()
+        _parse_timestamp(text)
+    except (Refused, ValueError, UnicodeDecodeError) as exc:
+        return f"timestamp.txt was not used ({one_line(exc, 120)}); graded as handed in on time."
+    (target / "timestamp.txt").write_text(text + "\n", encoding="utf-8")
+    return None
 
 
 def _parse_timestamp(text: str) -> None:
