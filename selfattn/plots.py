@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike
 __all__ = [
     "COLORS",
     "contrast_ratio",
+    "dataflow_diagram",
     "fig_to_png",
     "heatmap",
     "label_color",
@@ -154,3 +155,58 @@ def heatmap(
     if title:
         ax.set_title(title)
     return im
+
+
+def dataflow_diagram(T: int | str = "T", d: int | str = "d", d_k: int | str = "d_k", d_v: int | str = "d_v") -> Figure:
+    """The data flow of one attention head, X -> Q, K, V -> scores -> weights -> outputs, with shapes.
+
+    Shapes are printed as given: numbers for a concrete layer, or the symbols by default.
+    """
+    from matplotlib.patches import FancyBboxPatch
+
+    def sym(x) -> str:
+        return str(x) if isinstance(x, int) else {"T": "T", "d": "d", "d_k": "d_k", "d_v": "d_v"}[x]
+
+    t, dd, k, v = (sym(x) for x in (T, d, d_k, d_v))
+    fig = plt.figure(figsize=(7.8, 3.3), facecolor="white")
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(-0.1, 8.8)
+    ax.set_ylim(0, 4)
+    ax.axis("off")
+    boxes = {
+        "X": (1.0, 2.0, r"$\mathbf{X}$", "input", f"{t} × {dd}", COLORS["grey"]),
+        "Q": (3.5, 3.3, r"$\mathbf{Q}$", "queries", f"{t} × {k}", COLORS["blue"]),
+        "K": (3.5, 2.0, r"$\mathbf{K}$", "keys", f"{t} × {k}", COLORS["blue"]),
+        "V": (3.5, 0.7, r"$\mathbf{V}$", "values", f"{t} × {v}", COLORS["green"]),
+        "S": (5.7, 2.65, r"$\mathbf{S} = \mathbf{Q}\mathbf{K}^\top/\sqrt{d_k}$", "scores (+ mask)", f"{t} × {t}",
+              COLORS["orange"]),
+        "A": (7.8, 2.65, r"$\mathbf{A} = \mathrm{softmax}(\mathbf{S})$", "weights, rows sum to 1", f"{t} × {t}",
+              COLORS["red"]),
+        "O": (7.8, 0.7, r"$\mathbf{O} = \mathbf{A}\mathbf{V}$", "outputs", f"{t} × {v}", COLORS["purple"]),
+    }
+    w, h = 1.75, 0.95
+    for x, y, title, role, shape, color in boxes.values():
+        ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.03", facecolor="white",
+                                    edgecolor=color, linewidth=2))
+        ax.text(x, y + 0.2, title, ha="center", va="center", fontsize=10, color="black")
+        ax.text(x, y - 0.08, role, ha="center", va="center", fontsize=7.5, color="#333333")
+        ax.text(x, y - 0.3, shape, ha="center", va="center", fontsize=8.5, color="black", family="monospace")
+
+    def arrow(a: str, b: str, label: str = "", down: bool = False) -> None:
+        (xa, ya), (xb, yb) = boxes[a][:2], boxes[b][:2]
+        start, end = ((xa, ya - h / 2), (xb, yb + h / 2)) if down else ((xa + w / 2, ya), (xb - w / 2, yb))
+        ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "-|>", "color": "#333333", "lw": 1.2})
+        if label:
+            ax.text(start[0] + 0.55 * (end[0] - start[0]) - 0.05, start[1] + 0.55 * (end[1] - start[1]), label,
+                    ha="right", va="center", fontsize=9, color="black",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+
+    arrow("X", "Q", r"$\mathbf{W}_Q$")
+    arrow("X", "K", r"$\mathbf{W}_K$")
+    arrow("X", "V", r"$\mathbf{W}_V$")
+    arrow("Q", "S")
+    arrow("K", "S")
+    arrow("S", "A")
+    arrow("A", "O", down=True)
+    arrow("V", "O")
+    return fig
