@@ -32,7 +32,8 @@ from autograder import sandbox
 from selfattn.checking import Case
 
 HOSTILE_MARKDOWN = (
-    'My answer. <img src=x onerror="window.__pwned=1"> and <script>window.__pwned=2</script>\n\n'
+    "My answer. <img src=x onerror=\"window.__pwned=1;fetch('/api/contents/pwned-xss.txt',{method:'PUT'})\">"
+    " and <script>window.__pwned=2</script>\n\n"
     '<svg/onload=window.__pwned=3> <a href="javascript:window.__pwned=4">see</a> '
     "[click](javascript:window.__pwned=5) [tab](java&#9;script:window.__pwned=6) <!-- hidden -->\n\n"
     "$E[q \\cdot k] = 0$ and $a<b$ and a < b\n\n![pasted](attachment:image.png)\n"
@@ -549,3 +550,86 @@ def test_sandbox_sees_numpy_and_nothing_else_of_the_environment():
     r = sandbox.run([("f", probe)], "f", [Case((0,))], sandbox.Limits(cpu_seconds=20))
     assert r.outcomes is not None, r.failure
     assert r.outcomes[0].value.tolist() == [0.0, 3.0], "modules other than NumPy are importable in the sandbox"
+
+
+# ---------------------------------------------------------------------------------------------
+# 1b. formgrader itself, in headless Chromium
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_formgrader_runs_no_script_from_a_hostile_submission(hostile, tmp_path):
+    """Open the hostile submission where the instructor would (formgrader, same origin as the
+    Jupyter server and its kernels API), wait, and check that nothing of the student's ran: no
+    marker set, no request to the contents or kernels API, no file written."""
+    import urllib.request
+
+    from browser_support import CHROMIUM_ARGS, chromium_path
+    from nbgrader.api import Gradebook
+    from playwright.sync_api import sync_playwright
+
+    work = hostile[0]
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
+        ids = {name: gb.find_submission_notebook(name, "attention", "x-markup").id
+               for name in ("04-scaling", "03-softmax-attention")}
+    port, token = _free_port(), "security-test-token"
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(work), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+               JUPYTER_DATA_DIR=str(tmp_path / "data"))
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "jupyter"), "server", "--no-browser", f"--ServerApp.port={port}",
+         "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={ROOT}", *(["--allow-root"] if os.geteuid() == 0 else [])],
+        cwd=ROOT / "autograder", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()[-3000:]
+                time.sleep(0.3)
+        api_calls, outside = [], []
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+            page = browser.new_page()
+
+            def route(r):
+                url = r.request.url
+                if not url.startswith(base) and not url.startswith("data:"):
+                    outside.append(url)
+                    return r.abort()
+                if "/api/contents" in url or "/api/kernels" in url or "/api/sessions" in url:
+                    api_calls.append(f"{r.request.method} {url}")
+                    return r.abort()
+                return r.continue_()
+
+            page.route("**/*", route)
+            dialogs = []
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(f"{base}/formgrader?token={token}")  # logs in (sets the cookie)
+            for name, nb_id in ids.items():
+                response = page.goto(f"{base}/formgrader/submissions/{nb_id}/")
+                assert response is not None and response.status == 200, (name, response and response.status)
+                page.wait_for_load_state("load")
+                page.wait_for_timeout(1500)
+                assert "onerror" in page.content(), f"{name}: the answer's text should be visible as text"
+                assert page.evaluate("typeof window.__pwned") == "undefined", f"{name}: a student script ran"
+            page.goto(f"{base}/formgrader/manage_students")
+            page.wait_for_timeout(1000)
+            assert page.evaluate("typeof window.__pwned") == "undefined"
+            browser.close()
+        assert not dialogs and not api_calls, (dialogs, api_calls)
+        assert not (ROOT / "pwned-xss.txt").exists()
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, 15)
+            server.wait(timeout=30)
