@@ -119,6 +119,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     export(api)
     steps["export"] = time.perf_counter() - t3
     report.write_quietly(log)
+    steps["report"] = time.perf_counter() - t3 - steps["export"]
     total = time.perf_counter() - t0
     log(f"verdicts in {t_verdicts:.1f} s (median {np.median(per_nb):.2f} s of sandboxed work per notebook); "
         f"whole run {total:.1f} s; grades in {GRADES_CSV}")
