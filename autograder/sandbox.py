@@ -140,15 +140,16 @@ def _limits(limits: Limits):
     return apply
 
 
-def _command(workdir: str, result_fd: int) -> tuple[list[str], dict[str, str]]:
-    """The command that runs the harness, and the environment it gets (and nothing more)."""
+def _command(workdir: str, result_fd: int, script: str = "harness.py") -> tuple[list[str], dict[str, str]]:
+    """The command that runs the harness (or another ``script`` of ``workdir``: the pre-warmed
+    sandbox's :mod:`autograder.zygote`), and the environment it gets (and nothing more)."""
     exe, prefix, numpy_folders = _python_paths()
     bwrap = mode() == "bubblewrap"
     site = SANDBOX_SITE if bwrap else str(Path(workdir) / "site")
     env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
            "HOME": "/tmp" if bwrap else workdir, "PATH": "/usr/bin", "SELFATTN_SITE": site,
            "RESULT_FD": str(result_fd)}
-    harness = "/harness/harness.py" if bwrap else str(Path(workdir) / "harness.py")
+    harness = f"/harness/{script}" if bwrap else str(Path(workdir) / script)
     inner = [exe, "-I", "-S", "-B", harness]
     if not bwrap:
         # no isolation to lean on: the folder on sys.path at least holds NumPy alone
@@ -174,12 +175,14 @@ def _command(workdir: str, result_fd: int) -> tuple[list[str], dict[str, str]]:
 
 
 def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: Limits = DEFAULT,
-        hidden: bool = False) -> RunResult:
+        hidden: bool = False, session=None) -> RunResult:
     """Execute ``cells`` (label, source) in a sandbox, then call ``function`` on every case.
 
     The cases reach the sandbox only after the cells have run (the harness asks for them), so
     code at the top level of a cell never finds them in its process. With ``hidden``, nothing
     textual that came back from the sandbox survives: exceptions are reduced to their type.
+    With ``session`` (an :class:`autograder.warm.Session`), the run is a fresh child forked from
+    that session's pre-warmed sandbox instead of a newly started sandbox.
     """
     store: dict[str, np.ndarray] = {}
     encoded = [{"args": [_encode(a, store) for a in c.args],
@@ -187,25 +190,10 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     first = _frame({"cells": cells, "function": function})
     second = _frame({"cases": encoded}, store)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
-        shutil.copy(HERE / "harness.py", workdir)
-        shutil.copy(CHECKING, workdir)
-        read_fd, write_fd = os.pipe()
-        command, env = _command(workdir, write_fd)
-        proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(write_fd,), preexec_fn=_limits(limits), cwd=workdir, env=env,
-        )
-        os.close(write_fd)
-        asked = threading.Event()
-        feeder = threading.Thread(target=_feed, args=(proc.stdin, first, second, asked), daemon=True)
-        feeder.start()
-        try:
-            data, timed_out, too_big = _collect(read_fd, proc, limits, on_first_byte=asked.set)
-        finally:
-            asked.set()
-        rc = proc.wait()
-        feeder.join(timeout=5)
+    if session is not None:
+        data, timed_out, too_big, rc = session.execute(first, second, limits)
+    else:
+        data, timed_out, too_big, rc = _run_fresh(first, second, limits)
     seconds = time.perf_counter() - t0
     if timed_out:
         reason = f"stopped after {limits.wall_seconds:.0f} s: an infinite loop or a very slow computation?"
@@ -243,6 +231,30 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     return RunResult(outcomes, None, cell_errors, seconds)
 
 
+def _run_fresh(first: bytes, second: bytes, limits: Limits) -> tuple[bytes, bool, bool, int | None]:
+    """One run in a newly started sandbox: (result bytes, timed out, too big, exit status)."""
+    with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
+        shutil.copy(HERE / "harness.py", workdir)
+        shutil.copy(CHECKING, workdir)
+        read_fd, write_fd = os.pipe()
+        command, env = _command(workdir, write_fd)
+        proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(write_fd,), preexec_fn=_limits(limits), cwd=workdir, env=env,
+        )
+        os.close(write_fd)
+        asked = threading.Event()
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, first, second, asked), daemon=True)
+        feeder.start()
+        try:
+            data, timed_out, too_big = _collect(read_fd, proc, limits, on_first_byte=asked.set)
+        finally:
+            asked.set()
+        rc = proc.wait()
+        feeder.join(timeout=5)
+    return data, timed_out, too_big, rc
+
+
 _EXCEPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,60}")
 
 
@@ -277,9 +289,10 @@ def _feed(stdin, first: bytes, second: bytes, asked: threading.Event) -> None:
             pass
 
 
-def _collect(fd: int, proc: subprocess.Popen, limits: Limits, on_first_byte=None) -> tuple[bytes, bool, bool]:
+def _collect(fd: int, proc, limits: Limits, on_first_byte=None, kill=None) -> tuple[bytes, bool, bool]:
     """Read the result pipe until EOF, the wall-clock limit, or the size cap; call ``on_first_byte``
-    when the harness first writes (it is asking for the cases)."""
+    when the harness first writes (it is asking for the cases). Then ``kill`` (by default the
+    process group of ``proc``: whatever the student started)."""
     import select
 
     chunks, size = [], 0
@@ -316,10 +329,13 @@ def _collect(fd: int, proc: subprocess.Popen, limits: Limits, on_first_byte=None
                 proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
-        try:  # whatever the student started is stopped with it (its own process group)
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if kill is not None:
+            kill()
+        else:
+            try:  # whatever the student started is stopped with it (its own process group)
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
     return b"".join(chunks), timed_out, too_big
 
 
@@ -389,5 +405,6 @@ def _death_reason(rc: int, limits: Limits) -> str:
         return f"used more than {limits.cpu_seconds} s of CPU time (an infinite loop?)"
     if rc in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS, 128 + signal.SIGSEGV, 128 + signal.SIGABRT):
         return "crashed (possibly out of memory)"
-    return (f"the process ended before returning results (exit status {rc}; os._exit, a crash "
+    status = "unknown" if rc is None else rc
+    return (f"the process ended before returning results (exit status {status}; os._exit, a crash "
             f"or memory above {limits.memory_bytes >> 20} MiB?)")

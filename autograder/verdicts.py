@@ -18,7 +18,7 @@ import numpy as np
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 from selfattn.checking import DEPENDS, REGISTRY, first_error
 
-from . import sandbox
+from . import sandbox, warm
 from .hidden_inputs import opaque
 from .paths import GRADING, STAGED, verdict_path
 from .spec import load_spec, release_path
@@ -55,6 +55,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     checks: dict[str, str | None] = {}  # check id -> None (passed) or its message, for the class report
     notes = list(notes)
     timings = {}
+    session = warm.session()  # one pre-warmed sandbox for this notebook's runs, a fresh child per run
     for function in spec.functions:
         tests = spec.tests_of(function)
         if not tests:
@@ -82,7 +83,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                 pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
             else:
                 run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
-                                  hidden=group[0] in hidden)
+                                  hidden=group[0] in hidden, session=session)
             timings[function] = round(timings[function] + run.seconds, 3)
             for err in run.cell_errors:
                 note = f"While grading {function}: {err}."
@@ -109,6 +110,8 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
             prev = cells.get(t.grade_id, {"passed": True, "lines": []})
             cells[t.grade_id] = {"passed": prev["passed"] and all(ln.startswith("✓") for ln in lines),
                                  "lines": prev["lines"] + lines, "points": t.points}
+    if session is not None:
+        session.close()
     if sandbox.mode() == "fallback":
         notes.append("Graded without the bubblewrap sandbox (weaker isolation).")
     out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,

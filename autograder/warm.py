@@ -1,0 +1,174 @@
+"""A pre-warmed sandbox for the runs of one notebook (the instructor's side of :mod:`autograder.zygote`).
+
+:func:`autograder.sandbox.run` starts a fresh sandboxed Python for every run, and most of a run's
+cost is that start (bubblewrap, the interpreter, NumPy). A :class:`Session` starts one sandbox per
+notebook holding a pre-warmed interpreter; each run is a child forked from it, so the guarantees
+stay those of a fresh run: the student's code runs in a new process per run (public and hidden
+inputs never meet in one process), with the run's own CPU, memory and file-size limits, in its own
+session, and nothing of an earlier run survives it (the sandbox kills every leftover process).
+Only the start-up is shared, and only between the runs of one student's notebook.
+
+Whatever goes wrong with the warm sandbox (a time-out, an oversized result, the pre-warmed process
+killed by the student's code) ends it; the next run starts a new one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+from . import sandbox
+
+
+class _Child:
+    """What :func:`sandbox._collect` needs of a process, for a run forked inside the session."""
+
+    def __init__(self, ctl: socket.socket):
+        self.ctl = ctl
+        self.returncode: int | None = None
+        self.gone = False  # the session itself ended (no exit status will come)
+        self._buf = b""
+
+    def _read(self, timeout: float) -> None:
+        if self.returncode is not None or self.gone:
+            return
+        ready, _, _ = select.select([self.ctl], [], [], timeout)
+        if not ready:
+            return
+        try:
+            chunk = self.ctl.recv(4096)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.gone = True
+            return
+        self._buf += chunk
+        if b"\n" in self._buf:
+            line = self._buf.split(b"\n", 1)[0]
+            try:
+                self.returncode = int(json.loads(line)["rc"])
+            except (ValueError, KeyError, TypeError):
+                self.gone = True
+
+    def poll(self) -> int | None:
+        self._read(0)
+        return self.returncode if not self.gone else -9
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
+        while self.returncode is None and not self.gone and time.monotonic() < deadline:
+            self._read(max(0.0, deadline - time.monotonic()))
+        if self.returncode is None and not self.gone:
+            raise subprocess.TimeoutExpired("sandboxed run", timeout or 0)
+        return self.returncode
+
+
+def session() -> Session | None:
+    """A :class:`Session` for the runs of one notebook, or ``None`` (a fresh sandbox per run)
+    when ``$SELFATTN_WARM_SANDBOX`` is ``0``."""
+    return None if os.environ.get("SELFATTN_WARM_SANDBOX", "1") == "0" else Session()
+
+
+class Session:
+    """One warm sandbox, started on the first run and ended by :meth:`close` (or a failed run)."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.ctl: socket.socket | None = None
+        self.workdir: str | None = None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a run that raised never reached close()
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _start(self) -> None:
+        self.workdir = tempfile.mkdtemp(prefix="sandbox-warm-")
+        for source in (sandbox.HERE / "harness.py", sandbox.CHECKING, sandbox.HERE / "zygote.py"):
+            shutil.copy(source, self.workdir)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        command, env = sandbox._command(self.workdir, theirs.fileno(), script="zygote.py")
+        if sandbox.mode() == "bubblewrap":
+            # the pre-warmed process is PID 1 of the sandbox's namespace: signals from the
+            # student's code cannot kill it, and orphans of a run are its children to reap
+            command.insert(command.index("--unshare-all") + 1, "--as-pid-1")
+            i = command.index("--clearenv")
+            command[i + 1 : i + 1] = ["--setenv", "ZYGOTE_SCAN", "1"]
+        self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
+                                     preexec_fn=os.setsid, cwd=self.workdir, env=env)
+        theirs.close()
+        self.ctl = ours
+
+    def close(self) -> None:
+        if self.ctl is not None:
+            self.ctl.close()
+            self.ctl = None
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            self.proc = None
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
+    def execute(self, first: bytes, second: bytes, limits: sandbox.Limits, retried: bool = False
+                ) -> tuple[bytes, bool, bool, int | None]:
+        """One run in a fresh child: (result bytes, timed out, too big, exit status or None).
+
+        ``first`` (the cells) and ``second`` (the cases, sent only once the harness asks) are the
+        frames :func:`autograder.sandbox.run` would send to a newly started sandbox.
+        """
+        if self.proc is None or self.proc.poll() is not None:
+            self.close()
+            self._start()
+        assert self.ctl is not None
+        stdin_r, stdin_w = os.pipe()
+        result_r, result_w = os.pipe()
+        request = {"cpu": limits.cpu_seconds, "as": limits.memory_bytes, "fsize": limits.file_bytes}
+        try:
+            socket.send_fds(self.ctl, [json.dumps(request).encode()], [stdin_r, result_w])
+            sent = True
+        except OSError:
+            sent = False
+        os.close(stdin_r)
+        os.close(result_w)
+        if not sent:  # the warm sandbox is gone: start another one, once
+            os.close(stdin_w)
+            os.close(result_r)
+            self.close()
+            if retried:
+                return b"", False, False, None
+            return self.execute(first, second, limits, retried=True)
+        asked = threading.Event()
+        stdin = os.fdopen(stdin_w, "wb")
+        feeder = threading.Thread(target=sandbox._feed, args=(stdin, first, second, asked), daemon=True)
+        feeder.start()
+        child = _Child(self.ctl)
+        try:
+            data, timed_out, too_big = sandbox._collect(result_r, child, limits, on_first_byte=asked.set,
+                                                        kill=lambda: None)
+        finally:
+            asked.set()
+        rc = child.returncode
+        if timed_out or too_big or rc is None:
+            self.close()  # whatever is still running in there goes with it
+        feeder.join(timeout=5)
+        return data, timed_out, too_big, rc
