@@ -313,7 +313,7 @@ def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
         from autograder import sandbox, verdicts
         from selfattn.checking import Outcome
         seen = []
-        def record(code, function, cases, limits=None, hidden=False):
+        def record(code, function, cases, limits=None, hidden=False, session=None):
             if hidden:
                 seen.append([[a if isinstance(a, int) else None for a in c.args] for c in cases])
             return sandbox.RunResult([Outcome(error="ValueError")] * len(cases), None, [], 0.0)
