@@ -17,7 +17,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book test lint bench clean distclean setup release grade grades-final report
+.PHONY: all book test lint bench clean distclean setup release grade grades-final report student
 
 all: book
 
@@ -27,6 +27,8 @@ $(VENV_STAMP): requirements.txt pyproject.toml scripts/make-venv.sh
 	@test -x $(VENV)/bin/python || bash scripts/make-venv.sh $(PYTHON) $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@# the package installs selfattn only; the grading code is imported from the checkout
+	$(VENV)/bin/python -c "import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()['purelib'], 'selfattn-course-root.pth').write_text('$(CURDIR)\n')"
 	@touch $@
 
 $(NODE_STAMP): package.json package-lock.json
@@ -59,6 +61,10 @@ test: setup book
 # Student notebooks (notebooks/) are generated from the instructor's solutions/ by nbgrader.
 release: $(VENV_STAMP)
 	cd autograder && for a in $$(ls ../solutions); do $(BIN)/nbgrader generate_assignment $$a --force --log-level=WARN; done
+
+# What a course hands out: _build/student/selfattn-course/ and .zip (notebooks, wheel, START HERE).
+student: $(VENV_STAMP)
+	$(BIN)/python scripts/build_student.py
 
 # Grade every autograder/submitted/<student>/<assignment>/<notebook>.ipynb -> grades.csv, feedback/.
 grade: $(VENV_STAMP) $(SYS_STAMP)

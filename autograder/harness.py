@@ -20,7 +20,6 @@ import json
 import os
 import struct
 import sys
-import traceback
 
 
 def _read_exact(fd: int, n: int) -> bytes:
@@ -64,36 +63,30 @@ def main() -> int:
     header = _read_json(0)
     out_fd = int(os.environ["RESULT_FD"])
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checking import Case, call_cases
+    from checking import Case, allowed_imports_only, call_cases, exec_cells, fresh_namespace
 
     # what the student prints goes nowhere: grading looks only at returned values
     real_out, real_err = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = open(os.devnull, "w")
-    namespace = {"__name__": "__student__", "np": np, "numpy": np}
-    cell_errors: list[str] = []
-    for label, source in header["cells"]:
-        try:
-            exec(compile(source, f"<{label}>", "exec"), namespace)
-        except BaseException as exc:
-            tb = traceback.extract_tb(exc.__traceback__)
-            line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)
-            where = f" (line {line})" if line else ""
-            cell_errors.append(f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500])
-    fn = namespace.get(header["function"])
-    if callable(fn):
-        _write_all(out_fd, b"R")  # only now do the cases come
-        request = _read_json(0)
-        arrays = _read_arrays(0)
-        os.close(0)
-        cases = [Case(tuple(_decode(a, arrays) for a in c["args"]),
-                      {k: _decode(v, arrays) for k, v in c["kwargs"].items()}) for c in request["cases"]]
-        outcomes = call_cases(fn, cases)
-    else:
-        _write_all(out_fd, b"M")
-        reason = f"no function named {header['function']} was defined"
-        if cell_errors:
-            reason += " (" + "; ".join(cell_errors) + ")"
-        outcomes = None
+    # the answer cells run as in the notebook's check(): only the standard library and NumPy
+    namespace = fresh_namespace()
+    with allowed_imports_only():
+        cell_errors = exec_cells(header["cells"], namespace)
+        fn = namespace.get(header["function"])
+        if callable(fn):
+            _write_all(out_fd, b"R")  # only now do the cases come
+            request = _read_json(0)
+            arrays = _read_arrays(0)
+            os.close(0)
+            cases = [Case(tuple(_decode(a, arrays) for a in c["args"]),
+                          {k: _decode(v, arrays) for k, v in c["kwargs"].items()}) for c in request["cases"]]
+            outcomes = call_cases(fn, cases)
+        else:
+            _write_all(out_fd, b"M")
+            reason = f"no function named {header['function']} was defined"
+            if cell_errors:
+                reason += " (" + "; ".join(cell_errors) + ")"
+            outcomes = None
     sys.stdout, sys.stderr = real_out, real_err
 
     result: dict = {"cell_errors": cell_errors}

@@ -15,7 +15,9 @@ that never runs student code, so the student sees the same verdict and message e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,13 +25,18 @@ import numpy as np
 
 __all__ = [
     "REGISTRY",
+    "BadReturn",
     "Case",
     "Check",
     "CheckFailed",
     "Outcome",
+    "allowed_imports_only",
     "call_cases",
     "check",
+    "exec_cells",
+    "fresh_namespace",
     "register",
+    "run_as_graded",
     "to_arrays",
 ]
 
@@ -93,23 +100,52 @@ def register(check_: Check) -> Check:
     return check_
 
 
-def to_arrays(result: Any) -> tuple[np.ndarray, ...]:
-    """A returned value as a tuple of float64 arrays (a tuple or list of arrays stays several).
+class BadReturn(TypeError):
+    """The returned value is not numbers: its message says what came back instead."""
 
-    Raises ``TypeError`` for anything that is not numeric, so an object that merely claims to
-    be equal to the answer never reaches a comparison.
+
+def _describe_bad(part: Any) -> str | None:
+    """Why ``part`` cannot be a numeric result, or ``None`` when it can."""
+    if part is None:
+        return "None (is a `return` statement missing?)"
+    if isinstance(part, (bool, np.bool_)):
+        return "True/False"
+    if isinstance(part, (str, bytes)):
+        return "a string"
+    if isinstance(part, dict):
+        return "a dict"
+    if isinstance(part, (list, tuple)) and any(isinstance(p, (list, tuple, np.ndarray)) for p in part):
+        try:
+            np.asarray(part, dtype=float)
+        except (ValueError, TypeError):
+            return "a list whose items have different shapes (a ragged list)"
+    try:
+        arr = np.asarray(part)
+    except ValueError:
+        return "a ragged sequence"
+    if arr.dtype == np.bool_:
+        return "a boolean array (True/False)"
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        return "complex numbers"
+    if arr.dtype == object:
+        return "an array of Python objects (dtype object)"
+    if not np.issubdtype(arr.dtype, np.number):
+        return f"a {type(part).__name__}"
+    return None
+
+
+def to_arrays(result: Any) -> tuple[np.ndarray, ...]:
+    """A returned value as a tuple of float64 arrays (a tuple result gives several).
+
+    Raises :class:`BadReturn` for anything that is not real numbers, so an object that merely
+    claims to be equal to the answer never reaches a comparison.
     """
     parts = result if isinstance(result, tuple) else (result,)
     out = []
     for part in parts:
-        if isinstance(part, (bool, np.bool_)):
-            raise TypeError("returned a boolean, expected numbers")
-        arr = np.asarray(part)
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-            raise TypeError(f"returned {type(part).__name__}, expected a numeric array")
-        if arr.dtype == np.bool_:
-            raise TypeError("returned a boolean array, expected numbers")
-        out.append(np.array(arr, dtype=np.float64, copy=True))
+        if (why := _describe_bad(part)) is not None:
+            raise BadReturn(f"returned {why}, expected real numbers")
+        out.append(np.array(np.asarray(part), dtype=np.float64, copy=True))
     return tuple(out)
 
 
@@ -119,26 +155,65 @@ def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
     for case in cases:
         try:
             args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
-            outcomes.append(Outcome(values=to_arrays(fn(*args, **case.kwargs))))
+            result = fn(*args, **case.kwargs)
         except (Exception, SystemExit) as exc:
             outcomes.append(Outcome(error=f"{type(exc).__name__}: {exc}"[:500]))
+            continue
+        try:
+            outcomes.append(Outcome(values=to_arrays(result)))
+        except BadReturn as exc:
+            outcomes.append(Outcome(error=f"BadReturn: {exc}"))
+        except Exception as exc:  # an object whose conversion itself misbehaves
+            outcomes.append(Outcome(error=f"BadReturn: returned a {type(result).__name__} that is not numbers"
+                                          f" ({type(exc).__name__})"))
     return outcomes
+
+
+def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> list[str]:
+    """Run answer cells (label, source) one after another in ``namespace``, as grading does.
+
+    A cell that raises does not stop the next one; the returned list says which cell raised what.
+    """
+    import traceback
+
+    errors: list[str] = []
+    for label, source in cells:
+        try:
+            exec(compile(source, f"<{label}>", "exec"), namespace)
+        except BaseException as exc:
+            tb = traceback.extract_tb(exc.__traceback__)
+            line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)
+            where = f" (line {line})" if line else ""
+            errors.append(f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500])
+    return errors
+
+
+def fresh_namespace() -> dict[str, Any]:
+    """What an answer cell starts from when graded: NumPy as ``np`` and nothing else."""
+    return {"__name__": "__student__", "np": np, "numpy": np}
 
 
 class CheckFailed(AssertionError):
     """Raised in a notebook when a check fails; its message names the likely mistake."""
 
     def _render_traceback_(self) -> list[str]:
-        # IPython shows this instead of a traceback through the course's checking code
-        return [f"\x1b[0;31mCheckFailed\x1b[0m: {self}"]
+        # IPython shows this instead of a traceback through the course's checking code; short
+        # lines, so that `nbgrader validate` (which cuts lines at 90 characters) shows it whole
+        import textwrap
+
+        lines = [ln for par in str(self).splitlines() for ln in (textwrap.wrap(par, 76) or [""])]
+        return [f"\x1b[0;31mCheckFailed\x1b[0m: {lines[0]}", *("    " + ln for ln in lines[1:])]
 
 
 def first_error(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome]) -> str | None:
-    """Message for the first call that raised, if any."""
+    """Message for the first call that raised or returned something that is not numbers, if any."""
     for case, outcome in zip(cases, outcomes, strict=True):
         if outcome.error is not None:
             if outcome.error.startswith("NotImplementedError"):
                 return f"{check_.function} is not written yet: replace `raise NotImplementedError` with your code"
+            if outcome.error.startswith("BadReturn"):
+                what = outcome.error.partition(": ")[2] or "returned something that is not numbers"
+                return f"{check_.function}{case.describe()} {what}"
             return f"calling {check_.function}{case.describe()} raised {outcome.error}"
     return None
 
@@ -147,17 +222,140 @@ def run_check(check_: Check, fn: Callable[..., Any], seed: int = 0) -> str | Non
     """Run one check in this process; ``None`` when it passes, else the message."""
     cases = check_.cases(np.random.default_rng(seed))
     outcomes = call_cases(fn, cases)
-    return first_error(check_, cases, outcomes) or check_.verify(cases, outcomes)
+    return first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes)
+
+
+def safe_verify(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome]) -> str | None:
+    """``check_.verify``, with a failure of the verifier itself reported as a message."""
+    try:
+        return check_.verify(list(cases), list(outcomes))
+    except Exception as exc:
+        return f"the returned values could not be checked ({type(exc).__name__})"
+
+
+# --------------------------------------------------------------------- the notebook side
+#: Modules an answer may import when graded: the standard library and NumPy.
+ALLOWED_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"numpy"}
+
+
+def _cell_of(fn: Any) -> str | None:
+    """The source of the notebook cell that defined ``fn``, or ``None`` outside a notebook."""
+    import linecache
+    import os
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    name = code.co_filename
+    in_cell = name.startswith("<ipython-input") or ("ipykernel_" in name and not os.path.exists(name))
+    if not in_cell:
+        return None
+    lines = linecache.getlines(name)
+    return "".join(lines) if lines else None
+
+
+@contextlib.contextmanager
+def allowed_imports_only() -> Iterator[None]:
+    """Answer code (code whose globals are named ``__student__``) may import only the standard
+    library and NumPy, as when graded; every other import raises ``ModuleNotFoundError``."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        if (level == 0 and isinstance(globals, dict) and globals.get("__name__") == "__student__"
+                and name.partition(".")[0] not in ALLOWED_MODULES):
+            raise ModuleNotFoundError(f"No module named '{name.partition('.')[0]}'")
+        return real_import(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = guarded
+    try:
+        yield
+    finally:
+        builtins.__import__ = real_import
+
+
+@contextlib.contextmanager
+def _as_graded() -> Iterator[None]:
+    """Student code runs as in grading: output discarded, warnings silent, and no imports but
+    the standard library and NumPy (the course package is not there when grading)."""
+    import io
+    import warnings
+
+    sink = io.StringIO()
+    with (allowed_imports_only(), warnings.catch_warnings(), contextlib.redirect_stdout(sink),
+          contextlib.redirect_stderr(sink)):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _graded_copy(fn: Any, function: str) -> tuple[Any, list[str]]:
+    """Re-run the cells of ``fn`` (and of the graded functions it may call) in a fresh namespace.
+
+    Returns the function as grading will see it (or ``None``) and the errors of the cells.
+    """
+    own = _cell_of(fn)
+    cells = []
+    kernel = getattr(fn, "__globals__", {})
+    for dep in DEPENDS.get(function, ()):
+        source = _cell_of(kernel.get(dep))
+        if source is not None and source != own:
+            cells.append((dep, source))
+    cells.append((function, own or ""))
+    namespace = fresh_namespace()
+    with _as_graded():
+        errors = exec_cells(cells, namespace)
+    graded = namespace.get(function)
+    return (graded if callable(graded) else None), errors
+
+
+def _advice(message: str, fn: Any, function: str) -> str:
+    """A sentence on how grading differs from the notebook, when that explains ``message``."""
+    import re
+
+    kernel = getattr(fn, "__globals__", {})
+    if (m := re.search(r"NameError: name '(\w+)' is not defined", message)) and m.group(1) in kernel:
+        return (f"`{m.group(1)}` exists in your notebook but not in the cell of {function}: each answer is "
+                f"graded on its own, with NumPy only, so define or import it inside that cell")
+    if (m := re.search(r"No module named '(\w+)'", message)) and m.group(1) not in ALLOWED_MODULES:
+        return (f"answers are graded with the standard library and NumPy only: do not import "
+                f"`{m.group(1)}` in the cell of {function}")
+    return ""
+
+
+def run_as_graded(check_: Check, fn: Callable[..., Any], seed: int = 0) -> str | None:
+    """Run one check the way grading does; ``None`` when it passes, else the message.
+
+    When ``fn`` was defined in a notebook cell, that cell (and the cells of the graded functions
+    it may call) run again in a fresh namespace holding only NumPy, where the course package
+    cannot be imported, and the check calls that copy. Elsewhere ``fn`` is called directly.
+    """
+    if _cell_of(fn) is None:
+        return run_check(check_, fn, seed)
+    graded, errors = _graded_copy(fn, check_.function)
+    if graded is None:
+        message = f"no function named {check_.function} was defined"
+        if errors:
+            message += " (" + "; ".join(errors) + ")"
+    else:
+        cases = check_.cases(np.random.default_rng(seed))
+        with _as_graded():
+            outcomes = call_cases(graded, cases)
+        message = first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes)
+    if message is not None and (advice := _advice(message, fn, check_.function)):
+        message = f"{advice}. {message}"
+    return message
 
 
 def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
-    """Notebook entry point: run check ``check_id`` on ``fn``; print a tick or raise ``CheckFailed``."""
+    """Notebook entry point: run check ``check_id`` on ``fn`` as grading will; print a tick or
+    raise :class:`CheckFailed` with the diagnosis first."""
     if check_id not in REGISTRY:
         raise KeyError(f"unknown check {check_id!r}")
     check_ = REGISTRY[check_id]
-    message = run_check(check_, fn, seed)
+    message = run_as_graded(check_, fn, seed)
     if message is not None:
-        raise CheckFailed(f"{check_.function}: {check_.description}: {message}")
+        raise CheckFailed(f"{message}\n(check of {check_.function}: {check_.description})")
     print(f"✓ {check_.function}: {check_.description}")
 
 

@@ -16,7 +16,7 @@ from .checking import DEPENDS, Case, Check, Outcome, close, register, tolerance
 from .experiments import score_stds
 from .lecture import lecture_shapes
 
-__all__ = ["EXERCISES", "MISTAKES", "REFERENCES", "Exercise", "make_verify", "rand"]
+__all__ = ["EXERCISES", "MISTAKES", "REFERENCES", "RETURNS", "Exercise", "count_message", "make_verify", "rand"]
 
 Variant = Callable[[Case], tuple[np.ndarray, ...]]
 
@@ -52,6 +52,25 @@ def _lookup_check(c: Case, W: tuple[np.ndarray, ...]) -> float:
     out = numerics.attention(X @ W_Q, X @ W_K, X @ W_V)
     want = np.asarray(values)[np.asarray(targets)[seq]]
     return float(np.abs(out - want).max())
+
+
+def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> str | None:
+    """Message when some token does not put (nearly) all its attention on a position holding the
+    type it targets: the lookup must happen through the weights, not be stored in W_V."""
+    targets, _values, _beta = c.args
+    seq = np.asarray(c.meta.get("sequence", np.arange(len(targets))))
+    X = np.eye(len(targets))[seq]
+    W_Q, W_K, _W_V = W
+    with np.errstate(all="ignore"):
+        A = numerics.attention_weights(X @ W_Q, X @ W_K)
+    wanted = seq[None, :] == np.asarray(targets)[seq][:, None]  # (query i, key j): j holds the target of i
+    on_target = np.where(wanted, A, 0.0).sum(axis=1)
+    if not (np.isfinite(A).all() and (on_target >= 1 - 1e-6).all()):
+        i = int(np.argmin(np.where(np.isfinite(on_target), on_target, -1)))
+        return (f"the token at position {i} puts only {on_target[i]:.2g} of its attention on the token it must look "
+                "up: the lookup has to happen in the attention weights (query of type t matches the key of type "
+                "targets[t]), not be stored in W_V")
+    return None
 
 
 REFERENCES: dict[str, Variant] = {
@@ -157,6 +176,45 @@ MISTAKES: dict[str, list[tuple[Variant, str]]] = {
 }
 
 
+#: What a function returning several results must return (others return one array or number).
+RETURNS: dict[str, tuple[str, ...]] = {
+    "project": ("Q", "K", "V"),
+    "score_stds": ("the std of q·k", "the std of q·k/√d_k"),
+    "lookup_table_weights": ("W_Q", "W_K", "W_V"),
+}
+
+
+def count_message(function: str, got: Sequence[np.ndarray], n_want: int) -> str:
+    """One line for a result with the wrong number of parts (a list or an array instead of a
+    tuple, a tuple of tuples, several values instead of one)."""
+    names = "(" + ", ".join(RETURNS.get(function, ())) + ")"
+    if n_want == 1:
+        return f"returned a tuple of {len(got)} values where one array is expected: return a single array"
+    if len(got) == 1:
+        g = got[0]
+        what = "a single number" if g.ndim == 0 else f"one array of shape {g.shape}"
+        return (f"returned {what} where {n_want} separate results are expected: return the tuple {names} "
+                f"(`return a, b, ...`), not a list or an array")
+    return f"returned {len(got)} values where {n_want} are expected: return the flat tuple {names}"
+
+
+def shape_message(got: np.ndarray, want: np.ndarray) -> str:
+    if got.ndim == 0:
+        return f"returned a single number where an array of shape {want.shape} is expected"
+    if want.ndim == 0:
+        return f"returned an array of shape {got.shape} where a single number is expected"
+    return f"expected shape {want.shape}, got {got.shape}"
+
+
+def largest_error(got: np.ndarray, want: np.ndarray) -> float:
+    """Largest absolute difference where the reference is finite (inf where the result is not)."""
+    keep = np.isfinite(want)
+    if not keep.any():
+        return float("inf") if not np.array_equal(got, want) else 0.0
+    diff = np.abs(got[keep] - want[keep])
+    return float("inf") if not np.isfinite(diff).all() else float(diff.max())
+
+
 def make_verify(function: str, *, exact: bool = False, extra: Callable | None = None):
     """A verify function comparing with the reference and diagnosing known mistakes."""
 
@@ -166,7 +224,7 @@ def make_verify(function: str, *, exact: bool = False, extra: Callable | None = 
             want = REFERENCES[function](case)
             got = out.values
             if len(got) != len(want):
-                return f"returned {len(got)} array(s), expected {len(want)}"
+                return f"{count_message(function, got, len(want))} (on input {case.describe()})"
             if all(close(g, w, rtol, atol) for g, w in zip(got, want, strict=True)):
                 continue
             for variant, message in MISTAKES.get(function, []):
@@ -188,9 +246,11 @@ def make_verify(function: str, *, exact: bool = False, extra: Callable | None = 
                 return msg
             for g, w in zip(got, want, strict=True):
                 if g.shape != w.shape:
-                    return f"expected shape {w.shape}, got {g.shape} (on input {case.describe()})"
-            err = max(float(np.nanmax(np.abs(g - w), initial=0)) if not np.isnan(g).any() else np.inf
-                      for g, w in zip(got, want, strict=True) if np.isfinite(w).all())
+                    return f"{shape_message(g, w)} (on input {case.describe()})"
+            for g, w in zip(got, want, strict=True):
+                if np.isnan(g).any() and not np.isnan(w).any():
+                    return f"NaN in {int(np.isnan(g).sum())} of {g.size} entries (on input {case.describe()})"
+            err = max(largest_error(g, w) for g, w in zip(got, want, strict=True))
             return f"wrong values on input {case.describe()} (largest error {err:.3g})"
         return None
 
@@ -199,10 +259,23 @@ def make_verify(function: str, *, exact: bool = False, extra: Callable | None = 
 
 def _softmax_extra(case: Case, got):
     g = got[0]
-    if np.isnan(g).any() or np.isinf(g).any():
-        return "NaN or inf in the weights: exp overflowed for large scores; subtract the row maximum first"
+    S = np.asarray(case.args[0], dtype=float)
     axis = case.kwargs.get("axis", -1)
-    if g.shape == np.shape(case.args[0]) and not np.allclose(g.sum(axis=axis), 1.0, atol=1e-5):
+    if g.shape != S.shape:
+        return None
+    bad = ~np.isfinite(g)
+    if bad.any():
+        slices = bad.any(axis=axis)
+        with np.errstate(all="ignore"):
+            top = np.max(S, axis=axis)
+        if (top[slices] > 700).any():
+            return ("NaN or inf in the weights: exp overflowed for large scores (exp(710) is inf); "
+                    "subtract the row maximum along the axis first")
+        if np.isneginf(top[slices]).all():
+            return "NaN in the weights of a slice that is entirely -inf: such a slice must give weights 0, not NaN"
+        return ("NaN in the weights: exp underflowed to 0 for every score of a slice far below the largest score "
+                "(0/0 is NaN); subtract each slice's own maximum along the axis, not one maximum of the whole array")
+    if not np.allclose(g.sum(axis=axis), 1.0, atol=1e-5):
         return f"weights do not sum to 1 along axis {axis}: normalise each slice along that axis"
     return None
 
@@ -212,8 +285,15 @@ def _attention_extra(case: Case, got):
     if np.isnan(g).any():
         Q, K = case.args[0], case.args[1]
         if np.abs(Q @ K.T).max() > 500:
-            return "NaN in the output for large scores: subtract the row maximum before exponentiating"
+            return "NaN in the output for large scores: exp overflowed; subtract the row maximum before exponentiating"
         return "NaN in the output: check the mask (it is added to the scores; -inf · 0 is NaN)"
+    return None
+
+
+def _mask_extra(case: Case, got):
+    if np.isnan(got[0]).any():
+        return ("NaN in the mask: NumPy gives 0 · (-inf) = NaN, so a 0/1 matrix times -inf does not work; "
+                "build the mask with np.where(condition, -np.inf, 0.0)")
     return None
 
 
@@ -222,7 +302,7 @@ def _lookup_verify(cases: list[Case], outcomes: list[Outcome]) -> str | None:
         targets, values, _beta = case.args
         m, d_v = len(targets), np.shape(values)[1]
         if len(out.values) != 3:
-            return f"return three matrices (W_Q, W_K, W_V), got {len(out.values)}"
+            return count_message("lookup_table_weights", out.values, 3)
         want = [(m, None), (m, None), (m, d_v)]
         for name, W, (rows, cols) in zip(("W_Q", "W_K", "W_V"), out.values, want, strict=True):
             if W.ndim != 2 or W.shape[0] != rows or (cols is not None and W.shape[1] != cols):
@@ -238,6 +318,8 @@ def _lookup_verify(cases: list[Case], outcomes: list[Outcome]) -> str | None:
                 return (f"close but not exact (largest error {err:.2g}): the right key must win by a margin that "
                         "grows with beta, so the softmax saturates")
             return "a token of type t does not read values[targets[t]]: check which key each query scores highest"
+        if (wrong := _lookup_misreads(case, out.values)) is not None:
+            return wrong
     return None
 
 
@@ -274,7 +356,8 @@ EXERCISES = [
         ("rows-sum-to-one", "each row is a distribution", lambda rng: [Case((rand(rng, 3, 5),))]),
         ("large-scores", "large scores do not overflow",
          lambda rng: [Case((np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]]),))]),
-        ("axis", "the axis argument is respected", lambda rng: [Case((rand(rng, 4, 3),), {"axis": 0})]),
+        ("axis", "the axis argument is respected",
+         lambda rng: [Case((rand(rng, 4, 3),), {"axis": 0}), Case((rand(rng, 2, 3, 4),), {"axis": 1})]),
     ], extra=_softmax_extra),
     Exercise("scaled_scores", [
         ("shape-and-scale", "Q Kᵀ / √d_k with T_q ≠ T_k", lambda rng: [Case((rand(rng, 3, 4), rand(rng, 5, 4)))]),
@@ -287,22 +370,22 @@ EXERCISES = [
         ("small", "standard deviations of q·k and q·k/√d_k", lambda rng: [Case((rand(rng, 200, 16), rand(rng, 200, 16)))]),
     ]),
     Exercise("softmax_jacobian", [
-        ("small", "J = diag(a) - a aᵀ", lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))]),
+        ("small", "the Jacobian of a softmax over three scores", lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))]),
     ]),
     Exercise("permutation_matrix", [
         ("small", "(P X)[i] = X[perm[i]]", lambda rng: [Case(([2, 0, 1],))]),
     ], exact=True),
     Exercise("causal_mask", [
-        ("T4", "0 on and below the diagonal, -inf above", lambda rng: [Case((4,))]),
-    ], exact=True),
+        ("T4", "the causal mask for T = 4", lambda rng: [Case((4,))]),
+    ], exact=True, extra=_mask_extra),
     Exercise("padding_mask", [
-        ("small", "-inf at the padded keys j ≥ lengths[b]", lambda rng: [Case(([2, 4, 1], 4))]),
-    ], exact=True),
+        ("small", "the padding mask for three sequences of lengths 2, 4, 1", lambda rng: [Case(([2, 4, 1], 4))]),
+    ], exact=True, extra=_mask_extra),
     Exercise("attention_flops", [
-        ("lecture", "4 T² d for T = 10, d = 512", lambda rng: [Case((10, 512))]),
+        ("lecture", "the FLOPs of Q Kᵀ and A V for the lecture's T = 10, d = 512", lambda rng: [Case((10, 512))]),
     ], exact=True),
     Exercise("crossover_length", [
-        ("lecture", "the crossovers at d = 4096 and d = 8192", lambda rng: [Case((4096,)), Case((8192,))]),
+        ("lecture", "the crossover lengths at the lecture's two widths", lambda rng: [Case((4096,)), Case((8192,))]),
     ], exact=True),
     Exercise("lookup_table_weights", [
         ("permutation", "an exact lookup table at beta = 1000",

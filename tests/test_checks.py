@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -79,4 +81,84 @@ def test_returned_objects_must_be_numbers():
     with pytest.raises(TypeError):
         to_arrays(np.array([True, False]))
     out = call_cases(lambda: Liar(), [sa.checking.Case(())])
-    assert out[0].error and out[0].error.startswith("TypeError")
+    assert out[0].error and out[0].error.startswith("BadReturn")
+
+
+# --- one line for every wrong return --------------------------------------------------------------
+def _message(check_id: str, fn) -> str:
+    with warnings.catch_warnings():  # as in a kernel or the sandbox: a warning is not an error
+        warnings.simplefilter("ignore")
+        msg = run_check(REGISTRY[check_id], fn)
+    assert msg is not None and "\n" not in msg and "Traceback" not in msg, msg
+    return msg
+
+
+BAD_RETURNS = [
+    # (check, answer, words the message must contain)
+    ("causal_mask/T4", lambda T: np.triu(np.ones((T, T)), 1) * -np.inf, "0 · (-inf) = NaN"),
+    ("padding_mask/small", lambda lengths, T: (np.arange(T)[None] >= np.asarray(lengths)[:, None]) * -np.inf,
+     "np.where(condition, -np.inf, 0.0)"),
+    ("project/shapes", lambda X, a, b, c: [X @ a, X @ b, X @ c], "a list whose items have different shapes"),
+    ("project/shapes", lambda X, a, b, c: [X @ a, X @ b, X @ a], "return the tuple (Q, K, V)"),
+    ("project/shapes", lambda X, a, b, c: ((X @ a, X @ b), X @ c), "return the flat tuple (Q, K, V)"),
+    ("score_stds/small", lambda q, k: np.array([1.0, 2.0]), "one array of shape (2,) where 2 separate results"),
+    ("softmax/rows-sum-to-one", lambda S, axis=-1: np.array(sa.softmax(S), dtype=object), "dtype object"),
+    ("softmax/rows-sum-to-one", lambda S, axis=-1: sa.softmax(S) + 0j, "complex numbers"),
+    ("softmax/rows-sum-to-one", lambda S, axis=-1: np.array(1.0), "a single number where an array of shape (3, 5)"),
+    ("attention_flops/lecture", lambda T, d: np.full(3, 4.0 * T * T * d), "where a single number is expected"),
+    ("softmax/rows-sum-to-one", lambda S, axis=-1: None, "None (is a `return` statement missing?)"),
+    ("softmax/rows-sum-to-one", lambda S, axis=-1: sa.softmax(S) > 0.2, "boolean"),
+    ("softmax/rows-sum-to-one", lambda S, axis=-1: "weights", "a string"),
+    ("lookup_table_weights/permutation", lambda t, v, b: [np.eye(3), np.eye(3), np.eye(3)[:, :2]],
+     "different shapes"),
+    ("lookup_table_weights/permutation", lambda t, v, b: (np.eye(3), np.eye(3)),
+     "return the flat tuple (W_Q, W_K, W_V)"),
+]
+
+
+@pytest.mark.parametrize(("check_id", "answer", "words"), BAD_RETURNS, ids=lambda x: x if isinstance(x, str) else "")
+def test_every_wrong_return_gets_one_line_saying_what_to_return(check_id, answer, words):
+    assert words in _message(check_id, answer)
+
+
+def test_a_zero_dimensional_number_is_a_number():
+    assert run_check(REGISTRY["attention_flops/lecture"], lambda T, d: np.array(4.0 * T * T * d)) is None
+
+
+def test_overflow_and_underflow_are_told_apart():
+    def no_max(S, axis=-1):
+        with np.errstate(all="ignore"):
+            e = np.exp(S)
+            return e / e.sum(axis=axis, keepdims=True)
+
+    def global_max(S, axis=-1):
+        with np.errstate(all="ignore"):
+            e = np.exp(S - np.max(S))
+            return e / e.sum(axis=axis, keepdims=True)
+
+    assert "overflowed" in _message("softmax/large-scores", no_max)
+    msg = _message("softmax/large-scores", global_max)
+    assert "underflowed" in msg and "overflowed" not in msg
+
+
+def test_softmax_axis_check_catches_a_hard_coded_axis_zero():
+    def axis_zero(S, axis=-1):
+        return sa.softmax(S, axis=0)
+
+    assert run_check(REGISTRY["softmax/axis"], axis_zero) is not None
+    assert run_check(REGISTRY["softmax/axis"], sa.softmax) is None
+
+
+def test_problem_20_lookup_must_happen_in_the_weights():
+    def stored_in_values(targets, values, beta):
+        m = len(targets)
+        return beta * np.eye(m), np.eye(m), np.asarray(values, dtype=float)[np.asarray(targets)]
+
+    for check_id in ("lookup_table_weights/permutation", "lookup_table_weights/hidden/random"):
+        assert "attention weights" in _message(check_id, stored_in_values)
+
+
+def test_labels_do_not_give_the_answers_away():
+    text = " ".join(c.description for c in REGISTRY.values() if "/hidden/" not in c.id)
+    for answer in ("4 T² d", "diag(a) - a aᵀ", "6 d", "24576", "49152", "-inf above"):
+        assert answer not in text

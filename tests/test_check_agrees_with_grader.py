@@ -1,0 +1,152 @@
+"""A ✓ in the notebook predicts the grader's public verdict, answer by answer.
+
+Every answer of the catalogues (correct, wrong) and of ``tests/agreement`` (answers that work in a
+notebook but not when graded: a helper in another cell, an import of the course package, ...)
+goes through both sides: the public test cells executed in a real kernel, as the student runs
+them, and the grader's own verdict (sandbox and all). They must agree on every public test cell.
+
+An agreement file may hold several cells separated by a line ``# --- cell ---``: the last one is
+the answer cell, the ones before it are extra cells the student added above it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading_support import ROOT, SOLUTIONS, Entry, read_entry
+from nbclient import NotebookClient
+
+TESTS = Path(__file__).resolve().parent
+SEPARATOR = "# --- cell ---"
+ENTRIES = [read_entry(p) for folder in ("catalogue/correct", "catalogue/wrong", "agreement")
+           for p in sorted((TESTS / folder).glob("*.py"))]
+ENTRIES = [e for e in ENTRIES if e.kind == "cell"]
+
+
+def _cells_of(entry: Entry) -> list[str]:
+    return [part.strip("\n") + "\n" for part in entry.path.read_text().split(SEPARATOR)]
+
+
+def _public_cells(nb) -> dict[str, int]:
+    return {c.metadata["nbgrader"]["grade_id"]: i for i, c in enumerate(nb.cells)
+            if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+            and "BEGIN HIDDEN TESTS" not in c.source}
+
+
+def _notebook_side(notebook: str, entries: list[Entry]) -> dict[str, dict[str, bool]]:
+    """Student's view: run each answer and then every public test cell in one live kernel."""
+    nb = nbformat.read(SOLUTIONS / f"{notebook}.ipynb", as_version=4)
+    public = _public_cells(nb)
+    answers = {c.metadata["nbgrader"]["grade_id"]: i for i, c in enumerate(nb.cells)
+               if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(SOLUTIONS)}})
+    results: dict[str, dict[str, bool]] = {}
+    nb.cells.append(nbformat.v4.new_code_cell(""))
+    scratch = len(nb.cells) - 1  # nbclient stores each executed cell at its index: new cells go here
+    with client.setup_kernel():
+        for i, cell in enumerate(nb.cells[:scratch]):  # set-up and reference answers, no widgets or hidden checks
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and not meta.get("grade") and "demos." not in cell.source:
+                client.execute_cell(cell, i)
+        for entry in entries:
+            for source in _cells_of(entry):
+                client.execute_cell(nbformat.v4.new_code_cell(source), scratch)
+            verdicts = {}
+            for gid, i in public.items():
+                cell = nbformat.v4.new_code_cell(nb.cells[i].source)
+                client.execute_cell(cell, scratch)
+                verdicts[gid] = not any(o.output_type == "error" or o.get("name") == "stderr" for o in cell.outputs)
+                if not verdicts[gid] and entry.message and gid == f"{entry.replace}-public":
+                    verdicts["message"] = any(entry.message in o.get("evalue", "") for o in cell.outputs)
+            results[entry.path.stem] = verdicts
+            client.execute_cell(nb.cells[answers[entry.replace]], answers[entry.replace])  # back to the reference
+    return results
+
+
+def _submission(entry: Entry) -> str:
+    nb = json.loads((SOLUTIONS / f"{entry.notebook}.ipynb").read_text())
+    *extra, answer = _cells_of(entry)
+    at = next(i for i, c in enumerate(nb["cells"])
+              if c["metadata"].get("nbgrader", {}).get("grade_id") == entry.replace)
+    nb["cells"][at]["source"] = answer
+    for k, source in enumerate(extra):
+        nb["cells"].insert(at + k, {"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
+                                    "execution_count": None})
+    return json.dumps(nb)
+
+
+GRADE_ALL = """
+import json, sys
+from autograder.grade import grade_one
+for student, notebook in json.load(sys.stdin):
+    v = grade_one(student, "attention", notebook)
+    print(json.dumps([student, {g: c["passed"] for g, c in v["cells"].items()}]))
+"""
+
+
+def _grader_side(work: Path, entries: list[Entry]) -> dict[str, dict[str, bool]]:
+    jobs = []
+    for entry in entries:
+        folder = work / "submitted" / entry.path.stem / "attention"
+        folder.mkdir(parents=True)
+        (folder / f"{entry.notebook}.ipynb").write_text(_submission(entry))
+        jobs.append([entry.path.stem, entry.notebook])
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
+    run = subprocess.run([sys.executable, "-c", GRADE_ALL], input=json.dumps(jobs), cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=1200)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return {student: cells for student, cells in map(json.loads, run.stdout.splitlines())}
+
+
+@pytest.fixture(scope="module")
+def both_sides(tmp_path_factory):
+    by_notebook = defaultdict(list)
+    for entry in ENTRIES:
+        by_notebook[entry.notebook].append(entry)
+    notebook = {}
+    for nb, entries in sorted(by_notebook.items()):
+        notebook.update(_notebook_side(nb, entries))
+    grader = _grader_side(tmp_path_factory.mktemp("agreement"), ENTRIES)
+    return notebook, grader
+
+
+def test_a_tick_in_the_notebook_predicts_the_graders_public_verdict(both_sides):
+    notebook, grader = both_sides
+    compared = disagreements = 0
+    problems = []
+    for entry in ENTRIES:
+        seen, graded = notebook[entry.path.stem], grader[entry.path.stem]
+        for gid, passed in seen.items():
+            if gid == "message":
+                continue
+            compared += 1
+            if graded.get(gid) != passed:
+                disagreements += 1
+                problems.append(f"{entry.path.name}: {gid}: notebook {'✓' if passed else '✗'}, grader "
+                                f"{'✓' if graded.get(gid) else '✗'}")
+    print(f"\n{len(ENTRIES)} answers, {compared} public test cells compared, {compared - disagreements} agree")
+    assert compared >= 2 * len(ENTRIES) - 20 and not problems, "\n".join(problems)
+
+
+def test_the_notebook_names_the_mistake_and_the_verdict_is_the_expected_one(both_sides):
+    notebook, grader = both_sides
+    problems = []
+    for entry in ENTRIES:
+        seen = notebook[entry.path.stem]
+        for fn in entry.zero:
+            if seen.get(f"{fn}-public", True) and grader[entry.path.stem].get(f"{fn}-hidden", True):
+                problems.append(f"{entry.path.name}: {fn} should fail")
+        for fn in entry.full:
+            if not seen.get(f"{fn}-public", False):
+                problems.append(f"{entry.path.name}: {fn} should pass its public checks")
+        if entry.message and "message" in seen and not seen["message"]:
+            problems.append(f"{entry.path.name}: the notebook does not say {entry.message!r}")
+    assert not problems, "\n".join(problems)
