@@ -14,6 +14,7 @@ Writes ``_build/student/selfattn-course/`` and the same folder as one archive,
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -46,13 +47,22 @@ def title(path: Path) -> str:
     return first.lstrip("# ").strip()
 
 
+def minutes(path: Path) -> int:
+    """The time estimate the notebook states in its first cell ("Time: about N minutes")."""
+    found = re.search(r"Time: about (\d+) minutes", nbformat.read(path, as_version=4).cells[0].source)
+    if not found:
+        raise ValueError(f"{path.name}: the first cell states no time estimate")
+    return int(found.group(1))
+
+
 def start_here(notebooks: list[Path]) -> str:
-    rows, total = [], 0.0
+    rows, total, hours = [], 0.0, 0
     for path in notebooks:
         auto, manual = points(path)
         total += auto + manual
+        hours += minutes(path)
         written = f" + {manual:g} written" if manual else ""
-        rows.append(f"| `{path.parent.name}/{path.name}` | {title(path)} | {auto:g}{written} |")
+        rows.append(f"| `{path.parent.name}/{path.name}` | {title(path)} | {minutes(path)} min | {auto:g}{written} |")
     table = "\n".join(rows)
     return f"""# START HERE: self-attention, the exercises
 
@@ -111,11 +121,11 @@ own: an unfinished exercise costs only its own points.
 
 ## Points
 
-| notebook | section | points |
-|---|---|---|
+| notebook | section | time | points |
+|---|---|---|---|
 {table}
 
-Total: {total:g} points. Written answers are graded by hand.
+Total: {total:g} points, about {hours / 60:.1f} hours. Written answers are graded by hand.
 """
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "fresh_namespace",
     "register",
     "run_as_graded",
+    "summary",
     "to_arrays",
 ]
 
@@ -357,6 +358,34 @@ def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
     if message is not None:
         raise CheckFailed(f"{message}\n(check of {check_.function}: {check_.description})")
     print(f"✓ {check_.function}: {check_.description}")
+
+
+def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequence[str]]]) -> None:
+    """Print one line per exercise: its points, and whether its public checks pass, fail or are
+    not attempted yet (like Otter's ``check_all``). Never raises, whatever is unwritten.
+
+    ``exercises`` maps each graded function to (its points, its public check ids).
+    """
+    total = earned = 0.0
+    for function, (points, check_ids) in exercises.items():
+        total += points
+        fn = namespace.get(function)
+        if not callable(fn):
+            print(f"·  {function} ({points:g} points): not attempted (run its cell)")
+            continue
+        failed = None
+        for check_id in check_ids:
+            failed = run_as_graded(REGISTRY[check_id], fn)
+            if failed is not None:
+                break
+        if failed is None:
+            earned += points
+            print(f"✓  {function} ({points:g} points): public checks pass")
+        elif "is not written yet" in failed:
+            print(f"·  {function} ({points:g} points): not attempted")
+        else:
+            print(f"✗  {function} ({points:g} points): {failed.splitlines()[0]}")
+    print(f"Public checks pass for exercises worth {earned:g} of {total:g} points; hidden checks decide the rest.")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,9 @@ import selfattn.exercise_checks  # noqa: F401 - registers the public checks
 from autograder.spec import load_spec, notebooks_of
 from selfattn.checking import REGISTRY
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from sync_notebooks import site_url, sync
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "solutions").glob("*/*.ipynb"))
 RELEASES = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
@@ -63,8 +66,17 @@ def test_release_hides_solutions_and_hidden_tests(path):
     assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text and "/hidden/" not in text
     nb = nbformat.read(path, as_version=4)
     first = nb.cells[0].source
-    assert "../../_build/html/book/" in first, "each notebook links to its chapter"
+    assert f"]({site_url()}book/" in first, "each notebook links to its chapter on the published site"
     assert any("demos." in c.source for c in nb.cells if c.cell_type == "code"), "each notebook has its widget"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
+def test_derived_cells_are_in_step(path, tmp_path):
+    """Chapter link, hidden-check descriptions and summary cell are what scripts/sync_notebooks.py
+    derives from _config.yml and the checks (run it, then `make release`, when this fails)."""
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    assert not sync(copy), f"{path.name} is out of step: run scripts/sync_notebooks.py, then make release"
 
 
 def test_every_graded_function_of_the_issue_exists():
