@@ -119,7 +119,8 @@ def _describe_bad(part: Any) -> str | None:
         try:
             np.asarray(part, dtype=float)
         except (ValueError, TypeError):
-            return "a list whose items have different shapes (a ragged list)"
+            return ("a list of arrays of different shapes: return several results as a tuple "
+                    "(`return a, b, c`), not a list")
     try:
         arr = np.asarray(part)
     except ValueError:
@@ -145,7 +146,7 @@ def to_arrays(result: Any) -> tuple[np.ndarray, ...]:
     out = []
     for part in parts:
         if (why := _describe_bad(part)) is not None:
-            raise BadReturn(f"returned {why}, expected real numbers")
+            raise BadReturn(f"returned {why}" if ":" in why else f"returned {why}, expected real numbers")
         out.append(np.array(np.asarray(part), dtype=np.float64, copy=True))
     return tuple(out)
 

@@ -133,14 +133,15 @@ def installed(bundle, tmp_path_factory) -> Path:
 def test_instructor_tools_are_switched_off(installed):
     jupyter = installed / ".venv" / "bin" / "jupyter"
     lab = subprocess.run([str(jupyter), "labextension", "list"], capture_output=True, text=True, cwd=installed)
-    listing = lab.stdout + lab.stderr
+    listing = re.sub(r"\x1b\[[0-9;]*m", "", lab.stdout + lab.stderr)
     for plugin in ("formgrader", "create-assignment"):
         assert re.search(rf"@jupyter/nbgrader:{plugin}", listing), listing
     disabled = listing[listing.index("Disabled extensions"):] if "Disabled extensions" in listing else ""
     assert "@jupyter/nbgrader:formgrader" in disabled and "@jupyter/nbgrader:create-assignment" in disabled, listing
     server = subprocess.run([str(jupyter), "server", "extension", "list"], capture_output=True, text=True)
-    text = server.stdout + server.stderr
+    text = re.sub(r"\x1b\[[0-9;]*m", "", server.stdout + server.stderr)
     assert re.search(r"nbgrader\.server_extensions\.formgrader\s+disabled", text), text
+    assert not re.search(r"nbgrader\.server_extensions\.formgrader\s+enabled", text), text
     assert re.search(r"nbgrader\.server_extensions\.validate_assignment\s+enabled", text), text
 
 
