@@ -98,7 +98,7 @@ BAD_RETURNS = [
     ("causal_mask/T4", lambda T: np.triu(np.ones((T, T)), 1) * -np.inf, "0 · (-inf) = NaN"),
     ("padding_mask/small", lambda lengths, T: (np.arange(T)[None] >= np.asarray(lengths)[:, None]) * -np.inf,
      "np.where(condition, -np.inf, 0.0)"),
-    ("project/shapes", lambda X, a, b, c: [X @ a, X @ b, X @ c], "a list whose items have different shapes"),
+    ("project/shapes", lambda X, a, b, c: [X @ a, X @ b, X @ c], "return several results as a tuple"),
     ("project/shapes", lambda X, a, b, c: [X @ a, X @ b, X @ a], "return the tuple (Q, K, V)"),
     ("project/shapes", lambda X, a, b, c: ((X @ a, X @ b), X @ c), "return the flat tuple (Q, K, V)"),
     ("score_stds/small", lambda q, k: np.array([1.0, 2.0]), "one array of shape (2,) where 2 separate results"),
@@ -110,7 +110,7 @@ BAD_RETURNS = [
     ("softmax/rows-sum-to-one", lambda S, axis=-1: sa.softmax(S) > 0.2, "boolean"),
     ("softmax/rows-sum-to-one", lambda S, axis=-1: "weights", "a string"),
     ("lookup_table_weights/permutation", lambda t, v, b: [np.eye(3), np.eye(3), np.eye(3)[:, :2]],
-     "different shapes"),
+     "return several results as a tuple"),
     ("lookup_table_weights/permutation", lambda t, v, b: (np.eye(3), np.eye(3)),
      "return the flat tuple (W_Q, W_K, W_V)"),
 ]
