@@ -2,9 +2,12 @@
 (function () {
   // 1. The manager finds its font files relative to the AMD module path of
   //    "@jupyter-widgets/html-manager/dist": point that path at the copy this site serves.
-  var here = document.currentScript.src;
-  var dist = here.replace(/widgets-shim\.js(\?.*)?$/, "vendor/html-manager");
-  window.requirejs.config({ paths: { "@jupyter-widgets/html-manager/dist": dist } });
+  //    (Only with the AMD bundle; the standalone bundle finds its fonts next to itself.)
+  if (window.requirejs) {
+    var here = document.currentScript.src;
+    var dist = here.replace(/widgets-shim\.js(\?.*)?$/, "vendor/html-manager");
+    window.requirejs.config({ paths: { "@jupyter-widgets/html-manager/dist": dist } });
+  }
 
   // 2. Widget labels are typeset through the MathJax 2 call MathJax.Hub.Queue, which
   //    MathJax 3 lacks.  Give both the configuration object (present before MathJax has

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from .book import build_times, widget_latency
+from .book import CHAPTER_TARGET_GZIP_MB, SITE_TARGET_MB, build_times, widget_latency
 from .core import attention_overhead, chunked_vs_full
 from .grading import grading_benchmark
 from .scale import print_scale
@@ -37,6 +37,10 @@ def main(argv: list[str]) -> int:
         b = build_times()
         print(f"cold book build (empty execution cache): {b['cold_s']:.0f} s  [target <= 180 s]")
         print(f"cached rebuild, nothing changed: {b['cached_s']:.1f} s  [target <= 20 s]")
+        print(f"site size (fresh build): {b['site_MB']:.1f} MB  [target <= {SITE_TARGET_MB:g} MB]")
+        print(f"heaviest chapter page ({b['chapter_page']}): {b['chapter_gzip_MB']:.2f} MB compressed, "
+              f"{b['chapter_raw_MB']:.2f} MB raw, {b['chapter_requests']:.0f} requests"
+              f"  [target <= {CHAPTER_TARGET_GZIP_MB:g} MB compressed]")
     print("== grading ==")
     g = grading_benchmark(40, full="--full" in argv)
     scope = "" if "--full" in argv else ", 2 notebooks each; --full for all nine"

@@ -1,4 +1,4 @@
-"""Benchmarks of the book: cold and cached builds, and widget switching latency."""
+"""Benchmarks of the book: cold and cached builds, page weight of the fresh build, widget switching latency."""
 
 from __future__ import annotations
 
@@ -15,9 +15,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def build_times() -> dict[str, float]:
+#: Targets for the weight of the built site (MB; compressed = gzip, what a server sends).
+SITE_TARGET_MB = 20.0
+CHAPTER_TARGET_GZIP_MB = 1.5
+
+
+def build_times(weigh: bool = True) -> dict[str, float]:
     """Seconds for a cold build (empty execution cache) and a rebuild with nothing changed,
-    both into a scratch folder so the working build is left alone."""
+    both into a scratch folder so the working build is left alone; with ``weigh``, also the
+    size of that fresh site and the heaviest chapter page (see :mod:`benchmarks.site_weight`)."""
     jb = Path(sys.executable).parent / "jupyter-book"
     out = Path(tempfile.mkdtemp(prefix="book-bench-"))
     cmd = [str(jb), "build", str(ROOT), "--path-output", str(out), "--all", "-W", "-n", "--keep-going", "-q"]
@@ -28,9 +34,28 @@ def build_times() -> dict[str, float]:
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True)
         cached = time.perf_counter() - t0
+        result = {"cold_s": cold, "cached_s": cached}
+        if weigh:
+            result.update(site_weight(out / "_build" / "html"))
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    return {"cold_s": cold, "cached_s": cached}
+    return result
+
+
+def site_weight(site: Path) -> dict[str, float]:
+    """Size of the whole site and the heaviest chapter page as loaded in Chromium (MB)."""
+    from .site_weight import page_weights, site_bytes
+
+    chapters = sorted(p.relative_to(site).as_posix() for p in (site / "book").glob("*.html"))
+    pages = page_weights(site, chapters)
+    worst = max(pages, key=lambda rel: pages[rel]["gzip"])
+    return {
+        "site_MB": site_bytes(site) / 1e6,
+        "chapter_page": worst,
+        "chapter_raw_MB": pages[worst]["raw"] / 1e6,
+        "chapter_gzip_MB": pages[worst]["gzip"] / 1e6,
+        "chapter_requests": pages[worst]["requests"],
+    }
 
 
 def widget_latency(n: int = 200) -> dict[str, float]:

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))  # browser_support: the same Chromium setup as the tests
 
 
 def site_bytes(site: Path) -> int:
@@ -20,42 +21,49 @@ def site_bytes(site: Path) -> int:
 
 
 def page_weights(site: Path, pages: list[str] | None = None) -> dict[str, dict[str, float]]:
-    """``{page: {"raw": bytes, "gzip": bytes, "requests": n}}`` for each HTML page of ``site``."""
+    """``{page: {"raw": bytes, "gzip": bytes, "requests": n}}`` for each HTML page of ``site``.
+
+    The page is loaded in Chromium; every file it requests from the site is counted once, by its
+    size on disk and gzip-compressed (level 6, what a web server would typically send).
+    """
+    from urllib.parse import unquote, urlsplit
+
     from browser_support import CHROMIUM_ARGS, chromium_path, serve
     from playwright.sync_api import sync_playwright
 
     if pages is None:
         pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if "_static" not in p.parts)
+    packed: dict[Path, int] = {}
     out: dict[str, dict[str, float]] = {}
     with serve(site) as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             for rel in pages:
                 page = browser.new_page()
-                bodies: list[bytes] = []
+                files: set[Path] = set()
 
-                def route(r, _request=None, base=base):
-                    if r.request.url.startswith(base) or r.request.url.startswith("data:"):
+                def route(r, _request=None, base=base, files=files):
+                    url = r.request.url
+                    if url.startswith(base):
+                        files.add(site / unquote(urlsplit(url).path).lstrip("/"))
+                        r.continue_()
+                    elif url.startswith("data:"):
                         r.continue_()
                     else:
                         r.abort()
 
                 page.route("**/*", route)
-
-                def keep(resp, bodies=bodies):
-                    try:
-                        bodies.append(resp.body())
-                    except Exception:  # redirects and aborted requests have no body
-                        pass
-
-                page.on("response", keep)
                 page.goto(base + rel, wait_until="networkidle")
-                page.wait_for_timeout(300)
+                page.wait_for_timeout(500)
                 page.close()
+                found = [f for f in files if f.is_file()]
+                for f in found:
+                    if f not in packed:
+                        packed[f] = len(gzip.compress(f.read_bytes(), 6))
                 out[rel] = {
-                    "raw": float(sum(len(b) for b in bodies)),
-                    "gzip": float(sum(len(gzip.compress(b, 6)) for b in bodies)),
-                    "requests": float(len(bodies)),
+                    "raw": float(sum(f.stat().st_size for f in found)),
+                    "gzip": float(sum(packed[f] for f in found)),
+                    "requests": float(len(found)),
                 }
         finally:
             browser.close()

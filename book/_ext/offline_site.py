@@ -1,12 +1,17 @@
-"""Sphinx extension: keep every page self-contained, and offer each chapter as a notebook.
+"""Sphinx extension: keep every page self-contained and light, and offer each chapter as a notebook.
 
 sphinx-thebe (pulled in by Jupyter Book 1, though this site launches no kernels) writes an
 inline script that names a CDN, and writes it twice per page, which is a console
 SyntaxError.  This drops its assets from every page before rendering.
+
+The theme's ``fontawesome.js`` (1.5 MB, the heaviest file a page loaded) redraws the theme's few
+icons as SVG; its stylesheet already draws them with the icon font, so the script is dropped from
+every page and from the site after the build.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -40,10 +45,27 @@ def _offer_notebook(app, pagename, templatename, context, doctree) -> None:
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
+_FONTAWESOME_JS = re.compile(r'<(?:script[^>]*src|link[^>]*href)="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*>'
+                             r"(?:</script>)?\n?")
+
+
+def _drop_fontawesome_js(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        lighter = _FONTAWESOME_JS.sub("", text)
+        if lighter != text:
+            page.write_text(lighter, encoding="utf-8")
+    for leftover in (out / "_static" / "scripts").glob("fontawesome.js*"):
+        leftover.unlink()
+
+
 def setup(app) -> dict[str, Any]:
-    # Chapter titles hold math and appear in every page's navigation, so every page needs
-    # MathJax, not only those whose body has an equation (genindex and search would show raw TeX).
-    app.set_html_assets_policy("always")
+    # Page titles hold no math (MathJax does not typeset the navigation or the <title>), so only
+    # pages with an equation load MathJax.
     app.connect("html-page-context", _strip_thebe, priority=900)
+    app.connect("build-finished", _drop_fontawesome_js)
     app.connect("html-page-context", _offer_notebook, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
