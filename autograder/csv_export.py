@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import ExportPlugin
+
+from . import atomic
 
 #: nbgrader's export columns, in nbgrader's order.
 GRADE_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
@@ -39,21 +39,6 @@ def spreadsheet_cell(value: object) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
     """Write a CSV with every field quoted and formula-neutralised, atomically."""
     buf = io.StringIO()
@@ -61,7 +46,7 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]
     writer.writerow([spreadsheet_cell(h) for h in header])
     for row in rows:
         writer.writerow([spreadsheet_cell(v) for v in row])
-    atomic_write_bytes(path, buf.getvalue().encode("utf-8"))
+    atomic.write_bytes(path, buf.getvalue().encode("utf-8"))
 
 
 def grade_rows(gradebook: Gradebook, assignments: Sequence[str] = (), students: Sequence[str] = ()

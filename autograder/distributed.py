@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import sandbox
+from . import atomic, sandbox
 from .untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
 
 CONNECT_TIMEOUT = "10s"
@@ -173,7 +173,7 @@ class Cluster:
                 verdict["notes"] = notes
                 path = verdict_path(student, assignment, notebook)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(verdict, indent=1, ensure_ascii=False), encoding="utf-8")
+                atomic.write_text(path, json.dumps(verdict, indent=1, ensure_ascii=False))
                 yield student, assignment, notebook, float(out["seconds"])
 
         return results()

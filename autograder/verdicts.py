@@ -18,7 +18,7 @@ import numpy as np
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 from selfattn.checking import DEPENDS, REGISTRY, first_error
 
-from . import sandbox, warm
+from . import atomic, sandbox, warm
 from .hidden_inputs import opaque
 from .paths import GRADING, STAGED, verdict_path
 from .spec import load_spec, release_path
@@ -26,11 +26,8 @@ from .staging import stage
 
 
 def _secret() -> bytes:
-    path = GRADING / "secret"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_hex(16))
-    return path.read_text().encode()
+    # parallel jobs may start at once: the first secret written is everyone's
+    return atomic.create_once(GRADING / "secret", secrets.token_hex(16).encode())
 
 
 def _seed(*parts: str) -> int:
@@ -118,7 +115,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
            "notes": notes, "sandbox": sandbox.mode(), "seconds": timings, "checks": checks}
     path = verdict_path(student, assignment, notebook)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1, ensure_ascii=False))
+    atomic.write_text(path, json.dumps(out, indent=1, ensure_ascii=False))
     return out
 
 
@@ -138,7 +135,7 @@ def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limi
         path = verdict_path(student, assignment, notebook)
         path.parent.mkdir(parents=True, exist_ok=True)
         note = f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero."
-        path.write_text(json.dumps({"cells": {}, "notes": [note]}))
+        atomic.write_text(path, json.dumps({"cells": {}, "notes": [note]}))
         target = STAGED / student / assignment / f"{notebook}.ipynb"
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)

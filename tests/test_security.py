@@ -408,8 +408,8 @@ def test_csv_writer_round_trips_and_neutralises_formulas(tmp_path_factory, table
 def test_killed_during_export_leaves_the_previous_csv_whole(hostile):
     work = hostile[0]
     before = (work / "grades.csv").read_bytes()
-    script = ("import os, signal\nfrom autograder import csv_export, nbgrader_steps\n"
-              "csv_export.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
+    script = ("import os, signal\nfrom autograder import atomic, nbgrader_steps\n"
+              "atomic.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)  # killed mid-write\n"
               "nbgrader_steps.export()\n")
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, timeout=120)
