@@ -52,7 +52,10 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     checks: dict[str, str | None] = {}  # check id -> None (passed) or its message, for the class report
     notes = list(notes)
     timings = {}
-    session = warm.session()  # one pre-warmed sandbox for this notebook's runs, a fresh child per run
+    # pre-warmed sandboxes for this notebook's runs, a fresh child per run; public and hidden runs
+    # never share one, since a run may leave files (its /tmp) for the next: what a hidden run
+    # left could otherwise come back in the text of a later public run
+    sessions = {False: warm.session(), True: warm.session()}
     for function in spec.functions:
         tests = spec.tests_of(function)
         if not tests:
@@ -80,7 +83,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                 pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
             else:
                 run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
-                                  hidden=group[0] in hidden, session=session)
+                                  hidden=group[0] in hidden, session=sessions[group[0] in hidden])
             timings[function] = round(timings[function] + run.seconds, 3)
             for err in run.cell_errors:
                 note = f"While grading {function}: {err}."
@@ -107,8 +110,9 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
             prev = cells.get(t.grade_id, {"passed": True, "lines": []})
             cells[t.grade_id] = {"passed": prev["passed"] and all(ln.startswith("✓") for ln in lines),
                                  "lines": prev["lines"] + lines, "points": t.points}
-    if session is not None:
-        session.close()
+    for session in sessions.values():
+        if session is not None:
+            session.close()
     if sandbox.mode() == "fallback":
         notes.append("Graded without the bubblewrap sandbox (weaker isolation).")
     out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,

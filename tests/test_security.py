@@ -62,6 +62,30 @@ FIND_CASES = textwrap.dedent("""
 """)
 ECHO_ATTENTION = "def attention(Q, K, V, mask=None):\n    raise ValueError('LEAK ' + repr(np.asarray(Q).tolist()))\n"
 WRONG_FLOPS = "def attention_flops(T, d):\n    return T * d\n"
+# each run of attention_flops leaves a record where a later run of another function could read it
+LEAVE_RECORDS = textwrap.dedent("""
+    import os
+    for _folder in sorted({"/tmp", "/dev/shm", os.environ.get("HOME", "/tmp")}):
+        try:
+            with open(os.path.join(_folder, "left-by-runs"), "a") as _fh:
+                _fh.write("RUN ")
+        except OSError:
+            pass
+
+    def attention_flops(T, d):
+        return T * d
+""")
+READ_RECORDS = textwrap.dedent("""
+    import os
+    _seen = []
+    for _folder in sorted({"/tmp", "/dev/shm", os.environ.get("HOME", "/tmp")}):
+        try:
+            _seen.append(open(os.path.join(_folder, "left-by-runs")).read())
+        except OSError:
+            pass
+    if _seen:
+        raise ValueError("SAW " + max(_seen, key=len))
+""")
 MARKUP_IN_EXCEPTION = 'raise ValueError(\'<img src=x onerror="window.__pwned=7">\')\n'
 
 REFUSED = ["Doe, Jane", '=HYPERLINK("evil";"x")', "<img src=x onerror=alert(1)>", "jane_doe[12345]",
@@ -107,6 +131,8 @@ def hostile(tmp_path_factory):
     put(work, "s-leak", "03-softmax-attention", notebook("03-softmax-attention",
                                                          {"softmax": FIND_CASES, "attention": ECHO_ATTENTION}))
     put(work, "s-leak", "08-cost", notebook("08-cost", {"attention_flops": WRONG_FLOPS}))
+    put(work, "s-carry", "08-cost", notebook("08-cost", {"attention_flops": LEAVE_RECORDS,
+                                                         "crossover_length": READ_RECORDS}))
     for name in REFUSED:
         put(work, name, "08-cost", notebook("08-cost"))
     # symbolic links: to the solutions, to another student's folder, to the hidden checks
@@ -278,7 +304,7 @@ def test_folder_names_are_refused_by_name_and_the_run_fails(hostile):
         assert shown in err and shown in out, f"{shown} not named:\n{err}"
     assert "symbolic link" in err and "letters, digits" in err
     graded = set(rows(work))
-    assert graded == {"alice", "x-markup", "s-leak", "s-link-nb", "s-stamp", "s-badstamp", "s-fifo"}
+    assert graded == {"alice", "x-markup", "s-leak", "s-carry", "s-link-nb", "s-stamp", "s-badstamp", "s-fifo"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,6 +330,15 @@ def test_hidden_non_array_inputs_are_described_by_type(hostile):
     assert any(re.search(r"\(\d+, \d+\)", ln) for ln in public), public
     assert hidden and not any(re.search(r"\d+, \d+", ln) for ln in hidden), hidden
     assert any("an int" in ln for ln in hidden), hidden
+
+
+def test_nothing_a_hidden_run_leaves_behind_reaches_a_public_run(hostile):
+    """attention_flops is graded (public run, then hidden run) before crossover_length's public
+    run; a record left by the hidden run must not be there for crossover_length to raise."""
+    work = hostile[0]
+    v = verdict(work, "s-carry", "08-cost")
+    saw = [m for m in v["checks"].values() if m and "SAW" in m] + [n for n in v["notes"] if "SAW" in n]
+    assert all(s.count("RUN") <= 1 for s in saw), saw  # at most the record of attention_flops' public run
 
 
 def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
