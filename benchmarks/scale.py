@@ -84,17 +84,16 @@ def sandbox_overhead(repeat: int = 15) -> dict[str, float]:
     with warm.Session() as session:
         start = timed(session)
         forked = [timed(session) for _ in range(repeat)]
-    exe, prefix, site = sandbox._python_paths()
-    bare = [exe, "-I", "-S", "-c", f"import sys; sys.path.append({site!r}); import numpy"]
-    if sandbox.mode() == "bubblewrap":
-        bare = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin",
-                "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--tmpfs", "/tmp",
-                "--ro-bind", prefix, prefix, "--ro-bind", site, site, "--proc", "/proc", "--dev", "/dev", *bare]
+    # the floor: the sandbox's own command, starting Python and importing NumPy, and nothing else
+    workdir = tempfile.mkdtemp(prefix="bench-floor-")
+    command, env = sandbox._command(workdir, 3)
+    bare = [*command[:-1], "-c", "import os, sys; sys.path.append(os.environ['SELFATTN_SITE']); import numpy"]
     floor = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        subprocess.run(bare, check=True, env={"PATH": "/usr/bin", "OPENBLAS_NUM_THREADS": "1"})
+        subprocess.run(bare, check=True, env=env, cwd=workdir)
         floor.append(time.perf_counter() - t0)
+    shutil.rmtree(workdir, ignore_errors=True)
     return {"fresh_s": statistics.median(fresh), "warm_s": statistics.median(forked), "warm_start_s": start,
             "floor_s": statistics.median(floor), "mode": sandbox.mode()}
 
