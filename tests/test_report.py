@@ -7,7 +7,10 @@ independent correct answers, and hostile text in answers stays text.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from browser_support import CHROMIUM_ARGS, PageReport, attach_recorders, chromium_path, serve
@@ -66,6 +69,15 @@ def graded(tmp_path_factory):
     place(work, "original", NOTEBOOKS[0], _with_answer(NOTEBOOKS[0], "attention", ORIGINAL))
     place(work, "copier", NOTEBOOKS[0], _with_answer(NOTEBOOKS[0], "attention", COPY))
     place(work, "guess", NOTEBOOKS[0], _with_answer(NOTEBOOKS[0], "attention", UNNAMED))
+    # a due date in the gradebook, and one student who handed in a day after it
+    from nbgrader.api import Gradebook
+
+    bindir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` to create the database
+    if bindir not in os.environ["PATH"].split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ["PATH"]
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
+        gb.update_or_create_assignment("attention", duedate="2026-11-01 12:00:00 UTC")
+    (work / "submitted" / "guess" / "attention" / "timestamp.txt").write_text("2026-11-02 12:00:00 UTC")
     result = grade(work, "--workers", "2", "--cpu-seconds", "3", "--memory-mb", "1024")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "class report in" in result.stdout, result.stdout
@@ -154,6 +166,7 @@ def test_faults_and_anomalies_are_listed(page):
     assert ("notebook-invalid-json", "unreadable notebook") in kinds
     assert ("axis-1", "missing notebook") in kinds  # handed in 03 only
     assert ("bob", "blank notebook") in kinds
+    assert ("guess", "late") in kinds and ("alice", "late") not in kinds
 
 
 @pytest.mark.browser
