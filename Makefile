@@ -17,7 +17,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book test lint bench clean distclean setup release grade grades-final report student
+.PHONY: all book pdf test lint bench clean distclean setup release grade grades-final report student
 
 all: book
 
@@ -54,7 +54,13 @@ book: $(VENV_STAMP) $(ASSETS_STAMP) $(CODE_STAMP)
 	@# asset alone would never reach the site. Execution stays cached (jupyter-cache).
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
-test: setup book
+# The whole book as one PDF, printed from the built pages by headless Chromium (offline), joined by
+# poppler's pdfunite; the site's front page links it.
+PDF := _build/html/self-attention.pdf
+pdf: book $(SYS_STAMP)
+	$(BIN)/python scripts/book_pdf.py _build/html $(PDF)
+
+test: setup book pdf
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -78,7 +78,8 @@ def receptive_field(max_layers: int = 8) -> W.VBox:
                       else f"Cat (position {left + 1}) and hungry (position {right + 1}) are not both inside."))
         return figure_frame(fig, alt=caption, caption=caption)
 
-    return slider_frames(list(range(max_layers)), frame, "layers L", start=1)
+    first = lecture.conv_layers_to_connect(right - left)  # the frame where the two first share a field
+    return slider_frames(list(range(max_layers)), frame, "layers L", start=1, print_at=first)
 
 
 def score_matrices() -> W.VBox:

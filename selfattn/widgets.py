@@ -51,8 +51,13 @@ def slider_frames(
     description: str,
     start: int = 0,
     fmt: Callable[[object], str] = str,
+    print_at: int | None = None,
 ) -> W.VBox:
-    """A slider over ``values``; frame ``i`` is ``render(values[i])``."""
+    """A slider over ``values``; frame ``i`` is ``render(values[i])``.
+
+    ``print_at`` names the frame the printed book shows (class ``print-frame-<i>``, read by
+    ``scripts/book_pdf.py``); without it the starting frame is printed.
+    """
     stack = W.Stack([render(v) for v in values], selected_index=start)
     slider = W.SelectionSlider(
         options=[(fmt(v), i) for i, v in enumerate(values)],
@@ -63,7 +68,10 @@ def slider_frames(
         layout=W.Layout(width="480px"),
     )
     link_index(slider, stack)
-    return W.VBox([slider, stack], layout=W.Layout(align_items="flex-start"))
+    box = W.VBox([slider, stack], layout=W.Layout(align_items="flex-start"))
+    if print_at is not None:
+        box.add_class(f"print-frame-{print_at}")
+    return box
 
 
 def toggle_frames(labels: Sequence[str], render: Callable[[int], W.Widget], description: str = "") -> W.VBox:

@@ -1,0 +1,134 @@
+"""The whole book as one PDF, printed from the built site by the headless Chromium the tests use.
+
+Usage: python scripts/book_pdf.py [site] [output]  (defaults: _build/html, _build/html/self-attention.pdf)
+
+Pages are printed in the order of ``_toc.yml`` with the network cut off, after MathJax has typeset
+them; widgets print the frame they show (their controls are hidden by the print stylesheet) and the
+answer drop-downs are opened. A title page with a table of contents (starting page of every
+chapter) goes first, and ``pdfunite`` (Debian's poppler-utils) joins the parts.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+PDF_NAME = "self-attention.pdf"
+MARGIN = {"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
+# Chromium numbers the pages of each printed part from 1, so the footer names the chapter and the
+# contents list the page of the joined PDF (the number a PDF viewer shows).
+FOOTER = '<div style="font-size:8px;width:100%;text-align:center;color:#444">{title}</div>'
+
+
+def toc_pages(root: Path = ROOT) -> list[str]:
+    """HTML paths of the book's pages in reading order, from ``_toc.yml``."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [c["file"] for c in part.get("chapters", [])]
+    return [f"{f}.html" for f in files]
+
+
+def _pages(pdf: Path) -> int:
+    info = subprocess.run(["pdfinfo", str(pdf)], check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"^Pages:\s+(\d+)", info, flags=re.M).group(1))
+
+
+def _title(page) -> str:
+    return " ".join(page.locator("article h1").first.inner_text().replace("#", "").split())
+
+
+def _show_print_frames(page) -> None:
+    """Move each slider marked ``print-frame-N`` to frame N (the frame its chapter discusses)."""
+    for box in page.locator("[class*='print-frame-']").all():
+        index = int(re.search(r"print-frame-(\d+)", box.get_attribute("class")).group(1))
+        handle = box.locator(".noUi-handle").first
+        handle.focus()
+        page.keyboard.press("Home")
+        for _ in range(index):
+            page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(100)
+
+
+def _front_matter(book_title: str, author: str, entries: list[tuple[str, int]]) -> str:
+    rows = "\n".join(f'<tr><td>{html.escape(t)}</td><td class="n">{n}</td></tr>' for t, n in entries)
+    return f"""<!doctype html><html><head><meta charset="utf-8"><style>
+      body {{ font-family: "DejaVu Sans", sans-serif; color: #111; }}
+      .title {{ height: 230mm; display: flex; flex-direction: column; justify-content: center; text-align: center; }}
+      .title h1 {{ font-size: 30px; margin: 0 0 12px; }} .title p {{ font-size: 14px; color: #333; }}
+      h2 {{ font-size: 22px; page-break-before: always; }}
+      table {{ width: 100%; border-collapse: collapse; font-size: 13px; }}
+      td {{ padding: 6px 0; border-bottom: 1px dotted #999; }} td.n {{ text-align: right; width: 4em; }}
+    </style></head><body>
+      <div class="title"><h1>{html.escape(book_title)}</h1><p>{html.escape(author)}</p>
+        <p>Printed from the course website; every number and figure was computed when it was built.</p></div>
+      <h2>Contents</h2><table>{rows}</table></body></html>"""
+
+
+def build_pdf(site: Path, output: Path) -> Path:
+    from browser_support import CHROMIUM_ARGS, chromium_path, serve
+    from playwright.sync_api import sync_playwright
+
+    if not shutil.which("pdfunite"):
+        raise SystemExit("pdfunite not found: install Debian's poppler-utils (scripts/install-system-deps.sh)")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    work = Path(tempfile.mkdtemp(prefix="book-pdf-"))
+    try:
+        parts: list[tuple[str, Path]] = []
+        with serve(site) as base, sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+            try:
+                for i, rel in enumerate(toc_pages()):
+                    page = browser.new_page(viewport={"width": 1000, "height": 1200})
+                    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:"))
+                               else r.abort())  # nothing leaves the site
+                    page.goto(base + rel, wait_until="networkidle")
+                    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+                    page.evaluate("() => document.querySelectorAll('details.sd-dropdown').forEach(d => d.open = true)")
+                    _show_print_frames(page)
+                    page.emulate_media(media="print")
+                    page.wait_for_timeout(300)
+                    title = _title(page)
+                    pdf = work / f"{i:02d}.pdf"
+                    page.pdf(path=str(pdf), format="A4", margin=MARGIN, print_background=True,
+                             display_header_footer=True, header_template="<div></div>",
+                             footer_template=FOOTER.format(title=html.escape(title)))
+                    parts.append((title, pdf))
+                    page.close()
+                # Front matter: its own length decides where chapter 1 starts, so lay it out twice.
+                front = work / "front.pdf"
+                entries: list[tuple[str, int]] = []
+                for _ in range(2):
+                    start = 1 + (_pages(front) if front.exists() else 2)
+                    entries = []
+                    for title, pdf in parts:
+                        entries.append((title, start))
+                        start += _pages(pdf)
+                    page = browser.new_page()
+                    page.set_content(_front_matter(config.get("title", ""), config.get("author", ""), entries))
+                    page.pdf(path=str(front), format="A4", margin=MARGIN)
+                    page.close()
+            finally:
+                browser.close()
+        output.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["pdfunite", str(front), *(str(p) for _, p in parts), str(output)], check=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return output
+
+
+if __name__ == "__main__":
+    site = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "_build" / "html"
+    out = Path(sys.argv[2]) if len(sys.argv) > 2 else site / PDF_NAME
+    path = build_pdf(site, out)
+    print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ({_pages(path)} pages)")
