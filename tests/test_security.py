@@ -378,15 +378,28 @@ def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
     assert flops[2] != flops[0], "changed code met the hidden inputs it may have seen before"
 
 
-def test_cells_run_before_any_case_exists():
+@pytest.fixture(params=["fresh", "warm"])
+def session(request):
+    """Each sandbox-level test runs in a newly started sandbox and in a pre-warmed one."""
+    from autograder import warm
+
+    if request.param == "fresh":
+        yield None
+    else:
+        with warm.Session() as s:
+            yield s
+
+
+def test_cells_run_before_any_case_exists(session):
     cells = [("softmax", FIND_CASES), ("f", "def f(x):\n    return softmax(x)\n")]
     for hidden in (False, True):
-        r = sandbox.run(cells, "f", [Case((np.arange(3.0),))], sandbox.Limits(cpu_seconds=10), hidden=hidden)
+        r = sandbox.run(cells, "f", [Case((np.arange(3.0),))], sandbox.Limits(cpu_seconds=10), hidden=hidden,
+                        session=session)
         assert r.outcomes is not None and r.outcomes[0].values is not None, r
         assert not any("FOUND=" in e for e in r.cell_errors), r.cell_errors
 
 
-def test_hidden_run_forging_the_channel_gets_types_only():
+def test_hidden_run_forging_the_channel_gets_types_only(session):
     """Even a result frame the student writes itself brings back no text in a hidden run."""
     forge = textwrap.dedent("""
         import io, json, os, struct
@@ -398,7 +411,8 @@ def test_hidden_run_forging_the_channel_gets_types_only():
             os.write(fd, b"R" + struct.pack(">Q", len(head)) + head + struct.pack(">Q", buf.tell()) + buf.getvalue())
             os._exit(0)
     """)
-    r = sandbox.run([("f", forge)], "f", [Case((np.arange(3.0),))], sandbox.Limits(cpu_seconds=10), hidden=True)
+    r = sandbox.run([("f", forge)], "f", [Case((np.arange(3.0),))], sandbox.Limits(cpu_seconds=10), hidden=True,
+                    session=session)
     assert "SECRET" not in repr(r), r
 
 
@@ -567,7 +581,7 @@ def test_result_archive_may_hold_only_announced_float_arrays():
             sandbox._parse(bad)
 
 
-def test_sandbox_sees_numpy_and_nothing_else_of_the_environment():
+def test_sandbox_sees_numpy_and_nothing_else_of_the_environment(session):
     probe = textwrap.dedent("""
         import importlib, sys
         sys.path += ["/usr/lib/python3/dist-packages", "/usr/local/lib/python3.11/dist-packages"]
@@ -582,7 +596,7 @@ def test_sandbox_sees_numpy_and_nothing_else_of_the_environment():
                     pass
             return np.array([found, len(np.arange(3))])
     """)
-    r = sandbox.run([("f", probe)], "f", [Case((0,))], sandbox.Limits(cpu_seconds=20))
+    r = sandbox.run([("f", probe)], "f", [Case((0,))], sandbox.Limits(cpu_seconds=20), session=session)
     assert r.outcomes is not None, r.failure
     assert r.outcomes[0].value.tolist() == [0.0, 3.0], "modules other than NumPy are importable in the sandbox"
 
