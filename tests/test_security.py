@@ -135,6 +135,9 @@ def hostile(tmp_path_factory):
                                                          "crossover_length": READ_RECORDS}))
     for name in REFUSED:
         put(work, name, "08-cost", notebook("08-cost"))
+    latin1 = os.fsencode(work / "submitted") + b"/caf\xe9"  # a folder name that is not UTF-8
+    os.makedirs(latin1 + b"/attention")
+    (Path(os.fsdecode(latin1)) / "attention" / "08-cost.ipynb").write_text(notebook("08-cost"))
     # symbolic links: to the solutions, to another student's folder, to the hidden checks
     (work / "submitted" / "s-link-nb" / "attention").mkdir(parents=True)
     (work / "submitted" / "s-link-nb" / "attention" / "08-cost.ipynb").symlink_to(SOLUTIONS / "08-cost.ipynb")
@@ -299,7 +302,7 @@ def test_pasted_image_is_kept_and_reaches_the_feedback(hostile):
 def test_folder_names_are_refused_by_name_and_the_run_fails(hostile):
     work, (rc, out, err), *_ = hostile
     assert rc != 0, "refused folders must make the run fail"
-    for name in [*REFUSED, "s-link-dir/attention", "s-link-student"]:
+    for name in [*REFUSED, "s-link-dir/attention", "s-link-student", os.fsdecode(b"caf\xe9")]:
         shown = ascii(f"submitted/{name}")
         assert shown in err and shown in out, f"{shown} not named:\n{err}"
     assert "symbolic link" in err and "letters, digits" in err
