@@ -317,9 +317,10 @@ def build(data: ClassData) -> str:
     for s in data.students:
         for a in data.assignments:
             handed = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
-            if handed:
-                for nb in sorted(set(notebooks_of(a)) - handed):
-                    faults.append([s, a, nb, "missing notebook", "not handed in"])
+            missing = sorted(set(notebooks_of(a)) - handed)
+            if handed and missing:
+                faults.append([s, a, f"{len(missing)} of {len(notebooks_of(a))}", "missing notebook",
+                               "not handed in: " + ", ".join(missing)])
     for (s, a), secs in sorted(data.late.items()):
         faults.append([s, a, "", "late", f"{secs / 3600:.1f} hours late"])
 
@@ -354,7 +355,9 @@ def build(data: ClassData) -> str:
     per_kind = "".join(f"<li>{e(str(k))}: {n}</li>" for k, n in sorted(kinds.items()))
     sections.append("<section id=\"faults\"><h2>Faults and anomalies</h2>"
                     + (f"<ul>{per_kind}</ul>" if per_kind else "<p>None.</p>")
-                    + (table(["student", "assignment", "notebook", "kind", "detail"], faults) if faults else "")
+                    + (f"<details{' open' if len(faults) <= 200 else ''}><summary>all {len(faults)} rows</summary>"
+                       + table(["student", "assignment", "notebook", "kind", "detail"], faults) + "</details>"
+                       if faults else "")
                     + "</section>")
 
     # ---- similarity
