@@ -159,14 +159,14 @@ def _scores(Q: Array, K: Array) -> Array:
     return (Q * scale) @ np.swapaxes(K, -1, -2)
 
 
-def _exp_scores(Q: Array, K: Array, mask: Array | None) -> Array:
-    """Unnormalised weights ``exp(s - max s)``, shape (..., T_q, T_k), computed in place."""
+def _exp_scores(Q: Array, K: Array, mask: Array | None) -> tuple[Array, Array]:
+    """Unnormalised weights ``exp(s - max s)`` (..., T_q, T_k) and their row sums (..., T_q, 1)."""
     S = _scores(Q, K)
     if mask is not None:
         S = S + mask
     S -= _safe_max(S, -1)
     np.exp(S, out=S)
-    return S
+    return S, S.sum(axis=-1, keepdims=True)
 
 
 def attention_weights(Q: ArrayLike, K: ArrayLike, mask: ArrayLike | None = None) -> Array:
@@ -187,8 +187,7 @@ def attention_weights(Q: ArrayLike, K: ArrayLike, mask: ArrayLike | None = None)
     Q, K = _as_float(Q, "Q"), _as_float(K, "K")
     _check_qkv(Q, K, None)
     m = _check_mask(mask, _score_shape(Q, K))
-    E = _exp_scores(Q, K, m)
-    total = E.sum(axis=-1, keepdims=True)
+    E, total = _exp_scores(Q, K, m)
     return np.divide(E, total, out=np.zeros_like(E), where=total > 0)
 
 
@@ -218,22 +217,14 @@ def attention(
         m = np.broadcast_to(m, shape)
     batch = np.broadcast_shapes(shape[:-2], V.shape[:-2])
     T_q, T_k = shape[-2:]
-    d_v = V.shape[-1]
-    dtype = np.result_type(Q, K, V)
-    out = np.zeros((*batch, T_q, d_v), dtype=dtype)  # a query whose keys are all masked keeps zeros
-    # V with a column of ones: E @ [V | 1] gives the unnormalised output and the row sums of E
-    # in one matrix product, instead of a separate pass over the (rows, T_k) weights.
-    V1 = np.empty((*V.shape[:-1], d_v + 1), dtype=dtype)
-    V1[..., :d_v] = V
-    V1[..., d_v] = 1.0
+    out = np.empty((*batch, T_q, V.shape[-1]), dtype=np.result_type(Q, K, V))
     # Query rows go in blocks whose scores fit in cache; each block is exact (no online
     # rescaling is needed because every block sees all keys).
     rows = max(1, _CACHE_ENTRIES // max(1, T_k * int(np.prod(batch, dtype=np.int64))))
     for i in range(0, T_q, rows):
-        E = _exp_scores(Q[..., i : i + rows, :], K, None if m is None else m[..., i : i + rows, :])
-        o = E @ V1  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
-        total = o[..., d_v:]
-        np.divide(o[..., :d_v], total, out=out[..., i : i + rows, :], where=total > 0)
+        E, total = _exp_scores(Q[..., i : i + rows, :], K, None if m is None else m[..., i : i + rows, :])
+        o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
+        out[..., i : i + rows, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
     return out
 
 
