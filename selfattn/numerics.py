@@ -9,6 +9,10 @@ shape ``(..., T_q, T_k)``.
 
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -27,6 +31,42 @@ Array = NDArray[np.floating]
 
 #: Score entries per query block in :func:`attention` (2 MiB of float64: stays in cache).
 _CACHE_ENTRIES = 2**18
+#: From this many score entries on, :func:`attention` spreads its query blocks over the cores.
+_PARALLEL_ENTRIES = 2**20
+
+_pool_lock = threading.Lock()
+_run_lock = threading.Lock()  # the BLAS thread limit is process-wide: one parallel call at a time
+_pool: tuple[ThreadPoolExecutor, object] | None = None
+
+
+def _parallel():
+    """(thread pool with one thread per core, BLAS thread controller), or ``None`` on one core
+    (or without ``threadpoolctl``).
+
+    The elementwise passes of attention (max, exp, sum) run on one core in NumPy; on blocks
+    handed to one thread per core, each with a single-threaded BLAS, every core does all of it.
+    """
+    global _pool
+    workers = os.cpu_count() or 1
+    if workers < 2:
+        return None
+    with _pool_lock:
+        if _pool is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+            except ImportError:
+                return None
+            _pool = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attention"),
+                     ThreadpoolController())
+    return _pool
+
+
+def _forget_pool() -> None:  # a forked child has the pool object but none of its threads
+    global _pool
+    _pool = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _as_float(x: ArrayLike, name: str) -> Array:
@@ -220,11 +260,22 @@ def attention(
     out = np.empty((*batch, T_q, V.shape[-1]), dtype=np.result_type(Q, K, V))
     # Query rows go in blocks whose scores fit in cache; each block is exact (no online
     # rescaling is needed because every block sees all keys).
-    rows = max(1, _CACHE_ENTRIES // max(1, T_k * int(np.prod(batch, dtype=np.int64))))
-    for i in range(0, T_q, rows):
+    per_row = T_k * int(np.prod(batch, dtype=np.int64))
+
+    def block(i: int) -> None:
         E, total = _exp_scores(Q[..., i : i + rows, :], K, None if m is None else m[..., i : i + rows, :])
         o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
         out[..., i : i + rows, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
+
+    rows = max(1, _CACHE_ENTRIES // max(1, per_row))
+    parallel = _parallel() if per_row * T_q >= _PARALLEL_ENTRIES else None
+    if parallel is None:
+        for i in range(0, T_q, rows):
+            block(i)
+    else:  # one block per core at a time, each with a single-threaded BLAS
+        pool, blas = parallel
+        with _run_lock, blas.limit(limits=1, user_api="blas"):  # type: ignore[attr-defined]
+            list(pool.map(block, range(0, T_q, rows)))
     return out
 
 
