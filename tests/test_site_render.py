@@ -96,17 +96,39 @@ def browser():
             b.close()
 
 
-def _open(browser, rel: str, width: int = 1280, dark: bool = False):
+def _open(browser, rel: str, width: int = 1280):
     base, b = browser
-    page = b.new_page(viewport={"width": width, "height": 900}, color_scheme="dark" if dark else "light")
-    attach_recorders(page, base, PageReport(rel))
-    if dark:
-        page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
+    page = b.new_page(viewport={"width": width, "height": 900})
+    attach_recorders(page, base, PageReport(rel))  # nothing leaves the site
     page.goto(base + rel, wait_until="networkidle")
-    page.wait_for_function("!window.MathJax || !MathJax.startup || !MathJax.startup.promise || true")
     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
     page.wait_for_timeout(200)
     return page
+
+
+WIDE_PRE_JS = """() => Array.from(document.querySelectorAll('article pre'))
+    .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1)
+    .map(p => p.textContent.split('\\n').reduce((a, b) => a.length > b.length ? a : b).slice(0, 90))"""
+
+_measured: dict[tuple[str, int], dict] = {}
+
+
+def _measure(browser, rel: str, width: int) -> dict:
+    """Everything these tests read from one page at one width, from a single page load."""
+    key = (rel, width)
+    if key not in _measured:
+        page = _open(browser, rel, width=width)
+        try:
+            _measured[key] = {
+                "merror": page.locator("mjx-merror").count(),
+                "prose": page.evaluate(PROSE_JS),
+                "title": page.title(),
+                "overflow": page.evaluate(OVERFLOW_JS),
+                "wide_pre": page.evaluate(WIDE_PRE_JS),
+            }
+        finally:
+            page.close()
+    return _measured[key]
 
 
 # -- defect 1: broken math ---------------------------------------------------------------------------
@@ -117,13 +139,8 @@ RAW_TEX = re.compile(r"\$|\\\(|\\\)|\\\[|\\\]|\\[A-Za-z]{2,}")
 @pytest.mark.browser
 @pytest.mark.parametrize("rel", PAGES)
 def test_no_raw_tex_or_math_error_on_the_page(browser, rel):
-    page = _open(browser, rel)
-    try:
-        errors = page.locator("mjx-merror").count()
-        prose = page.evaluate(PROSE_JS)
-        title = page.title()
-    finally:
-        page.close()
+    m = _measure(browser, rel, 1280)
+    errors, prose, title = m["merror"], m["prose"], m["title"]
     assert errors == 0, f"{rel}: MathJax reported {errors} TeX errors"
     raw = sorted({m.group(0) for m in RAW_TEX.finditer(prose)})
     where = [prose[max(0, m.start() - 40):m.end() + 40].replace("\n", " ") for m in RAW_TEX.finditer(prose)][:3]
@@ -146,11 +163,7 @@ def test_no_raw_tex_in_titles_or_search_index():
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize("rel", READING)
 def test_math_fits_its_column(browser, rel, width):
-    page = _open(browser, rel, width=width)
-    try:
-        bad = page.evaluate(OVERFLOW_JS)
-    finally:
-        page.close()
+    bad = _measure(browser, rel, width)["overflow"]
     assert bad == [], f"{rel} at {width} px: math cut off or running past its column: {bad}"
 
 
@@ -159,13 +172,7 @@ def test_math_fits_its_column(browser, rel, width):
 @pytest.mark.browser
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_code_and_output_fit_at_1280(browser, rel):
-    page = _open(browser, rel)
-    try:
-        wide = page.evaluate("""() => Array.from(document.querySelectorAll('article pre'))
-            .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1)
-            .map(p => p.textContent.split('\\n').reduce((a, b) => a.length > b.length ? a : b).slice(0, 90))""")
-    finally:
-        page.close()
+    wide = _measure(browser, rel, 1280)["wide_pre"]
     assert wide == [], f"{rel}: blocks needing a horizontal scroll bar, longest lines: {wide}"
 
 
