@@ -10,6 +10,7 @@ from __future__ import annotations
 import html as htmllib
 import json
 import re
+from pathlib import Path
 from urllib.parse import unquote
 
 import numpy as np
@@ -333,3 +334,34 @@ def test_problem_20_is_stated_precisely():
     text = " ".join(_page_text("book/09-problem-20.html").split())
     for needed in ("Problem 20", "one-hot", "target map", "value table", "exactly once", "lookup_table_weights"):
         assert needed in text, f"Problem 20 statement lacks {needed!r}"
+
+
+def test_cost_widget_agrees_with_the_chapter():
+    rel = "book/08-cost.html"
+    text = " ".join(re.sub(r"\\[()]", " ", _page_text(rel)).split())  # math delimiters out
+    stated = {int(d): int(t.replace(",", ""))
+              for d, t in re.findall(r"d = (\d+) (?:the crossover is|it is) at ([\d,]+)", text)}
+    frames = {}
+    for value in _widget_html_values(rel):
+        plain = htmllib.unescape(re.sub(r"<[^>]+>", "", value))
+        m = re.search(r"d = (\d+), T = [\d,]+.*?crossover at T = ([\d,]+)", plain)
+        if m:
+            frames.setdefault(int(m.group(1)), set()).add(int(m.group(2).replace(",", "")))
+    assert set(stated) == {4096, 8192} and frames.get(4096), (stated, sorted(frames))
+    for d, T in stated.items():
+        assert frames.get(d, {T}) == {T}, f"the text puts the crossover at d = {d} at {T}, the widget at {frames[d]}"
+
+
+def test_chapter_code_has_no_unused_imports_or_names(tmp_path):
+    """The code of every chapter, visible or not, as one script: ruff finds nothing unused."""
+    import subprocess
+    import sys
+
+    ruff = Path(sys.executable).parent / "ruff"
+    for md in sorted((SITE.parent.parent / "book").glob("0*.md")):
+        cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", md.read_text(encoding="utf-8"), flags=re.S)
+        script = tmp_path / f"{md.stem.replace('-', '_')}.py"
+        script.write_text("\n".join(re.sub(r"^:tags:.*\n", "", c) for c in cells), encoding="utf-8")
+        found = subprocess.run([str(ruff), "check", "--no-cache", "--select", "F401,F841", "--output-format",
+                                "concise", str(script)], capture_output=True, text=True).stdout
+        assert "F401" not in found and "F841" not in found, f"{md.name}: {found}"
