@@ -17,7 +17,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book pdf test lint bench clean distclean setup release grade grades-final report student
+.PHONY: all book pdf test lint bench clean distclean setup release grade grades-final report student formgrader
 
 all: book
 
@@ -74,11 +74,16 @@ student: $(VENV_STAMP)
 
 # Grade every autograder/submitted/<student>/<assignment>/<notebook>.ipynb -> grades.csv, feedback/.
 grade: $(VENV_STAMP) $(SYS_STAMP)
-	$(BIN)/python -m autograder.grade $(GRADE_ARGS)
+	$(BIN)/python -m autograder.grade $(if $(STUDENT),--student $(STUDENT)) $(GRADE_ARGS)
 
 # The class report (also written by make grade): autograder/report/index.html, self-contained.
 report: $(VENV_STAMP)
 	$(BIN)/python -m autograder.report
+
+# formgrader (JupyterLab, Formgrader tab) on 127.0.0.1: started in autograder/ (the course config)
+# with the repository as the server root (formgrader needs the course root inside it).
+formgrader: $(VENV_STAMP)
+	cd autograder && $(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --ServerApp.root_dir=$(CURDIR)
 
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)
@@ -92,7 +97,8 @@ bench: $(VENV_STAMP)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis autograder/.grading autograder/autograded autograder/feedback \
-	       autograder/gradebook.db autograder/grades.csv autograder/report
+	       autograder/gradebook.db autograder/grades.csv autograder/report \
+	       autograder/exports autograder/grading-summary.txt
 
 distclean: clean
 	rm -rf $(VENV) node_modules _assets/vendor $(SYS_STAMP)

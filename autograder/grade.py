@@ -1,18 +1,21 @@
 """Grade a class: ``python -m autograder.grade`` (what ``make grade`` runs).
 
-1. *Stage*: every ``submitted/<student>/<assignment>/<notebook>.ipynb`` is read as data, never
-   run. Its answers are copied into a fresh copy of the released notebook, so deleted cells,
-   edited test cells and changed points cannot matter; anything odd becomes a grading note.
-   Unreadable files are graded as unanswered, with the reason.
+1. *Stage*: every ``submitted/<student>/<assignment>/<notebook>.ipynb`` (where ``nbgrader
+   collect`` puts them) is read as data, never run, and never modified. Its answers are copied into
+   a fresh copy of the released notebook in ``.grading/submitted/``, so deleted cells, edited test
+   cells and changed points cannot matter; anything odd becomes a grading note.
 2. *Verdicts* (parallel, one independent job per notebook): each graded function runs in the
    sandbox (:mod:`autograder.sandbox`) on inputs made here; only plain arrays come back, and the
-   checks decide in this process, which never runs student code.
+   checks decide in this process, which never runs student code. A verdict is keyed by what it
+   judged (the staged answers and the version of the checks): an unchanged notebook is not redone.
 3. *nbgrader*: ``autograde`` (with :class:`~autograder.nbgrader_plugins.ApplyVerdicts` instead
-   of execution), ``generate_feedback`` and ``export`` fill the gradebook, the feedback and
-   ``grades.csv`` as usual, so formgrader and manual grading keep working.
+   of execution) for the submissions that changed, ``generate_feedback`` for those whose grades
+   changed (hand-grading included), then ``export``, the LMS exports and the class report.
+   Formgrader and manual grading keep working; hand grades of unchanged written answers are kept.
 
 Each step has its module: :mod:`autograder.staging`, :mod:`autograder.verdicts`,
-:mod:`autograder.nbgrader_steps`; this one finds the submissions and runs the steps in order.
+:mod:`autograder.nbgrader_steps`, :mod:`autograder.gradebook_state`; this one finds the
+submissions, runs the steps in order and reports (:mod:`autograder.run_summary`).
 """
 
 from __future__ import annotations
@@ -20,23 +23,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
-import numpy as np
+import nbformat
 
-from . import distributed, intake, report, run_lock, sandbox
+from . import distributed, gradebook_state, intake, report, run_lock, sandbox
+from .lms_export import write_lms_exports
 from .nbgrader_steps import export, nbgrader_api, run_step
-from .paths import GRADES_CSV, GRADING, STAGED, SUBMITTED
+from .paths import EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path
+from .run_summary import Progress, Summary
 from .spec import notebooks_of
-from .verdicts import _secret, grade_one, timed_job
+from .staging import stage
+from .verdicts import _secret, grade_one, is_fresh, stored_verdict, timed_job
 
 
-def submissions() -> list[tuple[str, str]]:
-    """(student, assignment) for every folder under submitted/ that may be graded."""
-    return intake.scan().submissions
+def submissions(student: str | None = None) -> list[tuple[str, str]]:
+    """(student, assignment) for every folder under submitted/ that may be graded (of one student)."""
+    return [(s, a) for s, a in intake.scan().submissions if student is None or s == student]
 
 
 def _end(refused: list[str], failed: list[str], log) -> None:
@@ -46,84 +51,172 @@ def _end(refused: list[str], failed: list[str], log) -> None:
         raise SystemExit(f"{len(lines)} problem(s); these students have no complete grade:\n  " + "\n  ".join(lines))
 
 
+def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, workers: int, api, log,
+                         steps: dict | None = None) -> list[str]:
+    """generate_feedback for every submission whose grades changed since its feedback (or that was
+    autograded now), then nbgrader's export, the LMS exports and the class report. Returns failures;
+    the seconds of each step go to ``steps``."""
+    steps = steps if steps is not None else {}
+    t0 = time.perf_counter()
+    db, course = api.coursedir.db_url, api.coursedir.course_id
+    digests = state.setdefault("feedback", {})
+    todo: dict[str, list[str]] = {}
+    for s, a in subs:
+        if (s, a) in autograded or gradebook_state.grades_digest(db, course, s, a) != digests.get(f"{s}/{a}"):
+            todo.setdefault(a, []).append(s)
+    failed = []
+    for a, students in sorted(todo.items()):
+        t = time.perf_counter()
+        bad = run_step("generate_feedback", a, students, workers, log)
+        failed += [f"{s} ({a}, feedback)" for s in bad]
+        log(f"nbgrader generate_feedback {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
+        for s in students:
+            if s not in bad:
+                digests[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
+    t1 = time.perf_counter()
+    export(api)
+    write_lms_exports(db, course, EXPORTS)
+    t2 = time.perf_counter()
+    report.write_quietly(log)
+    steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
+    return failed
+
+
 def finish(workers: int | None = None, log=print) -> None:
-    """After hand-grading in formgrader: regenerate the feedback and grades.csv, re-running nothing."""
+    """After hand-grading in formgrader: regenerate the feedback (where grades changed), grades.csv
+    and the exports, re-running nothing."""
     workers = workers or os.cpu_count() or 1
     scan = intake.scan()
-    subs = scan.submissions
-    failed = []
-    for assignment in sorted({a for _, a in subs}):
-        students = sorted(s for s, a in subs if a == assignment)
-        failed += [f"{s} ({assignment}, feedback)" for s in run_step("generate_feedback", assignment, students,
-                                                                      workers, log)]
-    export()
-    report.write_quietly(log)
-    log(f"feedback regenerated; grades in {GRADES_CSV}")
+    state = gradebook_state.load()
+    failed = _feedback_and_export(scan.submissions, set(), state, workers, nbgrader_api(), log)
+    gradebook_state.save(state)
+    log(f"feedback regenerated; grades in {GRADES_CSV}, LMS files in {EXPORTS}")
     _end(scan.refused, failed, log)
 
 
+def _stage_all(subs, force: bool, limits, summary: Summary) -> tuple[list[tuple], dict]:
+    """Stage every submission; return the jobs whose verdict is missing or stale, and the staged
+    notebooks by (student, assignment, notebook)."""
+    jobs, staged = [], {}
+    for s, a in subs:
+        handed_in = [nb for nb in notebooks_of(a) if os.path.lexists(SUBMITTED / s / a / f"{nb}.ipynb")]
+        summary.missing += [f"{s}/{a}/{nb}" for nb in notebooks_of(a) if nb not in handed_in]
+        # a notebook not handed in scores zero in nbgrader without being staged; a student who
+        # handed in nothing readable still gets every notebook staged, so the notes reach them
+        for nb in notebooks_of(a):
+            if nb not in (handed_in or notebooks_of(a)):
+                staged_path(s, a, nb).unlink(missing_ok=True)
+        for nb in handed_in or notebooks_of(a):
+            for note in stage(s, a, nb):
+                if not note.startswith("No file"):
+                    kind = summary.unreadable if ("could not be read" in note or "was not read" in note) \
+                        else summary.repaired
+                    kind.append(f"{s}/{a}/{nb}: {note}")
+            staged[s, a, nb] = nbformat.read(staged_path(s, a, nb), as_version=4)
+            if force or not is_fresh(s, a, nb, staged[s, a, nb]):
+                jobs.append((s, a, nb, limits))
+    return jobs, staged
+
+
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
-                scheduler: str | None = None, allow_fallback: bool = False) -> dict:
-    """Grade every submission and produce the gradebook, feedback and grades.csv.
+                scheduler: str | None = None, allow_fallback: bool = False, student: str | None = None,
+                force: bool = False) -> dict:
+    """Grade what changed since the last run (everything with ``force``; one student with
+    ``student``) and produce the gradebook, feedback, grades.csv, the exports and the summary.
 
     With ``scheduler`` (a Dask address), the notebooks are decided on that cluster
     (:mod:`autograder.distributed`) and only the nbgrader steps run here.
     """
     t0 = time.perf_counter()
+    summary = Summary()
     scan = intake.scan()
     for line in scan.refused:
         log(f"refused: {line}")
-    subs = scan.submissions
+    summary.ignored = list(scan.refused)
+    subs = [(s, a) for s, a in scan.submissions if student is None or s == student]
     if not subs:
-        raise SystemExit(f"nothing to grade: put notebooks under {SUBMITTED}/<student>/<assignment>/")
+        who = f" for student {student!r}" if student else ""
+        raise SystemExit(f"nothing to grade{who}: put notebooks under {SUBMITTED}/<student>/<assignment>/")
     # the cluster is reached (or the run stops) before anything in the work folder changes
     cluster = distributed.connect(scheduler, allow_fallback, log) if scheduler else None
-    if STAGED.exists():
-        shutil.rmtree(STAGED)
-    shutil.rmtree(GRADING / "verdicts", ignore_errors=True)
     if cluster is None:
         sandbox.self_test()
-    assignments = sorted({a for _, a in subs})
-    jobs = []
-    for s, a in subs:
-        handed_in = [nb for nb in notebooks_of(a) if os.path.lexists(SUBMITTED / s / a / f"{nb}.ipynb")]
-        # a notebook not handed in scores zero in nbgrader without being staged; a student who
-        # handed in nothing readable still gets every notebook staged, so the notes reach them
-        jobs += [(s, a, nb, limits) for nb in (handed_in or notebooks_of(a))]
+    summary.sandbox_mode = f"Dask cluster at {scheduler}" if cluster else sandbox.mode()
+    summary.students = len(subs)
+    state = gradebook_state.load()
+    force_nbgrader = force or not GRADEBOOK.exists()  # a new (or deleted) gradebook: every nbgrader step
+    if not GRADEBOOK.exists():
+        state = {}
     workers = workers or os.cpu_count() or 1
+
+    jobs, staged = _stage_all(subs, force, limits, summary)
+    summary.reused = len(staged) - len(jobs)
     where = f"on the Dask cluster at {scheduler}" if cluster else f"with {workers} workers (sandbox: {sandbox.mode()})"
-    log(f"grading {len(jobs)} notebooks of {len(subs)} submissions {where}")
+    log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
+        f"{summary.reused} unchanged since the last run")
+    progress = Progress(len(jobs), log)
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending = cluster.decide(jobs, _secret().decode(), log) if cluster else pool.map(timed_job, jobs)
-        api = nbgrader_api()  # meanwhile, register the assignments in the gradebook
-        for a in assignments:
-            result = api.generate_assignment(a, force=True)
-            if not result["success"]:
-                raise SystemExit(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
-        per_nb = [secs for _s, _a, _nb, secs in pending]
+        if cluster:
+            pending = cluster.decide(jobs, _secret().decode(), log)
+        else:
+            pending = (f.result() for f in as_completed([pool.submit(timed_job, job) for job in jobs]))
+        api = nbgrader_api()  # meanwhile, register changed assignments in the gradebook
+        for a in sorted({a for _, a in subs}):
+            digest = gradebook_state.course_digest(a)
+            if force_nbgrader or state.get("course", {}).get(a) != digest:
+                result = api.generate_assignment(a, force=True)
+                if not result["success"]:
+                    raise SystemExit(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
+                state.setdefault("course", {})[a] = digest
+        for s, a, nb, secs in pending:
+            summary.decided += 1
+            progress.step(f"{s}/{a}/{nb}", secs)
     if cluster:
         cluster.close()
+    for s, a, nb, _l in jobs:
+        if (stored_verdict(s, a, nb) or {}).get("failed"):
+            summary.sandbox_failures.append(f"{s}/{a}/{nb}")
     t_verdicts = time.perf_counter() - t0
     steps = {"verdicts": t_verdicts, "autograde": 0.0, "feedback": 0.0}
+
+    # nbgrader autograde: submissions whose verdicts changed, or that nbgrader has not autograded
+    # as they are now (another timestamp or other notebooks: e.g. formgrader's button was used)
+    changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
+    for s, a in subs:
+        if not gradebook_state.autograded_is_current(s, a, [nb for (s2, a2, nb) in staged if (s2, a2) == (s, a)]):
+            changed.add((s, a))
+    db, course = api.coursedir.db_url, api.coursedir.course_id
+    answers = state.setdefault("answers", {})
     failed = []
-    for a in assignments:
-        students = sorted(s for s, a2 in subs if a2 == a)
-        t1 = time.perf_counter()
-        failed += [f"{s} ({a}, autograde)" for s in run_step("autograde", a, students, workers, log)]
-        t2 = time.perf_counter()
-        failed += [f"{s} ({a}, feedback)" for s in run_step("generate_feedback", a, students, workers, log)]
-        steps["autograde"] += t2 - t1
-        steps["feedback"] += time.perf_counter() - t2
-        log(f"nbgrader {a}: autograde {t2 - t1:.1f} s, feedback {time.perf_counter() - t2:.1f} s")
-    t3 = time.perf_counter()
-    export(api)
-    steps["export"] = time.perf_counter() - t3
-    report.write_quietly(log)
-    steps["report"] = time.perf_counter() - t3 - steps["export"]
-    total = time.perf_counter() - t0
-    log(f"verdicts in {t_verdicts:.1f} s (median {np.median(per_nb):.2f} s of sandboxed work per notebook); "
-        f"whole run {total:.1f} s; grades in {GRADES_CSV}")
-    out = {"notebooks": len(jobs), "seconds": total, "verdict_seconds": t_verdicts, "steps": steps}
+    t1 = time.perf_counter()
+    for a in sorted({a for _, a in changed}):
+        students = sorted(s for s, a2 in changed if a2 == a)
+        settled = {s: gradebook_state.hand_graded(db, course, s, a) for s in students}
+        t = time.perf_counter()
+        bad = run_step("autograde", a, students, workers, log)
+        failed += [f"{s} ({a}, autograde)" for s in bad]
+        kept = 0
+        for s in students:
+            if s in bad:
+                continue
+            now = gradebook_state.written_answers({nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)})
+            kept += gradebook_state.keep_hand_grading(db, course, s, a, settled[s], answers.get(f"{s}/{a}", {}), now)
+            answers[f"{s}/{a}"] = now
+            summary.autograded.append(f"{s}/{a}")
+        log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s"
+            + (f"; {kept} hand grades of unchanged written answers kept" if kept else ""))
+    steps["autograde"] = time.perf_counter() - t1
+    gradebook_state.save(state)
+
+    failed += _feedback_and_export(subs, changed, state, workers, api, log, steps)
+    gradebook_state.save(state)
+    summary.nbgrader_problems = failed
+    summary.unknown_students, summary.late = gradebook_state.roster_report(
+        db, course, sorted({s for s, _ in subs}), sorted({a for _, a in subs}))
+    summary.seconds = time.perf_counter() - t0
+    summary.write(SUMMARY, log)
+    log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {GRADES_CSV}")
+    out = {"notebooks": len(jobs), "seconds": summary.seconds, "verdict_seconds": t_verdicts, "steps": steps}
     (GRADING / "timings.json").write_text(json.dumps(out))
     _end(scan.refused, failed, log)
     return out
@@ -134,10 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=None, help="parallel grading jobs (default: all cores)")
     p.add_argument("--cpu-seconds", type=int, default=60, help="CPU limit per exercise")
     p.add_argument("--memory-mb", type=int, default=2048, help="address-space cap per exercise")
+    p.add_argument("--student", default=None, help="grade only this student (make grade STUDENT=...)")
+    p.add_argument("--force", action="store_true", help="grade everything again, even what did not change")
     p.add_argument("--one", nargs=3, metavar=("STUDENT", "ASSIGNMENT", "NOTEBOOK"),
                    help="only decide one notebook (a job for an external scheduler); no nbgrader step")
     p.add_argument("--finish", action="store_true",
-                   help="after manual grading in formgrader: only regenerate feedback and grades.csv")
+                   help="after manual grading in formgrader: only regenerate feedback and the exports")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="decide the notebooks on this Dask cluster; the nbgrader steps still run here")
     p.add_argument("--allow-fallback-sandbox", action="store_true",
@@ -158,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({k: v.get(k) for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
         return 0
     with run_lock.hold():
-        grade_class(a.workers, limits, scheduler=a.scheduler, allow_fallback=a.allow_fallback_sandbox)
+        grade_class(a.workers, limits, scheduler=a.scheduler, allow_fallback=a.allow_fallback_sandbox,
+                    student=a.student, force=a.force)
     return 0
 
 

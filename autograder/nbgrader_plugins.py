@@ -1,34 +1,119 @@
-"""nbgrader preprocessor that writes precomputed verdicts into the autograded notebook.
+"""How nbgrader's own commands (CLI, API and formgrader's buttons) work with this course.
 
-It replaces nbgrader's ``Execute``: nothing is run. Each autograder test cell gets the verdict
-that :mod:`autograder.grade` computed for it: a stdout listing of the checks when all passed
-(full points), or that listing plus an error output naming the failed checks (no points), which
-is exactly how nbgrader scores a test cell. A note at the top of the notebook records anything
-the grader had to repair.
+Set in ``nbgrader_config.py``:
+
+- :class:`CollectIntoSubmitted` (``ExchangeFactory.collect``): ``nbgrader collect`` and
+  formgrader's *Collect* put submissions in ``submitted/`` (the folder ``make grade`` reads) and
+  stage them into ``.grading/submitted/``, the copies nbgrader autogrades.
+- :func:`compute_missing_verdicts` (``Autograde.pre_convert_hook``): before nbgrader autogrades a
+  student, the staged copies are refreshed from ``submitted/`` and every notebook whose verdict is
+  missing or was made for other answers or other checks is decided, through the same sandbox as
+  ``make grade``: a new student or a resubmission gets a fresh result.
+- :class:`ApplyVerdicts` replaces nbgrader's ``Execute``: nothing is run. Each test cell gets its
+  verdict as output (a listing of the checks; an error output when one failed, which is how
+  nbgrader scores a test cell). A verdict is applied only if it judged exactly this notebook (same
+  answers, same checks); otherwise autograding this student fails, loudly, with the command to run.
+- :func:`complete_feedback_folder` (``GenerateFeedback.post_convert_hook``) gives every feedback
+  folder the ``timestamp.txt`` that ``release_feedback`` needs.
 """
 
 from __future__ import annotations
 
-import json
 import textwrap
+import time
 from pathlib import Path
 
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader import utils
+from nbgrader.exchange.default import ExchangeCollect
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .paths import verdict_path
-from .untrusted import note_markdown
+from .paths import SOLUTIONS, STAGED, SUBMITTED
+from .untrusted import entry_problem, id_problem, note_markdown
+
+
+class StaleVerdict(RuntimeError):
+    """No verdict judged this notebook: autograding it would apply a wrong grade."""
+
+
+def _staged_parts(filename: str | Path) -> tuple[str, str, str] | None:
+    """(student, assignment, notebook) of a staged notebook, else None."""
+    try:
+        parts = Path(filename).resolve().relative_to(STAGED.resolve()).parts
+    except ValueError:
+        return None
+    return (parts[0], parts[1], Path(parts[2]).stem) if len(parts) == 3 and parts[2].endswith(".ipynb") else None
+
+
+def _restage(student: str, assignment: str) -> None:
+    """Stage one submission again from ``submitted/`` (if it is there and may be graded)."""
+    from .staging import stage_submission
+
+    folder = SUBMITTED / student / assignment
+    if (id_problem(student) is None and (SOLUTIONS / assignment).is_dir()
+            and entry_problem(folder.parent, "dir") is None and entry_problem(folder, "dir") is None):
+        stage_submission(student, assignment)
+
+
+class CollectIntoSubmitted(ExchangeCollect):
+    """nbgrader's collect, landing in ``submitted/`` and staging what it collected."""
+
+    def copy_files(self):
+        staged_dir = self.coursedir.submitted_directory
+        self.coursedir.submitted_directory = str(SUBMITTED)
+        try:
+            super().copy_files()
+        finally:
+            self.coursedir.submitted_directory = staged_dir
+        for student in sorted({rec["username"] for rec in self.src_records}):
+            _restage(student, self.coursedir.assignment_id)
+
+
+def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -> None:
+    """nbgrader's pre-convert hook: refresh the staged copies of this submission, then decide in the
+    sandbox every notebook whose stored verdict is missing or stale. After ``make grade`` this finds
+    nothing to do."""
+    from .verdicts import grade_one, is_fresh
+
+    parts = [p for p in (_staged_parts(n) for n in notebooks) if p is not None]
+    for s, a in sorted({(s, a) for s, a, _ in parts}):
+        _restage(s, a)
+    for s, a, nb in parts:
+        if not is_fresh(s, a, nb):
+            grade_one(s, a, nb)
+
+
+def complete_feedback_folder(assignment=None, student=None, notebooks=(), **_) -> None:
+    """nbgrader's post-convert hook of ``generate_feedback``: ``release_feedback`` reads a
+    ``timestamp.txt`` beside every feedback page and stops for the whole class if one is missing.
+    A submission handed in without the exchange has none: write the time its feedback was made."""
+    from .paths import AUTOGRADED, FEEDBACK
+
+    for path in notebooks:
+        try:
+            s, a = Path(path).resolve().relative_to(AUTOGRADED.resolve()).parts[:2]
+        except ValueError:
+            continue
+        stamp = FEEDBACK / s / a / "timestamp.txt"
+        if stamp.parent.is_dir() and not stamp.exists():
+            stamp.write_text(time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime()), encoding="utf-8")
 
 
 class ApplyVerdicts(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
+        from .verdicts import stored_verdict, verdict_key
+
         info = resources["nbgrader"]
-        path = verdict_path(info["student"], info["assignment"], info["notebook"])
-        self.verdict = json.loads(Path(path).read_text()) if Path(path).exists() else None
+        student, assignment, notebook = info["student"], info["assignment"], info["notebook"]
+        self.verdict = stored_verdict(student, assignment, notebook)
+        if self.verdict is None or self.verdict.get("key") != verdict_key(nb, assignment, notebook):
+            why = ("no verdict was computed" if self.verdict is None
+                   else "its verdict was made for other answers or checks")
+            raise StaleVerdict(
+                f"{student}/{assignment}/{notebook}: {why}; nothing was applied. "
+                f"Run `make grade STUDENT={student}` (or `python -m autograder.grade --student {student}`).")
         nb, resources = super().preprocess(nb, resources)
-        notes = (self.verdict or {}).get("notes") or (
-            [] if self.verdict else ["This notebook was not graded (no verdict was produced); ask your instructor."])
+        notes = self.verdict.get("notes") or []
         if notes:
             # notes quote student text (exception messages): rendered as text, never as HTML
             text = "**Grading notes.**\n\n" + "\n".join(note_markdown(str(n)) for n in notes)
@@ -43,7 +128,7 @@ class ApplyVerdicts(NbGraderPreprocessor):
         if not (utils.is_grade(cell) and not utils.is_solution(cell)):
             return cell, resources
         gid = cell.metadata.nbgrader["grade_id"]
-        result = (self.verdict or {}).get("cells", {}).get(gid)
+        result = self.verdict.get("cells", {}).get(gid)
         if result is None:
             cell.outputs = [new_output("error", ename="NotGraded", evalue="this test cell was not graded",
                                        traceback=["NotGraded: this test cell was not graded"])]

@@ -1,9 +1,15 @@
 """nbgrader's own steps (autograde with precomputed verdicts, feedback, CSV export) through its
 Python API, run over disjoint groups of students in parallel processes.
+
+The configuration is nbgrader's own chain, read exactly as ``nbgrader`` and formgrader read it
+when started in ``autograder/``: every Jupyter config folder's ``nbgrader_config.py`` (user and
+system level), then the course's ``autograder/nbgrader_config.py``. A setting made for formgrader
+(a late penalty, say) is therefore honoured by ``make grade`` too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -12,17 +18,36 @@ from pathlib import Path
 from .paths import AUTOGRADER, GRADES_CSV, GRADING
 
 
+def load_config():
+    """nbgrader's configuration chain as its CLI and formgrader load it from ``autograder/``."""
+    from nbgrader.apps.baseapp import NbGrader
+
+    app = NbGrader()
+    with _chdir(AUTOGRADER):
+        app.load_config_file()
+    return app.config
+
+
+@contextlib.contextmanager
+def _chdir(path: Path):  # contextlib.chdir needs Python 3.11
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
 def nbgrader_api():
-    """nbgrader's Python API, configured by autograder/nbgrader_config.py (one import per process)."""
+    """nbgrader's Python API with nbgrader's configuration chain (one import per process)."""
     # nbgrader shells out to `alembic` for its database: it must be on PATH
     bindir = str(Path(sys.executable).parent)
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(AUTOGRADER)).load_config()
+    config = load_config()
     # the release that grading needs goes to the work folder, leaving notebooks/ alone
     config.CourseDirectory.release_directory = str(GRADING / "release")
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
@@ -43,14 +68,26 @@ def _run_step_group(args: tuple[str, str, list[str]]) -> list[tuple[str, str]]:
         result = (api.autograde(assignment, student, force=True, create=True) if step == "autograde"
                   else api.generate_feedback(assignment, student, force=True))
         if not result["success"]:
-            problems.append((student, (result.get("error") or "")[-1500:]))
+            problems.append((student, _last_error(result)))
     return problems
+
+
+def _last_error(result: dict) -> str:
+    """The line of nbgrader's report that says what went wrong (e.g. a refused stale verdict)."""
+    text = (result.get("error") or "") + "\n" + (result.get("log") or "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if "StaleVerdict" in ln:
+            return ln[-600:]
+    return (result.get("error") or "")[-1500:]
 
 
 def run_step(step: str, assignment: str, students: list[str], workers: int, log) -> list[str]:
     """Run an nbgrader step over disjoint groups of students at once, then redo any student that
     reported a problem on its own (e.g. a busy SQLite gradebook), so the result never depends on
     the parallelism. Return the students it still failed for (each also logged)."""
+    if not students:
+        return []
     groups = [students[i::workers] for i in range(min(workers, len(students)))]
     with ProcessPoolExecutor(max_workers=max(1, len(groups))) as pool:
         problems = [p for ps in pool.map(_run_step_group, [(step, assignment, g) for g in groups]) for p in ps]

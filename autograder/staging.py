@@ -1,17 +1,35 @@
 """Stage a submission: read it as data, never run it, and copy its answers into a fresh copy of
 the released notebook, so deleted cells, edited test cells and changed points cannot matter; every
 repair becomes a grading note. Unreadable files are graded as unanswered, with the reason.
+
+The raw submission stays in ``submitted/`` (where ``nbgrader collect`` puts it) and is never
+written; nbgrader reads the staged copy in ``.grading/submitted/`` (its ``submitted_directory``),
+with nbgrader's ``timestamp.txt`` and ``submission_secret.txt`` beside it when they are sound, so
+late penalties and ``release_feedback`` work.
+
+Tampering is judged against the release the student received, not the current one: nbgrader
+stores a checksum of every locked and test cell in the release, so a cell whose text and points
+still match its own checksum was not touched, even if the instructor has since changed that test.
+
+Cells the student added (a helper, a scratch cell) are kept where they were, as code that is shown
+but never run or graded, each after a line saying so: the grader in formgrader and the student
+reading the feedback can then see what an error was about.
+
+The staged notebook carries its notes in ``metadata.selfattn.notes``.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 
 import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell
+from nbgrader import utils
 
-from .paths import STAGED, SUBMITTED
-from .spec import release_path
+from .paths import SUBMITTED, staged_path
+from .spec import notebooks_of, release_path
 from .untrusted import (
     MAX_NOTEBOOK_BYTES,
     MAX_TIMESTAMP_BYTES,
@@ -22,38 +40,85 @@ from .untrusted import (
     safe_attachments,
 )
 
+#: longest text of an added cell shown in the feedback
+MAX_EXTRA_CHARS = 20_000
+MAX_SECRET_BYTES = 200
+
+ADDED_CELL_NOTE = ("*The cell below was added to the notebook (or is a changed copy of one of its "
+                   "cells). It is shown as you handed it in but was not run and earns no points: "
+                   "each exercise is graded from its own answer cell alone, so a helper it needs "
+                   "must be defined inside that cell.*")
+
 
 def _source_text(cell) -> str:
     src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
+    return "".join(s for s in src if isinstance(s, str)) if isinstance(src, list) else str(src)
 
 
-def stage(student: str, assignment: str, notebook: str) -> list[str]:
-    """Write the repaired copy of one submission under ``.grading/submitted``; return notes."""
+def _grade_id(cell: dict) -> str | None:
+    meta = cell.get("metadata")
+    nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
+    gid = nbg.get("grade_id") if isinstance(nbg, dict) else None
+    return gid if isinstance(gid, str) else None
+
+
+def _change_since_release(theirs: dict, ours) -> str | None:
+    """How a locked or test cell differs from what the student received: None, "points" or "text".
+
+    nbgrader's release stores a checksum of each such cell (text, type, points); a cell that still
+    matches its own checksum was not edited, whatever the course's current version says. Without
+    a usable checksum, the cell is compared with the current release.
+    """
+    meta = theirs.get("metadata")
+    nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
+    points = nbg.get("points") if isinstance(nbg, dict) else None
+    course_points = ours.metadata.get("nbgrader", {}).get("points")
+    try:
+        cell = nbformat.from_dict(theirs)
+        cell.source = _source_text(theirs)
+        stored = cell.metadata.nbgrader.get("checksum")
+        if isinstance(stored, str) and stored:
+            if utils.compute_checksum(cell) == stored:
+                return None
+            if course_points is not None:
+                cell.metadata.nbgrader["points"] = course_points
+                if utils.compute_checksum(cell) == stored:
+                    return "points"
+            return "text"
+    except Exception:  # hostile metadata (points that are not numbers, ...): compare instead
+        pass
+    if _source_text(theirs) != ours.source:
+        return "text"
+    return "points" if course_points is not None and points != course_points else None
+
+
+def read_submission(student: str, assignment: str, notebook: str) -> tuple[list[dict], list[str]]:
+    """The cells of a handed-in notebook as plain data (none if absent or unreadable), and notes."""
     original = SUBMITTED / student / assignment / f"{notebook}.ipynb"
-    release = nbformat.read(release_path(assignment, notebook), as_version=4)
-    notes: list[str] = []
-    student_cells: list[dict] = []
     if not original.exists() and not original.is_symlink():
-        notes.append(f"No file {notebook}.ipynb was submitted; it is graded as unanswered.")
-    else:
-        try:
-            data = json.loads(read_regular(original, MAX_NOTEBOOK_BYTES).decode("utf-8"))
-            cells = data.get("cells") if isinstance(data, dict) else None
-            if not isinstance(cells, list):
-                raise ValueError("it has no list of cells")
-            student_cells = [c for c in cells if isinstance(c, dict)]
-        except Refused as exc:
-            notes.append(f"{notebook}.ipynb was not read: {exc}; it is graded as unanswered.")
-        except (ValueError, UnicodeDecodeError) as exc:
-            notes.append(f"{notebook}.ipynb could not be read as a notebook ({type(exc).__name__}: "
-                         f"{one_line(exc, 120)}); it is graded as unanswered.")
+        return [], [f"No file {notebook}.ipynb was submitted; it is graded as unanswered."]
+    try:
+        data = json.loads(read_regular(original, MAX_NOTEBOOK_BYTES).decode("utf-8"))
+        cells = data.get("cells") if isinstance(data, dict) else None
+        if not isinstance(cells, list):
+            raise ValueError("it has no list of cells")
+        return [c for c in cells if isinstance(c, dict)], []
+    except Refused as exc:
+        return [], [f"{notebook}.ipynb was not read: {exc}; it is graded as unanswered."]
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        return [], [f"{notebook}.ipynb could not be read as a notebook ({type(exc).__name__}: "
+                    f"{one_line(exc, 120)}); it is graded as unanswered."]
+
+
+def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.NotebookNode:
+    """The repaired copy of one submission (the release with the student's answers), with its notes
+    in ``metadata.selfattn.notes``. Reads ``submitted/``, writes nothing."""
+    release = nbformat.read(release_path(assignment, notebook), as_version=4)
+    student_cells, notes = read_submission(student, assignment, notebook)
     by_id: dict[str, list[dict]] = {}
     for c in student_cells:
-        meta = c.get("metadata")
-        nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
-        gid = nbg.get("grade_id") if isinstance(nbg, dict) else None
-        if isinstance(gid, str):
+        gid = _grade_id(c)
+        if gid is not None:
             by_id.setdefault(gid, []).append(c)
     for cell in release.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -80,32 +145,108 @@ def stage(student: str, assignment: str, notebook: str) -> list[str]:
                     notes += [f"In `{gid}`: {d}." for d in dropped]
                 else:
                     cell.source = _source_text(found[0])
-        elif meta.get("grade") or meta.get("locked"):
-            if found and _source_text(found[0]) != cell.source:
+        elif (meta.get("grade") or meta.get("locked")) and found:
+            change = _change_since_release(found[0], cell)
+            if change == "text":
                 notes.append(f"The locked cell `{gid}` was edited; the original was used.")
-            if found and meta.get("points") is not None:
-                theirs = found[0].get("metadata", {}).get("nbgrader", {}).get("points")
-                if theirs != meta.get("points"):
-                    notes.append(f"The points of `{gid}` were changed; the course's points were used.")
-    target = STAGED / student / assignment / f"{notebook}.ipynb"
+            elif change == "points":
+                notes.append(f"The points of `{gid}` were changed; the course's points were used.")
+    added = _keep_added_cells(release, student_cells)
+    if added:
+        notes.append(f"{added} cell(s) you added are shown where you put them but were not run or graded: "
+                     "each exercise is graded from its own answer cell alone.")
+    release.metadata["selfattn"] = {"notes": notes}
+    return release
+
+
+def _keep_added_cells(release: nbformat.NotebookNode, student_cells: list[dict]) -> int:
+    """Insert the student's own cells (as code, never run) after the release cell they followed;
+    return how many. Markdown the student added is shown as text, never rendered."""
+    release_ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in release.cells} - {None}
+    anchor = -1  # index into release.cells of the last cell matched so far
+    extras: dict[int, list[str]] = {}
+    for c in student_cells:
+        gid = _grade_id(c)
+        if gid in release_ids:
+            anchor = next(i for i, r in enumerate(release.cells)
+                          if r.metadata.get("nbgrader", {}).get("grade_id") == gid)
+            continue
+        text = _source_text(c)
+        same = [i for i, r in enumerate(release.cells) if i > anchor and r.source == text]
+        if same:
+            anchor = same[0]
+        elif text.strip():
+            extras.setdefault(anchor, []).append(text)
+    if not extras:
+        return 0
+    cells = []
+    for i in range(-1, len(release.cells)):
+        if i >= 0:
+            cells.append(release.cells[i])
+        for text in extras.get(i, []):
+            if len(text) > MAX_EXTRA_CHARS:
+                text = text[:MAX_EXTRA_CHARS] + "\n# ... (cut)"
+            cells.append(new_markdown_cell(ADDED_CELL_NOTE, metadata={"selfattn_added": "note"}))
+            cells.append(new_code_cell(text, metadata={"selfattn_added": "cell"}))
+    release.cells = cells
+    return sum(len(v) for v in extras.values())
+
+
+def stage(student: str, assignment: str, notebook: str) -> list[str]:
+    """Write the repaired copy of one submission under ``.grading/submitted``; return notes."""
+    nb = staged_notebook(student, assignment, notebook)
+    target = staged_path(student, assignment, notebook)
     target.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(release, target)
+    nbformat.write(nb, target)
+    notes = list(nb.metadata["selfattn"]["notes"])
     note = stage_timestamp(SUBMITTED / student / assignment, target.parent)
+    stage_secret(SUBMITTED / student / assignment, target.parent)
     return notes + ([note] if note else [])
+
+
+def stage_submission(student: str, assignment: str) -> None:
+    """Stage every notebook handed in for one assignment, and drop staged notebooks whose original
+    is gone (what ``nbgrader collect`` calls after copying a submission, so formgrader sees it)."""
+    folder = SUBMITTED / student / assignment
+    for notebook in notebooks_of(assignment):
+        raw = folder / f"{notebook}.ipynb"
+        if raw.exists() or raw.is_symlink():
+            stage(student, assignment, notebook)
+        else:
+            staged_path(student, assignment, notebook).unlink(missing_ok=True)
 
 
 def stage_timestamp(folder: Path, target: Path) -> str | None:
     """Copy ``folder/timestamp.txt`` into ``target`` if it is a regular file holding a date; else a note."""
     stamp = folder / "timestamp.txt"
     if not (stamp.exists() or stamp.is_symlink()):
+        (target / "timestamp.txt").unlink(missing_ok=True)
         return None
     try:
         text = read_regular(stamp, MAX_TIMESTAMP_BYTES).decode("utf-8").strip()
         _parse_timestamp(text)
     except (Refused, ValueError, UnicodeDecodeError) as exc:
+        (target / "timestamp.txt").unlink(missing_ok=True)
         return f"timestamp.txt was not used ({one_line(exc, 120)}); graded as handed in on time."
     (target / "timestamp.txt").write_text(text + "\n", encoding="utf-8")
     return None
+
+
+def stage_secret(folder: Path, target: Path) -> None:
+    """Copy nbgrader's ``submission_secret.txt`` (how released feedback finds its student) if sound.
+
+    A submission that did not come through the exchange has none; it gets a random one (kept
+    across runs), so ``nbgrader release_feedback`` never stops on it. Such a student receives the
+    feedback page by other means (it is in ``feedback/``)."""
+    secret = target / "submission_secret.txt"
+    try:
+        text = read_regular(folder / "submission_secret.txt", MAX_SECRET_BYTES).decode("ascii").strip()
+    except (Refused, ValueError, UnicodeDecodeError):
+        text = ""
+    if text.isalnum():
+        secret.write_text(text, encoding="ascii")
+    elif not secret.is_file():
+        secret.write_text(secrets.token_hex(16), encoding="ascii")
 
 
 def _parse_timestamp(text: str) -> None:

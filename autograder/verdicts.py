@@ -20,9 +20,15 @@ from selfattn.checking import DEPENDS, REGISTRY, first_error
 
 from . import atomic, sandbox, warm
 from .hidden_inputs import opaque
-from .paths import GRADING, STAGED, verdict_path
+from .paths import AUTOGRADER, GRADING, ROOT, staged_path, verdict_path
+from .paths import STAGED as STAGED  # where staged copies live (some tests find it here)
 from .spec import load_spec, release_path
-from .staging import stage
+from .staging import stage, staged_notebook
+
+#: the code that decides a verdict: when any of it changes, every verdict is stale
+_CHECK_CODE = (ROOT / "selfattn" / "checking.py", ROOT / "selfattn" / "exercise_checks.py",
+               AUTOGRADER / "hidden_checks.py", AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py",
+               AUTOGRADER / "verdicts.py")
 
 
 def _secret() -> bytes:
@@ -35,18 +41,46 @@ def _seed(*parts: str) -> int:
     return int.from_bytes(h[:8], "big")
 
 
-def _answers(path: Path) -> dict[str, str]:
+def _answers(nb: Path | nbformat.NotebookNode) -> dict[str, str]:
     """grade_id -> source of the answer code cells of a (staged or released) notebook."""
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.read(nb, as_version=4) if isinstance(nb, Path) else nb
     return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
             if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
+
+
+def checks_version(assignment: str, notebook: str) -> str:
+    """A digest of everything that decides this notebook's verdicts besides the answers: the test
+    cells of the instructor's notebook (checks, points) and the code of the checks and the grader."""
+    h = hashlib.sha256(repr(load_spec(assignment, notebook)).encode())
+    for path in _CHECK_CODE:
+        if path.exists():
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str) -> str:
+    """What a verdict judged: the staged answers and notes, and the version of the checks.
+
+    A verdict applies to a notebook only if the notebook's key equals the verdict's."""
+    notes = nb.metadata.get("selfattn", {}).get("notes", [])
+    content = json.dumps({"answers": _answers(nb), "notes": notes}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256((content + checks_version(assignment, notebook)).encode()).hexdigest()
+
+
+def stored_verdict(student: str, assignment: str, notebook: str) -> dict | None:
+    """The verdict on file for one notebook, or None (absent or unreadable)."""
+    try:
+        return json.loads(verdict_path(student, assignment, notebook).read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def verdict(student: str, assignment: str, notebook: str, notes: list[str],
             limits: sandbox.Limits = sandbox.DEFAULT) -> dict:
     """Decide every test cell of one staged notebook; write and return the verdict."""
     spec = load_spec(assignment, notebook)
-    answers = _answers(STAGED / student / assignment / f"{notebook}.ipynb")
+    staged = nbformat.read(staged_path(student, assignment, notebook), as_version=4)
+    answers = _answers(staged)
     stubs = _answers(release_path(assignment, notebook))
     cells: dict[str, dict] = {}
     checks: dict[str, str | None] = {}  # check id -> None (passed) or its message, for the class report
@@ -116,11 +150,15 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     if sandbox.mode() == "fallback":
         notes.append("Graded without the bubblewrap sandbox (weaker isolation).")
     out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
-           "notes": notes, "sandbox": sandbox.mode(), "seconds": timings, "checks": checks}
-    path = verdict_path(student, assignment, notebook)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(path, json.dumps(out, indent=1, ensure_ascii=False))
+           "notes": notes, "sandbox": sandbox.mode(), "seconds": timings, "checks": checks,
+           "key": verdict_key(staged, assignment, notebook)}
+    _write(verdict_path(student, assignment, notebook), out)
     return out
+
+
+def _write(path: Path, verdict_: dict) -> None:
+    """Write a verdict atomically: a killed run leaves the old verdict or the new one, never half."""
+    atomic.write_text(path, json.dumps(verdict_, indent=1, ensure_ascii=False))
 
 
 def _safe_verify(check_, cases, outcomes) -> str | None:
@@ -136,15 +174,27 @@ def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limi
         notes = stage(student, assignment, notebook)
         return verdict(student, assignment, notebook, notes, limits)
     except Exception as exc:
-        path = verdict_path(student, assignment, notebook)
-        path.parent.mkdir(parents=True, exist_ok=True)
         note = f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero."
-        atomic.write_text(path, json.dumps({"cells": {}, "notes": [note]}))
-        target = STAGED / student / assignment / f"{notebook}.ipynb"
+        target = staged_path(student, assignment, notebook)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(release_path(assignment, notebook), target)
-        return {"cells": {}, "notes": [note]}
+        out = {"cells": {}, "notes": [note], "failed": True}
+        try:  # the key of the notebook nbgrader will see, so it applies this verdict instead of refusing
+            out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook)
+        except Exception:
+            pass
+        _write(verdict_path(student, assignment, notebook), out)
+        return out
+
+
+def is_fresh(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None) -> bool:
+    """Whether the stored verdict judged exactly this submission (as staged now) with the current checks."""
+    stored = stored_verdict(student, assignment, notebook)
+    if not stored or "key" not in stored:
+        return False
+    nb = nb if nb is not None else staged_notebook(student, assignment, notebook)
+    return stored["key"] == verdict_key(nb, assignment, notebook)
 
 
 def timed_job(args: tuple) -> tuple[str, str, str, float]:

@@ -1,0 +1,58 @@
+"""Feedback pages that load nothing from outside.
+
+nbgrader's feedback template loads MathJax from a CDN, so offline the formulas stay raw and every
+student's browser contacts a third party. :class:`OfflineFeedbackExporter` (nbgrader's
+``GenerateFeedback.exporter_class``) renders the math of every Markdown cell to MathML at export
+(browsers draw MathML themselves) and removes every script or stylesheet the page would fetch from
+another server. A formula the converter cannot read is shown as its TeX source in ``<code>``.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+
+from latex2mathml.converter import convert
+from nbconvert.exporters import HTMLExporter
+
+_CODE = re.compile(r"(```.*?```|~~~.*?~~~|`[^`\n]*`)", re.S)
+_MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?![\s$])(.+?)(?<![\\\s])\$(?!\d)|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.S)
+_REMOTE = re.compile(
+    r"<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script>|<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>",
+    re.I)
+
+
+def _mathml(match: re.Match) -> str:
+    block, inline = match.group(1) or match.group(3), match.group(2) or match.group(4)
+    tex = (block if block is not None else inline).strip()
+    try:
+        out = convert(tex, display="block" if block is not None else "inline")
+    except Exception:
+        return f"<code>{html.escape(match.group(0))}</code>"
+    return out.replace("\n", " ")
+
+
+def render_math(markdown: str) -> str:
+    """Markdown with each ``$...$``, ``$$...$$``, ``\\(...\\)`` and ``\\[...\\]`` outside code as MathML."""
+    parts = _CODE.split(markdown)
+    for i in range(0, len(parts), 2):
+        parts[i] = _MATH.sub(_mathml, parts[i])
+    return "".join(parts)
+
+
+def strip_remote(page: str) -> str:
+    """The page without the scripts and stylesheets it would load from other servers."""
+    return _REMOTE.sub("", page)
+
+
+class OfflineFeedbackExporter(HTMLExporter):
+    """nbgrader's feedback HTML, with math rendered at export and nothing loaded from outside."""
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        nb = copy.deepcopy(nb)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.source = render_math(cell.source)
+        output, resources = super().from_notebook_node(nb, resources=resources, **kw)
+        return strip_remote(output), resources

@@ -1,0 +1,144 @@
+"""Cheap checks of the instructor-loop defects, in this process (the whole loop with nbgrader's
+commands and formgrader is tests/test_instructor_loop.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import nbformat
+import pytest
+from grading_support import RELEASE
+from nbformat.v4 import new_code_cell, new_markdown_cell
+
+from autograder import paths, spec, staging
+from autograder.nbgrader_plugins import ApplyVerdicts, StaleVerdict
+from autograder.run_summary import Progress, Summary
+from autograder.verdicts import verdict_key
+
+NB = "01-embeddings"
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    """A work folder with one submitted notebook (a copy of the release) and a copy of the release."""
+    release = tmp_path / "release"
+    shutil.copytree(RELEASE.parent, release)
+    monkeypatch.setattr(spec, "RELEASE", release)
+    monkeypatch.setattr(staging, "SUBMITTED", tmp_path / "submitted")
+    monkeypatch.setattr(paths, "VERDICTS", tmp_path / "verdicts")
+    folder = tmp_path / "submitted" / "ann" / "attention"
+    folder.mkdir(parents=True)
+    shutil.copy(release / "attention" / f"{NB}.ipynb", folder)
+    return tmp_path, release / "attention" / f"{NB}.ipynb", folder / f"{NB}.ipynb"
+
+
+def _edit(path, fn):
+    nb = nbformat.read(path, as_version=4)
+    fn(nb)
+    nbformat.write(nb, path)
+
+
+def _cell(nb, gid):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+
+
+def test_changing_a_test_after_release_raises_no_tampering_note(course):
+    """The instructor changes the points and text of a test after the student fetched the release."""
+    _, release, _ = course
+
+    def change(nb):
+        cell = _cell(nb, "embed-hidden")
+        cell.metadata.nbgrader["points"] = 5
+        cell.source += "\n# changed after release"
+    _edit(release, change)
+    notes = staging.staged_notebook("ann", "attention", NB).metadata["selfattn"]["notes"]
+    assert not [n for n in notes if "changed" in n or "edited" in n], notes
+
+
+def test_a_student_edit_of_a_locked_cell_is_noted(course):
+    _, _, submitted = course
+
+    def tamper(nb):
+        _cell(nb, "embed-hidden").metadata.nbgrader["points"] = 50
+    _edit(submitted, tamper)
+    nb = staging.staged_notebook("ann", "attention", NB)
+    assert any("points of `embed-hidden` were changed" in n for n in nb.metadata["selfattn"]["notes"])
+    assert _cell(nb, "embed-hidden").metadata.nbgrader["points"] == 2  # the course's points
+
+
+def test_added_cells_are_kept_in_place_and_explained(course):
+    _, _, submitted = course
+
+    def add(nb):
+        i = nb.cells.index(_cell(nb, "embed"))
+        nb.cells.insert(i, new_code_cell("def helper(E):\n    return E"))
+        nb.cells.append(new_markdown_cell("my scratch notes"))
+    _edit(submitted, add)
+    nb = staging.staged_notebook("ann", "attention", NB)
+    texts = [c.source for c in nb.cells]
+    helper = texts.index("def helper(E):\n    return E")
+    assert texts[helper + 1] == _cell(nb, "embed").source  # still before the answer cell
+    assert "not run" in texts[helper - 1] and "not run" in texts[-2]
+    assert texts[-1] == "my scratch notes" and nb.cells[-1].cell_type == "code"  # shown, never rendered
+    assert "nbgrader" not in nb.cells[helper].metadata  # neither graded nor locked
+    assert any("2 cell(s) you added" in n for n in nb.metadata["selfattn"]["notes"])
+
+
+def _apply(nb, student="ann"):
+    resources = {"nbgrader": {"student": student, "assignment": "attention", "notebook": NB}}
+    return ApplyVerdicts().preprocess(nb, resources)
+
+
+def _verdict(tmp, key, passed=True):
+    path = paths.verdict_path("ann", "attention", NB)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cells = {g: {"passed": passed, "lines": ["✓ embed: x"], "points": 1} for g in ("embed-public", "embed-hidden")}
+    path.write_text(json.dumps({"cells": cells, "notes": [], "key": key}))
+
+
+def test_autograde_refuses_a_missing_verdict(course):
+    nb = staging.staged_notebook("ann", "attention", NB)
+    with pytest.raises(StaleVerdict, match="make grade STUDENT=ann"):
+        _apply(nb)
+
+
+def test_autograde_refuses_a_verdict_made_for_other_answers(course):
+    tmp, _, _ = course
+    old = staging.staged_notebook("ann", "attention", NB)
+    _verdict(tmp, verdict_key(old, "attention", NB))
+    new = staging.staged_notebook("ann", "attention", NB)
+    _cell(new, "embed").source = "def embed(E, ids):\n    return E[ids]"
+    with pytest.raises(StaleVerdict, match="other answers"):
+        _apply(new)
+    out, _ = _apply(old)  # the verdict still applies to what it judged
+    assert "✓ embed: x" in _cell(out, "embed-public").outputs[0]["text"]
+
+
+def test_nbgrader_config_chain_includes_the_user_config(tmp_path, monkeypatch):
+    from autograder.nbgrader_steps import load_config
+
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.LateSubmissionPlugin.penalty_method = 'zero'\n")
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
+    config = load_config()
+    assert config.LateSubmissionPlugin.penalty_method == "zero"
+    assert config.Autograde.pre_convert_hook is not None  # and the course's own settings
+
+
+def test_progress_reports_rate_and_time_left():
+    lines = []
+    p = Progress(4, lines.append)
+    for i in range(4):
+        p.step(f"s{i}/a/nb", 0.1)
+    assert len(lines) == 4 and "[4/4]" in lines[-1] and "notebooks/s" in lines[0] and "left" in lines[0]
+
+
+def test_summary_lists_every_anomaly_with_advice(tmp_path):
+    s = Summary(missing=["bob/attention/03"], unknown_students=["zed"], late=["amy/attention: 2.0 h late"])
+    out = []
+    s.write(tmp_path / "summary.txt", out.append)
+    text = (tmp_path / "summary.txt").read_text()
+    assert "not handed in (scored 0): 1" in text and "bob/attention/03" in text
+    assert "not on the roster" in text and "zed" in text and "nbgrader db student add" in text
+    assert "late submissions: 1" in text
+    assert out and "bob/attention/03" in out[0]
