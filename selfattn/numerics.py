@@ -9,6 +9,7 @@ shape ``(..., T_q, T_k)``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -261,21 +262,25 @@ def attention(
     # Query rows go in blocks whose scores fit in cache; each block is exact (no online
     # rescaling is needed because every block sees all keys).
     per_row = T_k * int(np.prod(batch, dtype=np.int64))
-
-    def block(i: int) -> None:
-        E, total = _exp_scores(Q[..., i : i + rows, :], K, None if m is None else m[..., i : i + rows, :])
-        o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
-        out[..., i : i + rows, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
-
     rows = max(1, _CACHE_ENTRIES // max(1, per_row))
+
+    def blocks(lo: int, hi: int) -> None:
+        for i in range(lo, hi, rows):
+            j = min(i + rows, hi)
+            E, total = _exp_scores(Q[..., i:j, :], K, None if m is None else m[..., i:j, :])
+            o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
+            out[..., i:j, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
+
     parallel = _parallel() if per_row * T_q >= _PARALLEL_ENTRIES else None
     if parallel is None:
-        for i in range(0, T_q, rows):
-            block(i)
-    else:  # one block per core at a time, each with a single-threaded BLAS
+        blocks(0, T_q)
+    else:  # one contiguous range of query rows per core, each with a single-threaded BLAS
         pool, blas = parallel
+        n = pool._max_workers  # type: ignore[attr-defined]
+        edges = [T_q * k // n for k in range(n + 1)]
         with _run_lock, blas.limit(limits=1, user_api="blas"):  # type: ignore[attr-defined]
-            list(pool.map(block, range(0, T_q, rows)))
+            for f in [pool.submit(blocks, lo, hi) for lo, hi in itertools.pairwise(edges)]:
+                f.result()
     return out
 
 
