@@ -270,6 +270,7 @@ def attention(
             E, total = _exp_scores(Q[..., i:j, :], K, None if m is None else m[..., i:j, :])
             o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
             out[..., i:j, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
+            del E  # before the next block's scores exist: one block per thread in memory
 
     parallel = _parallel() if per_row * T_q >= _PARALLEL_ENTRIES else None
     if parallel is None:
