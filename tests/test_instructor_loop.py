@@ -100,6 +100,17 @@ class Loop:
         env = self.student_env(student)
         return self.nbgrader(*args, f"--student={student}", cwd=Path(env["HOME"]), env=env)
 
+    def as_students(self, *args: str) -> None:
+        """Every student runs the same nbgrader command, at the same time (as a class would)."""
+        procs = {}
+        for s in STUDENTS:
+            env = self.student_env(s)
+            procs[s] = subprocess.Popen([str(BIN / "nbgrader"), *args, f"--student={s}"], cwd=env["HOME"], env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for s, p in procs.items():
+            out, _ = p.communicate(timeout=600)
+            assert p.returncode == 0, f"{s}: nbgrader {' '.join(args)} failed:\n{out[-3000:]}"
+
     def make_grade(self, *args: str):
         return self.run(sys.executable, "-m", "autograder.grade", "--workers", "2", *args, cwd=ROOT)
 
@@ -176,16 +187,14 @@ def loop(tmp_path_factory):
     lp.timed("1 release_assignment", lp.nbgrader, "release_assignment", "attention", "--force")
 
     # 2. students fetch, answer, submit
-    for s in STUDENTS:
-        lp.timed("2 fetch_assignment", lp.as_student, s, "fetch_assignment", "attention")
+    lp.timed("2 fetch_assignment", lp.as_students, "fetch_assignment", "attention")
     lp.edit("alice", "01-embeddings", {EMBED: _answer("01-embeddings", EMBED)})
     lp.edit("alice", "04-scaling", {STDS: _answer("04-scaling", STDS), WRITTEN: _answer("04-scaling", WRITTEN)})
     lp.edit("bob", "01-embeddings", {EMBED: _catalogue_body("embed_first_rows")})
     lp.edit("bob", "04-scaling", {STDS: _answer("04-scaling", STDS), WRITTEN: "Variances add over the d_k terms."})
     lp.edit("carol", "01-embeddings", {EMBED: "# YOUR CODE HERE\nraise NotImplementedError()"},
             added="def helper(E):\n    return E * 2")
-    for s in STUDENTS:
-        lp.timed("2 submit", lp.as_student, s, "submit", "attention")
+    lp.timed("2 submit", lp.as_students, "submit", "attention")
 
     # 3. collect -> submitted/ -> make grade
     lp.timed("3 collect", lp.nbgrader, "collect", "attention")
@@ -215,8 +224,7 @@ def loop(tmp_path_factory):
     # 6. feedback: generate and release (nbgrader CLI), students fetch it
     lp.timed("6 generate_feedback", lp.nbgrader, "generate_feedback", "attention", "--force")
     lp.timed("6 release_feedback", lp.nbgrader, "release_feedback", "attention")
-    for s in STUDENTS:
-        lp.timed("6 fetch_feedback", lp.as_student, s, "fetch_feedback", "attention")
+    lp.timed("6 fetch_feedback", lp.as_students, "fetch_feedback", "attention")
     seen["feedback"] = {s: {p.stem: p.read_text()
                             for p in (lp.tmp / "home" / s / "attention" / "feedback").rglob("*.html")}
                         for s in STUDENTS}

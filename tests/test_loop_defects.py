@@ -4,11 +4,14 @@ commands and formgrader is tests/test_instructor_loop.py)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import nbformat
 import pytest
-from grading_support import RELEASE
+from grading_support import RELEASE, ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from autograder import paths, spec, staging
@@ -142,3 +145,13 @@ def test_summary_lists_every_anomaly_with_advice(tmp_path):
     assert "not on the roster" in text and "zed" in text and "nbgrader db student add" in text
     assert "late submissions: 1" in text
     assert out and "bob/attention/03" in out[0]
+
+
+def test_verdict_keys_do_not_depend_on_the_process():
+    """A key computed in another process (a worker, formgrader, the next run) must be the same:
+    string hashing is randomised per process, so nothing in a key may depend on set order."""
+    code = ("from autograder.verdicts import checks_version\n"
+            "print(checks_version('attention', '03-softmax-attention'))")
+    keys = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED=str(seed)),
+                           capture_output=True, text=True, check=True).stdout for seed in (1, 2, 3)}
+    assert len(keys) == 1, keys
