@@ -233,6 +233,8 @@ def loop(tmp_path_factory):
     seen["second_run"] = lp.timed("7 make grade (again)", lp.make_grade).stdout
     seen["second"] = lp.grades()
     seen["second_summary"] = (lp.work / "grading-summary.txt").read_text()
+    lp.timed("7 make grade STUDENT=bob", lp.make_grade, "--student", "bob")
+    seen["one_student_summary"] = (lp.work / "grading-summary.txt").read_text()
 
     seen["still_there"] = sorted(str(p.relative_to(lp.work)) for p in (lp.work / "submitted").rglob("*")
                                  if p.is_file())
@@ -369,6 +371,7 @@ def test_second_make_grade_redoes_nothing(loop):
     assert "notebooks graded now: 0" in seen["second_summary"], seen["second_summary"]
     assert "students put through nbgrader autograde: 0" in seen["second_summary"]
     assert seen["second"] == seen["after_formgrader"]
+    assert "submissions: 1; notebooks graded now: 0, unchanged since the last run: 2" in seen["one_student_summary"]
 
 
 def test_students_fetch_their_feedback(loop):
