@@ -11,7 +11,7 @@ import numpy as np
 
 from selfattn import numerics
 from selfattn.checking import REGISTRY, Case, Check, register
-from selfattn.exercise_checks import _attention_extra, _lookup_verify, _softmax_extra, make_verify, rand
+from selfattn.exercise_checks import _attention_extra, _lookup_verify, _mask_extra, _softmax_extra, make_verify, rand
 
 
 def _shapes(rng, n=3):
@@ -68,9 +68,9 @@ HIDDEN: list[tuple[str, str, str, object, object]] = [
     ("permutation_matrix", "hidden/random", "random permutations",
      lambda rng: [Case((list(map(int, rng.permutation(n))),)) for n in (1, 5, 8)], make_verify("permutation_matrix", exact=True)),
     ("causal_mask", "hidden/sizes", "T = 1 and T = 7",
-     lambda rng: [Case((1,)), Case((7,))], make_verify("causal_mask", exact=True)),
+     lambda rng: [Case((1,)), Case((7,))], make_verify("causal_mask", exact=True, extra=_mask_extra)),
     ("padding_mask", "hidden/random", "random lengths, including full and empty rows",
-     lambda rng: [Case(([0, 5, 3], 5)), Case((list(map(int, rng.integers(1, 7, 4))), 6))], make_verify("padding_mask", exact=True)),
+     lambda rng: [Case(([0, 5, 3], 5)), Case((list(map(int, rng.integers(1, 7, 4))), 6))], make_verify("padding_mask", exact=True, extra=_mask_extra)),
     ("attention_flops", "hidden/random", "other sizes",
      lambda rng: [Case((int(T), int(d))) for T, d in rng.integers(1, 5000, (3, 2))], make_verify("attention_flops", exact=True)),
     ("crossover_length", "hidden/random", "other widths",

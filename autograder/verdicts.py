@@ -18,7 +18,7 @@ import numpy as np
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 from selfattn.checking import DEPENDS, REGISTRY, first_error
 
-from . import atomic, sandbox, warm
+from . import atomic, blame, sandbox, warm
 from .hidden_inputs import opaque
 from .paths import AUTOGRADER, GRADING, ROOT, staged_path, verdict_path
 from .paths import STAGED as STAGED  # where staged copies live (some tests find it here)
@@ -135,6 +135,30 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                     outs = run.outcomes[pos : pos + n]  # hidden runs bring back exception types only
                     results[cid] = first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs)
                 pos += n
+        if any(msg is not None for msg in results.values()) and answers[function] != stubs.get(function):
+            def decide(code, function=function, ids=ids, hidden=hidden, cases=cases):
+                """The same checks on the same inputs, for other code (see autograder.blame)."""
+                out: dict[str, str | None] = {}
+                for group in ([cid for cid in ids if cid not in hidden], [cid for cid in ids if cid in hidden]):
+                    if not group:
+                        continue
+                    secret = group[0] in hidden
+                    rerun = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
+                                        hidden=secret, session=sessions[secret])
+                    pos = 0
+                    for cid in group:
+                        n = len(cases[cid])
+                        outs = rerun.outcomes[pos : pos + n] if rerun.outcomes is not None else None
+                        check_ = REGISTRY[cid]
+                        out[cid] = rerun.failure if outs is None else (
+                            first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs))
+                        pos += n
+                return out
+
+            fair, why = blame.regrade(assignment, notebook, function, answers, checks, decide)
+            if fair:  # it failed only because a function it calls fails: one mistake, one deduction
+                results = fair
+                notes.append(why)
         checks.update(results)
         for t in tests:
             lines = []

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "REFERENCE_FUNCTIONS",
     "REGISTRY",
     "BadReturn",
     "Case",
@@ -35,6 +36,7 @@ __all__ = [
     "check",
     "exec_cells",
     "fresh_namespace",
+    "judge",
     "register",
     "run_as_graded",
     "summary",
@@ -89,6 +91,9 @@ class Check:
 
 
 REGISTRY: dict[str, Check] = {}
+
+#: Ids of the checks a student sees (the notebook's public checks), in registration order.
+PUBLIC: list[str] = []
 
 #: Graded functions whose solution may call other graded functions of the same notebook.
 DEPENDS: dict[str, tuple[str, ...]] = {}
@@ -291,20 +296,31 @@ def _as_graded() -> Iterator[None]:
         yield
 
 
-def _graded_copy(fn: Any, function: str) -> tuple[Any, list[str]]:
+#: The course's own implementation of each graded function that others may call (filled by
+#: :mod:`selfattn.exercise_checks`): a function failing only because of a dependency is checked
+#: again with these, as grading does with the instructor's answer (see autograder/blame.py).
+REFERENCE_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+
+def _graded_copy(fn: Any, function: str, replaced: dict[str, Any] | None = None) -> tuple[Any, list[str]]:
     """Re-run the cells of ``fn`` (and of the graded functions it may call) in a fresh namespace.
 
-    Returns the function as grading will see it (or ``None``) and the errors of the cells.
+    ``replaced`` maps dependencies to implementations used instead of their cells. Returns the
+    function as grading will see it (or ``None``) and the errors of the cells.
     """
+    replaced = replaced or {}
     own = _cell_of(fn)
     cells = []
     kernel = getattr(fn, "__globals__", {})
+    namespace = fresh_namespace()
     for dep in DEPENDS.get(function, ()):
+        if dep in replaced:
+            namespace[dep] = replaced[dep]
+            continue
         source = _cell_of(kernel.get(dep))
         if source is not None and source != own:
             cells.append((dep, source))
     cells.append((function, own or ""))
-    namespace = fresh_namespace()
     with _as_graded():
         errors = exec_cells(cells, namespace)
     graded = namespace.get(function)
@@ -325,28 +341,55 @@ def _advice(message: str, fn: Any, function: str) -> str:
     return ""
 
 
-def run_as_graded(check_: Check, fn: Callable[..., Any], seed: int = 0) -> str | None:
-    """Run one check the way grading does; ``None`` when it passes, else the message.
+def _run_graded(check_: Check, fn: Any, seed: int, replaced: dict[str, Any] | None = None) -> str | None:
+    graded, errors = _graded_copy(fn, check_.function, replaced)
+    if graded is None:
+        message = f"no function named {check_.function} was defined"
+        return message + (" (" + "; ".join(errors) + ")" if errors else "")
+    cases = check_.cases(np.random.default_rng(seed))
+    with _as_graded():
+        outcomes = call_cases(graded, cases)
+    return first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes)
+
+
+def _failing_dependencies(fn: Any, function: str, seed: int) -> list[str]:
+    """The graded functions ``function`` may call, defined in cells, that fail their public checks."""
+    kernel = getattr(fn, "__globals__", {})
+    failing = []
+    for dep in DEPENDS.get(function, ()):
+        dep_fn = kernel.get(dep)
+        if dep not in REFERENCE_FUNCTIONS or _cell_of(dep_fn) is None or _cell_of(dep_fn) == _cell_of(fn):
+            continue
+        public = [REGISTRY[cid] for cid in PUBLIC if REGISTRY[cid].function == dep]
+        if any(_run_graded(c, dep_fn, seed) is not None for c in public):
+            failing.append(dep)
+    return failing
+
+
+def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[str | None, str]:
+    """(message or ``None``, blame note) of one check run the way grading runs it.
 
     When ``fn`` was defined in a notebook cell, that cell (and the cells of the graded functions
     it may call) run again in a fresh namespace holding only NumPy, where the course package
-    cannot be imported, and the check calls that copy. Elsewhere ``fn`` is called directly.
+    cannot be imported, and the check calls that copy; elsewhere ``fn`` is called directly. A
+    function that fails only because a function it calls fails passes, with a note naming the
+    function to fix.
     """
     if _cell_of(fn) is None:
-        return run_check(check_, fn, seed)
-    graded, errors = _graded_copy(fn, check_.function)
-    if graded is None:
-        message = f"no function named {check_.function} was defined"
-        if errors:
-            message += " (" + "; ".join(errors) + ")"
-    else:
-        cases = check_.cases(np.random.default_rng(seed))
-        with _as_graded():
-            outcomes = call_cases(graded, cases)
-        message = first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes)
+        return run_check(check_, fn, seed), ""
+    message = _run_graded(check_, fn, seed)
+    if message is not None and (deps := _failing_dependencies(fn, check_.function, seed)):
+        if _run_graded(check_, fn, seed, {d: REFERENCE_FUNCTIONS[d] for d in deps}) is None:
+            names = ", ".join(deps)
+            return None, f"{check_.function} is right, but it calls your {names}, which fails: fix {names}"
     if message is not None and (advice := _advice(message, fn, check_.function)):
         message = f"{advice}. {message}"
-    return message
+    return message, ""
+
+
+def run_as_graded(check_: Check, fn: Callable[..., Any], seed: int = 0) -> str | None:
+    """Run one check the way grading does (:func:`judge`); ``None`` when it passes, else the message."""
+    return judge(check_, fn, seed)[0]
 
 
 def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
@@ -355,10 +398,10 @@ def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
     if check_id not in REGISTRY:
         raise KeyError(f"unknown check {check_id!r}")
     check_ = REGISTRY[check_id]
-    message = run_as_graded(check_, fn, seed)
+    message, blame = judge(check_, fn, seed)
     if message is not None:
         raise CheckFailed(f"{message}\n(check of {check_.function}: {check_.description})")
-    print(f"✓ {check_.function}: {check_.description}")
+    print(f"✓ {check_.function}: {check_.description}" + (f" ({blame})" if blame else ""))
 
 
 def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequence[str]]]) -> None:
@@ -374,14 +417,15 @@ def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequenc
         if not callable(fn):
             print(f"·  {function} ({points:g} points): not attempted (run its cell)")
             continue
-        failed = None
+        failed, blame = None, ""
         for check_id in check_ids:
-            failed = run_as_graded(REGISTRY[check_id], fn)
+            failed, why = judge(REGISTRY[check_id], fn)
+            blame = blame or why
             if failed is not None:
                 break
         if failed is None:
             earned += points
-            print(f"✓  {function} ({points:g} points): public checks pass")
+            print(f"✓  {function} ({points:g} points): public checks pass" + (f"; {blame}" if blame else ""))
         elif "is not written yet" in failed:
             print(f"·  {function} ({points:g} points): not attempted")
         else:

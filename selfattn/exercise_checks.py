@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import cost, numerics, text
-from .checking import DEPENDS, Case, Check, Outcome, close, register, tolerance
+from .checking import DEPENDS, PUBLIC, REFERENCE_FUNCTIONS, Case, Check, Outcome, close, register, tolerance
 from .experiments import score_stds
 from .lecture import lecture_shapes
 
@@ -334,6 +334,7 @@ class Exercise:
         for suffix, description, cases in checks:
             register(Check(f"{function}/{suffix}", function, description, cases,
                            verify or make_verify(function, exact=exact, extra=extra)))
+            PUBLIC.append(f"{function}/{suffix}")
 
 
 def _qkv_cases(rng, T_q=3, T_k=5, d_k=4, d_v=2, mask=None):
@@ -392,3 +393,6 @@ EXERCISES = [
          lambda rng: [Case(([2, 0, 1], rand(rng, 3, 2), 1000.0), meta={"sequence": [1, 2, 0]})]),
     ], verify=_lookup_verify),
 ]
+
+# what a function failing only because of its dependency is checked again with, in the notebook
+REFERENCE_FUNCTIONS.update(softmax=numerics.softmax, scaled_scores=numerics.scaled_scores)

@@ -88,7 +88,7 @@ import json, sys
 from autograder.grade import grade_one
 for student, notebook in json.load(sys.stdin):
     v = grade_one(student, "attention", notebook)
-    print(json.dumps([student, {g: c["passed"] for g, c in v["cells"].items()}]))
+    print(json.dumps([student, {g: c["passed"] for g, c in v["cells"].items()}, v["notes"]]))
 """
 
 
@@ -103,7 +103,8 @@ def _grader_side(work: Path, entries: list[Entry]) -> dict[str, dict[str, bool]]
     run = subprocess.run([sys.executable, "-c", GRADE_ALL], input=json.dumps(jobs), cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=1200)
     assert run.returncode == 0, run.stderr[-3000:]
-    return {student: cells for student, cells in map(json.loads, run.stdout.splitlines())}
+    graded = [json.loads(line) for line in run.stdout.splitlines()]
+    return {student: cells for student, cells, _ in graded} | {f"{s}/notes": n for s, _, n in graded}
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +148,12 @@ def test_the_notebook_names_the_mistake_and_the_verdict_is_the_expected_one(both
         for fn in entry.full:
             if not seen.get(f"{fn}-public", False):
                 problems.append(f"{entry.path.name}: {fn} should pass its public checks")
+            if not all(passed for gid, passed in grader[entry.path.stem].items() if gid.startswith(f"{fn}-")):
+                problems.append(f"{entry.path.name}: {fn} should keep all its points")
+        if entry.full and entry.zero:  # one mistake, one deduction: the feedback names the function to fix
+            notes = " ".join(grader[f"{entry.path.stem}/notes"])
+            if f"`{entry.full[0]}` is right, but it calls your `{entry.zero[0]}`" not in notes:
+                problems.append(f"{entry.path.name}: no blame note in {notes!r}")
         if entry.message and "message" in seen and not seen["message"]:
             problems.append(f"{entry.path.name}: the notebook does not say {entry.message!r}")
     assert not problems, "\n".join(problems)
