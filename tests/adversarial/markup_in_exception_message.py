@@ -1,6 +1,6 @@
 # notebook: 03-softmax-attention
 # replace: softmax
-# zero: softmax,attention
-# full: scaled_scores
+# zero: softmax
+# full: scaled_scores, attention
 # message: raised ValueError: < img src=x onerror=alert(1)>
 raise ValueError("<img src=x onerror=alert(1)>")
