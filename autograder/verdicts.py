@@ -28,7 +28,7 @@ from .staging import stage, staged_notebook
 #: the code that decides a verdict: when any of it changes, every verdict is stale
 _CHECK_CODE = (ROOT / "selfattn" / "checking.py", ROOT / "selfattn" / "exercise_checks.py",
                AUTOGRADER / "hidden_checks.py", AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py",
-               AUTOGRADER / "verdicts.py")
+               AUTOGRADER / "verdicts.py", AUTOGRADER / "blame.py")
 
 
 def _secret() -> bytes:
