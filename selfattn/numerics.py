@@ -9,11 +9,6 @@ shape ``(..., T_q, T_k)``.
 
 from __future__ import annotations
 
-import itertools
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -32,42 +27,6 @@ Array = NDArray[np.floating]
 
 #: Score entries per query block in :func:`attention` (2 MiB of float64: stays in cache).
 _CACHE_ENTRIES = 2**18
-#: From this many score entries on, :func:`attention` spreads its query blocks over the cores.
-_PARALLEL_ENTRIES = 2**20
-
-_pool_lock = threading.Lock()
-_run_lock = threading.Lock()  # the BLAS thread limit is process-wide: one parallel call at a time
-_pool: tuple[ThreadPoolExecutor, object] | None = None
-
-
-def _parallel():
-    """(thread pool with one thread per core, BLAS thread controller), or ``None`` on one core
-    (or without ``threadpoolctl``).
-
-    The elementwise passes of attention (max, exp, sum) run on one core in NumPy; on blocks
-    handed to one thread per core, each with a single-threaded BLAS, every core does all of it.
-    """
-    global _pool
-    workers = os.cpu_count() or 1
-    if workers < 2:
-        return None
-    with _pool_lock:
-        if _pool is None:
-            try:
-                from threadpoolctl import ThreadpoolController
-            except ImportError:
-                return None
-            _pool = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="attention"),
-                     ThreadpoolController())
-    return _pool
-
-
-def _forget_pool() -> None:  # a forked child has the pool object but none of its threads
-    global _pool
-    _pool = None
-
-
-os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _as_float(x: ArrayLike, name: str) -> Array:
@@ -261,27 +220,11 @@ def attention(
     out = np.empty((*batch, T_q, V.shape[-1]), dtype=np.result_type(Q, K, V))
     # Query rows go in blocks whose scores fit in cache; each block is exact (no online
     # rescaling is needed because every block sees all keys).
-    per_row = T_k * int(np.prod(batch, dtype=np.int64))
-    rows = max(1, _CACHE_ENTRIES // max(1, per_row))
-
-    def blocks(lo: int, hi: int) -> None:
-        for i in range(lo, hi, rows):
-            j = min(i + rows, hi)
-            E, total = _exp_scores(Q[..., i:j, :], K, None if m is None else m[..., i:j, :])
-            o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
-            out[..., i:j, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
-            del E  # before the next block's scores exist: one block per thread in memory
-
-    parallel = _parallel() if per_row * T_q >= _PARALLEL_ENTRIES else None
-    if parallel is None:
-        blocks(0, T_q)
-    else:  # one contiguous range of query rows per core, each with a single-threaded BLAS
-        pool, blas = parallel
-        n = pool._max_workers  # type: ignore[attr-defined]
-        edges = [T_q * k // n for k in range(n + 1)]
-        with _run_lock, blas.limit(limits=1, user_api="blas"):  # type: ignore[attr-defined]
-            for f in [pool.submit(blocks, lo, hi) for lo, hi in itertools.pairwise(edges)]:
-                f.result()
+    rows = max(1, _CACHE_ENTRIES // max(1, T_k * int(np.prod(batch, dtype=np.int64))))
+    for i in range(0, T_q, rows):
+        E, total = _exp_scores(Q[..., i : i + rows, :], K, None if m is None else m[..., i : i + rows, :])
+        o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
+        out[..., i : i + rows, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
     return out
 
 
