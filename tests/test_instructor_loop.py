@@ -12,8 +12,9 @@ the exchange and a late penalty (``zero``), the course config is ``autograder/nb
 4. the due date passes, carol resubmits a correct ``embed``, ``collect --update``;
 5. formgrader (``jupyter server`` on 127.0.0.1, headless Chromium, network cut): a real click on
    carol's *Autograde* button (fresh verdict, late penalty), hand-grading of the three written
-   answers in formgrader's grading page (a real score input);
-6. ``nbgrader generate_feedback`` / ``release_feedback`` (CLI), students ``fetch_feedback``;
+   answers in formgrader's grading page (a real score input), then the assignment's *Generate
+   Feedback* and *Release Feedback* buttons;
+6. students ``fetch_feedback``;
 7. ``make grade`` again: nothing graded again, nothing hand-graded back in the queue;
 8. nbgrader's ``grades.csv`` and the Canvas / Moodle exports.
 
@@ -221,9 +222,7 @@ def loop(tmp_path_factory):
     seen.update(lp.timed("5 formgrader (Chromium)", _formgrader, lp))
     seen["after_formgrader"] = lp.grades()
 
-    # 6. feedback: generate and release (nbgrader CLI), students fetch it
-    lp.timed("6 generate_feedback", lp.nbgrader, "generate_feedback", "attention", "--force")
-    lp.timed("6 release_feedback", lp.nbgrader, "release_feedback", "attention")
+    # 6. feedback was generated and released with formgrader's buttons (step 5); students fetch it
     lp.timed("6 fetch_feedback", lp.as_students, "fetch_feedback", "attention")
     seen["feedback"] = {s: {p.stem: p.read_text()
                             for p in (lp.tmp / "home" / s / "attention" / "feedback").rglob("*.html")}
@@ -249,7 +248,8 @@ def loop(tmp_path_factory):
 
 
 def _formgrader(lp: Loop) -> dict:
-    """Start formgrader on 127.0.0.1, click carol's Autograde button, hand-grade the written answers."""
+    """Start formgrader on 127.0.0.1, click carol's Autograde button, hand-grade the written answers,
+    then click the assignment's Generate Feedback and Release Feedback buttons."""
     from browser_support import CHROMIUM_ARGS, chromium_path
     from playwright.sync_api import sync_playwright
 
@@ -303,6 +303,13 @@ def _formgrader(lp: Loop) -> dict:
                 with page.expect_response(lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT",
                                           timeout=60_000):
                     box.press("Enter")
+            # the assignment's feedback buttons, as an instructor clicks them after hand-grading
+            for step in ("generate", "release"):
+                page.goto(f"{base}/formgrader/manage_assignments", wait_until="networkidle")
+                page.locator("tr", has_text="attention").first.locator(f"td.{step}-feedback a").click(timeout=60_000)
+                modal = page.locator("#success-modal, #error-modal").first
+                modal.wait_for(timeout=300_000)
+                out[f"{step}_feedback_modal"] = modal.inner_text()
             browser.close()
     finally:
         server.terminate()
@@ -357,6 +364,14 @@ def test_autograde_button_grades_the_resubmission_freshly(loop):
     # the network is cut: the only outside request is nbgrader's own grading page asking a CDN for
     # MathJax (formgrader's template; grading works without it)
     assert all("mathjax" in url.lower() for url in seen["outside"]), seen["outside"]
+
+
+def test_feedback_buttons_generate_and_release(loop):
+    _, seen = loop
+    assert "Successfully generated feedback of 'attention'" in seen["generate_feedback_modal"], \
+        seen["generate_feedback_modal"]
+    assert "Successfully released feedback of 'attention'" in seen["release_feedback_modal"], \
+        seen["release_feedback_modal"]
 
 
 def test_hand_grades_are_saved_and_survive_make_grade(loop):
