@@ -13,12 +13,4 @@ if [ ${#need[@]} -eq 0 ]; then
   echo "system packages present: chromium, bubblewrap, poppler-utils, fonts"
   exit 0
 fi
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "installing Debian packages: ${need[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-else
-  echo "missing system packages: ${need[*]}" >&2
-  echo "install them with: sudo apt-get install ${need[*]}" >&2
-  exit 1
-fi
+exec bash "$(dirname "$0")/apt-install.sh" "${need[@]}"

@@ -9,14 +9,7 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null
   exit 1
 fi
 if ! "$python" -c 'import ensurepip, venv' 2>/dev/null; then
-  pkg="python3-venv"
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing Debian package $pkg (the venv module of $python)"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
-  else
-    echo "error: $python has no venv module; install it with: sudo apt-get install $pkg" >&2
-    exit 1
-  fi
+  echo "$python has no venv module (Debian package python3-venv)"
+  bash "$(dirname "$0")/apt-install.sh" python3-venv
 fi
 "$python" -m venv "$venv"

@@ -57,6 +57,19 @@ def chromium_path() -> str:
     return path
 
 
+@contextmanager
+def served_browser(directory: Path = SITE) -> Iterator[tuple[str, object]]:
+    """Serve ``directory`` on loopback and launch headless Chromium; yields (base URL, browser)."""
+    from playwright.sync_api import sync_playwright
+
+    with serve(directory) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield base, browser
+        finally:
+            browser.close()
+
+
 @dataclass
 class PageReport:
     """What one page load did."""

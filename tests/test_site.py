@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
-from browser_support import CHROMIUM_ARGS, SITE, PageReport, attach_recorders, chromium_path, serve
+from browser_support import SITE, PageReport, attach_recorders, served_browser
 
 pytestmark = pytest.mark.browser
 
@@ -27,14 +27,8 @@ def test_site_was_built():
 
 @pytest.fixture(scope="module")
 def site():
-    from playwright.sync_api import sync_playwright
-
-    with serve() as base, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield base, browser
-        finally:
-            browser.close()
+    with served_browser() as pair:
+        yield pair
 
 
 def _open(site, rel: str) -> tuple[PageReport, object]:

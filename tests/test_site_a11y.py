@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import CHROMIUM_ARGS, SITE, chromium_path, serve
+from browser_support import SITE, served_browser
 
 pytestmark = pytest.mark.browser
 
@@ -39,14 +39,8 @@ CONTRAST_JS = """() => {
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with serve() as base, sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield base, b
-        finally:
-            b.close()
+    with served_browser() as pair:
+        yield pair
 
 
 def _open(browser, rel: str, dark: bool = False):

@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 import numpy as np
 import pytest
-from browser_support import CHROMIUM_ARGS, SITE, PageReport, attach_recorders, chromium_path, serve
+from browser_support import SITE, PageReport, attach_recorders, served_browser
 
 PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "_static" not in p.parts)
 CHAPTERS = [p for p in PAGES if re.match(r"book/\d\d-", p)]
@@ -87,14 +87,8 @@ def _page_text(rel: str) -> str:
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with serve() as base, sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield base, b
-        finally:
-            b.close()
+    with served_browser() as pair:
+        yield pair
 
 
 def _open(browser, rel: str, width: int = 1280):
