@@ -1,15 +1,6 @@
 // Glue between the ipywidgets HTML manager and this site's local MathJax 3.
 (function () {
-  // 1. The manager finds its font files relative to the AMD module path of
-  //    "@jupyter-widgets/html-manager/dist": point that path at the copy this site serves.
-  //    (Only with the AMD bundle; the standalone bundle finds its fonts next to itself.)
-  if (window.requirejs) {
-    var here = document.currentScript.src;
-    var dist = here.replace(/widgets-shim\.js(\?.*)?$/, "vendor/html-manager");
-    window.requirejs.config({ paths: { "@jupyter-widgets/html-manager/dist": dist } });
-  }
-
-  // 2. Widget labels are typeset through the MathJax 2 call MathJax.Hub.Queue, which
+  // 1. Widget labels are typeset through the MathJax 2 call MathJax.Hub.Queue, which
   //    MathJax 3 lacks.  Give both the configuration object (present before MathJax has
   //    loaded) and the loaded MathJax a Hub that forwards to MathJax 3's typesetPromise.
   var hub = {
@@ -34,7 +25,7 @@
   }
 })();
 
-// 3. Accessible names and values for the widget controls. The HTML manager draws a slider handle
+// 2. Accessible names and values for the widget controls. The HTML manager draws a slider handle
 //    and toggle buttons with no name a screen reader can announce (the description is a bare
 //    <label> tied to nothing, and the slider's value text is its internal index). Name every
 //    control after its description, announce the slider's shown value ("head width d_k 64"),

@@ -1,7 +1,7 @@
 """Copy the front-end assets the site serves itself from node_modules into _assets/vendor.
 
 _assets/ is a Sphinx static path, so its content lands in _build/html/_static/ and no
-page loads MathJax, RequireJS or the ipywidgets manager from a CDN.
+page loads MathJax or the ipywidgets manager from a CDN.
 """
 
 from __future__ import annotations
