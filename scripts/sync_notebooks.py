@@ -32,6 +32,18 @@ LINK = re.compile(r"\]\((?:\.\./\.\./_build/html/|https?://[^)\s]*?/)(book/[\w.-
                   r"(?: \(build the site with `make book`\))?")
 SUMMARY_ID = "summary"
 
+#: The exercise each notebook's comparison widget shows (selfattn.compare.EXAMPLES has its input).
+COMPARED = {
+    "01-embeddings.ipynb": "embed",
+    "02-queries-keys-values.ipynb": "shape_answers",
+    "03-softmax-attention.ipynb": "attention",
+    "04-scaling.ipynb": "score_stds",
+    "05-saturation.ipynb": "softmax_jacobian",
+    "06-equivariance.ipynb": "permutation_matrix",
+    "07-masking.ipynb": "causal_mask",
+    "08-cost.ipynb": "attention_flops",
+}
+
 
 def site_url() -> str:
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
@@ -62,6 +74,25 @@ def summary_source(nb) -> str:
             f"summary(globals(), {{\n{body},\n}})")
 
 
+def compare_cell(function: str):
+    """An unlocked, ungraded cell showing the student's ``function`` beside the package's own."""
+    cell = nbformat.v4.new_code_cell(
+        f"# Your {function} beside the course's own on the lecture's example (never stops on a mistake).\n"
+        f"from selfattn.compare import compare\n\ncompare({function})",
+        metadata={"nbgrader": {"grade": False, "grade_id": f"compare-{function}", "locked": False,
+                               "schema_version": 3, "solution": False, "task": False}})
+    cell["id"] = f"compare-{function}"  # a fixed id: running this again changes nothing
+    return cell
+
+
+def insert_compare(nb, function: str) -> None:
+    """Put the comparison cell right after the last graded cell of ``function``'s checks."""
+    nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("compare-")]
+    last = max(i for i, c in enumerate(nb.cells)
+               if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(f"{function}-"))
+    nb.cells.insert(last + 1, compare_cell(function))
+
+
 def sync(path: Path) -> bool:
     nb = nbformat.read(path, as_version=4)
     before = nbformat.writes(nb)
@@ -75,6 +106,8 @@ def sync(path: Path) -> bool:
             if lines[0].startswith("# Hidden checks"):
                 lines[0] = hidden_line(calls[0][0], [cid for _, cid in calls])
             cell.source = "\n".join(lines)
+    if path.name in COMPARED:
+        insert_compare(nb, COMPARED[path.name])
     nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != SUMMARY_ID]
     nb.cells.append(nbformat.v4.new_code_cell(summary_source(nb), metadata={"nbgrader": {
         "grade": False, "grade_id": SUMMARY_ID, "locked": True, "schema_version": 3, "solution": False,

@@ -1,0 +1,271 @@
+"""The student's function beside the course's own, on the lecture's example.
+
+``compare(attention)`` in a notebook calls the student's ``attention`` and the package's
+:func:`selfattn.attention` on the same input ('the cat was hungry') and shows both results:
+two heatmaps on one colour scale for a matrix, a small table for numbers, and a one-line
+verdict. It never raises: an unwritten function ("not answered yet"), a crash (its error in one
+line) or a wrong return value is shown, not thrown. The reference is always a public function of
+this package, never a notebook's solution.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import cost, experiments, lecture, numerics, text
+from . import exercise_checks as _exercise_checks  # noqa: F401 - registers the public checks the diagnosis runs
+from .checking import PUBLIC, REGISTRY, Case, call_cases, close, judge
+
+__all__ = ["EXAMPLES", "Comparison", "Example", "compare"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """What :func:`compare` runs for one graded function.
+
+    ``cases`` are the calls (the lecture's input); ``reference`` is the package's function.
+    ``kind`` is ``"matrix"`` (one call, a 2-D result drawn as two heatmaps with row and column
+    labels) or ``"table"`` (one row per call, numbers side by side). ``secret`` hides the
+    reference's value in rows where the student's differs (for answers that are only numbers).
+    """
+
+    title: str
+    reference: Callable[..., Any]
+    cases: Callable[[], list[Case]]
+    kind: str = "matrix"
+    rows: tuple[str, ...] = ()
+    cols: tuple[str, ...] = ()
+    row_name: str = ""
+    col_name: str = ""
+    secret: bool = False
+
+
+def _hungry_tokens() -> tuple[str, ...]:
+    return tuple(text.tokenize(text.SENTENCES["hungry"]))
+
+
+def _hungry_qkv() -> Case:
+    """'the cat was hungry' (d = 4), projected; V is the identity, so each output row is a row of weights."""
+    vocab = text.Vocabulary.from_texts([text.SENTENCES["hungry"]])
+    X = text.embed(text.random_embeddings(len(vocab), 4, seed=4), vocab.encode(text.SENTENCES["hungry"]))
+    W_Q, W_K = np.random.default_rng(5).standard_normal((2, 4, 4))
+    return Case((X @ W_Q, X @ W_K, np.eye(len(X))))
+
+
+def _hungry_embed() -> Case:
+    vocab = text.Vocabulary.from_texts([text.SENTENCES["hungry"]])
+    return Case((text.random_embeddings(len(vocab), 4, seed=4), vocab.encode(text.SENTENCES["hungry"])))
+
+
+_TOK = _hungry_tokens()
+_SHIFT = [4, 0, 1, 2, 3]
+_FLOPS = [(10, 512), (1000, 512), (4096, 1024)]
+
+#: One example per notebook, keyed by the graded function it illustrates.
+EXAMPLES: dict[str, Example] = {
+    "embed": Example("embeddings of 'the cat was hungry' (d = 4)", text.embed, lambda: [_hungry_embed()],
+                     rows=_TOK, cols=tuple(f"dim {j}" for j in range(4)), row_name="token", col_name=""),
+    "shape_answers": Example("shapes for T = 10, d = 512, d_k = d_v = 64", lecture.lecture_shapes,
+                             lambda: [Case(())], kind="table", rows=("Q", "K", "V", "Q Kᵀ", "output"),
+                             secret=True),
+    "attention": Example("attention on 'the cat was hungry' with V = I (each row: one query's weights)",
+                         numerics.attention, lambda: [_hungry_qkv()], rows=_TOK, cols=_TOK,
+                         row_name="query", col_name="key"),
+    "score_stds": Example("std of unscaled and scaled scores, 2000 random pairs, d_k = 64",
+                          experiments.score_stds,
+                          lambda: [Case(tuple(np.random.default_rng(0).standard_normal((2, 2000, 64))))],
+                          kind="table", rows=("d_k = 64",), cols=("unscaled", "scaled")),
+    "softmax_jacobian": Example("Jacobian at the weights of 'hungry' in the lecture's example",
+                                numerics.softmax_jacobian, lambda: [Case((lecture.HUNGRY.weights(),))],
+                                rows=_TOK, cols=_TOK, row_name="", col_name=""),
+    "permutation_matrix": Example(f"permutation_matrix({_SHIFT}): Problem 19's cyclic shift",
+                                  lambda perm: lecture.shift_matrix(len(perm), 1), lambda: [Case((_SHIFT,))],
+                                  rows=tuple(map(str, range(5))), cols=tuple(map(str, range(5))),
+                                  row_name="row", col_name="column"),
+    "causal_mask": Example("causal mask for 'the cat was hungry' (T = 4)", numerics.causal_mask,
+                           lambda: [Case((4,))], rows=_TOK, cols=_TOK, row_name="query", col_name="key"),
+    "attention_flops": Example("FLOPs of attention", cost.attention_flops,
+                               lambda: [Case(tc) for tc in _FLOPS], kind="table",
+                               rows=tuple(f"T = {t}, d = {d}" for t, d in _FLOPS), cols=("FLOPs",)),
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What :func:`compare` shows: the verdict line and the HTML (heatmaps or table)."""
+
+    function: str
+    verdict: str
+    agrees: bool | None
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return self.verdict
+
+
+def _one_line(message: str, limit: int = 200) -> str:
+    line = " ".join(message.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _diagnosis(function: str, fn: Callable[..., Any]) -> str:
+    """The first failing public check's message (it names the likely mistake), or ''."""
+    for cid in PUBLIC:
+        check_ = REGISTRY[cid]
+        if check_.function != function:
+            continue
+        try:
+            message = judge(check_, fn)[0]
+        except Exception:  # a diagnosis is a bonus; the picture stands without it
+            return ""
+        if message is not None:
+            return message.splitlines()[0]
+    return ""
+
+
+def _fmt(v: float) -> str:
+    if np.isneginf(v):
+        return "−∞"
+    return f"{v:.6g}".replace("-", "−")
+
+
+def _heatmaps(example: Example, ref: np.ndarray, got: np.ndarray | None, function: str) -> str:
+    from .plots import fig_to_png, heatmap, new_figure, png_data_uri
+
+    mats = [ref] if got is None else [ref, got]
+    finite = np.concatenate([m[np.isfinite(m)].ravel() for m in mats])
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    fig, axes = new_figure(4.2 * len(mats), 3.4, ncols=len(mats))
+    for ax, M, name in zip(axes, mats, ("reference (selfattn)", f"yours ({function})"), strict=False):
+        rows = example.rows if len(example.rows) == M.shape[0] else tuple(map(str, range(M.shape[0])))
+        cols = example.cols if len(example.cols) == M.shape[1] else tuple(map(str, range(M.shape[1])))
+        heatmap(ax, M, rows, cols, title=name, vmin=lo, vmax=hi, xlabel=example.col_name, ylabel=example.row_name)
+    alt = f"{example.title}: the reference" + ("" if got is None else f" beside your {function}, same colour scale")
+    return f'<img src="{png_data_uri(fig_to_png(fig))}" alt="{html.escape(alt, quote=True)}" style="max-width:100%">'
+
+
+def _table(example: Example, refs: list[np.ndarray], gots: list[np.ndarray | None]) -> str:
+    head = "<tr><th></th><th>reference (selfattn)</th><th>yours</th><th></th></tr>"
+    body = []
+    for i, (ref, got) in enumerate(zip(refs, gots, strict=True)):
+        flat_ref = np.atleast_1d(ref).ravel()
+        same = got is not None and close(got, ref, 1e-5, 1e-6)
+        label = example.rows[i] if i < len(example.rows) else str(i)
+        if len(refs) == 1:
+            labels = example.rows if len(example.rows) > 1 else example.cols or (label,)
+            lines = list(zip(labels, *_rows(example, flat_ref, got), strict=True))
+        else:
+            lines = [(label, ", ".join(map(_fmt, flat_ref)),
+                      "—" if got is None else ", ".join(map(_fmt, got.ravel())))]
+        for lab, r, g in lines:
+            ok = g != "—" and (r == g or same)
+            shown = r if (ok or not example.secret) else "(hidden until yours is right)"
+            body.append(f"<tr><td>{html.escape(lab)}</td><td>{html.escape(shown)}</td><td>{html.escape(g)}</td>"
+                        f"<td>{'✓' if ok else '✗'}</td></tr>")
+    return f'<table class="compare">{head}{"".join(body)}</table>'
+
+
+def _rows(example: Example, ref: np.ndarray, got: np.ndarray | None) -> tuple[list[str], list[str]]:
+    """One call's result split into table rows (a row per labelled row, or per column name)."""
+    n = len(example.rows) if len(example.rows) > 1 else len(example.cols) or 1
+    ref_rows = [", ".join(map(_fmt, part)) for part in np.array_split(ref, n)]
+    if got is None:
+        return ref_rows, ["—"] * n
+    got = got.ravel()
+    got_rows = ([", ".join(map(_fmt, part)) for part in np.array_split(got, n)] if got.size == ref.size
+                else ["shape differs"] * n)
+    return ref_rows, got_rows
+
+
+def compare(fn: Any, name: str | None = None) -> Comparison:
+    """Show ``fn`` beside the course's own function on the lecture's example; never raises.
+
+    Parameters
+    ----------
+    fn : callable
+        The student's function (its ``__name__`` picks the example, unless ``name`` is given).
+    name : str, optional
+        The graded function it answers, a key of :data:`EXAMPLES`.
+
+    Returns
+    -------
+    Comparison
+        Displays as heatmaps (a matrix result, shape (r, c)) or a table (numbers) with a verdict.
+    """
+    function = name or getattr(fn, "__name__", "") or "your function"
+    if function not in EXAMPLES:
+        known = ", ".join(EXAMPLES)
+        verdict = f"· no lecture example for {function!r}; compare() knows {known}"
+        return Comparison(function, verdict, None, f"<p>{html.escape(verdict)}</p>")
+    example = EXAMPLES[function]
+    cases = example.cases()
+    refs = [o.values for o in call_cases(example.reference, cases)]
+    refs_arr = [np.concatenate([np.atleast_1d(v).ravel() for v in r]).reshape(-1) if len(r) > 1
+                else r[0] for r in refs]  # type: ignore[union-attr]
+    gots: list[np.ndarray | None] = []
+    verdict, agrees = "", None
+    if not callable(fn):
+        verdict = f"· {function} is not a function yet (run its cell)"
+        gots = [None] * len(cases)
+    else:
+        outcomes = call_cases(fn, cases)
+        errors = [o.error for o in outcomes if o.error is not None]
+        if errors and errors[0].startswith("NotImplementedError"):
+            verdict = f"· {function}: not answered yet (replace `raise NotImplementedError` with your code)"
+        elif errors:
+            err = errors[0].removeprefix("BadReturn: ")
+            verdict = f"✗ {function}{cases[0].describe()} " + (err if err.startswith("returned") else f"raised {err}")
+            verdict = _one_line(verdict)
+        for o in outcomes:
+            if o.values is None:
+                gots.append(None)
+            else:
+                gots.append(np.concatenate([v.ravel() for v in o.values]) if len(o.values) > 1 else o.values[0])
+        if not errors:
+            agrees = all(close(g, r, 1e-5, 1e-6) for g, r in zip(gots, refs_arr, strict=True))  # type: ignore[arg-type]
+            if agrees:
+                verdict = f"✓ {function} agrees with the reference on {example.title}"
+            else:
+                verdict = f"✗ {function} differs from the reference: {_difference(gots, refs_arr, example)}"  # type: ignore[arg-type]
+                if why := _diagnosis(function, fn):
+                    verdict += f". Likely mistake: {why}"
+                verdict = _one_line(verdict, 400)
+    if agrees is not None or verdict.startswith("✗"):
+        agrees = bool(agrees)
+    if example.kind == "matrix":
+        got = gots[0] if gots[0] is not None and gots[0].ndim == 2 else None
+        picture = _heatmaps(example, refs_arr[0], got, function)
+        if gots[0] is not None and got is None:
+            picture += f"<p>yours has shape {gots[0].shape}, not a matrix like {refs_arr[0].shape}: nothing to draw</p>"
+    else:
+        picture = _table(example, refs_arr, gots)
+    body = (f'<div class="compare"><p><strong>{html.escape(example.title)}</strong></p>{picture}'
+            f"<p>{html.escape(verdict)}</p></div>")
+    return Comparison(function, verdict, agrees, body)
+
+
+def _difference(gots: list[np.ndarray], refs: list[np.ndarray], example: Example) -> str:
+    """Where yours and the reference differ most (the reference's value hidden when it is secret)."""
+    for got, ref in zip(gots, refs, strict=True):
+        if got.shape != ref.shape:
+            return f"shape {got.shape}, expected {ref.shape}"
+    for i, (got, ref) in enumerate(zip(gots, refs, strict=True)):
+        finite = np.isfinite(ref) & np.isfinite(got)
+        gap = np.where(finite, np.abs(got - ref), np.where(np.isneginf(ref) == np.isneginf(got), 0.0, np.inf))
+        if gap.max() > 0:
+            where = np.unravel_index(int(np.argmax(gap)), gap.shape)
+            label = example.rows[i] if i < len(example.rows) else i
+            at = f"[{', '.join(map(str, where))}]" if where else f"for {label}"
+            theirs = "" if example.secret else f", reference {_fmt(float(ref[where]))}"
+            return f"largest difference {at}: yours {_fmt(float(got[where]))}{theirs}"
+    return "values differ"
