@@ -11,6 +11,7 @@ chapter) goes first, and ``pdfunite`` (Debian's poppler-utils) joins the parts.
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 PDF_NAME = "self-attention.pdf"
+FRAMES_NAME = "self-attention.frames.json"  # the option every marked widget control printed at
 MARGIN = {"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
 # Chromium numbers the pages of each printed part from 1, so the footer names the chapter and the
 # contents list the page of the joined PDF (the number a PDF viewer shows).
@@ -48,16 +50,30 @@ def _title(page) -> str:
     return " ".join(page.locator("article h1").first.inner_text().replace("#", "").split())
 
 
-def _show_print_frames(page) -> None:
-    """Move each slider marked ``print-frame-N`` to frame N (the frame its chapter discusses)."""
-    for box in page.locator("[class*='print-frame-']").all():
-        index = int(re.search(r"print-frame-(\d+)", box.get_attribute("class")).group(1))
-        handle = box.locator(".noUi-handle").first
+def _show_print_frames(page) -> list[dict[str, str]]:
+    """Set each control marked ``print-frame-N`` to its option N (the frame its chapter discusses).
+
+    The marks come from ``selfattn.demos.PRINT_FRAMES``; a control is a slider or toggle buttons.
+    Returns what each control then shows, read off the page: its description and its option.
+    """
+    controls = page.locator("[class*='print-frame-']").all()
+    for control in controls:
+        index = int(re.search(r"print-frame-(\d+)", control.get_attribute("class")).group(1))
+        buttons = control.locator("button")
+        if buttons.count():
+            buttons.nth(index).click()
+            continue
+        handle = control.locator(".noUi-handle").first
         handle.focus()
         page.keyboard.press("Home")
         for _ in range(index):
             page.keyboard.press("ArrowRight")
     page.wait_for_timeout(100)
+    shown = []
+    for control in controls:
+        value = control.locator("button.mod-active, .widget-readout").first.inner_text()
+        shown.append({"control": control.locator(".widget-label").first.inner_text().strip(), "shown": value.strip()})
+    return shown
 
 
 def _front_matter(book_title: str, author: str, entries: list[tuple[str, int]]) -> str:
@@ -85,6 +101,7 @@ def build_pdf(site: Path, output: Path) -> Path:
     work = Path(tempfile.mkdtemp(prefix="book-pdf-"))
     try:
         parts: list[tuple[str, Path]] = []
+        printed: list[dict[str, str]] = []
         with serve(site) as base, sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             try:
@@ -95,7 +112,7 @@ def build_pdf(site: Path, output: Path) -> Path:
                     page.goto(base + rel, wait_until="networkidle")
                     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
                     page.evaluate("() => document.querySelectorAll('details.sd-dropdown').forEach(d => d.open = true)")
-                    _show_print_frames(page)
+                    printed += [{"page": rel, **c} for c in _show_print_frames(page)]
                     page.emulate_media(media="print")
                     page.wait_for_timeout(300)
                     title = _title(page)
@@ -122,6 +139,7 @@ def build_pdf(site: Path, output: Path) -> Path:
                 browser.close()
         output.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["pdfunite", str(front), *(str(p) for _, p in parts), str(output)], check=True)
+        (output.parent / FRAMES_NAME).write_text(json.dumps(printed, indent=1, ensure_ascii=False), encoding="utf-8")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return output

@@ -14,9 +14,10 @@ import numpy as np
 
 from . import cost, experiments, lecture, numerics, text
 from .plots import COLORS, heatmap, new_figure, weights_bar
-from .widgets import figure_frame, grid_frames, slider_frames, toggle_frames
+from .widgets import figure_frame, grid_frames, mark_print_frame, slider_frames, toggle_frames
 
 __all__ = [
+    "PRINT_FRAMES",
     "cost_calculator",
     "lookup_sharpness",
     "masks",
@@ -28,6 +29,48 @@ __all__ = [
     "temperature",
     "word_orders",
 ]
+
+
+PORCH = text.tokenize(text.SENTENCES["porch"])
+PORCH_PAIR = (PORCH.index("cat"), PORCH.index("hungry"))  # the two words chapter 1 connects
+COST_WIDTHS = [768, 2048, 4096, 8192]
+COST_LENGTHS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+
+# The frame the printed book shows of each widget: widget -> {control's description: option label}.
+# It is the frame its chapter discusses; scripts/book_pdf.py sets every control to it before printing.
+PRINT_FRAMES: dict[str, dict[str, str]] = {
+    # the first depth at which one output's field holds both cat and hungry (chapter 1's L)
+    "receptive_field": {"layers L": str(lecture.conv_layers_to_connect(PORCH_PAIR[1] - PORCH_PAIR[0]))},
+    # shared vectors: each token scores itself highest, the flaw chapter 2 fixes with W_Q, W_K
+    "score_matrices": {"scores:": "X Xᵀ"},
+    # a low temperature: the weights sharpen towards one-hot (τ = 1 is chapter 3's own figure)
+    "temperature": {"temperature τ": "0.25"},
+    # d_k = 64, the width whose measured spread chapter 4 compares with √64 = 8
+    "score_histograms": {"head width d_k": "64"},
+    # unscaled at d_k = 256, the saturated case of chapter 5's demonstration
+    "saturation": {"scores:": "unscaled", "head width d_k": "256"},
+    # the reversed sentence of chapter 6: same outputs, rows reordered
+    "word_orders": {"word order:": "man bites dog"},
+    # the causal mask, chapter 7's main case
+    "masks": {"mask:": "causal"},
+    # d = 4096 at the first length past chapter 8's crossover: attention has just taken over
+    "cost_calculator": {"width d:": "4096",
+                        "sequence length T": f"{min(T for T in COST_LENGTHS if T > cost.crossover_length(4096)):,}"},
+    # the sharpest query: the blend has become a lookup of the cat's value
+    "lookup_sharpness": {"sharpness β": "32"},
+}
+
+
+def _print_marked(name: str, box: W.VBox) -> W.VBox:
+    """Mark the controls of widget ``name`` with the frame :data:`PRINT_FRAMES` declares for it."""
+    wanted = dict(PRINT_FRAMES[name])
+    for control in box.children:
+        label = wanted.pop(getattr(control, "description", None), None)
+        if label is not None:
+            mark_print_frame(control, list(control._options_labels).index(label))
+    if wanted:
+        raise ValueError(f"{name}: PRINT_FRAMES names controls the widget lacks: {sorted(wanted)}")
+    return box
 
 
 def receptive_field_frame(L: int, tokens: Sequence[str], left: int, right: int) -> dict[str, int | bool]:
@@ -53,8 +96,8 @@ def receptive_field_frame(L: int, tokens: Sequence[str], left: int, right: int) 
 
 def receptive_field(max_layers: int = 8) -> W.VBox:
     """Slider over stacked 3-tap convolutions: from how many layers on do 'cat' and 'hungry' share a field?"""
-    porch = text.tokenize(text.SENTENCES["porch"])
-    left, right = porch.index("cat"), porch.index("hungry")
+    porch = PORCH
+    left, right = PORCH_PAIR
 
     def frame(L: int):
         f = receptive_field_frame(L, porch, left, right)
@@ -78,8 +121,7 @@ def receptive_field(max_layers: int = 8) -> W.VBox:
                       else f"Cat (position {left + 1}) and hungry (position {right + 1}) are not both inside."))
         return figure_frame(fig, alt=caption, caption=caption)
 
-    first = lecture.conv_layers_to_connect(right - left)  # the frame where the two first share a field
-    return slider_frames(list(range(max_layers)), frame, "layers L", start=1, print_at=first)
+    return _print_marked("receptive_field", slider_frames(list(range(max_layers)), frame, "layers L", start=1))
 
 
 def score_matrices() -> W.VBox:
@@ -97,7 +139,7 @@ def score_matrices() -> W.VBox:
         sym = "symmetric, largest entries on the diagonal" if i == 0 else "not symmetric"
         return figure_frame(fig, alt=f"Score matrix {name} for 'the cat was hungry': {sym}.")
 
-    return toggle_frames(["X Xᵀ", "Q Kᵀ"], frame, "scores:")
+    return _print_marked("score_matrices", toggle_frames(["X Xᵀ", "Q Kᵀ"], frame, "scores:"))
 
 
 def temperature() -> W.VBox:
@@ -112,7 +154,7 @@ def temperature() -> W.VBox:
                             + ", ".join(f"{t} {a:.2f}" for t, a in zip(ex.tokens, w, strict=True)))
 
     taus = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
-    return slider_frames(taus, frame, "temperature τ", start=3, fmt=lambda t: f"{t:g}")
+    return _print_marked("temperature", slider_frames(taus, frame, "temperature τ", start=3, fmt=lambda t: f"{t:g}"))
 
 
 def score_histograms(seed: int = 1) -> W.VBox:
@@ -134,7 +176,7 @@ def score_histograms(seed: int = 1) -> W.VBox:
         return figure_frame(fig, alt=f"Histograms at d_k = {d_k}: unscaled scores spread with standard deviation "
                             f"{spread:.1f}, scaled scores stay near 1.")
 
-    return slider_frames([1, 4, 16, 64, 256, 1024], frame, "head width d_k", start=2)
+    return _print_marked("score_histograms", slider_frames([1, 4, 16, 64, 256, 1024], frame, "head width d_k", start=2))
 
 
 def saturation(seed: int = 3) -> W.VBox:
@@ -158,7 +200,7 @@ def saturation(seed: int = 3) -> W.VBox:
     mode = W.ToggleButtons(options=[("scaled", 0), ("unscaled", 1)], index=0, description="scores:")
     width = W.SelectionSlider(options=[(str(w), j) for j, w in enumerate(widths)], index=2,
                               description="head width d_k", style={"description_width": "initial"})
-    return grid_frames(mode, width, frame, 2, len(widths))
+    return _print_marked("saturation", grid_frames(mode, width, frame, 2, len(widths)))
 
 
 def word_orders(seed: int = 0) -> W.VBox:
@@ -180,7 +222,8 @@ def word_orders(seed: int = 0) -> W.VBox:
         return figure_frame(fig, alt=f"Outputs for the order '{label}': each word keeps the same output row, "
                             "only the row order changes.")
 
-    return toggle_frames([" ".join(words[p] for p in o) for o in orders], frame, "word order:")
+    labels = [" ".join(words[p] for p in o) for o in orders]
+    return _print_marked("word_orders", toggle_frames(labels, frame, "word order:"))
 
 
 def masks() -> W.VBox:
@@ -210,13 +253,12 @@ def masks() -> W.VBox:
         heatmap(ax, A, labels, labels, title=name, vmin=0, vmax=1, masked=forbidden)
         return figure_frame(fig, alt=caption, caption=caption)
 
-    return toggle_frames([c[0] for c in choices], frame, "mask:")
+    return _print_marked("masks", toggle_frames([c[0] for c in choices], frame, "mask:"))
 
 
 def cost_calculator() -> W.VBox:
     """Width buttons and a length slider: FLOPs of attention against projections and MLP."""
-    widths = [768, 2048, 4096, 8192]
-    lengths = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+    widths, lengths = COST_WIDTHS, COST_LENGTHS
 
     def frame(i: int, j: int):
         d, T = widths[i], lengths[j]
@@ -235,7 +277,7 @@ def cost_calculator() -> W.VBox:
     d_pick = W.ToggleButtons(options=[(str(d), i) for i, d in enumerate(widths)], index=2, description="width d:")
     T_pick = W.SelectionSlider(options=[(f"{T:,}", j) for j, T in enumerate(lengths)], index=5,
                                  description="sequence length T", style={"description_width": "initial"})
-    return grid_frames(d_pick, T_pick, frame, len(widths), len(lengths))
+    return _print_marked("cost_calculator", grid_frames(d_pick, T_pick, frame, len(widths), len(lengths)))
 
 
 def lookup_sharpness() -> W.VBox:
@@ -248,4 +290,6 @@ def lookup_sharpness() -> W.VBox:
         weights_bar(ax, ex.tokens, w, title=f"query scaled by β = {beta:g}", highlight=1)
         return figure_frame(fig, alt=f"With the query scaled by {beta:g} the weight on 'cat' is {w[1]:.4f}.")
 
-    return slider_frames([0.25, 0.5, 1, 2, 4, 8, 16, 32], frame, "sharpness β", start=2, fmt=lambda b: f"{b:g}")
+    betas = [0.25, 0.5, 1, 2, 4, 8, 16, 32]
+    widget = slider_frames(betas, frame, "sharpness β", start=2, fmt=lambda b: f"{b:g}")
+    return _print_marked("lookup_sharpness", widget)

@@ -68,17 +68,39 @@ def slider_frames(
         layout=W.Layout(width="480px"),
     )
     link_index(slider, stack)
-    box = W.VBox([slider, stack], layout=W.Layout(align_items="flex-start"))
     if print_at is not None:
-        box.add_class(f"print-frame-{print_at}")
-    return box
+        mark_print_frame(slider, print_at)
+    return W.VBox([slider, stack], layout=W.Layout(align_items="flex-start"))
 
 
-def toggle_frames(labels: Sequence[str], render: Callable[[int], W.Widget], description: str = "") -> W.VBox:
-    """Toggle buttons; frame ``i`` is ``render(i)``."""
+def mark_print_frame(control: W.Widget, index: int) -> W.Widget:
+    """Mark ``control`` (a slider or toggle buttons) so the printed book sets it to option ``index``.
+
+    The mark is the class ``print-frame-<index>``, read by ``scripts/book_pdf.py``.
+    """
+    if not 0 <= index < len(control.options):
+        raise ValueError(f"print frame {index} is not an option of {control.description!r}")
+    control.add_class(f"print-frame-{index}")
+    return control
+
+
+def print_frame_of(control: W.Widget) -> int | None:
+    """The option index ``control`` is marked to print at, or None when it is unmarked."""
+    for cls in control._dom_classes:
+        if cls.startswith("print-frame-"):
+            return int(cls.removeprefix("print-frame-"))
+    return None
+
+
+def toggle_frames(
+    labels: Sequence[str], render: Callable[[int], W.Widget], description: str = "", print_at: int | None = None
+) -> W.VBox:
+    """Toggle buttons; frame ``i`` is ``render(i)``; ``print_at`` as in :func:`slider_frames`."""
     stack = W.Stack([render(i) for i in range(len(labels))], selected_index=0)
     buttons = W.ToggleButtons(options=[(lab, i) for i, lab in enumerate(labels)], index=0, description=description)
     link_index(buttons, stack)
+    if print_at is not None:
+        mark_print_frame(buttons, print_at)
     return W.VBox([buttons, stack], layout=W.Layout(align_items="flex-start"))
 
 

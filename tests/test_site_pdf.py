@@ -3,6 +3,7 @@ from the site. Read back with pdftotext (Debian's poppler-utils)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -12,7 +13,10 @@ import pytest
 from browser_support import ROOT, SITE
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from book_pdf import PDF_NAME, toc_pages
+from book_pdf import FRAMES_NAME, PDF_NAME, toc_pages
+
+from selfattn import demos
+from selfattn.widgets import print_frame_of
 
 PDF = SITE / PDF_NAME
 
@@ -59,6 +63,29 @@ def test_no_raw_tex_in_the_pdf(text):
 def test_widgets_print_a_meaningful_frame(text):
     flat = " ".join(text.split())
     assert "Cat and hungry are both inside: connected" in flat, "the receptive field should print its connected frame"
+    layers = demos.PRINT_FRAMES["receptive_field"]["layers L"]
+    assert f"L = {layers} stacked 3-tap layers" in flat, f"the receptive field should print L = {layers}"
+    assert "Causal mask: the cells above the diagonal" in flat, "the masks widget should print the causal mask"
+    cost = demos.PRINT_FRAMES["cost_calculator"]
+    assert f"d = {cost['width d:']}, T = {cost['sequence length T']}:" in flat, "the cost widget prints another frame"
+
+
+def test_every_widget_prints_the_frame_its_chapter_discusses():
+    """What each marked control showed when its page was printed, read off the page by book_pdf."""
+    printed = json.loads((SITE / FRAMES_NAME).read_text(encoding="utf-8"))
+    shown = sorted((c["control"], c["shown"]) for c in printed)
+    declared = sorted((control, label) for frames in demos.PRINT_FRAMES.values() for control, label in frames.items())
+    assert shown == declared
+
+
+def test_every_widget_declares_one_print_frame_and_marks_it():
+    widgets = {n for n in demos.__all__ if n not in {"PRINT_FRAMES", "receptive_field_frame"}}
+    assert set(demos.PRINT_FRAMES) == widgets, "every widget needs exactly one PRINT_FRAMES record"
+    for name, frames in demos.PRINT_FRAMES.items():
+        box = getattr(demos, name)()
+        marked = {c.description: c._options_labels[print_frame_of(c)]
+                  for c in box.children if print_frame_of(c) is not None}
+        assert marked == frames, f"{name} marks {marked}, PRINT_FRAMES says {frames}"
 
 
 def test_site_links_the_pdf():
