@@ -86,3 +86,21 @@ def test_shift_matrix_is_a_permutation():
     X = np.arange(10.0).reshape(5, 2)
     np.testing.assert_array_equal(P @ X, np.roll(X, 1, axis=0))
     np.testing.assert_array_equal(P.T @ P, np.eye(5))
+
+
+def test_notebook_01_states_the_receptive_field_criterion_the_widget_draws():
+    """The widget lights the field of the output midway between cat and hungry; the text says so, with its L."""
+    import json
+    from pathlib import Path
+
+    from selfattn import demos, lecture
+
+    root = Path(__file__).resolve().parent.parent
+    left, right = demos.PORCH_PAIR
+    layers = lecture.conv_layers_to_connect(right - left)
+    for folder in ("solutions", "notebooks"):
+        nb = json.loads((root / folder / "attention" / "01-embeddings.ipynb").read_text(encoding="utf-8"))
+        prose = " ".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+        assert "first sees" not in prose, f"{folder}: the old criterion (when hungry first sees cat)"
+        assert "midway between *cat* and *hungry*" in prose, f"{folder}: the widget's criterion is not stated"
+        assert f"from L = {layers} layers on" in prose, f"{folder}: the text should say L = {layers}"
