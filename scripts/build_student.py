@@ -97,7 +97,8 @@ line that names the likely mistake. The check runs your answer the way the grade
 answer cell on its own (plus the cells of the functions it is asked to use), with NumPy and the
 standard library only. So keep helpers and imports inside the answer's cell, and do not import
 `selfattn` in an answer. A ✓ means the public checks will pass when graded; more (hidden) checks
-with other inputs run at grading time, so test your functions on your own examples too.
+with other inputs run at grading time, so test your functions on your own examples too. The cell
+`compare(...)` after an exercise draws your result beside the course's on the lecture's example.
 
 ## 4. Validate
 
