@@ -157,45 +157,59 @@ def temperature() -> W.VBox:
     return _print_marked("temperature", slider_frames(taus, frame, "temperature τ", start=3, fmt=lambda t: f"{t:g}"))
 
 
-def score_histograms(seed: int = 1) -> W.VBox:
-    """Head-width slider: histograms of unscaled and scaled scores of 5,000 random pairs."""
-    rng = np.random.default_rng(seed)
+def score_histograms(
+    sizes: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), n_pairs: int = 5000, seed: int = 0
+) -> W.VBox:
+    """Head-width slider: histograms of unscaled and scaled scores of ``n_pairs`` random pairs.
+
+    The pairs are those of :func:`selfattn.experiments.score_spread` with the same arguments (chapter 4's
+    table), so every frame's standard deviation is the one the chapter quotes.
+    """
+    draws = {d_k: np.einsum("nd,nd->n", q, k) for d_k, q, k in experiments.score_pairs(sizes, n_pairs, seed)}
+    unscaled, scaled = experiments.score_spread(sizes, n_pairs, seed)
+    spreads = {d_k: (u, s) for d_k, u, s in zip(sizes, unscaled, scaled, strict=True)}
 
     def frame(d_k: int):
-        q, k = rng.standard_normal((5000, d_k)), rng.standard_normal((5000, d_k))
-        dots = np.einsum("nd,nd->n", q, k)  # (5000,), drawn as histograms
-        spread, spread_scaled = experiments.score_stds(q, k)
+        dots = draws[d_k]  # (n_pairs,), drawn as histograms
+        spread, spread_scaled = spreads[d_k]
         fig, (ax,) = new_figure(5.6, 3.0)
         bins = np.linspace(-40, 40, 81)
         ax.hist(np.clip(dots, -40, 40), bins=bins, color=COLORS["red"], alpha=0.6, label="q·k")
         ax.hist(dots / np.sqrt(d_k), bins=bins, color=COLORS["blue"], alpha=0.6, label="q·k / √d_k")
         ax.set_xlabel("score")
-        ax.set_ylabel("count of 5,000 pairs")
-        ax.set_title(f"d_k = {d_k}: std {spread:.1f} unscaled, {spread_scaled:.2f} scaled")
+        ax.set_ylabel(f"count of {n_pairs:,} pairs")
+        ax.set_title(f"d_k = {d_k}: std {spread:.2f} unscaled, {spread_scaled:.2f} scaled")
         ax.legend(frameon=False)
         return figure_frame(fig, alt=f"Histograms at d_k = {d_k}: unscaled scores spread with standard deviation "
-                            f"{spread:.1f}, scaled scores stay near 1.")
+                            f"{spread:.2f}, scaled scores with {spread_scaled:.2f}.")
 
-    return _print_marked("score_histograms", slider_frames([1, 4, 16, 64, 256, 1024], frame, "head width d_k", start=2))
+    start = list(sizes).index(16) if 16 in sizes else 0
+    return _print_marked("score_histograms", slider_frames(list(sizes), frame, "head width d_k", start=start))
 
 
-def saturation(seed: int = 3) -> W.VBox:
-    """Scaled/unscaled toggle and head-width slider: one query's weights and its Jacobian norm."""
-    widths = [4, 16, 64, 256, 1024]
-    rng = np.random.default_rng(seed)
-    draws = {d_k: (rng.standard_normal(d_k), rng.standard_normal((8, d_k))) for d_k in widths}
+def saturation(widths: Sequence[int] = (4, 16, 64, 256, 1024), T: int = 16, trials: int = 2000,
+               seed: int = 0) -> W.VBox:
+    """Scaled/unscaled toggle and head-width slider: largest weights and Jacobian norms over ``trials``.
+
+    Each frame is :func:`selfattn.experiments.saturation_trials` with the same arguments, the
+    computation chapter 5 quotes at ``d_k = 256``.
+    """
+    runs = {(i, d_k): experiments.saturation_trials(d_k=d_k, T=T, trials=trials, scaled=i == 0, seed=seed)
+            for i in (0, 1) for d_k in widths}
 
     def frame(i: int, j: int):
         d_k = widths[j]
-        q, K = draws[d_k]
-        s = K @ q / (np.sqrt(d_k) if i == 0 else 1.0)
-        a = numerics.softmax(s)
-        norm = np.linalg.norm(numerics.softmax_jacobian(a))
+        run = runs[i, d_k]
+        top, norm = float(np.median(run["max_weight"])), float(np.median(run["jacobian_norm"]))
+        mode = "scaled" if i == 0 else "unscaled"
         fig, (ax,) = new_figure(5.6, 2.8)
-        weights_bar(ax, [f"k{t}" for t in range(8)], a, highlight=int(a.argmax()),
-                    title=f"{'scaled' if i == 0 else 'unscaled'}, d_k = {d_k}: ‖J‖ = {norm:.3f}")
-        return figure_frame(fig, alt=f"{'Scaled' if i == 0 else 'Unscaled'} scores at d_k = {d_k}: largest weight "
-                            f"{a.max():.2f}, Jacobian norm {norm:.3f}.")
+        ax.hist(run["max_weight"], bins=np.linspace(0, 1, 41), color=COLORS["blue" if i == 0 else "red"])
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("largest attention weight of the query")
+        ax.set_ylabel(f"trials of {trials:,}")
+        ax.set_title(f"{mode}, d_k = {d_k}: median largest weight {top:.3f}, median ‖J‖ = {norm:.3f}", fontsize=10)
+        return figure_frame(fig, alt=f"{mode.capitalize()} scores at d_k = {d_k}, {trials:,} queries against {T} "
+                            f"keys: median largest weight {top:.3f}, median Jacobian norm {norm:.3f}.")
 
     mode = W.ToggleButtons(options=[("scaled", 0), ("unscaled", 1)], index=0, description="scores:")
     width = W.SelectionSlider(options=[(str(w), j) for j, w in enumerate(widths)], index=2,

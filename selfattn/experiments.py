@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from .numerics import softmax, softmax_jacobian
 
-__all__ = ["SaturationResult", "saturation", "score_spread", "score_stds"]
+__all__ = ["SaturationResult", "saturation", "saturation_trials", "score_pairs", "score_spread", "score_stds"]
 
 
 def score_stds(q: NDArray[np.floating], k: NDArray[np.floating]) -> tuple[float, float]:
@@ -40,15 +40,36 @@ def score_spread(
     -------
     unscaled, scaled : ndarray, shape (H,) each
     """
-    rng = np.random.default_rng(seed)
     unscaled, scaled = [], []
-    for d_k in head_sizes:
-        q = rng.standard_normal((n_pairs, d_k))
-        k = rng.standard_normal((n_pairs, d_k))
+    for _, q, k in score_pairs(head_sizes, n_pairs, seed):
         u, s = score_stds(q, k)
         unscaled.append(u)
         scaled.append(s)
     return np.array(unscaled), np.array(scaled)
+
+
+def score_pairs(
+    head_sizes: Sequence[int], n_pairs: int = 5000, seed: int = 0
+) -> Iterator[tuple[int, NDArray[np.float64], NDArray[np.float64]]]:
+    """The random pairs :func:`score_spread` measures, in its order: ``(d_k, q, k)`` per head size.
+
+    Parameters
+    ----------
+    head_sizes : sequence of int
+    n_pairs : int
+        Independent pairs per head size.
+
+    Yields
+    ------
+    d_k : int
+    q, k : ndarray, shape (n_pairs, d_k) each
+        Unit-variance normal entries; row ``i`` of ``q`` is paired with row ``i`` of ``k``.
+    """
+    rng = np.random.default_rng(seed)
+    for d_k in head_sizes:
+        q = rng.standard_normal((n_pairs, d_k))
+        k = rng.standard_normal((n_pairs, d_k))
+        yield d_k, q, k
 
 
 @dataclass(frozen=True)

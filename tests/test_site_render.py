@@ -194,6 +194,38 @@ def test_receptive_field_widget_agrees_with_the_text():
     assert all(frames[L] for L in frames if L >= needed)
 
 
+def test_score_histogram_widget_shows_the_spreads_chapter_4_quotes():
+    rel = "book/04-scaling.html"
+    text = " ".join(_page_text(rel).split())
+    stated = re.findall(r"measured spread (?:is )?([\d.]+\d)", text)
+    assert len(stated) == 2, f"chapter 4 should quote the measured spread at d_k = 64 and 128: {stated}"
+    frames = {}
+    for value in _widget_html_values(rel):
+        m = re.match(r"Histograms at d_k = (\d+): unscaled scores spread with standard deviation ([\d.]+\d)",
+                     _caption_text(value))
+        if m:
+            frames[int(m.group(1))] = m.group(2)
+    assert {64, 128} <= set(frames), f"the widget lacks d_k = 64 or 128: {sorted(frames)}"
+    assert [frames[64], frames[128]] == stated, f"the text says {stated}, the widget {frames[64]}, {frames[128]}"
+
+
+def test_saturation_widget_shows_the_medians_chapter_5_quotes():
+    rel = "book/05-saturation.html"
+    text = " ".join(_page_text(rel).split())
+    stated = re.search(r"Unscaled, the median largest weight is ([\d.]+\d) \(nearly one-hot\) against ([\d.]+\d)", text)
+    assert stated, "chapter 5 no longer quotes the median largest weights"
+    frames = {}
+    for value in _widget_html_values(rel):
+        m = re.match(r"(Scaled|Unscaled) scores at d_k = 256, 2,000 queries against 16 keys: median largest weight "
+                     r"([\d.]+)", _caption_text(value))
+        if m:
+            frames[m.group(1)] = float(m.group(2))
+    assert set(frames) == {"Scaled", "Unscaled"}, f"the widget's d_k = 256 frames are missing: {frames}"
+    off, on = stated.groups()
+    assert round(frames["Unscaled"], len(off.split(".")[1])) == float(off), (frames, off)
+    assert round(frames["Scaled"], len(on.split(".")[1])) == float(on), (frames, on)
+
+
 def test_masks_widget_says_what_it_shows():
     captions = [_caption_text(v) for v in _widget_html_values("book/07-masking.html")]
     by_mask = {c.split(":")[0]: c for c in captions if c}
