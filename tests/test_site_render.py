@@ -30,7 +30,8 @@ PROSE_JS = """() => {
   return root.textContent;
 }"""
 
-# Every element that overflows the reading column without a scroll box of its own.
+# Every element that overflows the reading column without a scroll box of its own, and every scroll
+# box with more content than it shows but no edge shadow to say so.
 OVERFLOW_JS = """() => {
   const article = document.querySelector('article') || document.body;
   const col = article.getBoundingClientRect();
@@ -46,6 +47,11 @@ OVERFLOW_JS = """() => {
       const b = box.getBoundingClientRect();
       if (b.right > col.right + 1 || b.left < col.left - 1)
         bad.push(['scroll box wider than column', m.textContent.slice(0, 60)]);
+      // touch browsers hide scroll bars: content beyond the box must be signalled by an edge shadow
+      const st = getComputedStyle(box);
+      if (box.scrollWidth > box.clientWidth + 1
+          && !(st.backgroundImage.includes('gradient') && st.backgroundAttachment.includes('local')))
+        bad.push(['scrolls with no visible cue that there is more', m.textContent.slice(0, 60)]);
       continue;
     }
     const inner = m.firstElementChild ? m.firstElementChild.getBoundingClientRect() : r;
