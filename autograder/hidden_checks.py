@@ -1,5 +1,6 @@
 """Hidden checks: thorough cases the students never see (random shapes with T_q != T_k,
-extreme scores, masks, float32 inputs).
+extreme scores, masks, float32 inputs). Every check draws its inputs from the generator it is given,
+which grading seeds from the submission's code, so changed code meets new inputs.
 
 Keep this file out of anything published to students: only `notebooks/` and `selfattn`
 are theirs. Importing it registers the checks next to the public ones.
@@ -35,6 +36,12 @@ def _attn_cases(rng, dtype=np.float64, scale=1.0, mask=None):
     return out
 
 
+def _extreme_scores(rng) -> np.ndarray:
+    """(2, 3) scores of about ±1e4: one row spread over ±big, one row of nearly equal huge negatives."""
+    big = float(rng.uniform(5e3, 2e4))
+    return np.array([[big, -big, 0.0], [-big, -big + 1, -big + 2]])[:, rng.permutation(3)]
+
+
 HIDDEN: list[tuple[str, str, str, object, object]] = [
     # (function, id suffix, description, cases, verify)
     ("embed", "hidden/random", "random vocabularies and repeated ids",
@@ -44,9 +51,9 @@ HIDDEN: list[tuple[str, str, str, object, object]] = [
     ("softmax", "hidden/random-shapes", "random shapes and axes",
      lambda rng: [Case((rand(rng, 2, 3, 4, scale=3),), {"axis": a}) for a in (0, 1, -1)], make_verify("softmax", extra=_softmax_extra)),
     ("softmax", "hidden/minus-inf", "-inf scores get weight exactly 0",
-     lambda rng: [Case((np.array([[0.0, -np.inf, 1.0], [-np.inf, 2.0, -np.inf]]),))], make_verify("softmax", extra=_softmax_extra)),
+     lambda rng: [Case((_mask_keep_one(rng, 3, 5) + rand(rng, 3, 5, scale=2),))], make_verify("softmax", extra=_softmax_extra)),
     ("softmax", "hidden/extreme", "scores of ±1e4",
-     lambda rng: [Case((np.array([[1e4, -1e4, 0.0], [-1e4, -1e4 + 1, -1e4 + 2]]),))], make_verify("softmax", extra=_softmax_extra)),
+     lambda rng: [Case((_extreme_scores(rng),))], make_verify("softmax", extra=_softmax_extra)),
     ("softmax", "hidden/float32", "float32 scores",
      lambda rng: [Case((rand(rng, 4, 6, scale=5, dtype=np.float32),))], make_verify("softmax", extra=_softmax_extra)),
     ("scaled_scores", "hidden/random", "random shapes with T_q ≠ T_k",
@@ -67,14 +74,15 @@ HIDDEN: list[tuple[str, str, str, object, object]] = [
      lambda rng: [Case((numerics.softmax(rand(rng, n, scale=s)),)) for n, s in ((1, 1), (5, 1), (6, 30))], make_verify("softmax_jacobian")),
     ("permutation_matrix", "hidden/random", "random permutations",
      lambda rng: [Case((list(map(int, rng.permutation(n))),)) for n in (1, 5, 8)], make_verify("permutation_matrix", exact=True)),
-    ("causal_mask", "hidden/sizes", "T = 1 and T = 7",
-     lambda rng: [Case((1,)), Case((7,))], make_verify("causal_mask", exact=True, extra=_mask_extra)),
+    ("causal_mask", "hidden/sizes", "T = 1 and a larger T",
+     lambda rng: [Case((1,)), Case((int(rng.integers(6, 12)),))], make_verify("causal_mask", exact=True, extra=_mask_extra)),
     ("padding_mask", "hidden/random", "random lengths, including full and empty rows",
-     lambda rng: [Case(([0, 5, 3], 5)), Case((list(map(int, rng.integers(1, 7, 4))), 6))], make_verify("padding_mask", exact=True, extra=_mask_extra)),
+     lambda rng: [Case((list(map(int, rng.permutation([0, 5, int(rng.integers(1, 5))]))), 5)),
+                  Case((list(map(int, rng.integers(1, 7, 4))), 6))], make_verify("padding_mask", exact=True, extra=_mask_extra)),
     ("attention_flops", "hidden/random", "other sizes",
      lambda rng: [Case((int(T), int(d))) for T, d in rng.integers(1, 5000, (3, 2))], make_verify("attention_flops", exact=True)),
     ("crossover_length", "hidden/random", "other widths",
-     lambda rng: [Case((int(d),)) for d in (1, 768, 8192)], make_verify("crossover_length", exact=True)),
+     lambda rng: [Case((int(d),)) for d in (1, rng.integers(2, 4096), 8192)], make_verify("crossover_length", exact=True)),
     ("lookup_table_weights", "hidden/random", "random targets, repeated targets, several value widths",
      lambda rng: [Case((list(map(int, t)), rand(rng, len(t), dv), 1000.0), meta={"sequence": list(map(int, rng.permutation(len(t))))})
                   for t, dv in ((rng.permutation(6), 3), (rng.integers(0, 4, 4), 1), (np.array([0]), 2))], _lookup_verify),

@@ -685,3 +685,19 @@ def test_formgrader_runs_no_script_from_a_hostile_submission(hostile, tmp_path):
         if server.poll() is None:
             os.killpg(server.pid, 15)
             server.wait(timeout=30)
+
+
+def test_every_hidden_check_draws_its_inputs_from_the_seed():
+    """No hidden check has fixed inputs a student could learn once and answer from a table: over ten
+    seeds, each check's inputs take more than one value."""
+    import autograder.hidden_checks  # noqa: F401 - registers them
+    from selfattn.checking import REGISTRY
+
+    def inputs(cases) -> str:
+        return repr([[np.asarray(a, dtype=float).tolist() for a in (*c.args, *c.kwargs.values())] for c in cases])
+
+    hidden = {cid: check for cid, check in REGISTRY.items() if "/hidden/" in cid}
+    assert len(hidden) >= 15
+    fixed = [cid for cid, check in hidden.items()
+             if len({inputs(check.cases(np.random.default_rng(seed))) for seed in range(10)}) == 1]
+    assert fixed == [], f"hidden checks whose inputs never change: {fixed}"
