@@ -86,6 +86,11 @@ def _caption_text(frame_html: str) -> str:
     return htmllib.unescape(re.sub(r"<[^>]+>", "", m.group(1))) if m else ""
 
 
+def _widget_frames(rel: str, pattern: str) -> list[re.Match]:
+    """The match of ``pattern`` against the caption of each saved widget frame of the page it fits."""
+    return [m for value in _widget_html_values(rel) if (m := re.match(pattern, _caption_text(value)))]
+
+
 def _page_text(rel: str) -> str:
     text = re.sub(r"<script.*?</script>|<style.*?</style>", " ", _html(rel), flags=re.S)
     return htmllib.unescape(re.sub(r"<[^>]+>", " ", text))
@@ -205,12 +210,8 @@ def test_score_histogram_widget_shows_the_spreads_chapter_4_quotes():
     text = " ".join(_page_text(rel).split())
     stated = re.findall(r"measured spread (?:is )?([\d.]+\d)", text)
     assert len(stated) == 2, f"chapter 4 should quote the measured spread at d_k = 64 and 128: {stated}"
-    frames = {}
-    for value in _widget_html_values(rel):
-        m = re.match(r"Histograms at d_k = (\d+): unscaled scores spread with standard deviation ([\d.]+\d)",
-                     _caption_text(value))
-        if m:
-            frames[int(m.group(1))] = m.group(2)
+    frames = {int(m[1]): m[2] for m in _widget_frames(
+        rel, r"Histograms at d_k = (\d+): unscaled scores spread with standard deviation ([\d.]+\d)")}
     assert {64, 128} <= set(frames), f"the widget lacks d_k = 64 or 128: {sorted(frames)}"
     assert [frames[64], frames[128]] == stated, f"the text says {stated}, the widget {frames[64]}, {frames[128]}"
 
@@ -220,12 +221,8 @@ def test_saturation_widget_shows_the_medians_chapter_5_quotes():
     text = " ".join(_page_text(rel).split())
     stated = re.search(r"Unscaled, the median largest weight is ([\d.]+\d) \(nearly one-hot\) against ([\d.]+\d)", text)
     assert stated, "chapter 5 no longer quotes the median largest weights"
-    frames = {}
-    for value in _widget_html_values(rel):
-        m = re.match(r"(Scaled|Unscaled) scores at d_k = 256, 2,000 queries against 16 keys: median largest weight "
-                     r"([\d.]+)", _caption_text(value))
-        if m:
-            frames[m.group(1)] = float(m.group(2))
+    frames = {m[1]: float(m[2]) for m in _widget_frames(
+        rel, r"(Scaled|Unscaled) scores at d_k = 256, 2,000 queries against 16 keys: median largest weight ([\d.]+)")}
     assert set(frames) == {"Scaled", "Unscaled"}, f"the widget's d_k = 256 frames are missing: {frames}"
     off, on = stated.groups()
     assert round(frames["Unscaled"], len(off.split(".")[1])) == float(off), (frames, off)
@@ -404,11 +401,8 @@ def test_temperature_widget_at_tau_1_shows_the_weights_chapter_3_computes():
     text = " ".join(_page_text(rel).split())
     stated = re.search(r"\\approx\\\) \( ([\d.]+) , ([\d.]+) , ([\d.]+) , ([\d.]+) \)", text)
     assert stated, "chapter 3 no longer states the weights of 'hungry'"
-    frames = {}
-    for value in _widget_html_values(rel):
-        m = re.match(r"Weights of 'hungry' at temperature ([\d.]+): (.*)", _caption_text(value))
-        if m:
-            frames[m.group(1)] = [float(v) for v in re.findall(r"\d\.\d+", m.group(2))]
+    frames = {m[1]: [float(v) for v in re.findall(r"\d\.\d+", m[2])]
+              for m in _widget_frames(rel, r"Weights of 'hungry' at temperature ([\d.]+): (.*)")}
     assert "1" in frames, f"the temperature widget has no frame at τ = 1: {sorted(frames)}"
     assert frames["1"] == [round(float(v), 2) for v in stated.groups()], (frames["1"], stated.groups())
     assert frames["1"] != frames[max(frames, key=float)], "the temperature does not change the weights"
