@@ -1,4 +1,4 @@
-"""Every number the lecture quotes, reproduced by the library (DESIGN.md's list)."""
+"""Every number the lecture quotes, reproduced by the library."""
 
 import numpy as np
 import pytest
