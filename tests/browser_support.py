@@ -50,6 +50,15 @@ def serve(directory: Path = SITE) -> Iterator[str]:
         server.server_close()
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a server a test starts)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def chromium_path() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if not path:

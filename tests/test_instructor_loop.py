@@ -153,12 +153,6 @@ class Loop:
         return out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 EMBED, STDS, WRITTEN = "embed", "score_stds", "variance-derivation"
 #: auto-scores after the first `make grade`: (student, notebook, grade id) -> points
 FIRST = {
@@ -250,10 +244,10 @@ def loop(tmp_path_factory):
 def _formgrader(lp: Loop) -> dict:
     """Start formgrader on 127.0.0.1, click carol's Autograde button, hand-grade the written answers,
     then click the assignment's Generate Feedback and Release Feedback buttons."""
-    from browser_support import CHROMIUM_ARGS, chromium_path
+    from browser_support import CHROMIUM_ARGS, chromium_path, free_port
     from playwright.sync_api import sync_playwright
 
-    port, token = _free_port(), "loop-test-token"
+    port, token = free_port(), "loop-test-token"
     log = open(lp.tmp / "jupyter-server.log", "w")
     server = subprocess.Popen(
         [str(BIN / "jupyter"), "server", "--no-browser", "--ip=127.0.0.1", f"--port={port}",

@@ -608,21 +608,13 @@ def test_sandbox_sees_numpy_and_nothing_else_of_the_environment(session):
 # 1b. formgrader itself, in headless Chromium
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_formgrader_runs_no_script_from_a_hostile_submission(hostile, tmp_path):
     """Open the hostile submission where the instructor would (formgrader, same origin as the
     Jupyter server and its kernels API), wait, and check that nothing of the student's ran: no
     marker set, no request to the contents or kernels API, no file written."""
     import urllib.request
 
-    from browser_support import CHROMIUM_ARGS, chromium_path
+    from browser_support import CHROMIUM_ARGS, chromium_path, free_port
     from nbgrader.api import Gradebook
     from playwright.sync_api import sync_playwright
 
@@ -630,7 +622,7 @@ def test_formgrader_runs_no_script_from_a_hostile_submission(hostile, tmp_path):
     with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
         ids = {name: gb.find_submission_notebook(name, "attention", "x-markup").id
                for name in ("04-scaling", "03-softmax-attention")}
-    port, token = _free_port(), "security-test-token"
+    port, token = free_port(), "security-test-token"
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(work), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
                JUPYTER_DATA_DIR=str(tmp_path / "data"))
     server = subprocess.Popen(
