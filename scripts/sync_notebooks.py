@@ -27,6 +27,7 @@ import autograder.hidden_checks  # noqa: E402, F401 - registers the hidden check
 import selfattn.exercise_checks  # noqa: E402, F401 - registers the public checks
 from autograder.spec import _check_calls, _hidden_region  # noqa: E402
 from selfattn.checking import REGISTRY  # noqa: E402
+from selfattn.compare import EXAMPLES  # noqa: E402
 
 LINK = re.compile(r"\]\((?:\.\./\.\./_build/html/|https?://[^)\s]*?/)(book/[\w.-]+\.html)\)"
                   r"(?: \(build the site with `make book`\))?")
@@ -42,6 +43,7 @@ COMPARED = {
     "06-equivariance.ipynb": "permutation_matrix",
     "07-masking.ipynb": "causal_mask",
     "08-cost.ipynb": "attention_flops",
+    "09-problem-20.ipynb": "lookup_table_weights",
 }
 
 
@@ -76,8 +78,11 @@ def summary_source(nb) -> str:
 
 def compare_cell(function: str):
     """An unlocked, ungraded cell showing the student's ``function`` beside the package's own."""
+    # an answer shown only through what it does (Problem 20) has no "course's own" to show
+    beside = ("the lookup the exercise asks for, through attention" if EXAMPLES[function].view is not None
+              else "the course's own on the lecture's example")
     cell = nbformat.v4.new_code_cell(
-        f"# Your {function} beside the course's own on the lecture's example (never stops on a mistake).\n"
+        f"# Your {function} beside {beside} (never stops on a mistake).\n"
         f"from selfattn.compare import compare\n\ncompare({function})",
         metadata={"nbgrader": {"grade": False, "grade_id": f"compare-{function}", "locked": False,
                                "schema_version": 3, "solution": False, "task": False}})

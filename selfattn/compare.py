@@ -5,7 +5,9 @@
 two heatmaps on one colour scale for a matrix, a small table for numbers, and a one-line
 verdict. It never raises: an unwritten function ("not answered yet"), a crash (its error in one
 line) or a wrong return value is shown, not thrown. The reference is always a public function of
-this package, never a notebook's solution.
+this package, never a notebook's solution. Problem 20's answer is three matrices, which must not
+be shown: there the picture is what the student's matrices do (the attention weights they give
+and the rows they read) beside the lookup the exercise asks for.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import cost, experiments, lecture, numerics, text
-from . import exercise_checks as _exercise_checks  # noqa: F401 - registers the public checks the diagnosis runs
+from . import exercise_checks as _exercise_checks  # also registers the public checks the diagnosis runs
 from .checking import PUBLIC, REGISTRY, Case, call_cases, close, judge
 
 __all__ = ["EXAMPLES", "Comparison", "Example", "compare"]
@@ -32,6 +34,11 @@ class Example:
     ``kind`` is ``"matrix"`` (one call, a 2-D result drawn as two heatmaps with row and column
     labels) or ``"table"`` (one row per call, numbers side by side). ``secret`` hides the
     reference's value in rows where the student's differs (for answers that are only numbers).
+
+    ``view`` is for an answer that must not be shown at all (Problem 20's matrices): it turns the
+    student's result into what is drawn and compared, here the attention weights and outputs the
+    matrices give (kind ``"lookup"``), and ``reference`` returns that view directly, so the
+    package holds no matrices that answer the exercise.
     """
 
     title: str
@@ -43,6 +50,7 @@ class Example:
     row_name: str = ""
     col_name: str = ""
     secret: bool = False
+    view: Callable[[tuple[np.ndarray, ...]], tuple[np.ndarray, ...]] | None = None
 
 
 def _hungry_tokens() -> tuple[str, ...]:
@@ -60,6 +68,43 @@ def _hungry_qkv() -> Case:
 def _hungry_embed() -> Case:
     vocab = text.Vocabulary.from_texts([text.SENTENCES["hungry"]])
     return Case((text.random_embeddings(len(vocab), 4, seed=4), vocab.encode(text.SENTENCES["hungry"])))
+
+
+#: Problem 20's example: five one-hot token types, each reading another (a permutation with no
+#: fixed point, so reading oneself shows), in a sequence holding them in another order.
+_TYPES = ("a", "b", "c", "d", "e")
+_TARGETS = [3, 0, 4, 1, 2]
+_SEQUENCE = [2, 4, 0, 3, 1]
+_LOOKUP_VALUES = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0], [4.0, 40.0], [5.0, 50.0]])
+_BETA = 1000.0
+
+
+def _lookup_view(result: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """What matrices (W_Q, W_K, W_V) do on the example's sequence: the attention weights
+    (T, T), one row per query, and the outputs (T, d_v). Raises on the wrong number or shapes."""
+    if len(result) != 3:
+        raise ValueError(_exercise_checks.count_message("lookup_table_weights", result, 3))
+    m, d_v = _LOOKUP_VALUES.shape
+    W_Q, W_K, W_V = result
+    for name, W in zip(("W_Q", "W_K", "W_V"), result, strict=True):
+        if W.ndim != 2 or W.shape[0] != m:
+            raise ValueError(f"{name} has shape {W.shape}: for {m} token types it needs {m} rows, one per type")
+    if W_Q.shape[1] != W_K.shape[1]:
+        raise ValueError(f"W_Q {W_Q.shape} and W_K {W_K.shape} need the same number of columns (d_k)")
+    if W_V.shape[1] != d_v:
+        raise ValueError(f"W_V has shape {W_V.shape}: it needs {d_v} columns, the width of values")
+    X = np.eye(m)[_SEQUENCE]
+    with np.errstate(all="ignore"):
+        A = numerics.attention_weights(X @ W_Q, X @ W_K)
+        return A, A @ (X @ W_V)
+
+
+def _lookup_wanted(targets, values, beta) -> tuple[np.ndarray, np.ndarray]:
+    """The lookup the exercise asks for: each token puts all its weight on the position holding
+    its target type and so outputs that type's value row (the view, not any matrices)."""
+    seq, wanted = np.asarray(_SEQUENCE), np.asarray(targets)[_SEQUENCE]
+    A = (seq[None, :] == wanted[:, None]).astype(float)
+    return A, np.asarray(values, dtype=float)[wanted]
 
 
 _TOK = _hungry_tokens()
@@ -89,6 +134,14 @@ EXAMPLES: dict[str, Example] = {
                                   row_name="row", col_name="column"),
     "causal_mask": Example("causal mask for 'the cat was hungry' (T = 4)", numerics.causal_mask,
                            lambda: [Case((4,))], rows=_TOK, cols=_TOK, row_name="query", col_name="key"),
+    "lookup_table_weights": Example(
+        "Problem 20 on the sequence " + " ".join(_TYPES[t] for t in _SEQUENCE) + " ("
+        + ", ".join(f"{_TYPES[t]} reads {_TYPES[u]}" for t, u in enumerate(_TARGETS)) + f"; β = {_BETA:g})",
+        _lookup_wanted,
+        lambda: [Case((_TARGETS, _LOOKUP_VALUES, _BETA), meta={"sequence": _SEQUENCE})], kind="lookup",
+        rows=tuple(f"{_TYPES[t]}→{_TYPES[_TARGETS[t]]}" for t in _SEQUENCE),
+        cols=tuple(_TYPES[t] for t in _SEQUENCE), row_name="query (type→target)", col_name="key",
+        view=_lookup_view),
     "attention_flops": Example("FLOPs of attention", cost.attention_flops,
                                lambda: [Case(tc) for tc in _FLOPS], kind="table",
                                rows=tuple(f"T = {t}, d = {d}" for t, d in _FLOPS), cols=("FLOPs",)),
@@ -137,7 +190,8 @@ def _fmt(v: float) -> str:
     return f"{v:.6g}".replace("-", "−")
 
 
-def _heatmaps(example: Example, ref: np.ndarray, got: np.ndarray | None, function: str) -> str:
+def _heatmaps(example: Example, ref: np.ndarray, got: np.ndarray | None, function: str,
+              reference: str = "reference (selfattn)") -> str:
     from .plots import fig_to_png, heatmap, new_figure, png_data_uri
 
     mats = [ref] if got is None else [ref, got]
@@ -146,7 +200,7 @@ def _heatmaps(example: Example, ref: np.ndarray, got: np.ndarray | None, functio
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     fig, axes = new_figure(4.2 * len(mats), 3.4, ncols=len(mats))
-    for ax, M, name in zip(axes, mats, ("reference (selfattn)", f"yours ({function})"), strict=False):
+    for ax, M, name in zip(axes, mats, (reference, f"yours ({function})"), strict=False):
         rows = example.rows if len(example.rows) == M.shape[0] else tuple(map(str, range(M.shape[0])))
         cols = example.cols if len(example.cols) == M.shape[1] else tuple(map(str, range(M.shape[1])))
         heatmap(ax, M, rows, cols, title=name, vmin=lo, vmax=hi, xlabel=example.col_name, ylabel=example.row_name)
@@ -208,6 +262,8 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
         verdict = f"· no lecture example for {function!r}; compare() knows {known}"
         return Comparison(function, verdict, None, f"<p>{html.escape(verdict)}</p>")
     example = EXAMPLES[function]
+    if example.view is not None:
+        return _compare_viewed(function, fn, example)
     cases = example.cases()
     refs = [o.values for o in call_cases(example.reference, cases)]
     refs_arr = [np.concatenate([np.atleast_1d(v).ravel() for v in r]).reshape(-1) if len(r) > 1
@@ -268,4 +324,82 @@ def _difference(gots: list[np.ndarray], refs: list[np.ndarray], example: Example
             at = f"[{', '.join(map(str, where))}]" if where else f"for {label}"
             theirs = "" if example.secret else f", reference {_fmt(float(ref[where]))}"
             return f"largest difference {at}: yours {_fmt(float(got[where]))}{theirs}"
+    return "values differ"
+
+
+def _compare_viewed(function: str, fn: Any, example: Example) -> Comparison:
+    """:func:`compare` for an answer shown only through its effect (``example.view``): the
+    attention weights as two heatmaps and the outputs as a table, never the answer itself."""
+    (case,) = example.cases()
+    want = tuple(np.asarray(v, dtype=float) for v in example.reference(*case.args))
+    got: tuple[np.ndarray, ...] | None = None
+    agrees: bool | None = None
+    if not callable(fn):
+        verdict = f"· {function} is not a function yet (run its cell)"
+    else:
+        (outcome,) = call_cases(fn, [case])
+        error = outcome.error or ""
+        if error.startswith("NotImplementedError"):
+            verdict = f"· {function}: not answered yet (replace `raise NotImplementedError` with your code)"
+        elif error:
+            err = error.removeprefix("BadReturn: ")
+            verdict = f"✗ {function}{case.describe()} " + (err if err.startswith("returned") else f"raised {err}")
+        else:
+            try:
+                assert outcome.values is not None and example.view is not None
+                got = tuple(np.asarray(v, dtype=float) for v in example.view(outcome.values))
+            except Exception as exc:
+                verdict = f"✗ {function}{case.describe()}: {exc}"
+            else:
+                agrees = all(close(g, w, 1e-5, 1e-6) for g, w in zip(got, want, strict=True))
+                verdict = (f"✓ {function} agrees with the reference on {example.title}" if agrees else
+                           f"✗ {function} differs from the lookup asked for: {_lookup_difference(got, want, example)}")
+                if not agrees and (why := _diagnosis(function, fn)):
+                    verdict += f". Likely mistake: {why}"
+        agrees = bool(agrees) if verdict.startswith(("✓", "✗")) else None
+    verdict = _one_line(verdict, 400)
+    weights = got[0] if got is not None and got[0].shape == want[0].shape else None
+    picture = _heatmaps(example, want[0], weights, function, reference="the lookup asked for")
+    picture += _lookup_table(example, want[1], None if got is None else got[1])
+    body = (f'<div class="compare"><p><strong>{html.escape(example.title)}</strong></p>{picture}'
+            f"<p>{html.escape(verdict)}</p></div>")
+    return Comparison(function, verdict, agrees, body)
+
+
+def _lookup_table(example: Example, want: np.ndarray, got: np.ndarray | None) -> str:
+    """One row per token: the value row it must read, and the output row yours gives."""
+    head = "<tr><th>token (type→target)</th><th>its target's value</th><th>your output</th><th></th></tr>"
+    body = []
+    for i, label in enumerate(example.rows):
+        wanted = ", ".join(map(_fmt, want[i]))
+        if got is None:
+            yours, mark = "—", ""
+        elif got.shape != want.shape:
+            yours, mark = "shape differs", "✗"
+        else:
+            yours = ", ".join(map(_fmt, got[i]))
+            mark = "✓" if close(got[i], want[i], 1e-5, 1e-6) else "✗"
+        body.append(f"<tr><td>{html.escape(label)}</td><td>{html.escape(wanted)}</td><td>{html.escape(yours)}</td>"
+                    f"<td>{mark}</td></tr>")
+    return f'<table class="compare">{head}{"".join(body)}</table>'
+
+
+def _lookup_difference(got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...], example: Example) -> str:
+    """The first query whose weights miss its target, else the first output row that differs."""
+    (A, out), (A_want, out_want) = got, want
+    if A.shape != A_want.shape:
+        return f"the weights have shape {A.shape}, expected {A_want.shape}"
+    for i in range(len(A_want)):
+        if not close(A[i], A_want[i], 1e-5, 1e-6):
+            on = float(np.nansum(np.where(A_want[i] > 0, A[i], 0.0))) + 0.0  # + 0.0: no "-0.00"
+            top = example.cols[int(np.nanargmax(A[i]))] if np.isfinite(A[i]).any() else "nowhere (NaN)"
+            target = example.cols[int(np.argmax(A_want[i]))]
+            return (f"query {example.rows[i]} (row {i}) puts {on:.2f} of its weight on the key {target}, "
+                    f"most of it on {top}")
+    if out.shape != out_want.shape:
+        return f"the outputs have shape {out.shape}, expected {out_want.shape} (one value row per token)"
+    for i in range(len(out_want)):
+        if not close(out[i], out_want[i], 1e-5, 1e-6):
+            return (f"the output of {example.rows[i]} (row {i}) is {', '.join(map(_fmt, out[i]))}, "
+                    f"its target's value is {', '.join(map(_fmt, out_want[i]))}")
     return "values differ"

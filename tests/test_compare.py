@@ -5,6 +5,7 @@ What a student sees: the verdict line and the HTML (heatmaps or a table). It mus
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -93,10 +94,77 @@ def test_a_secret_answer_is_not_revealed_where_the_student_is_wrong():
     assert compare(lambda: selfattn.lecture_shapes(), name="shape_answers").agrees is True
 
 
+def _lookup(targets, values, beta):
+    """Problem 20 answered right (the package holds no such function: it would give the answer away)."""
+    m = len(targets)
+    return beta * np.eye(m)[np.asarray(targets)], np.eye(m), np.asarray(values, dtype=float)
+
+
+#: Correct answers where the example's reference is not one (it returns what is drawn instead).
+RIGHT = {"lookup_table_weights": _lookup}
+
+
 @pytest.mark.parametrize("function", sorted(EXAMPLES))
 def test_every_example_agrees_with_its_own_reference(function):
-    shown = compare(EXAMPLES[function].reference, name=function)
+    shown = compare(RIGHT.get(function, EXAMPLES[function].reference), name=function)
     assert shown.agrees is True, shown.verdict
+
+
+def _pngs(html: str) -> list[bytes]:
+    return [base64.b64decode(b) for b in re.findall(r'data:image/png;base64,([^"]+)', html)]
+
+
+def test_problem_20_lookup_stored_in_w_v_shows_the_weights_missing_their_targets():
+    def lookup_table_weights(targets, values, beta):  # every token reads itself; values pre-permuted
+        m = len(targets)
+        return beta * np.eye(m), np.eye(m), np.asarray(values, dtype=float)[np.asarray(targets)]
+
+    right, wrong = compare(_lookup, name="lookup_table_weights"), compare(lookup_table_weights)
+    assert wrong.agrees is False and "\n" not in wrong.verdict
+    assert wrong.verdict.startswith("✗ lookup_table_weights differs from the lookup asked for: query c→e (row 0) "
+                                    "puts 0.00 of its weight on the key e, most of it on c")
+    assert "not be stored in W_V" in wrong.verdict  # the public check names the mistake
+    assert _pngs(wrong.html) != _pngs(right.html) and len(_pngs(wrong.html)) == 1
+    assert wrong.html.count("✓</td>") == 5  # the outputs are right: only the weights give it away
+
+
+@pytest.mark.parametrize("answer, where, mistake", [
+    (lambda t, v, b: (np.eye(len(t))[np.asarray(t)], np.eye(len(t)), np.asarray(v, dtype=float)),
+     "puts 0.28 of its weight on the key e", "grows with beta"),
+    (lambda t, v, b: (b * np.eye(len(t))[np.asarray(t)].T, np.eye(len(t)), np.asarray(v, dtype=float)),
+     "query a→d (row 2) puts 0.00 of its weight on the key d, most of it on b", "check which key each query"),
+], ids=["beta-forgotten", "inverse-permutation"])
+def test_problem_20_wrong_weights_differ_in_the_picture_and_the_verdict_names_the_mistake(answer, where, mistake):
+    wrong = compare(answer, name="lookup_table_weights")
+    assert wrong.agrees is False
+    assert where in wrong.verdict and "Likely mistake: " in wrong.verdict and mistake in wrong.verdict
+    assert _pngs(wrong.html) != _pngs(compare(_lookup, name="lookup_table_weights").html)
+    assert wrong.html.count("✗</td>") >= 2
+
+
+@pytest.mark.parametrize("returned, message", [
+    ((np.eye(3), np.eye(3), np.eye(3)), "W_Q has shape (3, 3): for 5 token types it needs 5 rows"),
+    ((np.eye(5), np.eye(5), np.ones((5, 3))), "W_V has shape (5, 3): it needs 2 columns"),
+    ((np.eye(5), np.eye(5)), "returned 2 values where 3 are expected: return the flat tuple (W_Q, W_K, W_V)"),
+    ([np.eye(5)] * 3, "returned one array of shape (3, 5, 5)"),
+])
+def test_problem_20_unusable_matrices_are_named_not_drawn(returned, message):
+    shown = compare(lambda targets, values, beta: returned, name="lookup_table_weights")
+    assert shown.agrees is False and message in shown.verdict, shown.verdict
+    assert len(_pngs(shown.html)) == 1 and "beside your" not in shown.html  # the lookup asked for alone
+
+
+def test_problem_20_never_shows_matrices_that_answer_it():
+    """Unanswered, the released notebook's cell shows the lookup asked for (weights, value rows),
+    which the exercise states; no W_Q, W_K or W_V of the course is computed anywhere in it."""
+    def lookup_table_weights(targets, values, beta):
+        raise NotImplementedError
+
+    shown = compare(lookup_table_weights)
+    assert shown.agrees is None and "not answered yet" in shown.verdict
+    assert "W_Q" not in shown.html and "reference (selfattn)" not in shown.html
+    import selfattn.compare as module
+    assert not any("lookup_table_weights" == getattr(f, "__name__", "") for f in vars(module).values())
 
 
 def test_no_example_and_no_function_are_messages_too():
@@ -109,9 +177,6 @@ def test_each_notebook_compares_its_exercise_right_after_its_checks():
         nb = nbformat.read(path, as_version=4)
         ids = [c.metadata.get("nbgrader", {}).get("grade_id", "") for c in nb.cells]
         compared = [i for i, gid in enumerate(ids) if gid.startswith("compare-")]
-        if path.name.startswith("09"):
-            assert not compared  # no package function answers Problem 20's exercise
-            continue
         (at,) = compared
         function = ids[at].removeprefix("compare-")
         assert function in EXAMPLES
