@@ -205,7 +205,7 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
         if data[:1] not in (b"R", b"M"):
             raise ValueError("no greeting")
     except Exception:
-        return RunResult(None, _death_reason(rc, limits), [], seconds)
+        return RunResult(None, _death_reason(rc, limits, seconds), [], seconds)
     labels = [label for label, _ in cells]
     cell_errors = [str(e)[:500] for e in result.get("cell_errors", [])]
     if hidden:
@@ -400,8 +400,14 @@ def _parse(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     return result, arrays
 
 
-def _death_reason(rc: int, limits: Limits) -> str:
-    if rc in (-signal.SIGXCPU, 128 + signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGKILL):
+def _death_reason(rc: int, limits: Limits, seconds: float = float("inf")) -> str:
+    """Why a run that sent no results ended, from its exit status (and how long it ran)."""
+    killed = rc in (-signal.SIGKILL, 128 + signal.SIGKILL)
+    if killed and seconds * (os.cpu_count() or 1) < limits.cpu_seconds:
+        # too soon for the CPU limit (whose SIGKILL follows an ignored SIGXCPU): it was killed
+        return (f"the process was killed (signal 9) after {seconds:.1f} s, long before its CPU limit "
+                f"(os.kill on its own process?)")
+    if killed or rc in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
         return f"used more than {limits.cpu_seconds} s of CPU time (an infinite loop?)"
     if rc in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS, 128 + signal.SIGSEGV, 128 + signal.SIGABRT):
         return "crashed (possibly out of memory)"
