@@ -14,7 +14,8 @@ from functools import cache
 
 import nbformat
 
-from selfattn.checking import DEPENDS, REGISTRY
+from selfattn.checking import REGISTRY
+from selfattn.exercise_checks import EXERCISES
 
 from .paths import SOLUTIONS
 
@@ -30,7 +31,7 @@ def reference_cell(assignment: str, notebook: str, function: str) -> str:
 
 def failing_dependencies(function: str, checks: dict[str, str | None]) -> list[str]:
     """The graded functions ``function`` may call whose own checks (already decided) failed."""
-    return [dep for dep in DEPENDS.get(function, ())
+    return [dep for dep in EXERCISES[function].dependency_names
             if any(msg is not None for cid, msg in checks.items() if REGISTRY[cid].function == dep)]
 
 
@@ -52,7 +53,7 @@ def regrade(assignment: str, notebook: str, function: str, answers: dict[str, st
     if not deps:
         return {}, ""
     code = [(dep, reference_cell(assignment, notebook, dep) if dep in deps else answers[dep])
-            for dep in DEPENDS.get(function, ()) if dep in answers]
+            for dep in EXERCISES[function].dependency_names if dep in answers]
     code.append((function, answers[function]))
     results = decide(code)
     if any(msg is not None for msg in results.values()):

@@ -9,7 +9,7 @@ cases exist in this process only after the student's cells have run. The results
 byte in the same framing. Only numbers and arrays cross; the caller checks every array's
 declared size, loads them with ``allow_pickle=False`` and decides.
 
-This file and ``checking.py`` (a copy of ``selfattn/checking.py``) are the only course code in
+This file and ``calling.py`` (a copy of ``selfattn/calling.py``) are the only course code in
 the sandbox; the course package, the solutions and the hidden checks are not there.
 """
 
@@ -63,7 +63,7 @@ def main() -> int:
     header = _read_json(0)
     out_fd = int(os.environ["RESULT_FD"])
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checking import Case, allowed_imports_only, call_cases, exec_cells, fresh_namespace
+    from calling import Case, allowed_imports_only, call_cases, exec_cells, fresh_namespace
 
     # what the student prints goes nowhere: grading looks only at returned values
     real_out, real_err = sys.stdout, sys.stderr

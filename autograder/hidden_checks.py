@@ -3,7 +3,8 @@ extreme scores, masks, float32 inputs). Every check draws its inputs from the ge
 which grading seeds from the submission's code, so changed code meets new inputs.
 
 Keep this file out of anything published to students: only `notebooks/` and `selfattn`
-are theirs. Importing it registers the checks next to the public ones.
+are theirs. Importing it attaches the checks to the exercises' records
+(:mod:`selfattn.exercise_checks`), so each decides with its exercise's reference and mistakes.
 """
 
 from __future__ import annotations
@@ -11,8 +12,23 @@ from __future__ import annotations
 import numpy as np
 
 from selfattn import numerics
-from selfattn.checking import REGISTRY, Case, Check, register
-from selfattn.exercise_checks import _attention_extra, _lookup_verify, _mask_extra, _softmax_extra, make_verify, rand
+from selfattn.calling import Case
+from selfattn.exercise import rand
+from selfattn.exercise_checks import (
+    ATTENTION,
+    ATTENTION_FLOPS,
+    CAUSAL_MASK,
+    CROSSOVER_LENGTH,
+    EMBED,
+    LOOKUP_TABLE_WEIGHTS,
+    PADDING_MASK,
+    PERMUTATION_MATRIX,
+    PROJECT,
+    SCALED_SCORES,
+    SCORE_STDS,
+    SOFTMAX,
+    SOFTMAX_JACOBIAN,
+)
 
 
 def _shapes(rng, n=3):
@@ -44,52 +60,45 @@ def _extreme_scores(rng) -> np.ndarray:
     return np.array([[big, -big, 0.0], [-big, -big + 1, -big + 2]])[:, rng.permutation(3)]
 
 
-HIDDEN: list[tuple[str, str, str, object, object]] = [
-    # (function, id suffix, description, cases, verify)
-    ("embed", "hidden/random", "random vocabularies and repeated ids",
-     lambda rng: [Case((rand(rng, m, d), rng.integers(0, m, n))) for m, d, n in ((9, 4, 6), (1, 3, 2), (5, 1, 5))], make_verify("embed", exact=True)),
-    ("project", "hidden/random", "random widths with d_k ≠ d_v",
-     lambda rng: [Case((rand(rng, 4, 7), rand(rng, 7, 3), rand(rng, 7, 3), rand(rng, 7, 5)))], make_verify("project")),
-    ("softmax", "hidden/random-shapes", "random shapes and axes",
-     lambda rng: [Case((rand(rng, 2, 3, 4, scale=3),), {"axis": a}) for a in (0, 1, -1)], make_verify("softmax", extra=_softmax_extra)),
-    ("softmax", "hidden/minus-inf", "-inf scores get weight exactly 0",
-     lambda rng: [Case((_mask_keep_one(rng, 3, 5) + rand(rng, 3, 5, scale=2),))], make_verify("softmax", extra=_softmax_extra)),
-    ("softmax", "hidden/extreme", "scores of ±1e4",
-     lambda rng: [Case((_extreme_scores(rng),))], make_verify("softmax", extra=_softmax_extra)),
-    ("softmax", "hidden/float32", "float32 scores",
-     lambda rng: [Case((rand(rng, 4, 6, scale=5, dtype=np.float32),))], make_verify("softmax", extra=_softmax_extra)),
-    ("scaled_scores", "hidden/random", "random shapes with T_q ≠ T_k",
-     lambda rng: [Case((rand(rng, tq, d), rand(rng, tq + 2, d))) for tq, d in _shapes(rng)], make_verify("scaled_scores")),
-    ("scaled_scores", "hidden/float32", "float32 inputs",
-     lambda rng: [Case((rand(rng, 3, 8, dtype=np.float32), rand(rng, 6, 8, dtype=np.float32)))], make_verify("scaled_scores")),
-    ("attention", "hidden/random", "random shapes, T_q ≠ T_k, d_k ≠ d_v",
-     lambda rng: _attn_cases(rng), make_verify("attention", extra=_attention_extra)),
-    ("attention", "hidden/large-scores", "scores in the hundreds",
-     lambda rng: _attn_cases(rng, scale=30.0), make_verify("attention", extra=_attention_extra)),
-    ("attention", "hidden/random-masks", "random additive masks, every row keeping a key",
-     lambda rng: _attn_cases(rng, mask=_mask_keep_one), make_verify("attention", extra=_attention_extra)),
-    ("attention", "hidden/float32", "float32 inputs",
-     lambda rng: _attn_cases(rng, dtype=np.float32), make_verify("attention", extra=_attention_extra)),
-    ("score_stds", "hidden/random", "other widths",
-     lambda rng: [Case((rand(rng, 300, d), rand(rng, 300, d))) for d in (1, 64)], make_verify("score_stds")),
-    ("softmax_jacobian", "hidden/random", "random weight vectors, including nearly one-hot",
-     lambda rng: [Case((numerics.softmax(rand(rng, n, scale=s)),)) for n, s in ((1, 1), (5, 1), (6, 30))], make_verify("softmax_jacobian")),
-    ("permutation_matrix", "hidden/random", "random permutations",
-     lambda rng: [Case((list(map(int, rng.permutation(n))),)) for n in (1, 5, 8)], make_verify("permutation_matrix", exact=True)),
-    ("causal_mask", "hidden/sizes", "T = 1 and a larger T",
-     lambda rng: [Case((1,)), Case((int(rng.integers(6, 12)),))], make_verify("causal_mask", exact=True, extra=_mask_extra)),
-    ("padding_mask", "hidden/random", "random lengths, including full and empty rows",
-     lambda rng: [Case((list(map(int, rng.permutation([0, 5, int(rng.integers(1, 5))]))), 5)),
-                  Case((list(map(int, rng.integers(1, 7, 4))), 6))], make_verify("padding_mask", exact=True, extra=_mask_extra)),
-    ("attention_flops", "hidden/random", "other sizes",
-     lambda rng: [Case((int(T), int(d))) for T, d in rng.integers(1, 5000, (3, 2))], make_verify("attention_flops", exact=True)),
-    ("crossover_length", "hidden/random", "other widths",
-     lambda rng: [Case((int(d),)) for d in (1, rng.integers(2, 4096), 8192)], make_verify("crossover_length", exact=True)),
-    ("lookup_table_weights", "hidden/random", "random targets, repeated targets, several value widths",
-     lambda rng: [Case((list(map(int, t)), rand(rng, len(t), dv), 1000.0), meta={"sequence": list(map(int, rng.permutation(len(t))))})
-                  for t, dv in ((rng.permutation(6), 3), (rng.integers(0, 4, 4), 1), (np.array([0]), 2))], _lookup_verify),
-]
-
-for function, suffix, description, cases, verify in HIDDEN:
-    if f"{function}/{suffix}" not in REGISTRY:
-        register(Check(f"{function}/{suffix}", function, description, cases, verify))
+EMBED.hidden("random", "random vocabularies and repeated ids",
+    lambda rng: [Case((rand(rng, m, d), rng.integers(0, m, n))) for m, d, n in ((9, 4, 6), (1, 3, 2), (5, 1, 5))])
+PROJECT.hidden("random", "random widths with d_k ≠ d_v",
+    lambda rng: [Case((rand(rng, 4, 7), rand(rng, 7, 3), rand(rng, 7, 3), rand(rng, 7, 5)))])
+SOFTMAX.hidden("random-shapes", "random shapes and axes",
+    lambda rng: [Case((rand(rng, 2, 3, 4, scale=3),), {"axis": a}) for a in (0, 1, -1)])
+SOFTMAX.hidden("minus-inf", "-inf scores get weight exactly 0",
+    lambda rng: [Case((_mask_keep_one(rng, 3, 5) + rand(rng, 3, 5, scale=2),))])
+SOFTMAX.hidden("extreme", "scores of ±1e4",
+    lambda rng: [Case((_extreme_scores(rng),))])
+SOFTMAX.hidden("float32", "float32 scores",
+    lambda rng: [Case((rand(rng, 4, 6, scale=5, dtype=np.float32),))])
+SCALED_SCORES.hidden("random", "random shapes with T_q ≠ T_k",
+    lambda rng: [Case((rand(rng, tq, d), rand(rng, tq + 2, d))) for tq, d in _shapes(rng)])
+SCALED_SCORES.hidden("float32", "float32 inputs",
+    lambda rng: [Case((rand(rng, 3, 8, dtype=np.float32), rand(rng, 6, 8, dtype=np.float32)))])
+ATTENTION.hidden("random", "random shapes, T_q ≠ T_k, d_k ≠ d_v",
+    lambda rng: _attn_cases(rng))
+ATTENTION.hidden("large-scores", "scores in the hundreds",
+    lambda rng: _attn_cases(rng, scale=30.0))
+ATTENTION.hidden("random-masks", "random additive masks, every row keeping a key",
+    lambda rng: _attn_cases(rng, mask=_mask_keep_one))
+ATTENTION.hidden("float32", "float32 inputs",
+    lambda rng: _attn_cases(rng, dtype=np.float32))
+SCORE_STDS.hidden("random", "other widths",
+    lambda rng: [Case((rand(rng, 300, d), rand(rng, 300, d))) for d in (1, 64)])
+SOFTMAX_JACOBIAN.hidden("random", "random weight vectors, including nearly one-hot",
+    lambda rng: [Case((numerics.softmax(rand(rng, n, scale=s)),)) for n, s in ((1, 1), (5, 1), (6, 30))])
+PERMUTATION_MATRIX.hidden("random", "random permutations",
+    lambda rng: [Case((list(map(int, rng.permutation(n))),)) for n in (1, 5, 8)])
+CAUSAL_MASK.hidden("sizes", "T = 1 and a larger T",
+    lambda rng: [Case((1,)), Case((int(rng.integers(6, 12)),))])
+PADDING_MASK.hidden("random", "random lengths, including full and empty rows",
+    lambda rng: [Case((list(map(int, rng.permutation([0, 5, int(rng.integers(1, 5))]))), 5)),
+                 Case((list(map(int, rng.integers(1, 7, 4))), 6))])
+ATTENTION_FLOPS.hidden("random", "other sizes",
+    lambda rng: [Case((int(T), int(d))) for T, d in rng.integers(1, 5000, (3, 2))])
+CROSSOVER_LENGTH.hidden("random", "other widths",
+    lambda rng: [Case((int(d),)) for d in (1, rng.integers(2, 4096), 8192)])
+LOOKUP_TABLE_WEIGHTS.hidden("random", "random targets, repeated targets, several value widths",
+    lambda rng: [Case((list(map(int, t)), rand(rng, len(t), dv), 1000.0), meta={"sequence": list(map(int, rng.permutation(len(t))))})
+                 for t, dv in ((rng.permutation(6), 3), (rng.integers(0, 4, 4), 1), (np.array([0]), 2))])

@@ -31,10 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from selfattn.checking import Case, Outcome
+from selfattn.calling import Case, Outcome
 
 HERE = Path(__file__).resolve().parent
-CHECKING = HERE.parent / "selfattn" / "checking.py"
+#: the one course module the sandbox holds, beside harness.py (standard library and NumPy only)
+CALLING = HERE.parent / "selfattn" / "calling.py"
 MAX_RESULT_BYTES = 64 << 20
 
 
@@ -235,7 +236,7 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits) -> tuple[bytes, bool
     """One run in a newly started sandbox: (result bytes, timed out, too big, exit status)."""
     with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
         shutil.copy(HERE / "harness.py", workdir)
-        shutil.copy(CHECKING, workdir)
+        shutil.copy(CALLING, workdir)
         read_fd, write_fd = os.pipe()
         command, env = _command(workdir, write_fd)
         proc = subprocess.Popen(

@@ -16,7 +16,8 @@ import nbformat
 import numpy as np
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
-from selfattn.checking import DEPENDS, REGISTRY, first_error
+from selfattn.checking import REGISTRY, first_error, safe_verify
+from selfattn.exercise_checks import EXERCISES
 
 from . import atomic, blame, sandbox, warm
 from .hidden_inputs import opaque
@@ -25,10 +26,13 @@ from .paths import STAGED as STAGED  # where staged copies live (some tests find
 from .spec import load_spec, release_path
 from .staging import stage, staged_notebook
 
+#: the course modules the checks import (a test keeps this list complete)
+CHECK_MODULES = ("calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "lecture", "numerics",
+                 "text")
 #: the code that decides a verdict: when any of it changes, every verdict is stale
-_CHECK_CODE = (ROOT / "selfattn" / "checking.py", ROOT / "selfattn" / "exercise_checks.py",
-               AUTOGRADER / "hidden_checks.py", AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py",
-               AUTOGRADER / "verdicts.py", AUTOGRADER / "blame.py")
+_CHECK_CODE = (*(ROOT / "selfattn" / f"{m}.py" for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
+               AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py", AUTOGRADER / "verdicts.py",
+               AUTOGRADER / "blame.py")
 
 
 def _secret() -> bytes:
@@ -99,7 +103,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
             continue
         ids = [cid for t in tests for f, cid in t.checks if f == function]
         hidden = set().union(*(t.hidden for t in tests))
-        code = [(dep, answers[dep]) for dep in DEPENDS.get(function, ()) if dep in answers]
+        code = [(dep, answers[dep]) for dep in EXERCISES[function].dependency_names if dep in answers]
         code.append((function, answers[function]))
         # inputs follow the code graded: a changed answer meets new hidden inputs at its re-grade
         content = hashlib.sha256(json.dumps(code).encode()).hexdigest()
@@ -133,7 +137,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                     results[cid] = run.failure
                 else:
                     outs = run.outcomes[pos : pos + n]  # hidden runs bring back exception types only
-                    results[cid] = first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs)
+                    results[cid] = first_error(check_, cases[cid], outs) or safe_verify(check_, cases[cid], outs)
                 pos += n
         if any(msg is not None for msg in results.values()) and answers[function] != stubs.get(function):
             def decide(code, function=function, ids=ids, hidden=hidden, cases=cases):
@@ -151,7 +155,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                         outs = rerun.outcomes[pos : pos + n] if rerun.outcomes is not None else None
                         check_ = REGISTRY[cid]
                         out[cid] = rerun.failure if outs is None else (
-                            first_error(check_, cases[cid], outs) or _safe_verify(check_, cases[cid], outs))
+                            first_error(check_, cases[cid], outs) or safe_verify(check_, cases[cid], outs))
                         pos += n
                 return out
 
@@ -186,13 +190,6 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
 def _write(path: Path, verdict_: dict) -> None:
     """Write a verdict atomically: a killed run leaves the old verdict or the new one, never half."""
     atomic.write_text(path, json.dumps(verdict_, indent=1, ensure_ascii=False))
-
-
-def _safe_verify(check_, cases, outcomes) -> str | None:
-    try:
-        return check_.verify(cases, outcomes)
-    except Exception as exc:
-        return f"the returned values could not be checked ({type(exc).__name__})"
 
 
 def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT) -> dict:

@@ -98,7 +98,7 @@ class Session:
 
     def _start(self) -> None:
         self.workdir = tempfile.mkdtemp(prefix="sandbox-warm-")
-        for source in (sandbox.HERE / "harness.py", sandbox.CHECKING, sandbox.HERE / "zygote.py"):
+        for source in (sandbox.HERE / "harness.py", sandbox.CALLING, sandbox.HERE / "zygote.py"):
             shutil.copy(source, self.workdir)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         command, env = sandbox._command(self.workdir, theirs.fileno(), script="zygote.py")

@@ -73,7 +73,7 @@ def _child(stdin_fd: int, result_fd: int, limits: dict) -> None:
 def main() -> int:
     sys.path.append(os.environ["SELFATTN_SITE"])  # NumPy's folder only: python runs with -I -S
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import checking  # noqa: F401
+    import calling  # noqa: F401
     import harness  # noqa: F401
     import numpy  # noqa: F401 - the point: imported once, inherited by every child
 

@@ -16,15 +16,28 @@ that never runs student code, so the student sees the same verdict and message e
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .calling import (
+    ALLOWED_MODULES,
+    BadReturn,
+    Case,
+    Outcome,
+    allowed_imports_only,
+    call_cases,
+    exec_cells,
+    fresh_namespace,
+    to_arrays,
+)
+
+if TYPE_CHECKING:
+    from .exercise import Exercise
+
 __all__ = [
-    "REFERENCE_FUNCTIONS",
     "REGISTRY",
     "BadReturn",
     "Case",
@@ -45,41 +58,6 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Case:
-    """Positional and keyword arguments of one call; values are arrays, numbers, lists or None.
-
-    ``meta`` is for the verifier only (never passed to the function).
-    """
-
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        def show(v: Any) -> str:
-            if isinstance(v, np.ndarray):
-                return f"array of shape {v.shape}" + ("" if v.dtype == np.float64 else f" ({v.dtype})")
-            return repr(v)
-
-        parts = [show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()]
-        return "(" + ", ".join(parts) + ")"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one call produced: ``values`` (a tuple of float arrays) or an ``error`` string."""
-
-    values: tuple[np.ndarray, ...] | None = None
-    error: str | None = None
-
-    @property
-    def value(self) -> np.ndarray:
-        """The single returned array (a tuple result has several)."""
-        assert self.values is not None
-        return self.values[0]
-
-
-@dataclass(frozen=True)
 class Check:
     """One named check of one graded function."""
 
@@ -88,15 +66,12 @@ class Check:
     description: str
     cases: Callable[[np.random.Generator], list[Case]]
     verify: Callable[[list[Case], list[Outcome]], str | None]
+    exercise: Exercise  # the record this check belongs to (see selfattn.exercise)
+    hidden: bool = False  # run only when grading
 
 
+#: Every check by id (public ones registered by selfattn.exercise_checks, hidden ones by the grader).
 REGISTRY: dict[str, Check] = {}
-
-#: Ids of the checks a student sees (the notebook's public checks), in registration order.
-PUBLIC: list[str] = []
-
-#: Graded functions whose solution may call other graded functions of the same notebook.
-DEPENDS: dict[str, tuple[str, ...]] = {}
 
 
 def register(check_: Check) -> Check:
@@ -104,100 +79,6 @@ def register(check_: Check) -> Check:
         raise ValueError(f"duplicate check id {check_.id!r}")
     REGISTRY[check_.id] = check_
     return check_
-
-
-class BadReturn(TypeError):
-    """The returned value is not numbers: its message says what came back instead."""
-
-
-def _describe_bad(part: Any) -> str | None:
-    """Why ``part`` cannot be a numeric result, or ``None`` when it can."""
-    if part is None:
-        return "None (is a `return` statement missing?)"
-    if isinstance(part, (bool, np.bool_)):
-        return "True/False"
-    if isinstance(part, (str, bytes)):
-        return "a string"
-    if isinstance(part, dict):
-        return "a dict"
-    if isinstance(part, (list, tuple)) and any(isinstance(p, (list, tuple, np.ndarray)) for p in part):
-        try:
-            np.asarray(part, dtype=float)
-        except (ValueError, TypeError):
-            return ("a list of arrays of different shapes: return several results as a tuple "
-                    "(`return a, b, c`), not a list")
-    try:
-        arr = np.asarray(part)
-    except ValueError:
-        return "a ragged sequence"
-    if arr.dtype == np.bool_:
-        return "a boolean array (True/False)"
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        return "complex numbers"
-    if arr.dtype == object:
-        return "an array of Python objects (dtype object)"
-    if not np.issubdtype(arr.dtype, np.number):
-        return f"a {type(part).__name__}"
-    return None
-
-
-def to_arrays(result: Any) -> tuple[np.ndarray, ...]:
-    """A returned value as a tuple of float64 arrays (a tuple result gives several).
-
-    Raises :class:`BadReturn` for anything that is not real numbers, so an object that merely
-    claims to be equal to the answer never reaches a comparison.
-    """
-    parts = result if isinstance(result, tuple) else (result,)
-    out = []
-    for part in parts:
-        if (why := _describe_bad(part)) is not None:
-            raise BadReturn(f"returned {why}" if ":" in why else f"returned {why}, expected real numbers")
-        out.append(np.array(np.asarray(part), dtype=np.float64, copy=True))
-    return tuple(out)
-
-
-def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
-    """Call ``fn`` on every case, turning results into arrays and exceptions into messages."""
-    outcomes = []
-    for case in cases:
-        try:
-            args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
-            result = fn(*args, **case.kwargs)
-        except (Exception, SystemExit) as exc:
-            outcomes.append(Outcome(error=f"{type(exc).__name__}: {exc}"[:500]))
-            continue
-        try:
-            outcomes.append(Outcome(values=to_arrays(result)))
-        except BadReturn as exc:
-            outcomes.append(Outcome(error=f"BadReturn: {exc}"))
-        except Exception as exc:  # an object whose conversion itself misbehaves
-            outcomes.append(Outcome(error=f"BadReturn: returned a {type(result).__name__} that is not numbers"
-                                          f" ({type(exc).__name__})"))
-    return outcomes
-
-
-def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> list[str]:
-    """Run answer cells (label, source) one after another in ``namespace``, as grading does.
-
-    A cell that raises does not stop the next one; the returned list says which cell raised what.
-    """
-    import traceback
-
-    errors: list[str] = []
-    for label, source in cells:
-        try:
-            exec(compile(source, f"<{label}>", "exec"), namespace)
-        except BaseException as exc:
-            tb = traceback.extract_tb(exc.__traceback__)
-            line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)
-            where = f" (line {line})" if line else ""
-            errors.append(f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500])
-    return errors
-
-
-def fresh_namespace() -> dict[str, Any]:
-    """What an answer cell starts from when graded: NumPy as ``np`` and nothing else."""
-    return {"__name__": "__student__", "np": np, "numpy": np}
 
 
 class CheckFailed(AssertionError):
@@ -240,11 +121,6 @@ def safe_verify(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome
         return f"the returned values could not be checked ({type(exc).__name__})"
 
 
-# --------------------------------------------------------------------- the notebook side
-#: Modules an answer may import when graded: the standard library and NumPy.
-ALLOWED_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"numpy"}
-
-
 def _cell_of(fn: Any) -> str | None:
     """The source of the notebook cell that defined ``fn``, or ``None`` outside a notebook."""
     import linecache
@@ -262,27 +138,6 @@ def _cell_of(fn: Any) -> str | None:
 
 
 @contextlib.contextmanager
-def allowed_imports_only() -> Iterator[None]:
-    """Answer code (code whose globals are named ``__student__``) may import only the standard
-    library and NumPy, as when graded; every other import raises ``ModuleNotFoundError``."""
-    import builtins
-
-    real_import = builtins.__import__
-
-    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
-        if (level == 0 and isinstance(globals, dict) and globals.get("__name__") == "__student__"
-                and name.partition(".")[0] not in ALLOWED_MODULES):
-            raise ModuleNotFoundError(f"No module named '{name.partition('.')[0]}'")
-        return real_import(name, globals, locals, fromlist, level)
-
-    builtins.__import__ = guarded
-    try:
-        yield
-    finally:
-        builtins.__import__ = real_import
-
-
-@contextlib.contextmanager
 def _as_graded() -> Iterator[None]:
     """Student code runs as in grading: output discarded, warnings silent, and no imports but
     the standard library and NumPy (the course package is not there when grading)."""
@@ -296,24 +151,19 @@ def _as_graded() -> Iterator[None]:
         yield
 
 
-#: The course's own implementation of each graded function that others may call (filled by
-#: :mod:`selfattn.exercise_checks`): a function failing only because of a dependency is checked
-#: again with these, as grading does with the instructor's answer (see autograder/blame.py).
-REFERENCE_FUNCTIONS: dict[str, Callable[..., Any]] = {}
-
-
-def _graded_copy(fn: Any, function: str, replaced: dict[str, Any] | None = None) -> tuple[Any, list[str]]:
+def _graded_copy(fn: Any, exercise: Exercise, replaced: dict[str, Any] | None = None) -> tuple[Any, list[str]]:
     """Re-run the cells of ``fn`` (and of the graded functions it may call) in a fresh namespace.
 
     ``replaced`` maps dependencies to implementations used instead of their cells. Returns the
     function as grading will see it (or ``None``) and the errors of the cells.
     """
     replaced = replaced or {}
+    function = exercise.function
     own = _cell_of(fn)
     cells = []
     kernel = getattr(fn, "__globals__", {})
     namespace = fresh_namespace()
-    for dep in DEPENDS.get(function, ()):
+    for dep in exercise.dependency_names:
         if dep in replaced:
             namespace[dep] = replaced[dep]
             continue
@@ -342,7 +192,7 @@ def _advice(message: str, fn: Any, function: str) -> str:
 
 
 def _run_graded(check_: Check, fn: Any, seed: int, replaced: dict[str, Any] | None = None) -> str | None:
-    graded, errors = _graded_copy(fn, check_.function, replaced)
+    graded, errors = _graded_copy(fn, check_.exercise, replaced)
     if graded is None:
         message = f"no function named {check_.function} was defined"
         return message + (" (" + "; ".join(errors) + ")" if errors else "")
@@ -352,16 +202,16 @@ def _run_graded(check_: Check, fn: Any, seed: int, replaced: dict[str, Any] | No
     return first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes)
 
 
-def _failing_dependencies(fn: Any, function: str, seed: int) -> list[str]:
-    """The graded functions ``function`` may call, defined in cells, that fail their public checks."""
+def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exercise]:
+    """The graded functions ``exercise`` may call, defined in cells, that fail their public checks
+    (the notebook knows no hidden check, so it blames on public checks only; grading uses all)."""
     kernel = getattr(fn, "__globals__", {})
     failing = []
-    for dep in DEPENDS.get(function, ()):
-        dep_fn = kernel.get(dep)
-        if dep not in REFERENCE_FUNCTIONS or _cell_of(dep_fn) is None or _cell_of(dep_fn) == _cell_of(fn):
+    for dep in exercise.depends:
+        dep_fn = kernel.get(dep.function)
+        if dep.reference is None or _cell_of(dep_fn) is None or _cell_of(dep_fn) == _cell_of(fn):
             continue
-        public = [REGISTRY[cid] for cid in PUBLIC if REGISTRY[cid].function == dep]
-        if any(_run_graded(c, dep_fn, seed) is not None for c in public):
+        if any(_run_graded(c, dep_fn, seed) is not None for c in dep.public_checks):
             failing.append(dep)
     return failing
 
@@ -378,9 +228,9 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[str | N
     if _cell_of(fn) is None:
         return run_check(check_, fn, seed), ""
     message = _run_graded(check_, fn, seed)
-    if message is not None and (deps := _failing_dependencies(fn, check_.function, seed)):
-        if _run_graded(check_, fn, seed, {d: REFERENCE_FUNCTIONS[d] for d in deps}) is None:
-            names = ", ".join(deps)
+    if message is not None and (deps := _failing_dependencies(fn, check_.exercise, seed)):
+        if _run_graded(check_, fn, seed, {d.function: d.reference for d in deps}) is None:
+            names = ", ".join(d.function for d in deps)
             return None, f"{check_.function} is right, but it calls your {names}, which fails: fix {names}"
     if message is not None and (advice := _advice(message, fn, check_.function)):
         message = f"{advice}. {message}"

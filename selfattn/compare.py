@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 
 from . import cost, experiments, lecture, numerics, text
-from . import exercise_checks as _exercise_checks  # also registers the public checks the diagnosis runs
-from .checking import PUBLIC, REGISTRY, Case, call_cases, close, judge
+from .calling import Case, call_cases
+from .checking import close, judge
+from .exercise import count_message
+from .exercise_checks import EXERCISES
 
 __all__ = ["EXAMPLES", "Comparison", "Example", "compare"]
 
@@ -83,7 +85,7 @@ def _lookup_view(result: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray
     """What matrices (W_Q, W_K, W_V) do on the example's sequence: the attention weights
     (T, T), one row per query, and the outputs (T, d_v). Raises on the wrong number or shapes."""
     if len(result) != 3:
-        raise ValueError(_exercise_checks.count_message("lookup_table_weights", result, 3))
+        raise ValueError(count_message(EXERCISES["lookup_table_weights"], result, 3))
     m, d_v = _LOOKUP_VALUES.shape
     W_Q, W_K, W_V = result
     for name, W in zip(("W_Q", "W_K", "W_V"), result, strict=True):
@@ -171,10 +173,7 @@ def _one_line(message: str, limit: int = 200) -> str:
 
 def _diagnosis(function: str, fn: Callable[..., Any]) -> str:
     """The first failing public check's message (it names the likely mistake), or ''."""
-    for cid in PUBLIC:
-        check_ = REGISTRY[cid]
-        if check_.function != function:
-            continue
+    for check_ in EXERCISES[function].public_checks:
         try:
             message = judge(check_, fn)[0]
         except Exception:  # a diagnosis is a bonus; the picture stands without it

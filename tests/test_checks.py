@@ -1,65 +1,82 @@
-"""The checks themselves: references pass every check; each known mistake is named."""
+"""The checks themselves: the instructor's answers pass every check; each named mistake is named."""
 
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 import selfattn as sa
-from selfattn.checking import REGISTRY, CheckFailed, Outcome, call_cases, check, run_check, to_arrays
-from selfattn.exercise_checks import MISTAKES
+from selfattn.calling import fresh_namespace
+from selfattn.checking import REGISTRY, CheckFailed, call_cases, check, run_check, to_arrays
+from selfattn.exercise_checks import EXERCISES
 
-REFERENCE_FUNCTIONS = {
-    "embed": sa.embed,
-    "project": lambda X, a, b, c: (X @ a, X @ b, X @ c),
-    "shape_answers": lambda: np.array([(10, 64), (10, 64), (10, 64), (10, 10), (10, 64)]),
-    "softmax": sa.softmax,
-    "scaled_scores": sa.scaled_scores,
-    "attention": sa.attention,
-    "score_stds": lambda q, k: (np.sum(q * k, 1).std(), (np.sum(q * k, 1) / np.sqrt(q.shape[1])).std()),
-    "softmax_jacobian": sa.softmax_jacobian,
-    "permutation_matrix": lambda p: np.eye(len(p))[p],
-    "causal_mask": sa.causal_mask,
-    "padding_mask": sa.padding_mask,
-    "attention_flops": sa.attention_flops,
-    "crossover_length": sa.crossover_length,
-    "lookup_table_weights": lambda t, v, b: (b * np.eye(len(t))[t], np.eye(len(t)), np.asarray(v, dtype=float)),
-}
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions" / "attention"
+
+
+def _solution_cells() -> dict[str, str]:
+    """grade id -> the instructor's answer cell (markers removed), for every graded function."""
+    cells = {}
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if cell.cell_type == "code" and cell.metadata["nbgrader"].get("solution") and gid in EXERCISES:
+                cells[gid] = "\n".join(ln for ln in cell.source.splitlines() if "### " not in ln)
+    return cells
+
+
+SOLUTION_CELLS = _solution_cells()
+
+
+def solution(function: str):
+    """The instructor's function, defined as grading defines it (its dependencies' cells first)."""
+    namespace = fresh_namespace()
+    for name in (*EXERCISES[function].dependency_names, function):
+        exec(compile(SOLUTION_CELLS[name], f"<{name}>", "exec"), namespace)
+    return namespace[function]
+
+
+def test_every_exercise_has_a_solution_cell_and_public_checks():
+    assert set(SOLUTION_CELLS) == set(EXERCISES)
+    for exercise in EXERCISES.values():
+        assert exercise.public_checks and all(REGISTRY[c.id] is c for c in exercise.checks), exercise.function
+        assert all(c.function == exercise.function for c in exercise.checks)
 
 
 @pytest.mark.parametrize("check_id", sorted(REGISTRY))
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_reference_passes(check_id, seed):
+def test_the_instructors_answer_passes(check_id, seed):
     c = REGISTRY[check_id]
-    assert run_check(c, REFERENCE_FUNCTIONS[c.function], seed) is None
+    assert run_check(c, solution(c.function), seed) is None
+
+
+@pytest.mark.parametrize("check_id", sorted(cid for cid, c in REGISTRY.items() if c.exercise.reference is not None))
+def test_the_packages_reference_passes(check_id):
+    c = REGISTRY[check_id]
+    assert run_check(c, c.exercise.reference, 0) is None
 
 
 def _mistakes():
-    for fn, items in MISTAKES.items():
-        for i, (variant, message) in enumerate(items):
-            yield pytest.param(fn, variant, message, id=f"{fn}-{i}")
+    for exercise in EXERCISES.values():
+        for i, mistake in enumerate(exercise.mistakes):
+            yield pytest.param(exercise, mistake, id=f"{exercise.function}-{i}")
 
 
-@pytest.mark.parametrize(("function", "variant", "message"), list(_mistakes()))
-def test_each_known_mistake_fails_some_check_with_its_message(function, variant, message):
-    """Feed the verifier the outputs the mistake would produce; some check must name it."""
-    messages = []
-    for c in REGISTRY.values():
-        if c.function != function:
-            continue
-        cases = c.cases(np.random.default_rng(0))
-        outcomes = []
-        for case in cases:
-            try:
-                outcomes.append(Outcome(values=variant(case)))
-            except Exception as exc:
-                outcomes.append(Outcome(error=f"{type(exc).__name__}: {exc}"))
-        msg = c.verify(cases, outcomes) if all(o.error is None for o in outcomes) else "raised"
-        messages.append(msg)
-    assert any(m and message in m for m in messages), messages
+@pytest.mark.parametrize(("exercise", "mistake"), list(_mistakes()))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_each_named_mistake_is_named_when_it_is_made(exercise, mistake, seed):
+    """Call the mistake itself as the student's function: a public check names it, and no check
+    (public or hidden) lets it pass."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        messages = {c.id: run_check(c, mistake.wrong, seed) for c in exercise.checks}
+    public = [m for c in exercise.public_checks if (m := messages[c.id])]
+    assert any(mistake.message in m for m in public), messages
+    assert any(m is not None for m in messages.values())
 
 
 def test_check_prints_a_tick_or_raises_with_the_mistake(capsys):

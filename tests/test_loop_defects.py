@@ -155,3 +155,15 @@ def test_verdict_keys_do_not_depend_on_the_process():
     keys = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED=str(seed)),
                            capture_output=True, text=True, check=True).stdout for seed in (1, 2, 3)}
     assert len(keys) == 1, keys
+
+
+def test_verdict_keys_cover_every_course_module_the_checks_import():
+    """A verdict goes stale when code that decides it changes: every selfattn module the grader's
+    checks load must be part of the key (a module missing here would keep stale verdicts)."""
+    code = ("import sys, autograder.verdicts\n"
+            "print(' '.join(sorted(m.split('.', 1)[1] for m in sys.modules if m.startswith('selfattn.'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.split()
+    from autograder.verdicts import CHECK_MODULES
+
+    assert loaded and set(loaded) <= set(CHECK_MODULES), set(loaded) - set(CHECK_MODULES)

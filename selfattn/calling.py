@@ -1,0 +1,184 @@
+"""Calling student code and turning what it returns into plain arrays.
+
+This is the one piece of course code that also runs inside the grading sandbox (next to
+``autograder/harness.py``), so it depends on nothing but the standard library and NumPy: the
+sandbox holds neither the course package nor the checks. The notebook's ``check()``
+(:mod:`selfattn.checking`) calls answers through the same functions, so a ✓ and a grade see the
+same values.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ALLOWED_MODULES",
+    "BadReturn",
+    "Case",
+    "Outcome",
+    "allowed_imports_only",
+    "call_cases",
+    "exec_cells",
+    "fresh_namespace",
+    "to_arrays",
+]
+
+
+@dataclass(frozen=True)
+class Case:
+    """Positional and keyword arguments of one call; values are arrays, numbers, lists or None.
+
+    ``meta`` is for the verifier only (never passed to the function).
+    """
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        def show(v: Any) -> str:
+            if isinstance(v, np.ndarray):
+                return f"array of shape {v.shape}" + ("" if v.dtype == np.float64 else f" ({v.dtype})")
+            return repr(v)
+
+        parts = [show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()]
+        return "(" + ", ".join(parts) + ")"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call produced: ``values`` (a tuple of float arrays) or an ``error`` string."""
+
+    values: tuple[np.ndarray, ...] | None = None
+    error: str | None = None
+
+    @property
+    def value(self) -> np.ndarray:
+        """The single returned array (a tuple result has several)."""
+        assert self.values is not None
+        return self.values[0]
+
+
+class BadReturn(TypeError):
+    """The returned value is not numbers: its message says what came back instead."""
+
+
+def _describe_bad(part: Any) -> str | None:
+    """Why ``part`` cannot be a numeric result, or ``None`` when it can."""
+    if part is None:
+        return "None (is a `return` statement missing?)"
+    if isinstance(part, (bool, np.bool_)):
+        return "True/False"
+    if isinstance(part, (str, bytes)):
+        return "a string"
+    if isinstance(part, dict):
+        return "a dict"
+    if isinstance(part, (list, tuple)) and any(isinstance(p, (list, tuple, np.ndarray)) for p in part):
+        try:
+            np.asarray(part, dtype=float)
+        except (ValueError, TypeError):
+            return ("a list of arrays of different shapes: return several results as a tuple "
+                    "(`return a, b, c`), not a list")
+    try:
+        arr = np.asarray(part)
+    except ValueError:
+        return "a ragged sequence"
+    if arr.dtype == np.bool_:
+        return "a boolean array (True/False)"
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        return "complex numbers"
+    if arr.dtype == object:
+        return "an array of Python objects (dtype object)"
+    if not np.issubdtype(arr.dtype, np.number):
+        return f"a {type(part).__name__}"
+    return None
+
+
+def to_arrays(result: Any) -> tuple[np.ndarray, ...]:
+    """A returned value as a tuple of float64 arrays (a tuple result gives several).
+
+    Raises :class:`BadReturn` for anything that is not real numbers, so an object that merely
+    claims to be equal to the answer never reaches a comparison.
+    """
+    parts = result if isinstance(result, tuple) else (result,)
+    out = []
+    for part in parts:
+        if (why := _describe_bad(part)) is not None:
+            raise BadReturn(f"returned {why}" if ":" in why else f"returned {why}, expected real numbers")
+        out.append(np.array(np.asarray(part), dtype=np.float64, copy=True))
+    return tuple(out)
+
+
+def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
+    """Call ``fn`` on every case, turning results into arrays and exceptions into messages."""
+    outcomes = []
+    for case in cases:
+        try:
+            args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
+            result = fn(*args, **case.kwargs)
+        except (Exception, SystemExit) as exc:
+            outcomes.append(Outcome(error=f"{type(exc).__name__}: {exc}"[:500]))
+            continue
+        try:
+            outcomes.append(Outcome(values=to_arrays(result)))
+        except BadReturn as exc:
+            outcomes.append(Outcome(error=f"BadReturn: {exc}"))
+        except Exception as exc:  # an object whose conversion itself misbehaves
+            outcomes.append(Outcome(error=f"BadReturn: returned a {type(result).__name__} that is not numbers"
+                                          f" ({type(exc).__name__})"))
+    return outcomes
+
+
+def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> list[str]:
+    """Run answer cells (label, source) one after another in ``namespace``, as grading does.
+
+    A cell that raises does not stop the next one; the returned list says which cell raised what.
+    """
+    import traceback
+
+    errors: list[str] = []
+    for label, source in cells:
+        try:
+            exec(compile(source, f"<{label}>", "exec"), namespace)
+        except BaseException as exc:
+            tb = traceback.extract_tb(exc.__traceback__)
+            line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)
+            where = f" (line {line})" if line else ""
+            errors.append(f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500])
+    return errors
+
+
+def fresh_namespace() -> dict[str, Any]:
+    """What an answer cell starts from when graded: NumPy as ``np`` and nothing else."""
+    return {"__name__": "__student__", "np": np, "numpy": np}
+
+
+#: Modules an answer may import when graded: the standard library and NumPy.
+ALLOWED_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"numpy"}
+
+
+@contextlib.contextmanager
+def allowed_imports_only() -> Iterator[None]:
+    """Answer code (code whose globals are named ``__student__``) may import only the standard
+    library and NumPy, as when graded; every other import raises ``ModuleNotFoundError``."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        if (level == 0 and isinstance(globals, dict) and globals.get("__name__") == "__student__"
+                and name.partition(".")[0] not in ALLOWED_MODULES):
+            raise ModuleNotFoundError(f"No module named '{name.partition('.')[0]}'")
+        return real_import(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = guarded
+    try:
+        yield
+    finally:
+        builtins.__import__ = real_import

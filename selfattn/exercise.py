@@ -1,0 +1,186 @@
+"""One record per graded exercise: what is right, the classic mistakes, and the checks.
+
+An :class:`Exercise` holds every fact about one graded function that the notebook's ``check()``,
+the grader and the tests read: the course's reference implementation, the mistakes it names (each
+a wrong implementation with the same signature, so a test can run it), the functions it may call,
+the names of its results, and its checks. The public checks are declared with the record
+(:mod:`selfattn.exercise_checks`); the hidden ones attach to the same object from the autograder
+(``SOFTMAX.hidden(...)``), so both decide with the same verifier.
+
+A verifier compares the results of the student's function with the reference's and, when they
+differ, with those of each mistake, so the message can name the mistake ("softmax taken over the
+queries", "missing 1/sqrt(d_k)", ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .calling import Case, Outcome, to_arrays
+from .checking import REGISTRY, Check, close, register, tolerance
+
+__all__ = ["Exercise", "Mistake", "count_message", "largest_error", "rand", "shape_message"]
+
+#: Makes the inputs of one check from a random generator: ``cases(rng) -> list[Case]``.
+Cases = Callable[[np.random.Generator], list[Case]]
+#: A diagnosis tried after the named mistakes: ``extra(case, results) -> message or None``.
+Extra = Callable[[Case, tuple[np.ndarray, ...]], "str | None"]
+
+
+def rand(rng: np.random.Generator, *shape: int, scale: float = 1.0, dtype=np.float64) -> np.ndarray:
+    """Standard normal entries times ``scale``, of the given shape and dtype."""
+    return (scale * rng.standard_normal(shape)).astype(dtype)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A classic wrong answer: ``wrong`` has the exercise's signature, ``message`` names the mistake."""
+
+    wrong: Callable[..., Any]
+    message: str
+
+    def results(self, case: Case) -> tuple[np.ndarray, ...]:
+        with np.errstate(all="ignore"):
+            return to_arrays(self.wrong(*case.args, **case.kwargs))
+
+
+@dataclass(eq=False)
+class Exercise:
+    """Everything about one graded function.
+
+    Parameters
+    ----------
+    function
+        The name the student's function must have (also its answer cell's grade id).
+    reference
+        The course's implementation, with the student's signature; ``None`` when the package must
+        not hold the answer (then ``verifier`` decides alone).
+    mistakes
+        The mistakes the messages name, tried in order.
+    depends
+        The graded exercises whose functions this one may call (same notebook).
+    returns
+        Names of the results, for a function returning several (a tuple).
+    exact
+        Compare exactly (integers, masks, shapes) instead of within float tolerance.
+    extra
+        A diagnosis tried when no named mistake matches.
+    verifier
+        Replaces the comparison with the reference: ``verifier(exercise, cases, outcomes)``.
+    """
+
+    function: str
+    reference: Callable[..., Any] | None
+    mistakes: Sequence[Mistake] = ()
+    depends: Sequence[Exercise] = ()
+    returns: tuple[str, ...] = ()
+    exact: bool = False
+    extra: Extra | None = None
+    verifier: Callable[[Exercise, list[Case], list[Outcome]], str | None] | None = None
+    checks: list[Check] = field(default_factory=list)
+
+    # ----------------------------------------------------------------- the checks of this exercise
+    def check(self, suffix: str, description: str, cases: Cases) -> Check:
+        """Declare a public check ``<function>/<suffix>`` (a student sees it in the notebook)."""
+        return self._add(f"{self.function}/{suffix}", description, cases, hidden=False)
+
+    def hidden(self, suffix: str, description: str, cases: Cases) -> Check:
+        """Attach a hidden check ``<function>/hidden/<suffix>`` (run only when grading)."""
+        return self._add(f"{self.function}/hidden/{suffix}", description, cases, hidden=True)
+
+    def _add(self, check_id: str, description: str, cases: Cases, *, hidden: bool) -> Check:
+        if check_id in REGISTRY and REGISTRY[check_id].exercise is self:
+            return REGISTRY[check_id]  # the same module imported again: nothing new
+        check_ = register(Check(check_id, self.function, description, cases, self.verify, self, hidden))
+        self.checks.append(check_)
+        return check_
+
+    @property
+    def public_checks(self) -> list[Check]:
+        return [c for c in self.checks if not c.hidden]
+
+    @property
+    def dependency_names(self) -> tuple[str, ...]:
+        return tuple(d.function for d in self.depends)
+
+    # ----------------------------------------------------------------- deciding
+    def expected(self, case: Case) -> tuple[np.ndarray, ...]:
+        """The reference's results on ``case``."""
+        assert self.reference is not None, f"{self.function} has no reference"
+        return to_arrays(self.reference(*case.args, **case.kwargs))
+
+    def verify(self, cases: list[Case], outcomes: list[Outcome]) -> str | None:
+        """``None`` when every outcome is right, else one message naming the likely mistake."""
+        if self.verifier is not None:
+            return self.verifier(self, cases, outcomes)
+        rtol, atol = (0.0, 0.0) if self.exact else tolerance(cases)
+        for case, out in zip(cases, outcomes, strict=True):
+            want = self.expected(case)
+            got = out.values
+            assert got is not None, "verify sees only calls that returned numbers"
+            if len(got) != len(want):
+                return f"{count_message(self, got, len(want))} (on input {case.describe()})"
+            if all(close(g, w, rtol, atol) for g, w in zip(got, want, strict=True)):
+                continue
+            return self._diagnose(case, got, want, rtol, atol)
+        return None
+
+    def _diagnose(self, case: Case, got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...],
+                  rtol: float, atol: float) -> str:
+        for mistake in self.mistakes:
+            try:
+                wrong = mistake.results(case)
+            except Exception:  # a mistake may not apply to this input
+                continue
+            if len(wrong) == len(want) and all(
+                    w.shape == r.shape and close(w, r, rtol, atol) for w, r in zip(wrong, want, strict=True)):
+                continue  # this mistake makes no difference on this input
+            if len(wrong) == len(got) and all(
+                    g.shape == w.shape and close(g, w, max(rtol, 1e-6), max(atol, 1e-8))
+                    for g, w in zip(got, wrong, strict=True)):
+                return f"{mistake.message} (on input {case.describe()})"
+        if self.extra is not None and (msg := self.extra(case, got)):
+            return msg
+        for g, w in zip(got, want, strict=True):
+            if g.shape != w.shape:
+                return f"{shape_message(g, w)} (on input {case.describe()})"
+        for g, w in zip(got, want, strict=True):
+            if np.isnan(g).any() and not np.isnan(w).any():
+                return f"NaN in {int(np.isnan(g).sum())} of {g.size} entries (on input {case.describe()})"
+        err = max(largest_error(g, w) for g, w in zip(got, want, strict=True))
+        return f"wrong values on input {case.describe()} (largest error {err:.3g})"
+
+
+def count_message(exercise: Exercise, got: Sequence[np.ndarray], n_want: int) -> str:
+    """One line for a result with the wrong number of parts (a list or an array instead of a
+    tuple, a tuple of tuples, several values instead of one)."""
+    names = "(" + ", ".join(exercise.returns) + ")"
+    if n_want == 1:
+        return f"returned a tuple of {len(got)} values where one array is expected: return a single array"
+    if len(got) == 1:
+        g = got[0]
+        what = "a single number" if g.ndim == 0 else f"one array of shape {g.shape}"
+        return (f"returned {what} where {n_want} separate results are expected: return the tuple {names} "
+                f"(`return a, b, ...`), not a list or an array")
+    return f"returned {len(got)} values where {n_want} are expected: return the flat tuple {names}"
+
+
+def shape_message(got: np.ndarray, want: np.ndarray) -> str:
+    if got.ndim == 0:
+        return f"returned a single number where an array of shape {want.shape} is expected"
+    if want.ndim == 0:
+        return f"returned an array of shape {got.shape} where a single number is expected"
+    return f"expected shape {want.shape}, got {got.shape}"
+
+
+def largest_error(got: np.ndarray, want: np.ndarray) -> float:
+    """Largest absolute difference where the reference is finite (inf where the result is not)."""
+    keep = np.isfinite(want)
+    if not keep.any():
+        return float("inf") if not np.array_equal(got, want) else 0.0
+    diff = np.abs(got[keep] - want[keep])
+    return float("inf") if not np.isfinite(diff).all() else float(diff.max())
