@@ -16,6 +16,7 @@ that never runs student code, so the student sees the same verdict and message e
 from __future__ import annotations
 
 import contextlib
+import io
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,7 @@ __all__ = [
     "Check",
     "CheckFailed",
     "Outcome",
+    "TimeLimit",
     "allowed_imports_only",
     "call_cases",
     "check",
@@ -53,6 +55,7 @@ __all__ = [
     "register",
     "run_as_graded",
     "summary",
+    "time_limit",
     "to_arrays",
 ]
 
@@ -99,6 +102,9 @@ def first_error(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome
         if outcome.error is not None:
             if outcome.error.startswith("NotImplementedError"):
                 return f"{check_.function} is not written yet: replace `raise NotImplementedError` with your code"
+            if outcome.error.startswith("TimeLimit: "):
+                return (f"{check_.function}{case.describe()} {outcome.error.removeprefix('TimeLimit: ')}; "
+                        f"when graded it is stopped and its checks score 0")
             if outcome.error.startswith("BadReturn"):
                 what = outcome.error.partition(": ")[2] or "returned something that is not numbers"
                 return f"{check_.function}{case.describe()} {what}"
@@ -137,18 +143,63 @@ def _cell_of(fn: Any) -> str | None:
     return "".join(lines) if lines else None
 
 
+class _Discard(io.TextIOBase):
+    """A text stream that keeps nothing (a flood of prints costs no memory)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
 @contextlib.contextmanager
 def _as_graded() -> Iterator[None]:
     """Student code runs as in grading: output discarded, warnings silent, and no imports but
     the standard library and NumPy (the course package is not there when grading)."""
-    import io
     import warnings
 
-    sink = io.StringIO()
+    sink = _Discard()
     with (allowed_imports_only(), warnings.catch_warnings(), contextlib.redirect_stdout(sink),
           contextlib.redirect_stderr(sink)):
         warnings.simplefilter("ignore")
         yield
+
+
+#: Seconds a notebook check waits for one call before calling it stuck (grading stops it by CPU time).
+NOTEBOOK_SECONDS = 10.0
+
+
+class TimeLimit(Exception):
+    """A call of a notebook check gave no result in time (see :func:`time_limit`)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`TimeLimit` in the code run inside after ``seconds``, and again every
+    ``seconds`` until it ends: a call that loops forever fails its check instead of hanging the
+    kernel, and so does the next stuck call of the same check.
+
+    Needs ``SIGALRM`` and the main thread (a notebook kernel runs cells there); elsewhere it
+    does nothing.
+    """
+    import signal
+    import threading
+
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeLimit(f"gave no result within {seconds:g} s (an infinite loop?)")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _graded_copy(fn: Any, exercise: Exercise, replaced: dict[str, Any] | None = None) -> tuple[Any, list[str]]:
@@ -197,7 +248,7 @@ def _run_graded(check_: Check, fn: Any, seed: int, replaced: dict[str, Any] | No
         message = f"no function named {check_.function} was defined"
         return message + (" (" + "; ".join(errors) + ")" if errors else "")
     cases = check_.cases(np.random.default_rng(seed))
-    with _as_graded():
+    with _as_graded(), time_limit(NOTEBOOK_SECONDS):
         outcomes = call_cases(graded, cases)
     return first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes)
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from . import cost, experiments, lecture, numerics, text
-from .calling import Case, call_cases
-from .checking import close, judge
+from . import checking, cost, experiments, lecture, numerics, text
+from .calling import Case, Outcome, call_cases
+from .checking import close, judge, time_limit
 from .exercise import count_message
 from .exercise_checks import EXERCISES
 
@@ -172,15 +172,32 @@ def _one_line(message: str, limit: int = 200) -> str:
 
 
 def _diagnosis(function: str, fn: Callable[..., Any]) -> str:
-    """The first failing public check's message (it names the likely mistake), or ''."""
+    """The first failing public check's message (it names the likely mistake), or the note
+    naming a function it calls that is to blame, or ''."""
     for check_ in EXERCISES[function].public_checks:
         try:
-            message = judge(check_, fn)[0]
+            message, blame = judge(check_, fn)
         except Exception:  # a diagnosis is a bonus; the picture stands without it
             return ""
         if message is not None:
             return message.splitlines()[0]
+        if blame:
+            return blame
     return ""
+
+
+def _call(fn: Callable[..., Any], cases: list[Case]) -> list[Outcome]:
+    """The student's calls, each given up after ``checking.NOTEBOOK_SECONDS`` (never a hung kernel)."""
+    with time_limit(checking.NOTEBOOK_SECONDS):
+        return call_cases(fn, cases)
+
+
+def _failure(error: str) -> str:
+    """What a failed call did, for a verdict: 'returned …', 'gave no result within …' or 'raised …'."""
+    for prefix in ("BadReturn: ", "TimeLimit: "):
+        if error.startswith(prefix):
+            return error.removeprefix(prefix)
+    return f"raised {error}"
 
 
 def _fmt(v: float) -> str:
@@ -273,14 +290,12 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
         verdict = f"· {function} is not a function yet (run its cell)"
         gots = [None] * len(cases)
     else:
-        outcomes = call_cases(fn, cases)
+        outcomes = _call(fn, cases)
         errors = [o.error for o in outcomes if o.error is not None]
         if errors and errors[0].startswith("NotImplementedError"):
             verdict = f"· {function}: not answered yet (replace `raise NotImplementedError` with your code)"
         elif errors:
-            err = errors[0].removeprefix("BadReturn: ")
-            verdict = f"✗ {function}{cases[0].describe()} " + (err if err.startswith("returned") else f"raised {err}")
-            verdict = _one_line(verdict)
+            verdict = _one_line(f"✗ {function}{cases[0].describe()} {_failure(errors[0])}")
         for o in outcomes:
             if o.values is None:
                 gots.append(None)
@@ -336,13 +351,12 @@ def _compare_viewed(function: str, fn: Any, example: Example) -> Comparison:
     if not callable(fn):
         verdict = f"· {function} is not a function yet (run its cell)"
     else:
-        (outcome,) = call_cases(fn, [case])
+        (outcome,) = _call(fn, [case])
         error = outcome.error or ""
         if error.startswith("NotImplementedError"):
             verdict = f"· {function}: not answered yet (replace `raise NotImplementedError` with your code)"
         elif error:
-            err = error.removeprefix("BadReturn: ")
-            verdict = f"✗ {function}{case.describe()} " + (err if err.startswith("returned") else f"raised {err}")
+            verdict = f"✗ {function}{case.describe()} {_failure(error)}"
         else:
             try:
                 assert outcome.values is not None and example.view is not None

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,3 +82,77 @@ def test_a_faulty_softmax_costs_softmax_its_points_only(graded, fault):
     assert any(n.startswith("`attention` is right, but it calls your `softmax`, which fails: fix `softmax`")
                for n in notes), notes
     assert not any("scaled_scores` is right" in n or "locked cell" in n for n in notes), notes
+
+
+# ------------------------------------------------------------------------- the notebook side
+def _notebook_side(softmax: str) -> dict[str, str]:
+    """Notebook 03 in a live kernel with the course's answers but ``softmax``: the text each cell
+    shows, by grade id (its error's message, what it printed or displayed), with a 1 s limit per
+    stuck call."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder = ROOT / "solutions" / "attention"
+    nb = nbformat.read(folder / "03-softmax-attention.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "softmax":
+            cell.source = softmax
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import signal\n"
+        "print('timer', signal.getitimer(signal.ITIMER_REAL), signal.getsignal(signal.SIGALRM) == signal.SIG_DFL)"))
+    client = NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(folder)}})
+    shown = {}
+    with client.setup_kernel():
+        for i, cell in enumerate(nb.cells):
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or "demos." in cell.source or "BEGIN HIDDEN TESTS" in cell.source:
+                continue
+            client.execute_cell(cell, i)
+            if i == 1:  # the imports: now make a stuck call give up after 1 s instead of 10
+                client.execute_cell(nbformat.v4.new_code_cell(
+                    "import selfattn.checking\nselfattn.checking.NOTEBOOK_SECONDS = 1.0"), i)
+            shown[meta.get("grade_id", "last")] = " ".join(
+                o.get("evalue", "") + o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+    return shown
+
+
+def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_passes_with_a_note():
+    shown = _notebook_side(FAULTS["loops-forever"][0])
+    assert "softmax(array of shape (3, 5)) gave no result within 1 s (an infinite loop?)" in shown["softmax-public"]
+    assert "✓ attention: softmax(Q Kᵀ/√d_k) V" in shown["attention-public"], shown["attention-public"]
+    assert "attention is right, but it calls your softmax, which fails: fix softmax" in shown["attention-public"]
+    assert "✓ scaled_scores" in shown["scaled_scores-public"]
+    assert "gave no result within 1 s" in shown["compare-attention"]
+    assert "✗  softmax (3 points): softmax(array of shape (3, 5)) gave no result within 1 s" in shown["summary"]
+    assert ("✓  attention (3 points): public checks pass; attention is right, but it calls your softmax"
+            in shown["summary"])
+    assert "timer (0.0, 0.0) True" in shown["last"]  # no alarm left behind
+
+
+def test_a_softmax_printing_forever_is_stopped_and_its_output_costs_no_memory():
+    """What the notebook's check does around each call (output thrown away, a time limit), here
+    in the test's own main thread: 0.5 s of printing 200 kB a line kept nearly 900 MiB in the
+    StringIO the check used before."""
+    import signal
+    import tracemalloc
+
+    from selfattn.checking import Case, _as_graded, call_cases, time_limit
+
+    def softmax(S, axis=-1):
+        while True:
+            print("x" * 100_000)
+            print("y" * 100_000, file=sys.stderr)
+
+    before = sys.stdout, sys.stderr, signal.getsignal(signal.SIGALRM)
+    tracemalloc.start()
+    try:
+        with _as_graded(), time_limit(0.5):
+            (outcome,) = call_cases(softmax, [Case((np.zeros(3),))])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert outcome.error == "TimeLimit: gave no result within 0.5 s (an infinite loop?)"
+    assert peak < 16 << 20, f"{peak >> 20} MiB kept"
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
+    assert (sys.stdout, sys.stderr, signal.getsignal(signal.SIGALRM)) == before
