@@ -128,18 +128,22 @@ def test_problem_20_lookup_stored_in_w_v_shows_the_weights_missing_their_targets
     assert wrong.html.count("✓</td>") == 5  # the outputs are right: only the weights give it away
 
 
-@pytest.mark.parametrize("answer, where, mistake", [
+@pytest.mark.parametrize("answer, where, mistake, weights_wrong", [
     (lambda t, v, b: (np.eye(len(t))[np.asarray(t)], np.eye(len(t)), np.asarray(v, dtype=float)),
-     "puts 0.28 of its weight on the key e", "grows with beta"),
+     "puts 0.28 of its weight on the key e", "grows with beta", True),
     (lambda t, v, b: (b * np.eye(len(t))[np.asarray(t)].T, np.eye(len(t)), np.asarray(v, dtype=float)),
-     "query a→d (row 2) puts 0.00 of its weight on the key d, most of it on b", "check which key each query"),
-], ids=["beta-forgotten", "inverse-permutation"])
-def test_problem_20_wrong_weights_differ_in_the_picture_and_the_verdict_names_the_mistake(answer, where, mistake):
-    wrong = compare(answer, name="lookup_table_weights")
+     "query a→d (row 2) puts 0.00 of its weight on the key d, most of it on b", "check which key each query", True),
+    (lambda t, v, b: (b * np.eye(len(t))[np.asarray(t)], np.eye(len(t)), np.asarray(v, dtype=float)[np.asarray(t)]),
+     "the output of c→e (row 0) is 3, 30, its target's value is 5, 50", "does not read values[targets[t]]", False),
+], ids=["beta-forgotten", "inverse-permutation", "looked-up-twice"])
+def test_problem_20_a_wrong_lookup_differs_in_the_picture_and_the_verdict_names_the_mistake(
+        answer, where, mistake, weights_wrong):
+    wrong, right = compare(answer, name="lookup_table_weights"), compare(_lookup, name="lookup_table_weights")
     assert wrong.agrees is False
     assert where in wrong.verdict and "Likely mistake: " in wrong.verdict and mistake in wrong.verdict
-    assert _pngs(wrong.html) != _pngs(compare(_lookup, name="lookup_table_weights").html)
-    assert wrong.html.count("✗</td>") >= 2
+    # the weights' heatmap shows a mistake in the weights; the table of rows read shows the rest
+    assert (_pngs(wrong.html) != _pngs(right.html)) is weights_wrong
+    assert wrong.html.count("✗</td>") >= 2 and right.html.count("✗</td>") == 0
 
 
 @pytest.mark.parametrize("returned, message", [

@@ -85,10 +85,10 @@ def test_a_faulty_softmax_costs_softmax_its_points_only(graded, fault):
 
 
 # ------------------------------------------------------------------------- the notebook side
-def _notebook_side(softmax: str) -> dict[str, str]:
+def _notebook_side(softmax: str, then: tuple[str, ...] = ()) -> dict[str, str]:
     """Notebook 03 in a live kernel with the course's answers but ``softmax``: the text each cell
     shows, by grade id (its error's message, what it printed or displayed), with a 1 s limit per
-    stuck call."""
+    stuck call; ``then`` are cells run after the notebook (shown as then-0, then-1, ...)."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -100,6 +100,8 @@ def _notebook_side(softmax: str) -> dict[str, str]:
     nb.cells.append(nbformat.v4.new_code_cell(
         "import signal\n"
         "print('timer', signal.getitimer(signal.ITIMER_REAL), signal.getsignal(signal.SIGALRM) == signal.SIG_DFL)"))
+    for k, source in enumerate(then):
+        nb.cells.append(nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade_id": f"then-{k}"}}))
     client = NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(folder)}})
     shown = {}
@@ -118,7 +120,8 @@ def _notebook_side(softmax: str) -> dict[str, str]:
 
 
 def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_passes_with_a_note():
-    shown = _notebook_side(FAULTS["loops-forever"][0])
+    axis_0 = "def softmax(S, axis=-1):\n    E = np.exp(S - S.max())\n    return E / E.sum(axis=0, keepdims=True)\n"
+    shown = _notebook_side(FAULTS["loops-forever"][0], then=(axis_0, "compare(attention)"))
     assert "softmax(array of shape (3, 5)) gave no result within 1 s (an infinite loop?)" in shown["softmax-public"]
     assert "✓ attention: softmax(Q Kᵀ/√d_k) V" in shown["attention-public"], shown["attention-public"]
     assert "attention is right, but it calls your softmax, which fails: fix softmax" in shown["attention-public"]
@@ -128,6 +131,10 @@ def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_passe
     assert ("✓  attention (3 points): public checks pass; attention is right, but it calls your softmax"
             in shown["summary"])
     assert "timer (0.0, 0.0) True" in shown["last"]  # no alarm left behind
+    # a softmax that returns wrong weights: compare shows attention's difference and names softmax
+    assert shown["then-1"].startswith("✗ attention differs from the reference"), shown["then-1"]
+    assert shown["then-1"].endswith("Likely mistake: attention is right, but it calls your softmax, which fails: "
+                                    "fix softmax"), shown["then-1"]
 
 
 def test_a_softmax_printing_forever_is_stopped_and_its_output_costs_no_memory():
