@@ -1,8 +1,9 @@
 """Run student code in a sandbox and bring back plain arrays.
 
 Each call starts a fresh Python (``-I -S``: no site-packages hooks, so no course package) under
-bubblewrap: no network, a read-only view of the Python runtime and NumPy only, an empty /tmp,
-a new PID namespace, a CPU-time limit, an address-space cap and a file-size cap. Results come
+bubblewrap: no network, no capabilities, a read-only view of the Python runtime and NumPy only,
+nothing writable but an empty /tmp and /dev/shm, a new PID namespace, a CPU-time limit, an
+address-space cap and a file-size cap. Results come
 back on a dedicated pipe as JSON plus an ``.npz`` loaded with ``allow_pickle=False``.
 
 Where bubblewrap cannot run, :data:`FALLBACK` mode keeps the resource limits, the clean
@@ -94,6 +95,9 @@ def _python_paths() -> tuple[str, str, list[Path]]:
 #: Where NumPy's folders appear inside the sandbox; nothing else of the environment is there.
 SANDBOX_SITE = "/site"
 
+#: The only folders of the sandbox a run can write to (everything else is mounted read-only).
+WRITABLE = ("/tmp", "/dev/shm")
+
 
 def _package_folders(prefix: str) -> list[str]:
     """Every Python package folder of the runtime and the system (Debian's python3-* packages):
@@ -159,17 +163,21 @@ def _command(workdir: str, result_fd: int, script: str = "harness.py") -> tuple[
             if not (Path(site) / folder.name).exists():
                 (Path(site) / folder.name).symlink_to(folder)
         return inner, env
-    cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
-           "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"]
+    # --cap-drop ALL: started by root (a container), the sandbox would otherwise keep its capabilities
+    cmd = ["bwrap", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+           "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"]
     if Path("/lib64").exists():
         cmd += ["--symlink", "usr/lib64", "/lib64"]
     # /tmp first: the binds after it may live below /tmp (a checkout or venv there) and must win
     cmd += ["--tmpfs", "/tmp", "--ro-bind", prefix, prefix]
     for folder in _package_folders(prefix):
-        cmd += ["--tmpfs", folder]  # an empty folder over the system's own Python packages
+        # an empty, read-only folder over the system's own Python packages
+        cmd += ["--tmpfs", folder, "--remount-ro", folder]
     for folder in numpy_folders:  # NumPy alone, never the environment's whole site-packages
         cmd += ["--ro-bind", str(folder), f"{site}/{folder.name}"]
-    cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp", "--clearenv"]
+    cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm"]
+    # the rest read-only: /tmp and /dev/shm are the only places a run can write (see WRITABLE)
+    cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
     for k, v in env.items():
         cmd += ["--setenv", k, v]
     return cmd + inner, {"PATH": "/usr/bin"}

@@ -93,10 +93,8 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     checks: dict[str, str | None] = {}  # check id -> None (passed) or its message, for the class report
     notes = list(notes)
     timings = {}
-    # pre-warmed sandboxes for this notebook's runs, a fresh child per run; public and hidden runs
-    # never share one, since a run may leave files (its /tmp) for the next: what a hidden run
-    # left could otherwise come back in the text of a later public run
-    sessions = {False: warm.session(), True: warm.session()}
+    # the pre-warmed sandbox(es) for this notebook's runs, a fresh child per run (autograder.warm)
+    sessions = warm.sessions()
     for function in spec.functions:
         tests = spec.tests_of(function)
         if not tests:
@@ -175,9 +173,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
             prev = cells.get(t.grade_id, {"passed": True, "lines": []})
             cells[t.grade_id] = {"passed": prev["passed"] and all(ln.startswith("✓") for ln in lines),
                                  "lines": prev["lines"] + lines, "points": t.points}
-    for session in sessions.values():
-        if session is not None:
-            session.close()
+    warm.release(sessions)
     if sandbox.mode() == "fallback":
         notes.append("Graded without the bubblewrap sandbox (weaker isolation).")
     out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,

@@ -1,20 +1,28 @@
-"""A pre-warmed sandbox for the runs of one notebook (the instructor's side of :mod:`autograder.zygote`).
+"""A pre-warmed sandbox per grading worker (the instructor's side of :mod:`autograder.zygote`).
 
 :func:`autograder.sandbox.run` starts a fresh sandboxed Python for every run, and most of a run's
-cost is that start (bubblewrap, the interpreter, NumPy). A :class:`Session` starts one sandbox per
-notebook holding a pre-warmed interpreter; each run is a child forked from it, so the guarantees
-stay those of a fresh run: the student's code runs in a new process per run (public and hidden
-inputs never meet in one process), with the run's own CPU, memory and file-size limits, in its own
-session, and nothing of an earlier run survives it (the sandbox kills every leftover process).
-Only the start-up is shared, and only between the runs of one student's notebook.
+cost is that start (bubblewrap, the interpreter, NumPy). A :class:`Session` starts one sandbox
+holding a pre-warmed interpreter; each run is a child forked from it, so the guarantees stay those
+of a fresh run: the student's code runs in a new process per run (public and hidden inputs never
+meet in one process), with the run's own CPU, memory and file-size limits, in its own session.
+
+Under bubblewrap, one session serves every notebook a worker (process or thread) grades
+(:func:`sessions`): after each run the sandbox kills every leftover process and returns its only
+writable folders (/tmp, /dev/shm) to empty, so nothing of a run, hidden or public, of one student
+or another, reaches the next; the pre-warmed process is PID 1 of the sandbox (signals cannot kill
+it) and not dumpable (a run can neither ptrace it nor write its memory). Without bubblewrap
+(fallback mode) there is no private /tmp to wipe: each notebook gets its own sessions, one for its
+public and one for its hidden runs, as before.
 
 Whatever goes wrong with the warm sandbox (a time-out, an oversized result, the pre-warmed process
-killed by the student's code) ends it; the next run starts a new one.
+killed, something a run left that could not be removed) ends it; the next run starts a new one.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import multiprocessing.util
 import os
 import select
 import shutil
@@ -33,6 +41,7 @@ class _Child:
     def __init__(self, ctl: socket.socket):
         self.ctl = ctl
         self.returncode: int | None = None
+        self.clean = False  # the sandbox removed everything the run left behind
         self.gone = False  # the session itself ended (no exit status will come)
         self._buf = b""
 
@@ -53,8 +62,10 @@ class _Child:
         if b"\n" in self._buf:
             line = self._buf.split(b"\n", 1)[0]
             try:
-                self.returncode = int(json.loads(line)["rc"])
-            except (ValueError, KeyError, TypeError):
+                report = json.loads(line)
+                self.returncode = int(report["rc"])
+                self.clean = report.get("clean") is True
+            except (ValueError, KeyError, TypeError, AttributeError):
                 self.gone = True
 
     def poll(self) -> int | None:
@@ -71,9 +82,41 @@ class _Child:
 
 
 def session() -> Session | None:
-    """A :class:`Session` for the runs of one notebook, or ``None`` (a fresh sandbox per run)
+    """A :class:`Session` of its own (closed by the caller), or ``None`` (a fresh sandbox per run)
     when ``$SELFATTN_WARM_SANDBOX`` is ``0``."""
     return None if os.environ.get("SELFATTN_WARM_SANDBOX", "1") == "0" else Session()
+
+
+_local = threading.local()
+
+
+def sessions() -> dict[bool, Session | None]:
+    """The sessions for one notebook's public (``False``) and hidden (``True``) runs; give them
+    back with :func:`release`.
+
+    Under bubblewrap both are this worker's shared session (one per process and thread, started on
+    its first run, kept for the next notebooks): the sandbox wipes what each run leaves. In
+    fallback mode, two new sessions (nothing is wiped there); with ``$SELFATTN_WARM_SANDBOX=0``,
+    none (a freshly started sandbox per run).
+    """
+    if os.environ.get("SELFATTN_WARM_SANDBOX", "1") == "0":
+        return {False: None, True: None}
+    if sandbox.mode() != "bubblewrap":
+        return {False: Session(), True: Session()}
+    shared = getattr(_local, "session", None)
+    if shared is None or shared.owner != os.getpid():  # none yet, or inherited through a fork
+        shared = _local.session = Session()
+        atexit.register(shared.close)
+        # multiprocessing's workers end without atexit; bubblewrap's --die-with-parent is the backstop
+        multiprocessing.util.Finalize(None, shared.close, exitpriority=0)
+    return {False: shared, True: shared}
+
+
+def release(sessions_: dict[bool, Session | None]) -> None:
+    """Close what :func:`sessions` opened for one notebook alone (the shared session stays)."""
+    for s in {id(s): s for s in sessions_.values() if s is not None}.values():
+        if s is not getattr(_local, "session", None):
+            s.close()
 
 
 class Session:
@@ -83,6 +126,8 @@ class Session:
         self.proc: subprocess.Popen | None = None
         self.ctl: socket.socket | None = None
         self.workdir: str | None = None
+        self.owner = os.getpid()  # a forked process must not close (kill) its parent's sandbox
+        self.runs = 0  # runs since the sandbox started (for tests and benchmarks)
 
     def __enter__(self) -> Session:
         return self
@@ -107,17 +152,22 @@ class Session:
             # student's code cannot kill it, and orphans of a run are its children to reap
             command.insert(command.index("--unshare-all") + 1, "--as-pid-1")
             i = command.index("--clearenv")
-            command[i + 1 : i + 1] = ["--setenv", "ZYGOTE_SCAN", "1"]
+            command[i + 1 : i + 1] = ["--setenv", "ZYGOTE_SCAN", "1",
+                                      "--setenv", "ZYGOTE_WIPE", ":".join(sandbox.WRITABLE)]
         self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
                                      preexec_fn=os.setsid, cwd=self.workdir, env=env)
         theirs.close()
         self.ctl = ours
+        self.runs = 0
 
     def close(self) -> None:
         if self.ctl is not None:
             self.ctl.close()
             self.ctl = None
+        if self.owner != os.getpid():  # a copy inherited through fork: the sandbox is the parent's
+            self.proc = self.workdir = None
+            return
         if self.proc is not None:
             try:
                 os.killpg(self.proc.pid, 9)
@@ -168,7 +218,8 @@ class Session:
         finally:
             asked.set()
         rc = child.returncode
-        if timed_out or too_big or rc is None:
+        self.runs += 1
+        if timed_out or too_big or rc is None or not child.clean:
             self.close()  # whatever is still running in there goes with it
         feeder.join(timeout=5)
         return data, timed_out, too_big, rc

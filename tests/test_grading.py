@@ -15,6 +15,7 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -195,6 +196,33 @@ def test_one_notebook_is_an_independent_job(graded):
     verdict = json.loads(result.stdout)
     assert verdict["cells"]["padding_mask-public"]["passed"] is True
     assert verdict["cells"]["causal_mask-public"]["passed"] is False
+
+
+def test_shared_warm_sandbox_grades_as_fresh_sandboxes(graded, tmp_path):
+    """Each grading worker forks every run of every student from one pre-warmed sandbox (wiped
+    after each run; see tests/test_warm_sandbox.py). The whole class, hostile submissions included,
+    graded with a newly started sandbox per run gets the same grades and the same check lines."""
+    work, _, _ = graded
+    shutil.copytree(work / "submitted", tmp_path / "submitted")
+    (tmp_path / ".grading").mkdir()
+    shutil.copy(work / ".grading" / "secret", tmp_path / ".grading" / "secret")  # the same hidden inputs
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(tmp_path), SELFATTN_WARM_SANDBOX="0")
+    fresh = subprocess.run([sys.executable, "-m", "autograder.grade", "--workers", "2", "--cpu-seconds", "10",
+                            "--memory-mb", "1024"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+
+    def rows(folder):  # the automatic score of every test cell (a test above grades some cells by hand)
+        with Gradebook(f"sqlite:///{folder / 'gradebook.db'}", "self-attention") as gb:
+            return sorted((s.id, nb.name, g.name, g.auto_score) for s in gb.students
+                          for nb in gb.find_submission("attention", s.id).notebooks
+                          for g in nb.grades if g.cell_type == "code")
+
+    def lines(folder):
+        return {str(p.relative_to(folder)): json.loads(p.read_text()).get("cells")
+                for p in sorted((folder / ".grading" / "verdicts").rglob("*.json"))}
+
+    assert rows(tmp_path) == rows(work)
+    assert lines(tmp_path) == lines(work)
 
 
 def test_fallback_sandbox_still_limits_and_answers():

@@ -1,6 +1,7 @@
-"""The pre-warmed sandbox (one per notebook, a forked child per run) keeps a fresh run's guarantees:
-same answers, a new process per run with nothing carried over, no process of an earlier run
-alive, its own limits, and a student who kills the pre-warmed process costs nothing to the next run.
+"""The pre-warmed sandbox (one per grading worker, a forked child per run) keeps a fresh run's
+guarantees: same answers, a new process per run with nothing carried over, no process or file of
+an earlier run left, its own limits, and a student who attacks or kills the pre-warmed process
+costs nothing to the next run, whoever's it is.
 """
 
 from __future__ import annotations
@@ -73,3 +74,101 @@ def test_limits_apply_per_run_and_a_killed_warm_process_is_replaced(session):
     killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
     _probe(session, killer)
     assert _probe(session)[3] == 6.0
+
+
+HOSTILE = r'''
+import ctypes, os, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+def f(x):
+    parent = os.getppid()
+    # processes that outlive the run: one in the run's session, one in a session of its own
+    for own_session in (False, True):
+        if os.fork() == 0:
+            if own_session:
+                os.setsid()
+            time.sleep(600)
+            os._exit(0)
+    # files for the next run, in every place it can write, some hard to remove
+    for folder in ("/tmp", "/dev/shm"):
+        with open(f"{folder}/hidden-input.txt", "w") as fh:
+            fh.write(repr(x.tolist()))
+        os.makedirs(f"{folder}/deep/er", exist_ok=True)
+        os.symlink("/harness", f"{folder}/deep/link")
+        os.chmod(f"{folder}/deep", 0)
+        try:
+            os.setxattr(folder, "user.secret", b"42")
+        except OSError:
+            pass
+    os.chmod("/tmp", 0o700)
+    wrote = []
+    for path in ("/sandbox-root.txt", "/site/numpy-shadow.py", "/dev/evil"):
+        try:
+            open(path, "w").write("x")
+            wrote.append(path)
+        except OSError:
+            pass
+    # a System V shared memory segment outlives every process
+    libc.shmget(0, 4096, 0o1000 | 0o600)  # IPC_PRIVATE, IPC_CREAT
+    mq = libc.mq_open(b"/left", 0o100 | 2, 0o600, None)  # O_CREAT | O_RDWR
+    # the pre-warmed process it was forked from: ptrace it, write its memory, kill it
+    traced = libc.ptrace(16, parent, None, None)  # PTRACE_ATTACH
+    try:
+        with open(f"/proc/{parent}/mem", "r+b"):
+            mem = 1.0
+    except OSError:
+        mem = 0.0
+    os.kill(parent, signal.SIGKILL)
+    os.kill(parent, signal.SIGSTOP)
+    return np.array([float(traced == 0), mem, float(len(wrote)), float(mq >= 0)])
+'''
+
+LOOK = r'''
+import os
+def f(x):
+    others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid(), os.getppid())]
+    left = os.listdir("/tmp") + os.listdir("/dev/shm") + os.listxattr("/tmp") + os.listxattr("/dev/shm")
+    ipc = sum(len(open(f"/proc/sysvipc/{k}").read().splitlines()) - 1 for k in ("shm", "msg", "sem"))
+    mode = os.stat("/tmp").st_mode & 0o777
+    return np.array([len(others), len(left), ipc, mode, float(np.sum(x))])
+'''
+
+
+def test_a_hostile_run_leaves_nothing_for_the_next_student(session):
+    """One worker's sandbox serves every student: a run that leaves processes, files, an IPC
+    segment and a changed /tmp, and attacks the pre-warmed process, reaches nothing of the next run."""
+    if sandbox.mode() != "bubblewrap":
+        pytest.skip("the shared sandbox is used under bubblewrap only")
+    clean = sandbox.run([("f", LOOK)], "f", [Case((np.arange(4.0),))], session=session)
+    before = clean.outcomes[0].value
+    hostile = sandbox.run([("f", HOSTILE)], "f", [Case((np.arange(3.0),))], sandbox.Limits(cpu_seconds=10),
+                          session=session)
+    assert hostile.outcomes is not None, hostile.failure
+    ptraced, mem_opened, wrote, mq = hostile.outcomes[0].value
+    assert (ptraced, mem_opened) == (0, 0), "a run could ptrace or open the memory of the pre-warmed process"
+    assert wrote == 0, "a run could write outside /tmp and /dev/shm"
+    assert mq == 0, "a run could create a POSIX message queue"
+    after = sandbox.run([("f", LOOK)], "f", [Case((np.arange(4.0),))], session=session)
+    assert after.outcomes is not None, after.failure
+    np.testing.assert_array_equal(after.outcomes[0].value, before)
+    assert before[:3].tolist() == [0, 0, 0] and before[4] == 6.0
+
+
+def test_the_shared_sandbox_is_reused_while_runs_leave_nothing(session):
+    if sandbox.mode() != "bubblewrap":
+        pytest.skip("the shared sandbox is used under bubblewrap only")
+    for _ in range(3):
+        _probe(session, "open('/tmp/scratch', 'w').write('x')\n")
+    assert session.runs == 3  # one sandbox for the three runs: what they left was wiped
+    warm_pid = session.proc.pid
+    _probe(session, "import ctypes\nctypes.CDLL(None).shmget(0, 4096, 0o1600)\n")  # cannot be wiped
+    _probe(session)
+    assert session.runs == 1 and session.proc.pid != warm_pid  # so the next run got a new sandbox
+
+
+def test_one_worker_shares_one_sandbox_across_notebooks():
+    if sandbox.mode() != "bubblewrap":
+        pytest.skip("the shared sandbox is used under bubblewrap only")
+    first, second = warm.sessions(), warm.sessions()
+    assert first[False] is first[True] is second[False]
+    warm.release(first)
+    assert _probe(first[False])[3] == 6.0  # release keeps the shared sandbox open for the next notebook
