@@ -140,7 +140,7 @@ EXAMPLES: dict[str, Example] = {
         "Problem 20 on the sequence " + " ".join(_TYPES[t] for t in _SEQUENCE) + " ("
         + ", ".join(f"{_TYPES[t]} reads {_TYPES[u]}" for t, u in enumerate(_TARGETS)) + f"; β = {_BETA:g})",
         _lookup_wanted,
-        lambda: [Case((_TARGETS, _LOOKUP_VALUES, _BETA), meta={"sequence": _SEQUENCE})], kind="lookup",
+        lambda: [Case((_TARGETS, _LOOKUP_VALUES, _BETA))], kind="lookup",
         rows=tuple(f"{_TYPES[t]}→{_TYPES[_TARGETS[t]]}" for t in _SEQUENCE),
         cols=tuple(_TYPES[t] for t in _SEQUENCE), row_name="query (type→target)", col_name="key",
         view=_lookup_view),
