@@ -26,14 +26,18 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPrep
 from nbconvert.preprocessors.sanitize import SanitizeHTML  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties,
-    CheckCellMetadata,
     ClearHiddenTests,
+    ClearOutput,
+    DeduplicateIds,
     GetGrades,
     LimitOutput,
+    OverwriteCells,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
 
 from autograder import paths  # noqa: E402
+from autograder.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
 from autograder.feedback_html import OfflineFeedbackExporter  # noqa: E402
 from autograder.nbgrader_plugins import (  # noqa: E402
     ApplyVerdicts,
@@ -62,13 +66,21 @@ c.Autograde.create_student = True
 c.Autograde.pre_convert_hook = compute_missing_verdicts
 # nbgrader collect (CLI and formgrader) lands in submitted/ and stages what it collected
 c.ExchangeFactory.collect = CollectIntoSubmitted
+# nbgrader's own lists, with its CheckCellMetadata compiling its JSON schema once (same checks)
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    OverwriteCells,
+    CheckCellMetadataCompiled,
+]
 c.Autograde.autograde_preprocessors = [
     ApplyVerdicts,
     ClearMetadataPreprocessor,
     LimitOutput,
     SaveAutoGrades,
     AssignLatePenalties,
-    CheckCellMetadata,
+    CheckCellMetadataCompiled,
 ]
 c.ClearMetadataPreprocessor.enabled = True
 c.ClearMetadataPreprocessor.clear_cell_metadata = False
