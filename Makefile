@@ -82,8 +82,9 @@ report: $(VENV_STAMP)
 
 # formgrader (JupyterLab, Formgrader tab) on 127.0.0.1: started in autograder/ (the course config)
 # with the repository as the server root (formgrader needs the course root inside it).
-formgrader: $(VENV_STAMP)
-	cd autograder && $(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --ServerApp.root_dir=$(CURDIR)
+# MathJax comes from the vendored copy (autograder/formgrader.py), not a CDN.
+formgrader: $(VENV_STAMP) $(ASSETS_STAMP)
+	$(BIN)/python -m autograder.formgrader
 
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)

@@ -41,9 +41,14 @@ def render_math(markdown: str) -> str:
     return "".join(parts)
 
 
+#: the formgrader server's MathJax loader (autograder/jupyter_data): feedback has its math as MathML
+_FORMGRADER_MATHJAX = re.compile(r"<script\b[^>]*\bdata-selfattn-mathjax\b[^>]*>.*?</script>", re.S | re.I)
+
+
 def strip_remote(page: str) -> str:
-    """The page without the scripts and stylesheets it would load from other servers."""
-    return _REMOTE.sub("", page)
+    """The page without the scripts and stylesheets it would load from other servers (nor the
+    formgrader server's MathJax loader, when the feedback is generated there)."""
+    return _FORMGRADER_MATHJAX.sub("", _REMOTE.sub("", page))
 
 
 class OfflineFeedbackExporter(HTMLExporter):

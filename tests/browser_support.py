@@ -106,3 +106,42 @@ def attach_recorders(page, base: str, report: PageReport) -> None:
         "response",
         lambda resp: resp.status >= 400 and report.failed_requests.append(f"{resp.status} {resp.url}"),
     )
+
+
+@contextmanager
+def formgrader_server(root: Path, env: dict[str, str], log: Path, token: str) -> Iterator[str]:
+    """Formgrader (``jupyter server``) on 127.0.0.1, started as ``make formgrader`` starts it
+    (:mod:`autograder.formgrader`: the course config, MathJax from the server itself); yields
+    its base URL once it answers, and stops it (and anything it started) at the end."""
+    import os
+    import signal
+    import subprocess
+    import time
+    import urllib.request
+
+    from autograder import formgrader
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with open(log, "w") as out:
+        server = subprocess.Popen(formgrader.command("server", root=root, port=port, token=token),
+                                  cwd=ROOT / "autograder", env=formgrader.environment(env), stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                    break
+                except OSError:
+                    assert server.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+                    time.sleep(0.3)
+            yield base
+        finally:
+            if server.poll() is None:
+                os.killpg(server.pid, signal.SIGTERM)
+                try:
+                    server.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(server.pid, signal.SIGKILL)
+                    server.wait()

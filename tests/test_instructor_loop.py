@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -244,25 +243,12 @@ def loop(tmp_path_factory):
 def _formgrader(lp: Loop) -> dict:
     """Start formgrader on 127.0.0.1, click carol's Autograde button, hand-grade the written answers,
     then click the assignment's Generate Feedback and Release Feedback buttons."""
-    from browser_support import CHROMIUM_ARGS, chromium_path, free_port
+    from browser_support import CHROMIUM_ARGS, chromium_path, formgrader_server
     from playwright.sync_api import sync_playwright
 
-    port, token = free_port(), "loop-test-token"
-    log = open(lp.tmp / "jupyter-server.log", "w")
-    server = subprocess.Popen(
-        [str(BIN / "jupyter"), "server", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={lp.tmp}", "--allow-root"],
-        cwd=ROOT / "autograder", env=lp.env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    token = "loop-test-token"
     out: dict[str, object] = {"outside": []}
-    try:
-        for _ in range(240):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None, (lp.tmp / "jupyter-server.log").read_text()[-3000:]
-                time.sleep(0.5)
+    with formgrader_server(lp.tmp, lp.env, lp.tmp / "jupyter-server.log", token) as base:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             # token auth on every request (the formgrader pages' own API calls included)
@@ -292,6 +278,11 @@ def _formgrader(lp: Loop) -> dict:
             for s, points in HAND.items():
                 # the page binds its inputs once its grades are fetched: wait for the network to settle
                 page.goto(f"{base}/formgrader/submissions/{ids[s]}/?index=0", wait_until="networkidle")
+                try:  # the page's formulas, typeset by MathJax from the server itself
+                    page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=30_000)
+                except Exception:
+                    pass
+                out.setdefault("typeset", []).append(page.locator("mjx-container").count())
                 box = page.locator(f"input#{WRITTEN}")
                 box.fill(str(points))
                 with page.expect_response(lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT",
@@ -305,10 +296,6 @@ def _formgrader(lp: Loop) -> dict:
                 modal.wait_for(timeout=300_000)
                 out[f"{step}_feedback_modal"] = modal.inner_text()
             browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
     return out
 
 
@@ -355,9 +342,13 @@ def test_autograde_button_grades_the_resubmission_freshly(loop):
     after = seen["after_formgrader"]
     assert after["carol", "01-embeddings", "embed-public"][0] == 1
     assert after["carol", "01-embeddings", "embed-hidden"][0] == 2
-    # the network is cut: the only outside request is nbgrader's own grading page asking a CDN for
-    # MathJax (formgrader's template; grading works without it)
-    assert all("mathjax" in url.lower() for url in seen["outside"]), seen["outside"]
+    # the network is cut, and formgrader's pages ask nothing of it
+    assert not seen["outside"], seen["outside"]
+
+
+def test_formgraders_grading_page_typesets_math_offline(loop):
+    _, seen = loop
+    assert seen["typeset"] and all(n > 0 for n in seen["typeset"]), seen["typeset"]
 
 
 def test_feedback_buttons_generate_and_release(loop):
@@ -420,6 +411,7 @@ def test_feedback_loads_nothing_from_outside_and_shows_math(loop):
         text = page.inner_text("body")
         browser.close()
     assert outside == [], outside
+    assert "data-selfattn-mathjax" not in page_file.read_text()  # formgrader's loader is not kept
     assert box and box["height"] > 5 and box["width"] > 5
     assert "\\mathbb" not in text and "$d_k$" not in text
 

@@ -612,9 +612,8 @@ def test_formgrader_runs_no_script_from_a_hostile_submission(hostile, tmp_path):
     """Open the hostile submission where the instructor would (formgrader, same origin as the
     Jupyter server and its kernels API), wait, and check that nothing of the student's ran: no
     marker set, no request to the contents or kernels API, no file written."""
-    import urllib.request
 
-    from browser_support import CHROMIUM_ARGS, chromium_path, free_port
+    from browser_support import CHROMIUM_ARGS, chromium_path, formgrader_server
     from nbgrader.api import Gradebook
     from playwright.sync_api import sync_playwright
 
@@ -622,25 +621,10 @@ def test_formgrader_runs_no_script_from_a_hostile_submission(hostile, tmp_path):
     with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
         ids = {name: gb.find_submission_notebook(name, "attention", "x-markup").id
                for name in ("04-scaling", "03-softmax-attention")}
-    port, token = free_port(), "security-test-token"
+    token = "security-test-token"
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(work), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
                JUPYTER_DATA_DIR=str(tmp_path / "data"))
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "jupyter"), "server", "--no-browser", f"--ServerApp.port={port}",
-         "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={ROOT}", *(["--allow-root"] if os.geteuid() == 0 else [])],
-        cwd=ROOT / "autograder", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()[-3000:]
-                time.sleep(0.3)
+    with formgrader_server(ROOT, env, tmp_path / "jupyter-server.log", token) as base:
         api_calls, outside = [], []
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
@@ -672,11 +656,8 @@ def test_formgrader_runs_no_script_from_a_hostile_submission(hostile, tmp_path):
             assert page.evaluate("typeof window.__pwned") == "undefined"
             browser.close()
         assert not dialogs and not api_calls, (dialogs, api_calls)
+        assert not outside, outside  # formgrader's pages load nothing from outside (MathJax included)
         assert not (ROOT / "pwned-xss.txt").exists()
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, 15)
-            server.wait(timeout=30)
 
 
 def test_every_hidden_check_draws_its_inputs_from_the_seed():

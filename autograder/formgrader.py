@@ -1,0 +1,54 @@
+"""Start formgrader (``make formgrader``): Jupyter on 127.0.0.1 in ``autograder/`` (the course's
+nbgrader configuration) with the repository as the server root, which formgrader needs.
+
+nbgrader's grading page asks a CDN for MathJax (nbconvert's ``mathjax`` macro). This server puts
+``autograder/jupyter_data`` first on ``JUPYTER_PATH``, whose ``mathjax.html.j2`` loads MathJax from
+the server itself instead (the copy ``make setup`` vendors into ``_assets/vendor/mathjax``, served
+at ``/static/mathjax/``), so formulas render and nothing is fetched from outside. The tests start
+formgrader through :func:`command` too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .paths import AUTOGRADER, ROOT
+
+#: Jupyter data folder whose nbconvert templates override the CDN MathJax macro
+TEMPLATES = AUTOGRADER / "jupyter_data"
+#: served at /static/: the vendored MathJax (``make setup``)
+STATIC = ROOT / "_assets" / "vendor"
+
+
+def environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) with the template folder first on JUPYTER_PATH."""
+    env = dict(os.environ if base is None else base)
+    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(TEMPLATES), env.get("JUPYTER_PATH", "")) if p)
+    return env
+
+
+def command(app: str = "lab", *, root: Path = ROOT, port: int | None = None, token: str | None = None) -> list[str]:
+    """The command line of a formgrader server (run it with ``cwd=autograder/`` and :func:`environment`)."""
+    if not (STATIC / "mathjax" / "tex-chtml.js").exists():
+        raise SystemExit(f"{STATIC / 'mathjax'} is missing: run `make setup` first")
+    argv = [str(Path(sys.executable).parent / "jupyter"), app, "--no-browser", "--ip=127.0.0.1",
+            f"--ServerApp.root_dir={root}", f"--ServerApp.extra_static_paths={STATIC}"]
+    if port is not None:
+        argv += [f"--port={port}", "--ServerApp.port_retries=0"]
+    if token is not None:
+        argv.append(f"--IdentityProvider.token={token}")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")
+    return argv
+
+
+def main() -> None:
+    os.chdir(AUTOGRADER)
+    argv = command()
+    os.execve(argv[0], argv, environment())
+
+
+if __name__ == "__main__":
+    main()
