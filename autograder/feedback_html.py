@@ -5,14 +5,21 @@ student's browser contacts a third party. :class:`OfflineFeedbackExporter` (nbgr
 ``GenerateFeedback.exporter_class``) renders the math of every Markdown cell to MathML at export
 (browsers draw MathML themselves) and removes every script or stylesheet the page would fetch from
 another server. A formula the converter cannot read is shown as its TeX source in ``<code>``.
+
+nbgrader makes a new exporter for every notebook, and each would compile nbconvert's Jinja
+templates again: the compiled templates are kept for the process (a bytecode cache keyed by each
+template's source, so an edited template is compiled afresh), and the math of a Markdown cell,
+the same text for every student, is converted once.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import html
 import re
 
+import jinja2
 from latex2mathml.converter import convert
 from nbconvert.exporters import HTMLExporter
 
@@ -33,6 +40,7 @@ def _mathml(match: re.Match) -> str:
     return out.replace("\n", " ")
 
 
+@functools.lru_cache(maxsize=4096)
 def render_math(markdown: str) -> str:
     """Markdown with each ``$...$``, ``$$...$$``, ``\\(...\\)`` and ``\\[...\\]`` outside code as MathML."""
     parts = _CODE.split(markdown)
@@ -51,8 +59,30 @@ def strip_remote(page: str) -> str:
     return _FORMGRADER_MATHJAX.sub("", _REMOTE.sub("", page))
 
 
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled Jinja templates kept in memory for the process (Jinja checks each one's source)."""
+
+    def __init__(self) -> None:
+        self._store: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self._store:
+            bucket.bytecode_from_string(self._store[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._store[bucket.key] = bucket.bytecode_to_string()
+
+
+_TEMPLATES = _CompiledTemplates()
+
+
 class OfflineFeedbackExporter(HTMLExporter):
     """nbgrader's feedback HTML, with math rendered at export and nothing loaded from outside."""
+
+    def _create_environment(self):
+        environment = super()._create_environment()
+        environment.bytecode_cache = _TEMPLATES
+        return environment
 
     def from_notebook_node(self, nb, resources=None, **kw):
         nb = copy.deepcopy(nb)

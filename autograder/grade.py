@@ -149,7 +149,9 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         state = {}
     workers = workers or os.cpu_count() or 1
 
+    t_stage = time.perf_counter()
     jobs, staged = _stage_all(subs, force, limits, summary)
+    t_stage = time.perf_counter() - t_stage
     summary.reused = len(staged) - len(jobs)
     where = f"on the Dask cluster at {scheduler}" if cluster else f"with {workers} workers (sandbox: {sandbox.mode()})"
     log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
@@ -177,7 +179,8 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         if (stored_verdict(s, a, nb) or {}).get("failed"):
             summary.sandbox_failures.append(f"{s}/{a}/{nb}")
     t_verdicts = time.perf_counter() - t0
-    steps = {"verdicts": t_verdicts, "autograde": 0.0, "feedback": 0.0}
+    # staging is timed on its own; "verdicts" is the rest up to here (the sandbox runs and checks)
+    steps = {"staging": t_stage, "verdicts": t_verdicts - t_stage, "autograde": 0.0, "feedback": 0.0}
 
     # nbgrader autograde: submissions whose verdicts changed, or that nbgrader has not autograded
     # as they are now (another timestamp or other notebooks: e.g. formgrader's button was used)
