@@ -52,6 +52,7 @@ NOTE_KINDS = [
                                      r"points of .* were changed")),
     ("cell raised", re.compile(r"^While grading")),
     ("weaker sandbox", re.compile(r"without the bubblewrap sandbox")),
+    ("dependency blamed", re.compile(r"is right, but it calls your")),
 ]
 
 
@@ -173,7 +174,7 @@ def histogram(values: list[float], top: float, title: str) -> str:
 
 def table(headers: list[str], rows: list[list[object]], cls: str = "sortable") -> str:
     """A table whose cells are escaped text; a (text, sort key) tuple sorts by the key."""
-    out = [f'<table class="{cls}"><thead><tr>']
+    out = [f'<div class="scroll"><table class="{cls}"><thead><tr>']
     out += [f'<th scope="col">{e(h)}</th>' for h in headers]
     out.append("</tr></thead><tbody>")
     for row in rows:
@@ -185,7 +186,7 @@ def table(headers: list[str], rows: list[list[object]], cls: str = "sortable") -
             else:
                 out.append(f"<td>{e(str(cell))}</td>")
         out.append("</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
@@ -200,6 +201,11 @@ figcaption{font-size:.85rem;font-weight:600}svg.hist rect{fill:#3a6ea5}svg.hist 
 pre{background:#f6f6f6;padding:.4rem;overflow:auto;max-height:22rem;font-size:.8rem;margin:0}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}.muted{color:#666}
 .num{font-variant-numeric:tabular-nums}nav a{margin-right:1rem}
+.scroll{overflow-x:auto;max-width:100%}
+@media (max-width:40rem){body{padding:.6rem}.side{grid-template-columns:1fr}figure,figure svg{max-width:100%}}
+@media (prefers-color-scheme:dark){body{background:#1b1d21;color:#e3e3e3}th{background:#2b2f36}
+th,td{border-color:#444}figure{border-color:#444}pre{background:#262a30;color:#e3e3e3}.muted{color:#a8a8a8}
+a{color:#8ab4f8}svg.hist rect{fill:#6d9fd6}svg.hist text{fill:#ddd}svg.hist line{stroke:#aaa}}
 """
 
 SCRIPT = """
@@ -351,6 +357,7 @@ def build(data: ClassData) -> str:
                       "that match no known mistake: worth reading by hand.</p>"
                     + mistakes_table(unnamed) + "</section>")
 
+    faults = _merge_notebooks(faults)
     kinds = Counter(row[3] for row in faults)
     per_kind = "".join(f"<li>{e(str(k))}: {n}</li>" for k, n in sorted(kinds.items()))
     sections.append("<section id=\"faults\"><h2>Faults and anomalies</h2>"
@@ -374,6 +381,19 @@ def build(data: ClassData) -> str:
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>Class report</title><style>{STYLE}</style></head><body><h1>Class report</h1>{head}{nav}"
             + "".join(sections) + f"<script>{SCRIPT}</script></body></html>")
+
+
+def _merge_notebooks(rows: list[list[object]]) -> list[list[object]]:
+    """One row per (student, assignment, kind, detail): the same anomaly in several notebooks (a
+    blank hand-in, a note repeated) lists them in one cell, "all 9" when it is every notebook."""
+    merged: dict[tuple, list[str]] = {}
+    for s, a, nb, kind, detail in rows:
+        merged.setdefault((s, a, kind, detail), []).append(str(nb))
+    out: list[list[object]] = []
+    for (s, a, kind, detail), nbs in merged.items():
+        everything = len(nbs) > 1 and set(nbs) == set(notebooks_of(str(a)))
+        out.append([s, a, f"all {len(nbs)}" if everything else ", ".join(nbs), kind, detail])
+    return out
 
 
 def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[str, str]]]:

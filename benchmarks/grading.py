@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -13,12 +14,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from grading_support import RELEASE, SOLUTIONS, PlainCourse, entries, place, submission_text  # noqa: E402
+from grading_support import RELEASE, SOLUTIONS, PlainCourse, entries, place  # noqa: E402
+
+
+def _handed_in(notebook: str, replace: tuple[str, str] | None = None) -> str:
+    """What a student hands in: the released notebook with the instructor's answers typed into its
+    answer cells (its locked cells untouched), and ``replace`` = (grade id, source) if given."""
+    answers = {c["metadata"]["nbgrader"]["grade_id"]: c["source"]
+               for c in json.loads((SOLUTIONS / f"{notebook}.ipynb").read_text())["cells"]
+               if c["metadata"].get("nbgrader", {}).get("solution")}
+    if replace is not None:
+        answers[replace[0]] = replace[1]
+    nb = json.loads((RELEASE / f"{notebook}.ipynb").read_text())
+    for cell in nb["cells"]:
+        gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if cell["metadata"].get("nbgrader", {}).get("solution") and gid in answers:
+            cell["source"] = answers[gid]
+    return json.dumps(nb)
 
 
 def sample_class(n: int, notebooks: list[str]) -> dict[str, dict[str, str]]:
-    """``n`` honest submissions: solutions, releases and solutions with one known mistake."""
-    wrong = [e for e in entries("catalogue/wrong") if e.notebook in notebooks]
+    """``n`` honest submissions of released notebooks: blank, fully answered, and answered with
+    one known mistake (from the catalogue), in turn."""
+    wrong = [e for e in entries("catalogue/wrong") if e.notebook in notebooks and e.kind == "cell"]
     out = {}
     for i in range(n):
         subs = {}
@@ -27,8 +45,8 @@ def sample_class(n: int, notebooks: list[str]) -> dict[str, dict[str, str]]:
                 subs[nb] = (RELEASE / f"{nb}.ipynb").read_text()
             else:
                 mistakes = [e for e in wrong if e.notebook == nb]
-                subs[nb] = (submission_text(mistakes[i % len(mistakes)]) if mistakes and i % 2
-                            else (SOLUTIONS / f"{nb}.ipynb").read_text())
+                m = mistakes[i % len(mistakes)] if mistakes and i % 2 else None
+                subs[nb] = _handed_in(nb, None if m is None else (m.replace, m.path.read_text()))
         out[f"s{i:02d}"] = subs
     return out
 

@@ -196,7 +196,18 @@ ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_S
 ATTENTION.check("no-mask", "softmax(Q Kᵀ/√d_k) V for T_q ≠ T_k", lambda rng: [_qkv_cases(rng)])
 ATTENTION.check("causal-mask", "an additive causal mask", lambda rng: [_qkv_cases(rng, 4, 4, 3, 2, numerics.causal_mask(4))])
 
-SCORE_STDS = Exercise("score_stds", score_stds, returns=("the std of q·k", "the std of q·k/√d_k"))
+def _dots(q, k):
+    return np.sum(np.asarray(q) * np.asarray(k), axis=1)  # (n,): q_i · k_i
+
+
+SCORE_STDS = Exercise("score_stds", score_stds, returns=("the std of q·k", "the std of q·k/√d_k"), mistakes=[
+    Mistake(lambda q, k: (_dots(q, k).std(), (_dots(q, k) / q.shape[1]).std()),
+            "the second value divides by d_k: the scaled score is q·k/√d_k"),
+    Mistake(lambda q, k: ((_dots(q, k) / np.sqrt(q.shape[1])).std(), _dots(q, k).std()),
+            "the two values are swapped: first the std of q·k, then the std of q·k/√d_k"),
+    Mistake(lambda q, k: (_dots(q, k).var(), (_dots(q, k) / np.sqrt(q.shape[1])).var()),
+            "returned variances: take the standard deviation (.std()), the square root of the variance"),
+])
 SCORE_STDS.check("small", "standard deviations of q·k and q·k/√d_k",
                  lambda rng: [Case((rand(rng, 200, 16), rand(rng, 200, 16)))])
 

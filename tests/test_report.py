@@ -166,6 +166,9 @@ def test_faults_and_anomalies_are_listed(page):
     assert ("notebook-invalid-json", "unreadable notebook") in kinds
     assert ("axis-1", "missing notebook") in kinds  # handed in 03 only
     assert ("bob", "blank notebook") in kinds
+    # one row per student and anomaly, naming the notebooks (not one row per notebook)
+    bob = [r for r in _rows(pg, "faults") if r[0] == "bob" and r[3] == "blank notebook"]
+    assert len(bob) == 1 and all(nb in bob[0][2] for nb in NOTEBOOKS), bob
     assert ("guess", "late") in kinds and ("alice", "late") not in kinds
 
 
@@ -199,3 +202,22 @@ def test_fingerprints_ignore_names_comments_and_layout():
     independent = {"s1": solution, "s2": "def f(y):\n    e = np.exp(y)\n    return e / e.sum()\n",
                    "s3": solution.replace("x", "z")}
     assert similar_pairs("f", independent, [solution, "raise NotImplementedError()"]) == []
+
+
+@pytest.mark.browser
+def test_on_a_phone_nothing_is_wider_than_the_screen(page):
+    """At 390 px the page does not scroll sideways (wide tables scroll inside their own box) and the
+    similar answers stack; in dark mode the text stays light on dark."""
+    pg, _ = page
+    pg.set_viewport_size({"width": 390, "height": 844})
+    try:
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+        wide = pg.eval_on_selector_all("table", "ts => ts.filter(t => t.parentElement.scrollWidth > 390).length")
+        assert wide > 0  # the premise: some table is wider than the phone, and it scrolls in its box
+        pg.emulate_media(color_scheme="dark")
+        body = "getComputedStyle(document.body)"
+        colours = pg.evaluate(f"[{body}.color, {body}.backgroundColor]")
+        assert colours == ["rgb(227, 227, 227)", "rgb(27, 29, 33)"], colours
+    finally:
+        pg.emulate_media(color_scheme="light")
+        pg.set_viewport_size({"width": 1280, "height": 720})

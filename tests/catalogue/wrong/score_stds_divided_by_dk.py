@@ -1,7 +1,7 @@
 # notebook: 04-scaling
 # replace: score_stds
 # zero: score_stds
-# message: wrong values
+# message: divides by d_k
 def score_stds(q, k):
     dots = np.sum(q * k, axis=1)
     return dots.std(), (dots / q.shape[1]).std()
