@@ -36,16 +36,31 @@ def _shapes(rng, n=3):
 
 
 def _mask_keep_one(rng, T_q, T_k, fill=-np.inf):
+    """(T_q, T_k) additive mask: every row keeps at least one key and, when T_k > 1, row 0 forbids
+    at least one (so ignoring the mask, or applying it late, always shows)."""
     keep = rng.random((T_q, T_k)) < 0.6
-    keep[np.arange(T_q), rng.integers(0, T_k, T_q)] = True
+    kept = rng.integers(0, T_k, T_q)
+    keep[np.arange(T_q), kept] = True
+    if T_k > 1:
+        keep[0, (kept[0] + 1 + rng.integers(0, T_k - 1)) % T_k] = False
     return np.where(keep, 0.0, fill)
+
+
+def _cycle(rng, n: int) -> list[int]:
+    """A random permutation of n items that is one n-cycle: for n >= 3 it is not its own inverse,
+    so a transposed or inverted answer always differs."""
+    order = rng.permutation(n)
+    perm = np.empty(n, dtype=int)
+    perm[order] = np.roll(order, -1)
+    return [int(x) for x in perm]
 
 
 def _attn_cases(rng, dtype=np.float64, scale=1.0, mask=None):
     out = []
-    for _ in range(3):
+    for i in range(3):
         T_q, T_k, d_k, d_v = (int(x) for x in rng.integers(1, 7, 4))
         T_k = T_k if T_k != T_q else T_k + 1
+        d_k = d_k if i else int(rng.integers(2, 7))  # with d_k = 1 everywhere, 1/√d_k could be forgotten
         Q, K, V = rand(rng, T_q, d_k, scale=scale, dtype=dtype), rand(rng, T_k, d_k, scale=scale, dtype=dtype), rand(rng, T_k, d_v, dtype=dtype)
         if scale > 1:  # at least one score of 800: exp overflows unless the row maximum is subtracted
             K[0] = (Q[0] * (800 * np.sqrt(d_k) / float(Q[0].astype(np.float64) @ Q[0]))).astype(K.dtype)
@@ -89,7 +104,7 @@ SCORE_STDS.hidden("random", "other widths",
 SOFTMAX_JACOBIAN.hidden("random", "random weight vectors, including nearly one-hot",
     lambda rng: [Case((numerics.softmax(rand(rng, n, scale=s)),)) for n, s in ((1, 1), (5, 1), (6, 30))])
 PERMUTATION_MATRIX.hidden("random", "random permutations",
-    lambda rng: [Case((list(map(int, rng.permutation(n))),)) for n in (1, 5, 8)])
+    lambda rng: [Case((list(map(int, rng.permutation(n))),)) for n in (1, 8)] + [Case((_cycle(rng, 5),))])
 CAUSAL_MASK.hidden("sizes", "T = 1 and a larger T",
     lambda rng: [Case((1,)), Case((int(rng.integers(6, 12)),))])
 PADDING_MASK.hidden("random", "random lengths, including full and empty rows",
@@ -101,4 +116,4 @@ CROSSOVER_LENGTH.hidden("random", "other widths",
     lambda rng: [Case((int(d),)) for d in (1, rng.integers(2, 4096), 8192)])
 LOOKUP_TABLE_WEIGHTS.hidden("random", "random targets, repeated targets, several value widths",
     lambda rng: [Case((list(map(int, t)), rand(rng, len(t), dv), 1000.0), meta={"sequence": list(map(int, rng.permutation(len(t))))})
-                 for t, dv in ((rng.permutation(6), 3), (rng.integers(0, 4, 4), 1), (np.array([0]), 2))])
+                 for t, dv in ((np.array(_cycle(rng, 6)), 3), (rng.integers(0, 4, 4), 1), (np.array([0]), 2))])

@@ -179,3 +179,43 @@ def test_labels_do_not_give_the_answers_away():
     text = " ".join(c.description for c in REGISTRY.values() if "/hidden/" not in c.id)
     for answer in ("4 T² d", "diag(a) - a aᵀ", "6 d", "24576", "49152", "-inf above"):
         assert answer not in text
+
+
+# --- hidden checks decide the catalogue's answers the same way on every input they may draw ----
+def _catalogued(folder: str):
+    from grading_support import entries
+
+    return [pytest.param(e, id=e.path.stem) for e in entries(folder) if e.kind == "cell" and e.replace in EXERCISES]
+
+
+def _defined(entry):
+    """The catalogue's function, defined after the instructor's cells of the functions it may call."""
+    namespace = fresh_namespace()
+    for dep in EXERCISES[entry.replace].dependency_names:
+        exec(compile(SOLUTION_CELLS[dep], f"<{dep}>", "exec"), namespace)
+    exec(compile(entry.path.read_text(), f"<{entry.path.name}>", "exec"), namespace)
+    return namespace[entry.replace]
+
+
+@pytest.mark.parametrize("entry", _catalogued("catalogue/correct"))
+def test_correct_answers_pass_every_check_whatever_the_seed(entry):
+    right = _defined(entry)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        failed = {(c.id, seed) for c in EXERCISES[entry.replace].checks for seed in range(100)
+                  if run_check(c, right, seed) is not None}
+    assert not failed, sorted(failed)[:10]
+
+
+@pytest.mark.parametrize("entry", [p for p in _catalogued("catalogue/wrong") if p.values[0].replace in p.values[0].zero
+                                   and any(c.hidden for c in EXERCISES[p.values[0].replace].checks)])
+def test_hidden_checks_catch_the_mistake_whatever_the_seed(entry):
+    """Grading seeds the hidden inputs per student and per answer: on no seed may a catalogued
+    mistake pass every hidden check (a mask with nothing masked, d_k = 1, a permutation that is its
+    own inverse all once let one through)."""
+    wrong = _defined(entry)
+    hidden = [c for c in EXERCISES[entry.replace].checks if c.hidden]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        missed = [seed for seed in range(200) if all(run_check(c, wrong, seed) is None for c in hidden)]
+    assert missed == [], f"seeds on which every hidden check passes: {missed[:10]}"
