@@ -215,6 +215,9 @@ class Session:
         try:
             data, timed_out, too_big = sandbox._collect(result_r, child, limits, on_first_byte=asked.set,
                                                         kill=lambda: None)
+        except BaseException:
+            self.close()  # interrupted mid-run: the run's exit status would reach the next run
+            raise
         finally:
             asked.set()
         rc = child.returncode
