@@ -88,7 +88,9 @@ def finish(workers: int | None = None, log=print) -> None:
     workers = workers or os.cpu_count() or 1
     scan = intake.scan()
     state = gradebook_state.load()
-    failed = _feedback_and_export(scan.submissions, set(), state, workers, nbgrader_api(), log)
+    api = nbgrader_api()
+    gradebook_state.index_gradebook(api.coursedir.db_url)
+    failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log)
     gradebook_state.save(state)
     log(f"feedback regenerated; grades in {GRADES_CSV}, LMS files in {EXPORTS}")
     _end(scan.refused, failed, log)
@@ -170,6 +172,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
                 if not result["success"]:
                     raise SystemExit(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
                 state.setdefault("course", {})[a] = digest
+        gradebook_state.index_gradebook(api.coursedir.db_url)
         for s, a, nb, secs in pending:
             summary.decided += 1
             progress.step(f"{s}/{a}/{nb}", secs)

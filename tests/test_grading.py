@@ -229,6 +229,19 @@ def test_shared_warm_sandbox_grades_as_fresh_sandboxes(graded, tmp_path):
     assert lines(tmp_path) == lines(work)
 
 
+def test_gradebook_lookups_by_submission_use_an_index(graded):
+    """nbgrader finds a submission's grades, comments and notebooks by columns its schema leaves
+    unindexed: without the grader's indexes each score it computes scans the whole class."""
+    from autograder.gradebook_state import INDEXES
+
+    work, _, _ = graded
+    with sqlite3.connect(work / "gradebook.db") as db:
+        for table, column in INDEXES:
+            plan = " ".join(str(row[-1]) for row in db.execute(
+                f"EXPLAIN QUERY PLAN SELECT * FROM {table} WHERE {column} = 'x'"))
+            assert "USING INDEX" in plan and "SCAN" not in plan, (table, column, plan)
+
+
 def test_fallback_sandbox_still_limits_and_answers():
     """Without bubblewrap the grader keeps the limits and the clean interpreter (weaker isolation)."""
     code = (
