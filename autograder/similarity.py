@@ -96,13 +96,22 @@ def similar_pairs(exercise: str, answers: dict[str, str], excluded: Iterable[str
     limit = max(3, int(COMMON * len(prints)))
     prints = {s: {f for f in fp if counts[f] <= limit} for s, fp in prints.items()}
     students = sorted(s for s, fp in prints.items() if len(fp) >= MIN_SHARED)
+    # only answers that share a fingerprint are compared (an index from each fingerprint to its
+    # answers), not every pair of the class: the cost follows the overlaps, not the class squared
+    holders: dict[int, list[str]] = {}
+    for student in students:
+        for f in prints[student]:
+            holders.setdefault(f, []).append(student)
+    common: Counter[tuple[str, str]] = Counter()
+    for group in holders.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                common[a, b] += 1
     pairs = []
-    for i, a in enumerate(students):
-        for b in students[i + 1 :]:
-            shared = len(prints[a] & prints[b])
-            score = shared / min(len(prints[a]), len(prints[b]))
-            if shared >= MIN_SHARED and score >= THRESHOLD:
-                pairs.append(Pair(exercise, a, b, round(score, 3), shared))
+    for (a, b), shared in common.items():
+        score = shared / min(len(prints[a]), len(prints[b]))
+        if shared >= MIN_SHARED and score >= THRESHOLD:
+            pairs.append(Pair(exercise, a, b, round(score, 3), shared))
     return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from browser_support import CHROMIUM_ARGS, PageReport, attach_recorders, chromium_path, serve
 from grading_support import RELEASE, SOLUTIONS, entries, grade, place, submission_text
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.similarity import fingerprints, normalise, similar_pairs
 
@@ -221,3 +223,39 @@ def test_on_a_phone_nothing_is_wider_than_the_screen(page):
     finally:
         pg.emulate_media(color_scheme="light")
         pg.set_viewport_size({"width": 1280, "height": 720})
+
+
+def _all_pairs(exercise, answers, excluded):
+    """The definition similar_pairs implements, comparing every two answers (slow, for the test)."""
+    from autograder import similarity as sim
+
+    base = set().union(*(fingerprints(s) for s in excluded))
+    skip = {s.strip() for s in excluded}
+    prints = {s: fingerprints(src) - base for s, src in answers.items() if src.strip() not in skip}
+    counts = Counter(f for fp in prints.values() for f in fp)
+    limit = max(3, int(sim.COMMON * len(prints)))
+    prints = {s: {f for f in fp if counts[f] <= limit} for s, fp in prints.items()}
+    students = sorted(s for s, fp in prints.items() if len(fp) >= sim.MIN_SHARED)
+    out = []
+    for i, a in enumerate(students):
+        for b in students[i + 1 :]:
+            shared = len(prints[a] & prints[b])
+            score = shared / min(len(prints[a]), len(prints[b]))
+            if shared >= sim.MIN_SHARED and score >= sim.THRESHOLD:
+                out.append(sim.Pair(exercise, a, b, round(score, 3), shared))
+    return sorted(out, key=lambda p: (-p.score, p.a, p.b))
+
+
+_LINES = ["s = q @ k.T / np.sqrt(q.shape[-1])", "s = s - s.max(axis=-1, keepdims=True)", "w = np.exp(s)",
+          "w = w / w.sum(axis=-1, keepdims=True)", "for i in range(len(w)):\n        w[i] = w[i] / w[i].sum()",
+          "m = np.triu(np.ones((3, 3)), 1) * -1e9", "s = s + m", "out = w @ v", "t = s.T", "u = t * 2 + 1"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_LINES), min_size=1, max_size=7), min_size=2, max_size=14))
+def test_similar_pairs_are_those_of_comparing_every_two_answers(bodies):
+    """The index from fingerprints to answers finds exactly the pairs all-pairs comparison finds."""
+    answers = {f"s{i:02d}": "def f(q, k, v):\n    " + "\n    ".join(body) + "\n    return out\n"
+               for i, body in enumerate(bodies)}
+    excluded = ["def f(q, k, v):\n    raise NotImplementedError()\n"]
+    assert similar_pairs("f", answers, excluded) == _all_pairs("f", answers, excluded)
