@@ -15,18 +15,26 @@ class Progress:
     def __init__(self, total: int, log=print, every: float = 1.0):
         self.total, self.done, self.log = total, 0, log
         self.start = self.last = time.perf_counter()
+        self.first: float | None = None  # when the first notebook finished
         self.every = every if total > 100 else 0.0
 
     def step(self, what: str, seconds: float) -> None:
         self.done += 1
         now = time.perf_counter()
+        if self.first is None:
+            self.first = now
         if now - self.last < self.every and self.done < self.total:
             return
         self.last = now
-        rate = self.done / max(now - self.start, 1e-9)
-        left = (self.total - self.done) / rate if rate else 0.0
-        self.log(f"[{self.done}/{self.total}] {what} ({seconds:.1f} s) · {rate:.2f} notebooks/s · "
-                 f"about {_duration(left)} left")
+        line = f"[{self.done}/{self.total}] {what} ({seconds:.1f} s)"
+        # the rate counts from the first finished notebook: the start-up before it (workers, the
+        # pre-warmed sandboxes) is paid once and would make the first estimates far too long
+        if self.done >= 3 and now > self.first:
+            rate = (self.done - 1) / (now - self.first)
+            line += f" · {rate:.2f} notebooks/s · about {_duration((self.total - self.done) / rate)} left"
+        elif self.done < self.total:
+            line += " · estimating the time left"
+        self.log(line)
 
 
 def _duration(seconds: float) -> str:

@@ -14,7 +14,7 @@ import pytest
 from grading_support import RELEASE, ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from autograder import paths, spec, staging
+from autograder import paths, run_summary, spec, staging
 from autograder.nbgrader_plugins import ApplyVerdicts, StaleVerdict
 from autograder.run_summary import Progress, Summary
 from autograder.verdicts import verdict_key
@@ -128,12 +128,15 @@ def test_nbgrader_config_chain_includes_the_user_config(tmp_path, monkeypatch):
     assert config.Autograde.pre_convert_hook is not None  # and the course's own settings
 
 
-def test_progress_reports_rate_and_time_left():
+def test_progress_reports_rate_and_time_left(monkeypatch):
     lines = []
+    clock = iter([0.0, 30.0, 31.0, 32.0, 33.0])  # 30 s of start-up, then a notebook a second
+    monkeypatch.setattr(run_summary.time, "perf_counter", lambda: next(clock))
     p = Progress(4, lines.append)
     for i in range(4):
         p.step(f"s{i}/a/nb", 0.1)
-    assert len(lines) == 4 and "[4/4]" in lines[-1] and "notebooks/s" in lines[0] and "left" in lines[0]
+    assert len(lines) == 4 and "[4/4]" in lines[-1] and "estimating" in lines[0]
+    assert "1.00 notebooks/s · about 1 s left" in lines[2], lines  # not 3 in 32 s: about 11 s left
 
 
 def test_summary_lists_every_anomaly_with_advice(tmp_path):
