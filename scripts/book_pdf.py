@@ -27,9 +27,17 @@ sys.path.insert(0, str(ROOT / "tests"))
 PDF_NAME = "self-attention.pdf"
 FRAMES_NAME = "self-attention.frames.json"  # the option every marked widget control printed at
 MARGIN = {"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
-# Chromium numbers the pages of each printed part from 1, so the footer names the chapter and the
-# contents list the page of the joined PDF (the number a PDF viewer shows).
-FOOTER = '<div style="font-size:8px;width:100%;text-align:center;color:#444">{title}</div>'
+# Each chapter is printed on its own, so its footer (a CSS page-margin box: the chapter's title and
+# the page number) starts the page counter where the chapter starts in the joined PDF: the number
+# the contents list and a PDF viewer shows.
+FOOTER_CSS = ("html {{ counter-reset: page {before} }} "
+              "@page {{ @bottom-center {{ content: \"{title}  \\00B7  \" counter(page); "
+              "font: 8px system-ui, sans-serif; color: #444 }} }}")
+
+
+def _css_string(text: str) -> str:
+    """``text`` inside a CSS string literal (no line breaks, quotes and backslashes escaped)."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace('"', '\\"')
 
 
 def toc_pages(root: Path = ROOT) -> list[str]:
@@ -101,6 +109,7 @@ def build_pdf(site: Path, output: Path) -> Path:
     work = Path(tempfile.mkdtemp(prefix="book-pdf-"))
     try:
         parts: list[tuple[str, Path]] = []
+        open_pages = []
         printed: list[dict[str, str]] = []
         with serve(site) as base, sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
@@ -117,11 +126,9 @@ def build_pdf(site: Path, output: Path) -> Path:
                     page.wait_for_timeout(300)
                     title = _title(page)
                     pdf = work / f"{i:02d}.pdf"
-                    page.pdf(path=str(pdf), format="A4", margin=MARGIN, print_background=True,
-                             display_header_footer=True, header_template="<div></div>",
-                             footer_template=FOOTER.format(title=html.escape(title)))
+                    page.pdf(path=str(pdf), format="A4", margin=MARGIN, print_background=True)
                     parts.append((title, pdf))
-                    page.close()
+                    open_pages.append(page)  # printed again once its first page number is known
                 # Front matter: its own length decides where chapter 1 starts, so lay it out twice.
                 front = work / "front.pdf"
                 entries: list[tuple[str, int]] = []
@@ -134,6 +141,13 @@ def build_pdf(site: Path, output: Path) -> Path:
                     page = browser.new_page()
                     page.set_content(_front_matter(config.get("title", ""), config.get("author", ""), entries))
                     page.pdf(path=str(front), format="A4", margin=MARGIN)
+                    page.close()
+                for (title, pdf), (_, start), page in zip(parts, entries, open_pages, strict=True):
+                    pages = _pages(pdf)
+                    page.add_style_tag(content=FOOTER_CSS.format(before=start - 1, title=_css_string(title)))
+                    page.pdf(path=str(pdf), format="A4", margin=MARGIN, print_background=True)
+                    if _pages(pdf) != pages:
+                        raise RuntimeError(f"{title}: the footer changed the chapter's length")
                     page.close()
             finally:
                 browser.close()

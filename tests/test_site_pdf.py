@@ -55,6 +55,20 @@ def test_every_chapter_starts_where_the_contents_say_in_order(text):
     assert starts == sorted(starts) and len(set(starts)) == len(starts), f"chapters out of order: {starts}"
 
 
+def test_every_chapter_page_shows_its_chapter_and_its_page_number(text):
+    """The footer of page n (after the title and contents) reads "<chapter> · n": the number the
+    contents list and a PDF viewer shows, not the page within the chapter."""
+    pages = text.split("\f")[:-1]
+    titles = _titles()
+    front = next(i for i, p in enumerate(pages) if titles[0] in " ".join(p.split()) and i > 1)
+    for n, page in enumerate(pages[front:], start=front + 1):
+        footer = [ln.strip() for ln in page.splitlines() if ln.strip()][-1]
+        match = re.fullmatch(r"(.+?)\s+·\s+(\d+)", footer)
+        assert match and int(match.group(2)) == n, f"page {n} ends with {footer!r}"
+        name = " ".join(match.group(1).split())  # "1. From text to vectors": numbered as on the page
+        assert any(name.endswith(t) for t in titles), f"page {n}: {name!r} is no chapter title"
+
+
 def test_no_raw_tex_in_the_pdf(text):
     raw = sorted(set(re.findall(r"\\[A-Za-z]{2,}|\$\$?[^$\s]|\\\(|\\\[", text)))
     assert raw == [], f"TeX source in the PDF: {raw[:10]}"
