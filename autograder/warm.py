@@ -81,12 +81,6 @@ class _Child:
         return self.returncode
 
 
-def session() -> Session | None:
-    """A :class:`Session` of its own (closed by the caller), or ``None`` (a fresh sandbox per run)
-    when ``$SELFATTN_WARM_SANDBOX`` is ``0``."""
-    return None if os.environ.get("SELFATTN_WARM_SANDBOX", "1") == "0" else Session()
-
-
 _local = threading.local()
 
 
