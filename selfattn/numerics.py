@@ -159,11 +159,30 @@ def _scores(Q: Array, K: Array) -> Array:
     return (Q * scale) @ np.swapaxes(K, -1, -2)
 
 
-def _exp_scores(Q: Array, K: Array, mask: Array | None) -> tuple[Array, Array]:
-    """Unnormalised weights ``exp(s - max s)`` (..., T_q, T_k) and their row sums (..., T_q, 1)."""
+def _key_norm(K: Array) -> Array:
+    """Largest key norm max_j |k_j| (..., 1, 1), for :func:`_exp_scores`'s bound."""
+    return np.sqrt(np.max(np.einsum("...jd,...jd->...j", K, K), axis=-1))[..., None, None]
+
+
+def _exp_scores(Q: Array, K: Array, mask: Array | None, key_norm: Array | None = None) -> tuple[Array, Array]:
+    """Unnormalised weights (..., T_q, T_k), ``exp(s - c)`` with one constant ``c`` per row, and
+    their row sums (..., T_q, 1); the softmax is their ratio whatever ``c`` is.
+
+    ``c`` is the row maximum, unless a bound shows it is not needed: by Cauchy-Schwarz
+    ``|s_ij| <= |q_i| max_j |k_j| / sqrt(d_k)``, and while that stays below half the exponent range
+    minus ``log T_k`` no ``exp`` overflows, no row sum overflows and no row underflows to 0, so
+    ``c = 0`` gives the same weights (to rounding) without the two passes of the maximum. With a
+    mask (whose values the bound does not know) the maximum is always taken.
+    """
     S = _scores(Q, K)
     if mask is not None:
         S = S + mask
+    elif key_norm is not None:
+        limit = np.log(np.finfo(S.dtype).max) / 2 - np.log(max(S.shape[-1], 1))
+        bound = np.sqrt(np.einsum("...id,...id->...i", Q, Q))[..., None] * key_norm / np.sqrt(Q.shape[-1])
+        if np.all(bound <= limit):
+            np.exp(S, out=S)
+            return S, S.sum(axis=-1, keepdims=True)
     S -= _safe_max(S, -1)
     np.exp(S, out=S)
     return S, S.sum(axis=-1, keepdims=True)
@@ -221,8 +240,9 @@ def attention(
     # Query rows go in blocks whose scores fit in cache; each block is exact (no online
     # rescaling is needed because every block sees all keys).
     rows = max(1, _CACHE_ENTRIES // max(1, T_k * int(np.prod(batch, dtype=np.int64))))
+    key_norm = _key_norm(K) if m is None and T_k > 0 else None
     for i in range(0, T_q, rows):
-        E, total = _exp_scores(Q[..., i : i + rows, :], K, None if m is None else m[..., i : i + rows, :])
+        E, total = _exp_scores(Q[..., i : i + rows, :], K, None if m is None else m[..., i : i + rows, :], key_norm)
         o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
         out[..., i : i + rows, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
     return out

@@ -79,6 +79,32 @@ def test_attention_matches_the_loop_oracle_and_rows_sum_to_one(t):
     np.testing.assert_allclose(sa.attention_weights(Q, K).sum(-1), 1.0, rtol=1e-12)
 
 
+@given(st.floats(-3, 3), st.integers(0, 2**32 - 1), st.sampled_from([np.float64, np.float32]))
+def test_attention_without_the_row_maximum_matches_the_oracle_at_every_scale(log_scale, seed, dtype):
+    """attention() skips the row maximum when a Cauchy-Schwarz bound shows exp cannot overflow or
+    underflow; at every scale of the scores, on both sides of that bound, it agrees with the oracle
+    (which always subtracts the maximum)."""
+    rng = np.random.default_rng(seed)
+    Q, K, V = (10.0**log_scale * rng.standard_normal((3, 40, 8))).astype(dtype)
+    want = loop_attention(*(x.astype(np.float64) for x in (Q, K, V)))
+    got = sa.attention(Q, K, V)
+    assert got.dtype == dtype and np.isfinite(got).all()
+    tol = 1e-10 if dtype == np.float64 else 2e-3
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+def test_both_sides_of_the_bound_are_reached_by_the_scale_test():
+    """The premise of the test above: its range of scales puts the bound on both sides of the limit."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.float64, np.float32):
+        limit = np.log(np.finfo(dtype).max) / 2 - np.log(40)
+        bounds = []
+        for log_scale in (-3.0, 3.0):
+            Q, K = 10.0**log_scale * rng.standard_normal((2, 40, 8))
+            bounds.append(np.linalg.norm(Q, axis=1).max() * np.linalg.norm(K, axis=1).max() / np.sqrt(8))
+        assert bounds[0] < limit < bounds[1]
+
+
 @given(qkv(batch=(3,)))
 def test_batch_dimension_equals_one_sequence_at_a_time(t):
     Q, K, V = t
