@@ -29,10 +29,15 @@ def paired_best(a: Callable[[], object], b: Callable[[], object], repeat: int = 
 
 
 def attention_overhead(T: int = 2048, d: int = 64) -> dict[str, float]:
-    """attention() time over the time of its two matrix products alone."""
+    """attention() time over the time of its two matrix products alone, and the floor: the two
+    products with one ``exp`` of the scores between them (NumPy's exp runs on one core; no
+    softmax can do less elementwise work)."""
     Q, K, V = qkv(T, d)
+    Qs = Q / np.sqrt(d)
     t_matmul, t_attn = paired_best(lambda: (Q @ K.T) @ V, lambda: sa.attention(Q, K, V))
-    return {"T": T, "d": d, "matmul_s": t_matmul, "attention_s": t_attn, "ratio": t_attn / t_matmul}
+    t_matmul2, t_floor = paired_best(lambda: (Q @ K.T) @ V, lambda: np.exp(Qs @ K.T) @ V)
+    return {"T": T, "d": d, "matmul_s": t_matmul, "attention_s": t_attn, "ratio": t_attn / t_matmul,
+            "floor_ratio": t_floor / t_matmul2}
 
 
 def chunked_vs_full(T: int, d: int = 64, block_size: int = 128) -> dict[str, float]:
