@@ -276,8 +276,9 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[str | N
     function that fails only because a function it calls fails passes, with a note naming the
     function to fix.
     """
-    if _cell_of(fn) is None:
-        return run_check(check_, fn, seed), ""
+    if _cell_of(fn) is None:  # defined in a module or by exec: called as it is, with the same time limit
+        with time_limit(NOTEBOOK_SECONDS):
+            return run_check(check_, fn, seed), ""
     message = _run_graded(check_, fn, seed)
     if message is not None and (deps := _failing_dependencies(fn, check_.exercise, seed)):
         if _run_graded(check_, fn, seed, {d.function: d.reference for d in deps}) is None:

@@ -85,7 +85,8 @@ def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> str | None:
     on_target = np.where(wanted, A, 0.0).sum(axis=1)
     if not (np.isfinite(A).all() and (on_target >= 1 - 1e-6).all()):
         i = int(np.argmin(np.where(np.isfinite(on_target), on_target, -1)))
-        return (f"the token at position {i} puts only {on_target[i]:.2g} of its attention on the token it must look "
+        share = "none" if on_target[i] < 0.005 else f"only {on_target[i]:.0%}"
+        return (f"the token at position {i} puts {share} of its attention on the token it must look "
                 "up: the lookup has to happen in the attention weights (query of type t matches the key of type "
                 "targets[t]), not be stored in W_V")
     return None

@@ -163,3 +163,20 @@ def test_a_softmax_printing_forever_is_stopped_and_its_output_costs_no_memory():
     assert peak < 16 << 20, f"{peak >> 20} MiB kept"
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
     assert (sys.stdout, sys.stderr, signal.getsignal(signal.SIGALRM)) == before
+
+
+def test_a_stuck_function_defined_outside_a_cell_fails_its_check_in_time(monkeypatch):
+    """A function the notebook did not define in a cell (imported, or made by exec) is called as it
+    is: a loop there fails its check after the same time limit instead of hanging the kernel."""
+    import pytest
+
+    from selfattn import checking
+
+    monkeypatch.setattr(checking, "NOTEBOOK_SECONDS", 0.3)
+
+    def softmax(S, axis=-1):
+        while True:
+            pass
+
+    with pytest.raises(checking.CheckFailed, match=r"gave no result within 0\.3 s"):
+        checking.check(softmax, "softmax/rows-sum-to-one")
