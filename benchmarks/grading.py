@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,7 +21,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from grading_support import RELEASE, SOLUTIONS, PlainCourse, entries, place  # noqa: E402
 
 
-def _handed_in(notebook: str, replace: tuple[str, str] | None = None) -> str:
+def handed_in(notebook: str, replace: tuple[str, str] | None = None) -> str:
     """What a student hands in: the released notebook with the instructor's answers typed into its
     answer cells (its locked cells untouched), and ``replace`` = (grade id, source) if given."""
     answers = {c["metadata"]["nbgrader"]["grade_id"]: c["source"]
@@ -46,24 +50,50 @@ def sample_class(n: int, notebooks: list[str]) -> dict[str, dict[str, str]]:
             else:
                 mistakes = [e for e in wrong if e.notebook == nb]
                 m = mistakes[i % len(mistakes)] if mistakes and i % 2 else None
-                subs[nb] = _handed_in(nb, None if m is None else (m.replace, m.path.read_text()))
+                subs[nb] = handed_in(nb, None if m is None else (m.replace, m.path.read_text()))
         out[f"s{i:02d}"] = subs
     return out
 
 
-def time_ours(klass, workers: int) -> float:
-    work = Path(tempfile.mkdtemp(prefix="bench-ours-"))
+@dataclass(frozen=True)
+class GradeRun:
+    """One ``make grade`` run: wall seconds, CPU seconds of it and every process it started (which
+    other users of a shared machine do not inflate), and its ``.grading/timings.json``."""
+
+    wall: float
+    cpu: float
+    timings: dict
+
+
+@contextmanager
+def class_folder(klass: dict[str, dict[str, str]], prefix: str) -> Iterator[Path]:
+    """A temporary work folder with ``klass`` handed in (student -> notebook -> text)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         for student, subs in klass.items():
             for nb, text in subs.items():
                 place(work, student, nb, text)
-        env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "autograder.grade", "--workers", str(workers)], cwd=ROOT, env=env,
-                       check=True, capture_output=True)
-        return time.perf_counter() - t0
+        yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def make_grade(work: Path, workers: int) -> GradeRun:
+    """Run ``make grade`` (``python -m autograder.grade``) on ``work`` with ``workers`` workers."""
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "autograder.grade", "--workers", str(workers)], cwd=ROOT, env=env,
+                   check=True, capture_output=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the run, its workers and their sandboxes
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return GradeRun(wall, cpu, json.loads((work / ".grading" / "timings.json").read_text()))
+
+
+def time_ours(klass, workers: int) -> float:
+    with class_folder(klass, "bench-ours-") as work:
+        return make_grade(work, workers).wall
 
 
 def time_plain(klass, notebooks: list[str]) -> float:

@@ -9,18 +9,13 @@ notebooks. The 300-student class takes several minutes on 2 cores (the time is p
 
 from __future__ import annotations
 
-import json
-import os
-import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-from .grading import ROOT, SOLUTIONS, place, sample_class
+from .grading import SOLUTIONS, class_folder, make_grade, sample_class
 
 STEPS = ("staging", "verdicts", "autograde", "feedback", "export", "report")
 
@@ -31,27 +26,12 @@ def per_notebook(n: int, workers: int = 2) -> dict[str, float]:
     process it started, which other users of a shared machine do not inflate), and the seconds
     of the whole run (``wall``)."""
     notebooks = sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))
-    klass = sample_class(n, notebooks)
-    work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
-    try:
-        for student, subs in klass.items():
-            for nb, text in subs.items():
-                place(work, student, nb, text)
-        env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "autograder.grade", "--workers", str(workers)], cwd=ROOT, env=env,
-                       check=True, capture_output=True)
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the run, its workers and their sandboxes
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        timings = json.loads((work / ".grading" / "timings.json").read_text())
-        count = timings["notebooks"]
-        out = {step: timings["steps"].get(step, 0.0) / count for step in STEPS}
-        out.update(total=wall / count, cpu=cpu / count, notebooks=count, wall=wall)
-        return out
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    with class_folder(sample_class(n, notebooks), "bench-scale-") as work:
+        run = make_grade(work, workers)
+    count = run.timings["notebooks"]
+    out = {step: run.timings["steps"].get(step, 0.0) / count for step in STEPS}
+    out.update(total=run.wall / count, cpu=run.cpu / count, notebooks=count, wall=run.wall)
+    return out
 
 
 def sandbox_overhead(repeat: int = 15) -> dict[str, float]:
