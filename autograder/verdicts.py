@@ -111,11 +111,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
         results: dict[str, str | None] = {}
         timings[function] = 0.0
         run = None
-        # public and hidden inputs never meet in one process: nothing the student's code saw of a
-        # hidden input can come back in the (public) text of its exceptions
-        for group in ([cid for cid in ids if cid not in hidden], [cid for cid in ids if cid in hidden]):
-            if not group:
-                continue
+        for group in _groups(ids, hidden):
             if answers[function] == stubs.get(function):
                 run = sandbox.RunResult(None, f"not answered: the cell of {function} still holds the stub", [], 0.0)
             elif group[0] in hidden and run is not None and run.outcomes is None:
@@ -128,33 +124,16 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                 note = f"While grading {function}: {err}."
                 if not err.startswith(f"the cell of {function} ") and not any(n.startswith(note[:-1]) for n in notes):
                     notes.append(note)
-            pos = 0
-            for cid in group:
-                check_, n = REGISTRY[cid], len(cases[cid])
-                if run.outcomes is None:
-                    results[cid] = run.failure
-                else:
-                    outs = run.outcomes[pos : pos + n]  # hidden runs bring back exception types only
-                    results[cid] = first_error(check_, cases[cid], outs) or safe_verify(check_, cases[cid], outs)
-                pos += n
+            results.update(_judged(run, group, cases))
         if any(msg is not None for msg in results.values()) and answers[function] != stubs.get(function):
             def decide(code, function=function, ids=ids, hidden=hidden, cases=cases):
                 """The same checks on the same inputs, for other code (see autograder.blame)."""
                 out: dict[str, str | None] = {}
-                for group in ([cid for cid in ids if cid not in hidden], [cid for cid in ids if cid in hidden]):
-                    if not group:
-                        continue
+                for group in _groups(ids, hidden):
                     secret = group[0] in hidden
                     rerun = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
                                         hidden=secret, session=sessions[secret])
-                    pos = 0
-                    for cid in group:
-                        n = len(cases[cid])
-                        outs = rerun.outcomes[pos : pos + n] if rerun.outcomes is not None else None
-                        check_ = REGISTRY[cid]
-                        out[cid] = rerun.failure if outs is None else (
-                            first_error(check_, cases[cid], outs) or safe_verify(check_, cases[cid], outs))
-                        pos += n
+                    out.update(_judged(rerun, group, cases))
                 return out
 
             fair, why = blame.regrade(assignment, notebook, function, answers, checks, decide)
@@ -180,6 +159,30 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
            "notes": notes, "sandbox": sandbox.mode(), "seconds": timings, "checks": checks,
            "key": verdict_key(staged, assignment, notebook)}
     _write(verdict_path(student, assignment, notebook), out)
+    return out
+
+
+def _groups(ids: list[str], hidden: set[str]) -> list[list[str]]:
+    """The check ids run together: public ones, then hidden ones (each non-empty group one run).
+
+    Public and hidden inputs never meet in one process: nothing the student's code saw of a hidden
+    input can come back in the (public) text of its exceptions."""
+    return [g for g in ([c for c in ids if c not in hidden], [c for c in ids if c in hidden]) if g]
+
+
+def _judged(run: sandbox.RunResult, group: list[str], cases: dict[str, list]) -> dict[str, str | None]:
+    """Check id -> message (``None``: passed) for each check of ``group``, from one run over their
+    cases in order; a run that produced no outcomes fails them all with its reason."""
+    out: dict[str, str | None] = {}
+    pos = 0
+    for cid in group:
+        check_, n = REGISTRY[cid], len(cases[cid])
+        if run.outcomes is None:
+            out[cid] = run.failure
+        else:
+            outs = run.outcomes[pos : pos + n]  # hidden runs bring back exception types only
+            out[cid] = first_error(check_, cases[cid], outs) or safe_verify(check_, cases[cid], outs)
+        pos += n
     return out
 
 

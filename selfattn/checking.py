@@ -298,6 +298,8 @@ def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
     """Notebook entry point: run check ``check_id`` on ``fn`` as grading will; print a tick or
     raise :class:`CheckFailed` with the diagnosis first."""
     if check_id not in REGISTRY:
+        from . import exercise_checks  # noqa: F401 - the records register the public checks
+    if check_id not in REGISTRY:
         raise KeyError(f"unknown check {check_id!r}")
     check_ = REGISTRY[check_id]
     message, blame = judge(check_, fn, seed)
