@@ -53,7 +53,6 @@ __all__ = [
     "fresh_namespace",
     "judge",
     "register",
-    "run_as_graded",
     "summary",
     "time_limit",
     "to_arrays",
@@ -287,11 +286,6 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[str | N
     if message is not None and (advice := _advice(message, fn, check_.function)):
         message = f"{advice}. {message}"
     return message, ""
-
-
-def run_as_graded(check_: Check, fn: Callable[..., Any], seed: int = 0) -> str | None:
-    """Run one check the way grading does (:func:`judge`); ``None`` when it passes, else the message."""
-    return judge(check_, fn, seed)[0]
 
 
 def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
