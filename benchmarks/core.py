@@ -9,6 +9,7 @@ import numpy as np
 
 import selfattn as sa
 from selfattn.measure import best_time, peak_memory
+from selfattn.numerics import _CACHE_ENTRIES
 
 
 def qkv(T: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -16,28 +17,45 @@ def qkv(T: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return tuple(rng.standard_normal((T, d)) for _ in range(3))  # type: ignore[return-value]
 
 
-def paired_best(a: Callable[[], object], b: Callable[[], object], repeat: int = 21) -> tuple[float, float]:
-    """Best times of ``a`` and ``b``, measured alternately so that drifts of a shared machine hit both."""
-    a(), b()
-    ta, tb = [], []
+def interleaved_best(fns: dict[str, Callable[[], object]], repeat: int = 21) -> dict[str, float]:
+    """Best time of each function, run in turn ``repeat`` times so that drifts of a shared machine hit all."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        for fn, out in ((a, ta), (b, tb)):
+        for name, fn in fns.items():
             t0 = time.perf_counter()
             fn()
-            out.append(time.perf_counter() - t0)
-    return min(ta), min(tb)
+            times[name].append(time.perf_counter() - t0)
+    return {name: min(t) for name, t in times.items()}
 
 
 def attention_overhead(T: int = 2048, d: int = 64) -> dict[str, float]:
-    """attention() time over the time of its two matrix products alone, and the floor: the two
-    products with one ``exp`` of the scores between them (NumPy's exp runs on one core; no
-    softmax can do less elementwise work)."""
+    """attention() time over the time of its two matrix products alone, and where the difference
+    goes: the same two products in attention's query blocks, and those with one ``exp`` of each
+    score between them (NumPy's exp runs on one core; no softmax does less elementwise work)."""
     Q, K, V = qkv(T, d)
-    Qs = Q / np.sqrt(d)
-    t_matmul, t_attn = paired_best(lambda: (Q @ K.T) @ V, lambda: sa.attention(Q, K, V))
-    t_matmul2, t_floor = paired_best(lambda: (Q @ K.T) @ V, lambda: np.exp(Qs @ K.T) @ V)
-    return {"T": T, "d": d, "matmul_s": t_matmul, "attention_s": t_attn, "ratio": t_attn / t_matmul,
-            "floor_ratio": t_floor / t_matmul2}
+    Qs, Kt = Q / np.sqrt(d), K.T
+    rows = max(1, _CACHE_ENTRIES // T)
+
+    S = np.empty((rows, T))
+
+    def blocked(exp: bool) -> None:
+        for i in range(0, T, rows):
+            np.matmul(Qs[i : i + rows], Kt, out=S[: min(rows, T - i)])  # (rows, T)
+            if exp:
+                np.exp(S, out=S)
+            S @ V
+
+    t = interleaved_best({
+        "matmul": lambda: (Q @ K.T) @ V,
+        "attention": lambda: sa.attention(Q, K, V),
+        "blocked": lambda: blocked(False),
+        "blocked_exp": lambda: blocked(True),
+    })
+    return {"T": T, "d": d, "rows": rows, "matmul_s": t["matmul"], "attention_s": t["attention"],
+            "ratio": t["attention"] / t["matmul"], "blocked_ratio": t["blocked"] / t["matmul"],
+            "floor_ratio": t["blocked_exp"] / t["matmul"]}
 
 
 def chunked_vs_full(T: int, d: int = 64, block_size: int = 128) -> dict[str, float]:

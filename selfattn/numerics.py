@@ -153,10 +153,10 @@ def scaled_scores(Q: ArrayLike, K: ArrayLike) -> Array:
     return _scores(Q, K)
 
 
-def _scores(Q: Array, K: Array) -> Array:
+def _scores(Q: Array, K: Array, out: Array | None = None) -> Array:
     # scale the (T_q, d_k) queries rather than the (T_q, T_k) scores: same value, fewer flops
     scale = np.asarray(1.0 / np.sqrt(Q.shape[-1]), dtype=np.result_type(Q, K))
-    return (Q * scale) @ np.swapaxes(K, -1, -2)
+    return np.matmul(Q * scale, np.swapaxes(K, -1, -2), out=out)
 
 
 def _key_norm(K: Array) -> Array:
@@ -164,28 +164,29 @@ def _key_norm(K: Array) -> Array:
     return np.sqrt(np.max(np.einsum("...jd,...jd->...j", K, K), axis=-1))[..., None, None]
 
 
-def _exp_scores(Q: Array, K: Array, mask: Array | None, key_norm: Array | None = None) -> tuple[Array, Array]:
-    """Unnormalised weights (..., T_q, T_k), ``exp(s - c)`` with one constant ``c`` per row, and
-    their row sums (..., T_q, 1); the softmax is their ratio whatever ``c`` is.
+def _exp_scores(
+    Q: Array, K: Array, mask: Array | None, key_norm: Array | None = None, out: Array | None = None
+) -> Array:
+    """Unnormalised weights (..., T_q, T_k), ``exp(s - c)`` with one constant ``c`` per row; the
+    softmax is their ratio to their row sums, whatever ``c`` is.
 
     ``c`` is the row maximum, unless a bound shows it is not needed: by Cauchy-Schwarz
     ``|s_ij| <= |q_i| max_j |k_j| / sqrt(d_k)``, and while that stays below half the exponent range
     minus ``log T_k`` no ``exp`` overflows, no row sum overflows and no row underflows to 0, so
     ``c = 0`` gives the same weights (to rounding) without the two passes of the maximum. With a
-    mask (whose values the bound does not know) the maximum is always taken.
+    mask (whose values the bound does not know) the maximum is always taken. ``out``, of the
+    score shape, receives the weights (attention() reuses one buffer for all its query blocks).
     """
-    S = _scores(Q, K)
+    S = _scores(Q, K, out)
     if mask is not None:
-        S = S + mask
+        S += mask
     elif key_norm is not None:
         limit = np.log(np.finfo(S.dtype).max) / 2 - np.log(max(S.shape[-1], 1))
         bound = np.sqrt(np.einsum("...id,...id->...i", Q, Q))[..., None] * key_norm / np.sqrt(Q.shape[-1])
         if np.all(bound <= limit):
-            np.exp(S, out=S)
-            return S, S.sum(axis=-1, keepdims=True)
+            return np.exp(S, out=S)
     S -= _safe_max(S, -1)
-    np.exp(S, out=S)
-    return S, S.sum(axis=-1, keepdims=True)
+    return np.exp(S, out=S)
 
 
 def attention_weights(Q: ArrayLike, K: ArrayLike, mask: ArrayLike | None = None) -> Array:
@@ -206,7 +207,8 @@ def attention_weights(Q: ArrayLike, K: ArrayLike, mask: ArrayLike | None = None)
     Q, K = _as_float(Q, "Q"), _as_float(K, "K")
     _check_qkv(Q, K, None)
     m = _check_mask(mask, _score_shape(Q, K))
-    E, total = _exp_scores(Q, K, m)
+    E = _exp_scores(Q, K, m)
+    total = E.sum(axis=-1, keepdims=True)
     return np.divide(E, total, out=np.zeros_like(E), where=total > 0)
 
 
@@ -237,14 +239,23 @@ def attention(
     batch = np.broadcast_shapes(shape[:-2], V.shape[:-2])
     T_q, T_k = shape[-2:]
     out = np.empty((*batch, T_q, V.shape[-1]), dtype=np.result_type(Q, K, V))
-    # Query rows go in blocks whose scores fit in cache; each block is exact (no online
-    # rescaling is needed because every block sees all keys).
-    rows = max(1, _CACHE_ENTRIES // max(1, T_k * int(np.prod(batch, dtype=np.int64))))
-    key_norm = _key_norm(K) if m is None and T_k > 0 else None
+    # Query rows go in blocks whose scores fit in cache, all computed in one buffer; each block is
+    # exact (no online rescaling is needed because every block sees all keys).
+    rows = max(1, min(T_q, _CACHE_ENTRIES // max(1, T_k * int(np.prod(batch, dtype=np.int64)))))
+    scores = np.empty((*shape[:-2], rows, T_k), dtype=np.result_type(Q, K))
+    key_norm = _key_norm(K) if m is None else None
+    ones = np.ones(T_k, dtype=scores.dtype)
     for i in range(0, T_q, rows):
-        E, total = _exp_scores(Q[..., i : i + rows, :], K, None if m is None else m[..., i : i + rows, :], key_norm)
-        o = E @ V  # normalise the (rows, d_v) output instead of the (rows, T_k) weights
-        out[..., i : i + rows, :] = np.divide(o, total, out=np.zeros_like(o), where=total > 0)
+        b = slice(i, i + rows)
+        n = min(rows, T_q - i)
+        E = _exp_scores(Q[..., b, :], K, None if m is None else m[..., b, :], key_norm,
+                        out=scores[..., :n, :])  # (..., n, T_k)
+        total = (E @ ones)[..., None]  # row sums as a matrix-vector product: BLAS runs it on every core
+        # normalise the (n, d_v) output instead of the (n, T_k) weights
+        o = np.matmul(E, V, out=out[..., b, :])
+        np.divide(o, total, out=o, where=total > 0)
+        if m is not None:
+            np.copyto(o, 0.0, where=total == 0)  # a fully masked row is 0 (even where V holds inf)
     return out
 
 

@@ -1,5 +1,6 @@
 """Properties of the attention numerics, checked on random inputs (hypothesis)."""
 
+import unittest.mock
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import selfattn as sa
+from selfattn import numerics
 from selfattn.measure import peak_memory
 
 finite = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
@@ -168,6 +170,36 @@ def test_padding_masks_zero_the_pads_and_ignore_their_contents(data):
         n = lengths[b]
         np.testing.assert_allclose(out2[b, :n], out[b, :n], atol=1e-12)
         np.testing.assert_allclose(out[b, :n], sa.attention(X[b, :n], X[b, :n], X[b, :n]), atol=1e-12)
+
+
+@given(st.data())
+def test_query_blocks_of_every_size_match_the_oracle(data):
+    """attention() works in blocks of query rows sharing one score buffer; whatever the block size
+    (one row, a last block cut short, all rows), with or without a mask that may forbid a whole
+    row, and with a batch, every output row equals the oracle's."""
+    Q, K, V = data.draw(qkv(max_t=9, batch=(2,)))
+    T_q, T_k = Q.shape[-2], K.shape[-2]
+    if data.draw(st.booleans()):
+        M = np.stack([data.draw(keep_masks(T_q, T_k)) for _ in range(2)])
+        M[:, data.draw(st.integers(0, T_q - 1))] = -np.inf  # one query with no key at all
+    else:
+        M = None
+    entries = data.draw(st.integers(1, 2 * T_q * T_k))  # score entries per block: 1 row to all
+    with unittest.mock.patch.object(numerics, "_CACHE_ENTRIES", entries):
+        out = sa.attention(Q, K, V, M)
+    for b in range(2):
+        want = loop_attention(Q[b], K[b], V[b], None if M is None else M[b])
+        np.testing.assert_allclose(out[b], want, rtol=1e-9, atol=1e-9)
+
+
+def test_a_fully_masked_row_is_zero_even_where_values_are_infinite():
+    """No key, no weighted average: the row is 0, not 0 * inf = NaN."""
+    V = np.array([[np.inf, 1.0], [2.0, 3.0]])
+    M = np.array([[-np.inf, -np.inf], [-np.inf, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # 0 * inf inside the product
+        out = sa.attention(np.ones((2, 2)), np.ones((2, 2)), V, M)
+    np.testing.assert_array_equal(out[0], [0.0, 0.0])
 
 
 def test_fully_masked_rows_give_zeros_without_warnings():
