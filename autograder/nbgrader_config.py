@@ -24,8 +24,10 @@ if ROOT not in sys.path:
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbconvert.preprocessors.sanitize import SanitizeHTML  # noqa: E402
+from nbgrader.converters import GenerateAssignment  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties,
+    CheckCellMetadata,
     ClearHiddenTests,
     ClearOutput,
     DeduplicateIds,
@@ -36,7 +38,7 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-from autograder import paths  # noqa: E402
+from autograder import gradebook_schema, paths  # noqa: E402
 from autograder.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
 from autograder.feedback_html import OfflineFeedbackExporter  # noqa: E402
 from autograder.nbgrader_plugins import (  # noqa: E402
@@ -47,6 +49,9 @@ from autograder.nbgrader_plugins import (  # noqa: E402
 )
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
+
+# a new gradebook learns nbgrader's schema revision in this process, not from a second Python
+gradebook_schema.install()
 
 c.CourseDirectory.course_id = "self-attention"
 c.CourseDirectory.root = str(paths.COURSE)
@@ -81,6 +86,11 @@ c.Autograde.autograde_preprocessors = [
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadataCompiled,
+]
+# generate_assignment (make release, formgrader's Generate): nbgrader's own list, the same swap
+c.GenerateAssignment.preprocessors = [
+    CheckCellMetadataCompiled if p is CheckCellMetadata else p
+    for p in GenerateAssignment.class_traits()["preprocessors"].default()
 ]
 c.ClearMetadataPreprocessor.enabled = True
 c.ClearMetadataPreprocessor.clear_cell_metadata = False

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import traceback
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -19,12 +20,25 @@ from .paths import AUTOGRADER, GRADES_CSV, GRADING
 
 
 def load_config():
-    """nbgrader's configuration chain as its CLI and formgrader load it from ``autograder/``."""
+    """nbgrader's configuration chain as its CLI and formgrader load it from ``autograder/``.
+
+    Raises
+    ------
+    SystemExit
+        Naming the file, when a configuration file fails to load. (nbgrader itself logs the error
+        and goes on with its defaults, under which autograde would run student code in this process.)
+    """
     from nbgrader.apps.baseapp import NbGrader
 
-    app = NbGrader()
-    with _chdir(AUTOGRADER):
-        app.load_config_file()
+    app = NbGrader(raise_config_file_errors=True)
+    try:
+        with _chdir(AUTOGRADER):
+            app.load_config_file()
+    except Exception as exc:
+        files = [f.filename for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith("_config.py")]
+        where = files[-1] if files else "nbgrader's configuration"
+        raise SystemExit(f"{where} failed to load ({type(exc).__name__}: {exc}); "
+                         "stopped before nbgrader changed anything") from exc
     return app.config
 
 
