@@ -31,8 +31,27 @@ import subprocess
 import tempfile
 import threading
 import time
+from pathlib import Path
 
 from . import sandbox
+
+#: A warm sandbox's folder is named ``sandbox-warm-<pid of its owner>-<random>`` in the temp folder.
+_PREFIX = "sandbox-warm-"
+
+
+def _sweep_orphans() -> None:
+    """Remove the folders of warm sandboxes whose owner was killed before it could (SIGKILL, the
+    out-of-memory killer: a killed formgrader server or Dask worker); bubblewrap died with it."""
+    for path in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
+        pid = path.name[len(_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or path.is_symlink() or path.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:  # the owner is gone
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:  # alive under another user, or the folder went away meanwhile
+            pass
 
 
 class _Child:
@@ -136,7 +155,8 @@ class Session:
             pass
 
     def _start(self) -> None:
-        self.workdir = tempfile.mkdtemp(prefix="sandbox-warm-")
+        _sweep_orphans()
+        self.workdir = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
         for source in (sandbox.HERE / "harness.py", sandbox.CALLING, sandbox.HERE / "zygote.py"):
             shutil.copy(source, self.workdir)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -6,10 +6,16 @@ costs nothing to the next run, whoever's it is.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from autograder import sandbox, warm
+from autograder.paths import ROOT
 from selfattn.checking import Case
 
 PROBE = """
@@ -172,3 +178,31 @@ def test_one_worker_shares_one_sandbox_across_notebooks():
     assert first[False] is first[True] is second[False]
     warm.release(first)
     assert _probe(first[False])[3] == 6.0  # release keeps the shared sandbox open for the next notebook
+
+
+def test_the_folder_of_a_killed_owner_is_removed_by_the_next_sandbox():
+    """A grading process killed outright (SIGKILL, the out-of-memory killer) cannot remove its warm
+    sandbox's folder; the next warm sandbox started on the machine does, and keeps a live one's."""
+    owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import time
+        import numpy as np
+        from autograder import sandbox, warm
+        from selfattn.checking import Case
+        s = warm.Session()
+        sandbox.run([("f", "def f(x):\\n    return x\\n")], "f", [Case((np.zeros(1),))], session=s)
+        print(s.workdir, flush=True)
+        time.sleep(300)
+    """)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        killed = Path(owner.stdout.readline().strip())
+        assert killed.is_dir() and f"-{owner.pid}-" in killed.name
+    finally:
+        owner.kill()
+        owner.wait()
+    assert killed.is_dir()  # the premise: nothing removed it
+    with warm.Session() as live:
+        _probe(live)
+        assert not killed.exists()
+        with warm.Session() as second:
+            _probe(second)
+            assert Path(live.workdir).is_dir()  # its owner (this process) is alive
