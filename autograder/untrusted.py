@@ -90,6 +90,10 @@ _MARKUP_START = re.compile(r"<(?=[A-Za-z/!?])")
 # a link's destination: inline ``](dest`` or a reference definition ``[id]: dest``
 _LINK_DESTINATION = re.compile(r"(\]\(\s*|^[ ]{0,3}\[[^\]\n]+\]:[ \t]*)(\S+)", re.MULTILINE)
 _SCRIPT_SCHEMES = ("javascript:", "vbscript:", "data:", "livescript:")
+# an image ("![alt](dest)", "![alt][ref]", "![ref]"), except one pasted into the answer
+# ("attachment:") or inlined ("data:image/"): any other destination is fetched when the page
+# shows, from wherever it points (a tracking pixel in the instructor's browser)
+_FETCHED_IMAGE = re.compile(r"!\[(?![^\]\n]*\]\(\s*<?\s*(?:attachment:|data:image/))")
 
 
 def _as_browser_reads(url: str) -> str:
@@ -112,10 +116,12 @@ def neutralise_markup(text: str) -> str:
     """``text`` with nothing an HTML or Markdown renderer would turn into markup or script.
 
     Every ``<`` that could open a tag, comment or autolink gets a space after it (``<img``
-    becomes ``< img``, shown as typed; inside math ``a<b`` still reads ``a < b``), and a link
+    becomes ``< img``, shown as typed; inside math ``a<b`` still reads ``a < b``), a link
     whose destination would run script (``javascript:``, also when spelled with character
-    references, escapes or whitespace) points nowhere instead.
+    references, escapes or whitespace) points nowhere instead, and an image that is not pasted
+    into the answer becomes a link to where it points (nothing is fetched until it is clicked).
     """
+    text = _FETCHED_IMAGE.sub("[", text)
     return _MARKUP_START.sub("< ", _LINK_DESTINATION.sub(_link, text))
 
 

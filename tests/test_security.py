@@ -15,6 +15,7 @@ import html.parser
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -25,7 +26,7 @@ import nbformat
 import numpy as np
 import pytest
 from grading_support import ROOT, SOLUTIONS
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from autograder import sandbox
@@ -36,7 +37,8 @@ HOSTILE_MARKDOWN = (
     " and <script>window.__pwned=2</script>\n\n"
     '<svg/onload=window.__pwned=3> <a href="javascript:window.__pwned=4">see</a> '
     "[click](javascript:window.__pwned=5) [tab](java&#9;script:window.__pwned=6) <!-- hidden -->\n\n"
-    "$E[q \\cdot k] = 0$ and $a<b$ and a < b\n\n![pasted](attachment:image.png)\n"
+    "$E[q \\cdot k] = 0$ and $a<b$ and a < b\n\n![pasted](attachment:image.png)\n\n"
+    "![pixel](https://tracker.example/p.png) ![ref pixel][t] ![t]\n\n[t]: //tracker.example/q.png\n"
 )
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
@@ -158,10 +160,16 @@ def hostile(tmp_path_factory):
     deadline = time.monotonic() + 120
     while not started.exists() and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    t0 = time.monotonic()
-    second = run_grader(work)
-    finish = run_grader(work, "--finish")
-    refusal_seconds = time.monotonic() - t0
+    # the run is held where it is (its lock with it) while a second run and --finish try their luck:
+    # however fast the run or slow the machine, they meet a run in progress
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        second = run_grader(work)
+        finish = run_grader(work, "--finish")
+        refusal_seconds = time.monotonic() - t0
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     out, err = first.communicate(timeout=900)
     return work, (first.returncode, out, err), second, finish, refusal_seconds
 
@@ -180,18 +188,25 @@ def verdict(work: Path, student: str, name: str) -> dict:
 
 
 class Markup(html.parser.HTMLParser):
-    """Every element, event-handler attribute and script URL in an HTML page."""
+    """Every element, event-handler attribute, script URL and outside resource in an HTML page."""
 
     def __init__(self):
         super().__init__()
         self.tags: list[str] = []
         self.handlers: list[str] = []
         self.script_urls: list[str] = []
+        self.fetched: list[str] = []  # resources the browser loads from another host
         self.scripts: list[str] = []
         self._in_script = False
+        self._attrs: list[tuple[str, str, str]] = []
+
+    @property
+    def image_sources(self) -> list[str]:
+        return [v for t, n, v in self._attrs if t == "img" and n == "src"]
 
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
+        self._attrs.extend((tag, name.lower(), value or "") for name, value in attrs)
         self._in_script = tag == "script"
         for name, value in attrs:
             if name.lower().startswith("on"):
@@ -199,6 +214,9 @@ class Markup(html.parser.HTMLParser):
             if name.lower() in ("href", "src", "action", "formaction") and value and re.sub(
                     r"[\s\x00-\x1f]", "", value).lower().startswith(("javascript:", "vbscript:")):
                 self.script_urls.append(f"{tag} {name}={value}")
+            if name.lower() in ("src", "srcset", "poster", "data", "background") or (tag == "link" and name == "href"):
+                if value and re.match(r"\s*(?:[a-z][a-z0-9+.-]*:)?//", value, re.IGNORECASE):
+                    self.fetched.append(f"{tag} {name}={value}")
 
     def handle_endtag(self, tag):
         self._in_script = False
@@ -221,6 +239,8 @@ def assert_inert(page: str, where: str) -> None:
     assert not m.script_urls, f"{where}: script URLs survived: {m.script_urls}"
     assert not any("__pwned" in s for s in m.scripts), f"{where}: a student script survived"
     assert "svg" not in m.tags and "iframe" not in m.tags, f"{where}: student markup survived: {set(m.tags)}"
+    planted = [f for f in m.fetched if "tracker.example" in f]  # the page's own assets are checked in Chromium
+    assert not planted, f"{where}: the student's images load from outside: {planted}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -265,21 +285,38 @@ MARKDOWN_TAGS = {"p", "a", "em", "strong", "code", "pre", "img", "h1", "h2", "h3
                  "li", "blockquote", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "del", "span", "div"}
 FRAGMENTS = ["<", ">", "img", "script", "svg", "/", " ", "onerror=", "=", '"', "'", "`", "\\", "&", "#", "9;",
              "x6A;", "colon;", "javascript", "java", "script", ":", "(", ")", "[", "]", "!", "-", "\n", "\t", "$",
-             "data", "text/html,", "<!--", "?", "a", "href", "iframe", "style", "x"]
+             "data", "text/html,", "<!--", "?", "a", "href", "iframe", "style", "x", "https://t.example/p.png",
+             "//t.example", "attachment:", "image/png,", "[t]: ", "][", "![", "]("]
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
+@example("![x](https://t.example/p.png)")
+@example("![x][t] ![t]\n\n[t]: //t.example/p.png")
+@example("![x](<https://t.example/p.png>) ![a](attachment:image.png)")
 def test_neutralised_text_renders_no_markup(text):
     """Whatever the text, nbconvert's Markdown renderer makes nothing but Markdown's own elements of
-    it after neutralising: no raw tag, no event handler, no script URL."""
-    from nbconvert.filters.markdown import markdown2html
+    it after neutralising: no raw tag, no event handler, no script URL, and no image but one pasted
+    into the answer (any other is fetched from wherever it points when the page shows)."""
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
     from autograder.untrusted import neutralise_markup
 
-    m = markup_of(markdown2html(neutralise_markup(text)))
+    class AnyAttachment(dict):
+        """Every attachment name resolves, to the pixel a pasted image would be."""
+
+        def __contains__(self, name):
+            return True
+
+        def __missing__(self, name):
+            return {"image/png": PNG}
+
+    # nbconvert's Markdown renderer as formgrader and the feedback pages use it, attachments inlined
+    renderer = IPythonRenderer(escape=False, attachments=AnyAttachment())
+    m = markup_of(MarkdownWithMath(renderer=renderer).render(neutralise_markup(text)))
     assert set(m.tags) <= MARKDOWN_TAGS, (text, m.tags)
     assert not m.handlers and not m.script_urls and not m.scripts, (text, m.handlers, m.script_urls)
+    assert all(src.startswith(("attachment:", "data:image/")) for src in m.image_sources), (text, m.image_sources)
 
 
 def test_grading_note_quoting_an_exception_is_text(hostile):
