@@ -23,9 +23,12 @@ STATIC = ROOT / "_assets" / "vendor"
 
 
 def environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """``base`` (default: this process's environment) with the template folder first on JUPYTER_PATH."""
+    """``base`` (default: this process's environment) with the template folder first on JUPYTER_PATH,
+    and configuration files that fail to load made errors: nbgrader's handlers would otherwise log
+    the error and go on with nbgrader's defaults, whose autograde executes student code in the server."""
     env = dict(os.environ if base is None else base)
     env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(TEMPLATES), env.get("JUPYTER_PATH", "")) if p)
+    env["TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR"] = "1"
     return env
 
 

@@ -13,8 +13,10 @@ from grading_support import ROOT, SOLUTIONS, place
 from nbgrader.dbutil import _temp_alembic_ini
 from sqlalchemy import create_engine, text
 
+from autograder import formgrader
 from autograder.gradebook_schema import schema_head
 from autograder.nbgrader_steps import load_config
+from autograder.paths import AUTOGRADER
 
 
 def test_schema_head_is_what_the_alembic_command_prints():
@@ -35,12 +37,31 @@ def test_a_new_gradebook_records_the_schema_revision_without_a_subprocess(tmp_pa
         assert db.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [schema_head()]
 
 
-def test_a_configuration_file_that_fails_to_load_stops_grading_naming_it(tmp_path):
-    """nbgrader logs such an error and goes on with its defaults (which would execute student code
-    in its own process); make grade stops with one line naming the file, and writes no grade."""
+def _broken_config_dir(tmp_path: Path) -> Path:
+    """A user-level Jupyter config folder whose nbgrader_config.py raises when loaded."""
     config_dir = tmp_path / "jupyter"
     config_dir.mkdir()
     (config_dir / "nbgrader_config.py").write_text("c = get_config()\nc.Exchange.root = undefined_name\n")
+    return config_dir
+
+
+def test_formgrader_treats_a_configuration_file_that_fails_to_load_as_an_error(tmp_path):
+    """formgrader's handlers load the chain through an nbgrader application. By itself it logs the
+    error and goes on (the premise); in the server make formgrader starts, loading fails."""
+    load = "from nbgrader.apps.baseapp import NbGrader\nNbGrader().load_config_file()\n"
+    base = dict(os.environ, JUPYTER_CONFIG_DIR=str(_broken_config_dir(tmp_path)))
+    base.pop("TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR", None)
+    plain = subprocess.run([sys.executable, "-c", load], cwd=AUTOGRADER, env=base, capture_output=True, text=True)
+    assert plain.returncode == 0 and "undefined_name" in plain.stderr
+    served = subprocess.run([sys.executable, "-c", load], cwd=AUTOGRADER, env=formgrader.environment(base),
+                            capture_output=True, text=True)
+    assert served.returncode != 0 and "NameError: name 'undefined_name' is not defined" in served.stderr
+
+
+def test_a_configuration_file_that_fails_to_load_stops_grading_naming_it(tmp_path):
+    """nbgrader logs such an error and goes on with its defaults (which would execute student code
+    in its own process); make grade stops with one line naming the file, and writes no grade."""
+    config_dir = _broken_config_dir(tmp_path)
     work = tmp_path / "work"
     place(work, "alice", "01-embeddings", (SOLUTIONS / "01-embeddings.ipynb").read_text())
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(work), JUPYTER_CONFIG_DIR=str(config_dir))
