@@ -138,6 +138,13 @@ def _solution_cells(path: Path) -> dict[str, str]:
 # --- HTML pieces ----------------------------------------------------------------------------------
 
 e = html.escape
+# a Markdown code span in a message (grading notes are Markdown: "fix `softmax`")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def text_cell(text: str) -> str:
+    """``text`` escaped, with its Markdown code spans shown as code rather than as backticks."""
+    return _CODE_SPAN.sub(r"<code>\1</code>", e(text))
 
 
 def histogram(values: list[float], top: float, title: str) -> str:
@@ -182,9 +189,9 @@ def table(headers: list[str], rows: list[list[object]], cls: str = "sortable") -
         for cell in row:
             if isinstance(cell, tuple):
                 text, key = cell
-                out.append(f'<td data-v="{e(str(key))}">{e(str(text))}</td>')
+                out.append(f'<td data-v="{e(str(key))}">{text_cell(str(text))}</td>')
             else:
-                out.append(f"<td>{e(str(cell))}</td>")
+                out.append(f"<td>{text_cell(str(cell))}</td>")
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
@@ -199,12 +206,14 @@ th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{co
 .grid{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0;border:1px solid #ddd;padding:.4rem}
 figcaption{font-size:.85rem;font-weight:600}svg.hist rect{fill:#3a6ea5}svg.hist text{font-size:10px;fill:#333}
 pre{background:#f6f6f6;padding:.4rem;overflow:auto;max-height:22rem;font-size:.8rem;margin:0}
+code{background:#f1f1f1;padding:0 .2em;border-radius:3px;font-size:.9em}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}.muted{color:#666}
 .num{font-variant-numeric:tabular-nums}nav a{margin-right:1rem}
 .scroll{overflow-x:auto;max-width:100%}
 @media (max-width:40rem){body{padding:.6rem}.side{grid-template-columns:1fr}figure,figure svg{max-width:100%}}
 @media (prefers-color-scheme:dark){body{background:#1b1d21;color:#e3e3e3}th{background:#2b2f36}
 th,td{border-color:#444}figure{border-color:#444}pre{background:#262a30;color:#e3e3e3}.muted{color:#a8a8a8}
+code{background:#2b2f36}
 a{color:#8ab4f8}svg.hist rect{fill:#6d9fd6}svg.hist text{fill:#ddd}svg.hist line{stroke:#aaa}}
 """
 
@@ -348,7 +357,7 @@ def build(data: ClassData) -> str:
                 for (fn, key), who in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
         return table(["exercise", "mistake", "students", "who"], rows) if rows else "<p>None.</p>"
 
-    summary = "".join(f"<li>{e(key.split(':')[0])}: {len(who)} student{'s' * (len(who) != 1)} ({e(fn)})</li>"
+    summary = "".join(f"<li>{text_cell(key.split(':')[0])}: {len(who)} student{'s' * (len(who) != 1)} ({e(fn)})</li>"
                       for (fn, key), who in sorted(named.items(), key=lambda kv: -len(kv[1]))[:10])
     sections.append("<section id=\"mistakes\"><h2>Named mistakes</h2>"
                     + (f"<ul>{summary}</ul>" if summary else "")

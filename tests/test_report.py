@@ -66,7 +66,7 @@ def graded(tmp_path_factory):
     for student in ("axis-1", "axis-2", "axis-3"):
         place(work, student, NOTEBOOKS[0], submission_text(by_name["attention_softmax_over_queries"]))
     for stem in ("attention_unscaled", "attention_einsum_large_negative", "attention_loops", "attention_noisy",
-                 "infinite_loop", "notebook_invalid_json", "causal_lower_triangle"):
+                 "infinite_loop", "notebook_invalid_json", "causal_lower_triangle", "softmax_not_normalised"):
         place(work, stem.replace("_", "-"), by_name[stem].notebook, submission_text(by_name[stem]))
     place(work, "original", NOTEBOOKS[0], _with_answer(NOTEBOOKS[0], "attention", ORIGINAL))
     place(work, "copier", NOTEBOOKS[0], _with_answer(NOTEBOOKS[0], "attention", COPY))
@@ -172,6 +172,18 @@ def test_faults_and_anomalies_are_listed(page):
     bob = [r for r in _rows(pg, "faults") if r[0] == "bob" and r[3] == "blank notebook"]
     assert len(bob) == 1 and all(nb in bob[0][2] for nb in NOTEBOOKS), bob
     assert ("guess", "late") in kinds and ("alice", "late") not in kinds
+
+
+@pytest.mark.browser
+def test_messages_show_their_code_as_code_not_as_markdown(page):
+    """Grading notes are Markdown ("fix `softmax`"); the report shows their code spans as code and
+    never a backtick."""
+    pg, _ = page
+    blamed = [r for r in _rows(pg, "faults") if r[3] == "dependency blamed"]
+    assert blamed and "calls your softmax" in blamed[0][4], blamed
+    shown = pg.eval_on_selector_all("td, li", "els => els.map(e => e.textContent)")
+    assert not [text for text in shown if "`" in text]
+    assert pg.locator("#faults td code").count() >= 2
 
 
 @pytest.mark.browser
