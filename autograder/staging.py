@@ -34,6 +34,7 @@ from .untrusted import (
     MAX_NOTEBOOK_BYTES,
     MAX_TIMESTAMP_BYTES,
     Refused,
+    markup_changes,
     neutralise_markup,
     one_line,
     read_regular,
@@ -137,8 +138,12 @@ def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.No
                     # the original stays in submitted/ for the record
                     source = _source_text(found[0])
                     cell.source = neutralise_markup(source)
-                    if cell.source != source:
+                    markup, images = markup_changes(source)
+                    if markup:
                         notes.append(f"Markup in the written answer `{gid}` is shown as text, not rendered.")
+                    if images:
+                        notes.append(f"An image in the written answer `{gid}` that is not pasted into it is shown as "
+                                     "a link to where it points (nothing is fetched from elsewhere).")
                     attachments, dropped = safe_attachments(found[0].get("attachments"))
                     if attachments:
                         cell["attachments"] = attachments

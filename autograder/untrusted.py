@@ -125,6 +125,14 @@ def neutralise_markup(text: str) -> str:
     return _MARKUP_START.sub("< ", _LINK_DESTINATION.sub(_link, text))
 
 
+def markup_changes(text: str) -> tuple[bool, bool]:
+    """What :func:`neutralise_markup` changes in ``text``: (markup shown as text or a script link
+    disarmed, an image from elsewhere turned into a link)."""
+    images = _FETCHED_IMAGE.search(text) is not None
+    rest = _FETCHED_IMAGE.sub("[", text)
+    return neutralise_markup(rest) != rest, images
+
+
 def one_line(text: object, limit: int = 300) -> str:
     """Untrusted text quoted in a grading note: on one line, at most ``limit`` characters.
 
