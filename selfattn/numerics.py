@@ -175,11 +175,11 @@ def _exp_scores(
     minus ``log T_k`` no ``exp`` overflows, no row sum overflows and no row underflows to 0, so
     ``c = 0`` gives the same weights (to rounding) without the two passes of the maximum. With a
     mask (whose values the bound does not know) the maximum is always taken. ``out``, of the
-    score shape, receives the weights (attention() reuses one buffer for all its query blocks).
+    score shape, receives the scores (attention() reuses one buffer for all its query blocks).
     """
     S = _scores(Q, K, out)
     if mask is not None:
-        S += mask
+        S = S + mask  # a new array: the mask's dtype may be wider than the scores' (as before the buffer)
     elif key_norm is not None:
         limit = np.log(np.finfo(S.dtype).max) / 2 - np.log(max(S.shape[-1], 1))
         bound = np.sqrt(np.einsum("...id,...id->...i", Q, Q))[..., None] * key_norm / np.sqrt(Q.shape[-1])

@@ -303,3 +303,16 @@ def test_bad_masks_raise():
         sa.chunked_attention(Q, K, V, block_size=0)
     with pytest.raises(ValueError, match=r"shape \(n,\)"):
         sa.softmax_jacobian(np.ones((2, 2)))
+
+
+def test_a_float64_mask_on_float32_scores_is_added_in_float64():
+    """A mask's large finite values (-1e300 forbids a key as surely as -inf) are not cast down to
+    the scores' float32, which would overflow with a warning."""
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.standard_normal((3, 5, 4)).astype(np.float32)
+    M = np.where(np.eye(5, dtype=bool), 0.0, -1e300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, W = sa.attention(Q, K, V, M), sa.attention_weights(Q, K, M)
+    np.testing.assert_allclose(out, V, rtol=1e-6)  # each query keeps only its own key
+    np.testing.assert_array_equal(W, np.eye(5))
