@@ -10,6 +10,9 @@ VENV   := .venv
 BIN    := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# A Jupyter/nbgrader configuration file that raises is an error, not skipped: nbgrader would go on
+# with its defaults (make release would generate from the wrong folders; autograde would execute).
+export TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR := 1
 
 VENV_STAMP   := $(VENV)/.installed
 NODE_STAMP   := node_modules/.installed

@@ -72,3 +72,16 @@ def test_a_configuration_file_that_fails_to_load_stops_grading_naming_it(tmp_pat
     assert last == (f"{config_dir / 'nbgrader_config.py'} failed to load (NameError: name 'undefined_name' is not "
                     "defined); stopped before nbgrader changed anything")
     assert not (work / "grades.csv").exists() and not (work / "gradebook.db").exists()
+
+
+def test_make_runs_every_recipe_with_configuration_errors_raised(tmp_path):
+    """make release calls nbgrader's CLI, which (like formgrader's handlers) only logs a file that
+    fails to load; every make recipe runs with the variable that makes it an error."""
+    makefile = tmp_path / "probe.mk"
+    probe = "probe:\n\t@echo $$TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR\n"
+    makefile.write_text(f"include {ROOT / 'Makefile'}\n{probe}")
+    env = {k: v for k, v in os.environ.items() if k != "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR"}
+    run = subprocess.run(["make", "-s", "-f", str(makefile), "probe"], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "1"
