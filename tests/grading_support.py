@@ -68,6 +68,16 @@ def submission_text(entry: Entry) -> str:
     return json.dumps(nb)
 
 
+def with_answers(raw: str, answers: dict[str, str]) -> str:
+    """The notebook ``raw`` (its JSON text) with the cells of the given grade ids holding the given sources."""
+    nb = json.loads(raw)
+    for cell in nb["cells"]:
+        gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if gid in answers:
+            cell["source"] = answers[gid]
+    return json.dumps(nb)
+
+
 def place(work: Path, student: str, notebook: str, text: str) -> None:
     folder = work / "submitted" / student / "attention"
     folder.mkdir(parents=True, exist_ok=True)

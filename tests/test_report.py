@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import CHROMIUM_ARGS, PageReport, attach_recorders, chromium_path, serve
-from grading_support import RELEASE, SOLUTIONS, entries, grade, place, submission_text
+from grading_support import RELEASE, SOLUTIONS, entries, grade, place, submission_text, with_answers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,11 +48,7 @@ UNNAMED = "def attention(Q, K, V, mask=None):\n    return softmax(scaled_scores(
 
 
 def _with_answer(notebook: str, grade_id: str, source: str) -> str:
-    nb = json.loads((SOLUTIONS / f"{notebook}.ipynb").read_text())
-    for cell in nb["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("grade_id") == grade_id:
-            cell["source"] = source
-    return json.dumps(nb)
+    return with_answers((SOLUTIONS / f"{notebook}.ipynb").read_text(), {grade_id: source})
 
 
 @pytest.fixture(scope="module")
