@@ -34,8 +34,8 @@ from .untrusted import (
     MAX_NOTEBOOK_BYTES,
     MAX_TIMESTAMP_BYTES,
     Refused,
-    markup_changes,
-    neutralise_markup,
+    disarm_markup,
+    link_outside_images,
     one_line,
     read_regular,
     safe_attachments,
@@ -137,11 +137,11 @@ def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.No
                     # a written answer is shown by HTML renderers (formgrader, feedback): no tag survives;
                     # the original stays in submitted/ for the record
                     source = _source_text(found[0])
-                    cell.source = neutralise_markup(source)
-                    markup, images = markup_changes(source)
-                    if markup:
+                    linked = link_outside_images(source)
+                    cell.source = disarm_markup(linked)
+                    if cell.source != linked:
                         notes.append(f"Markup in the written answer `{gid}` is shown as text, not rendered.")
-                    if images:
+                    if linked != source:
                         notes.append(f"An image in the written answer `{gid}` that is not pasted into it is shown as "
                                      "a link to where it points (nothing is fetched from elsewhere).")
                     attachments, dropped = safe_attachments(found[0].get("attachments"))

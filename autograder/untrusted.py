@@ -113,24 +113,23 @@ def _link(m: re.Match) -> str:
 
 
 def neutralise_markup(text: str) -> str:
-    """``text`` with nothing an HTML or Markdown renderer would turn into markup or script.
+    """``text`` with nothing an HTML or Markdown renderer would turn into markup, script or a fetch:
+    :func:`disarm_markup` of :func:`link_outside_images`."""
+    return disarm_markup(link_outside_images(text))
 
-    Every ``<`` that could open a tag, comment or autolink gets a space after it (``<img``
-    becomes ``< img``, shown as typed; inside math ``a<b`` still reads ``a < b``), a link
-    whose destination would run script (``javascript:``, also when spelled with character
-    references, escapes or whitespace) points nowhere instead, and an image that is not pasted
-    into the answer becomes a link to where it points (nothing is fetched until it is clicked).
-    """
-    text = _FETCHED_IMAGE.sub("[", text)
+
+def link_outside_images(text: str) -> str:
+    """``text`` with every image that is not pasted into the answer (``attachment:``) or inlined
+    (``data:image/``) turned into a link to where it points: nothing is fetched until it is clicked."""
+    return _FETCHED_IMAGE.sub("[", text)
+
+
+def disarm_markup(text: str) -> str:
+    """``text`` with every ``<`` that could open a tag, comment or autolink followed by a space
+    (``<img`` becomes ``< img``, shown as typed; inside math ``a<b`` still reads ``a < b``), and
+    every link whose destination would run script (``javascript:``, also when spelled with
+    character references, escapes or whitespace) pointing nowhere instead."""
     return _MARKUP_START.sub("< ", _LINK_DESTINATION.sub(_link, text))
-
-
-def markup_changes(text: str) -> tuple[bool, bool]:
-    """What :func:`neutralise_markup` changes in ``text``: (markup shown as text or a script link
-    disarmed, an image from elsewhere turned into a link)."""
-    images = _FETCHED_IMAGE.search(text) is not None
-    rest = _FETCHED_IMAGE.sub("[", text)
-    return neutralise_markup(rest) != rest, images
 
 
 def one_line(text: object, limit: int = 300) -> str:
