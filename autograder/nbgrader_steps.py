@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import traceback
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -54,14 +53,10 @@ def _chdir(path: Path):  # contextlib.chdir needs Python 3.11
 
 def nbgrader_api():
     """nbgrader's Python API with nbgrader's configuration chain (one import per process)."""
-    # nbgrader shells out to `alembic` for its database: it must be on PATH
-    bindir = str(Path(sys.executable).parent)
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    config = load_config()
+    config = load_config()  # also makes a new gradebook read its schema revision in-process
     # the release that grading needs goes to the work folder, leaving notebooks/ alone
     config.CourseDirectory.release_directory = str(GRADING / "release")
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)

@@ -38,11 +38,11 @@ def attention_overhead(T: int = 2048, d: int = 64) -> dict[str, float]:
     Qs, Kt = Q / np.sqrt(d), K.T
     rows = max(1, _CACHE_ENTRIES // T)
 
-    S = np.empty((rows, T))
+    buffer = np.empty((rows, T))  # one for all blocks, as attention() does
 
     def blocked(exp: bool) -> None:
         for i in range(0, T, rows):
-            np.matmul(Qs[i : i + rows], Kt, out=S[: min(rows, T - i)])  # (rows, T)
+            S = np.matmul(Qs[i : i + rows], Kt, out=buffer[: min(rows, T - i)])  # (rows, T)
             if exp:
                 np.exp(S, out=S)
             S @ V

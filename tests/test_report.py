@@ -7,10 +7,7 @@ independent correct answers, and hostile text in answers stays text.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from browser_support import CHROMIUM_ARGS, PageReport, attach_recorders, chromium_path, serve
@@ -18,6 +15,7 @@ from grading_support import RELEASE, SOLUTIONS, entries, grade, place, submissio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autograder import gradebook_schema
 from autograder.similarity import fingerprints, normalise, similar_pairs
 
 NOTEBOOKS = ["03-softmax-attention", "07-masking"]
@@ -70,9 +68,7 @@ def graded(tmp_path_factory):
     # a due date in the gradebook, and one student who handed in a day after it
     from nbgrader.api import Gradebook
 
-    bindir = str(Path(sys.executable).parent)  # nbgrader runs `alembic` to create the database
-    if bindir not in os.environ["PATH"].split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + os.environ["PATH"]
+    gradebook_schema.install()  # as the course configuration does: no `alembic` command needed
     with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
         gb.update_or_create_assignment("attention", duedate="2026-11-01 12:00:00 UTC")
     (work / "submitted" / "guess" / "attention" / "timestamp.txt").write_text("2026-11-02 12:00:00 UTC")
