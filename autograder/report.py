@@ -25,6 +25,8 @@ from pathlib import Path
 
 import nbformat
 
+from selfattn.findings import Finding, Kind, hidden_exception_name
+
 from . import similarity
 from .paths import GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
 from .spec import load_spec, notebooks_of, release_path
@@ -33,16 +35,9 @@ REPORT = WORK / "report" / "index.html"
 
 # --- what a check's message or a grading note means ------------------------------------------
 
-#: (kind, pattern) for messages of checks that got no answer to judge; first match wins.
-FAULTS = [
-    ("time-out", re.compile(r"stopped after|CPU time|infinite loop", re.I)),
-    ("memory cap", re.compile(r"out of memory|memory above|MemoryError", re.I)),
-    ("crash", re.compile(r"process ended before|crashed|tampered|larger than the grader accepts", re.I)),
-    ("not answered", re.compile(r"not answered|not written yet|no function named", re.I)),
-]
-#: Messages that say something is wrong without naming a mistake.
-UNNAMED = re.compile(r"^(wrong values|expected shape|returned \d+ array|calling \S+ raised|the returned values "
-                     r"could not be checked)", re.I)
+#: The report's word for each kind of failure that got no answer to judge.
+FAULT_WORDS = {Kind.TIME_OUT: "time-out", Kind.MEMORY: "memory cap", Kind.CRASHED: "crash", Kind.REFUSED: "crash",
+               Kind.NOT_ANSWERED: "not answered"}
 #: (kind, pattern) for grading notes.
 NOTE_KINDS = [
     ("unreadable notebook", re.compile(r"could not be read as a notebook")),
@@ -56,16 +51,18 @@ NOTE_KINDS = [
 ]
 
 
-def classify(message: str) -> tuple[str, str]:
-    """(kind, key) of a failed check's message: kind is a fault, ``named`` or ``unnamed``;
-    key is the mistake with the per-input details removed."""
-    key = re.sub(r"\s*\(on input .*\)\s*$", "", message).strip()
-    key = re.sub(r"\s+on input \(.*$", "", key)  # "wrong values on input (shapes) (largest error x)"
-    key = re.sub(r"^calling (\w+)\(.*\) raised (\w+).*$", r"calling \1 raised \2", key)
-    for kind, pattern in FAULTS:
-        if pattern.search(message):
-            return kind, key
-    return ("unnamed" if UNNAMED.search(key) else "named"), key
+def classify(stored: object) -> tuple[str, str]:
+    """(kind, key) of a failed check as its verdict stores it (:meth:`Finding.record`): kind is a
+    fault, ``named`` (a named mistake: the key is its wording) or ``unnamed`` (the key is the fixed
+    wording of what was wrong). Read from the finding's data, never from its message."""
+    found = Finding.from_record(stored)
+    if found.kind in FAULT_WORDS:
+        return FAULT_WORDS[found.kind], found.kind.value
+    if found.kind is Kind.MISTAKE and found.name:
+        return "named", found.name
+    if found.kind is Kind.RAISED:
+        return "unnamed", f"raised {found.name}" if hidden_exception_name(found.name or "") else Kind.RAISED.value
+    return "unnamed", found.kind.value
 
 
 def note_kind(note: str) -> str:
@@ -310,7 +307,7 @@ def build(data: ClassData) -> str:
             if msg is None:
                 passed[cid] += 1
                 continue
-            kind, key = classify(str(msg))
+            kind, key = classify(msg)
             fn = REGISTRY[cid].function if cid in REGISTRY else cid.split("/")[0]
             if kind == "not answered":
                 unanswered[cid] += 1
@@ -322,11 +319,11 @@ def build(data: ClassData) -> str:
                 unnamed[(fn, key)].add(s)
             elif kind != "not answered" and (fn, kind) not in fault_seen:
                 fault_seen.add((fn, kind))
-                faults.append([s, a, nb, kind, f"{fn}: {msg}"])
+                faults.append([s, a, nb, kind, f"{fn}: {Finding.from_record(msg)}"])
         for note in v.get("notes", []):
             kind = note_kind(str(note))
             faults.append([s, a, nb, kind, note])
-        if v.get("checks") and all(classify(str(m))[0] == "not answered" for m in v["checks"].values()
+        if v.get("checks") and all(classify(m)[0] == "not answered" for m in v["checks"].values()
                                    if m is not None) and not any(m is None for m in v["checks"].values()):
             faults.append([s, a, nb, "blank notebook", "every exercise still holds the stub"])
     for s in data.students:

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from selfattn.calling import Case, Outcome
+from selfattn.findings import BUILTIN_EXCEPTIONS, Finding, Kind
 
 HERE = Path(__file__).resolve().parent
 #: the one course module the sandbox holds, beside harness.py (standard library and NumPy only)
@@ -58,10 +59,10 @@ DEFAULT = Limits()
 
 @dataclass(frozen=True)
 class RunResult:
-    """Outcomes per case, or ``failure`` saying why there are none."""
+    """Outcomes per case, or ``failure`` saying why there are none (its kind: time-out, crash, ...)."""
 
     outcomes: list[Outcome] | None
-    failure: str | None
+    failure: Finding | None
     cell_errors: list[str]
     seconds: float
 
@@ -206,9 +207,9 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     seconds = time.perf_counter() - t0
     if timed_out:
         reason = f"stopped after {limits.wall_seconds:.0f} s: an infinite loop or a very slow computation?"
-        return RunResult(None, reason, [], seconds)
+        return RunResult(None, Finding(reason, Kind.TIME_OUT), [], seconds)
     if too_big:
-        return RunResult(None, "the results were larger than the grader accepts", [], seconds)
+        return RunResult(None, Finding("the results were larger than the grader accepts", Kind.REFUSED), [], seconds)
     try:
         result, arrays = _parse(data[1:])
         if data[:1] not in (b"R", b"M"):
@@ -224,7 +225,7 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
         if hidden:
             reason = f"no function named {function} was defined"
             reason += f" ({'; '.join(cell_errors)})" if cell_errors else ""
-        return RunResult(None, reason, cell_errors, seconds)
+        return RunResult(None, Finding(reason, Kind.NOT_ANSWERED), cell_errors, seconds)
     outcomes = []
     try:
         for enc in result["outcomes"]:
@@ -234,9 +235,9 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
             else:
                 outcomes.append(Outcome(values=tuple(np.asarray(arrays[k], dtype=np.float64) for k in enc["values"])))
     except (KeyError, TypeError, ValueError):
-        return RunResult(None, "the grader's channel was tampered with", [], seconds)
+        return RunResult(None, Finding("the grader's channel was tampered with", Kind.REFUSED), [], seconds)
     if len(outcomes) != len(cases):
-        return RunResult(None, "the grader's channel was tampered with", [], seconds)
+        return RunResult(None, Finding("the grader's channel was tampered with", Kind.REFUSED), [], seconds)
     return RunResult(outcomes, None, cell_errors, seconds)
 
 
@@ -267,10 +268,17 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits) -> tuple[bytes, bool
 _EXCEPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,60}")
 
 
+#: What a hidden run's exception may be called besides Python's built-ins: the harness's own markers.
+_HARNESS_ERRORS = frozenset({"BadReturn"})
+
+
 def _error_type(error: str) -> str:
-    """Only the exception's type name of ``"Type: message"`` (or a generic word if it is not one)."""
+    """Only the exception's type name of ``"Type: message"``, if it is one of Python's built-in
+    exceptions (or the harness's ``BadReturn``); anything else, a class the student could have
+    named after a hidden input, becomes ``"an exception"``."""
     name = error.split(":", 1)[0].strip()
-    return name if _EXCEPTION_NAME.fullmatch(name) else "an exception"
+    ok = _EXCEPTION_NAME.fullmatch(name) and (name in BUILTIN_EXCEPTIONS or name in _HARNESS_ERRORS)
+    return name if ok else "an exception"
 
 
 def _cell_error_type(error: str, labels: list[str]) -> str | None:
@@ -409,17 +417,17 @@ def _parse(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     return result, arrays
 
 
-def _death_reason(rc: int, limits: Limits, seconds: float = float("inf")) -> str:
+def _death_reason(rc: int, limits: Limits, seconds: float = float("inf")) -> Finding:
     """Why a run that sent no results ended, from its exit status (and how long it ran)."""
     killed = rc in (-signal.SIGKILL, 128 + signal.SIGKILL)
     if killed and seconds * (os.cpu_count() or 1) < limits.cpu_seconds:
         # too soon for the CPU limit (whose SIGKILL follows an ignored SIGXCPU): it was killed
-        return (f"the process was killed (signal 9) after {seconds:.1f} s, long before its CPU limit "
-                f"(os.kill on its own process?)")
+        return Finding(f"the process was killed (signal 9) after {seconds:.1f} s, long before its CPU limit "
+                       f"(os.kill on its own process?)", Kind.CRASHED)
     if killed or rc in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
-        return f"used more than {limits.cpu_seconds} s of CPU time (an infinite loop?)"
+        return Finding(f"used more than {limits.cpu_seconds} s of CPU time (an infinite loop?)", Kind.TIME_OUT)
     if rc in (-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS, 128 + signal.SIGSEGV, 128 + signal.SIGABRT):
-        return "crashed (possibly out of memory)"
+        return Finding("crashed (possibly out of memory)", Kind.CRASHED)
     status = "unknown" if rc is None else rc
-    return (f"the process ended before returning results (exit status {status}; os._exit, a crash "
-            f"or memory above {limits.memory_bytes >> 20} MiB?)")
+    return Finding(f"the process ended before returning results (exit status {status}; os._exit, a crash "
+                   f"or memory above {limits.memory_bytes >> 20} MiB?)", Kind.CRASHED)

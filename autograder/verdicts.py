@@ -5,6 +5,7 @@ never runs student code. One notebook is one independent job.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import secrets
@@ -18,6 +19,7 @@ import numpy as np
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 from selfattn.checking import REGISTRY, first_error, safe_verify
 from selfattn.exercise_checks import EXERCISES
+from selfattn.findings import Finding, Kind
 
 from . import atomic, blame, sandbox, warm
 from .hidden_inputs import opaque
@@ -27,8 +29,8 @@ from .spec import load_spec, release_path
 from .staging import stage, staged_notebook
 
 #: the course modules the checks import (a test keeps this list complete)
-CHECK_MODULES = ("calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "lecture", "numerics",
-                 "text")
+CHECK_MODULES = ("calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "findings", "lecture",
+                 "numerics", "text")
 #: the code that decides a verdict: when any of it changes, every verdict is stale
 _CHECK_CODE = (*(ROOT / "selfattn" / f"{m}.py" for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
                AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py", AUTOGRADER / "verdicts.py",
@@ -74,6 +76,13 @@ def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str) -> st
     return hashlib.sha256((content + checks_version(assignment, notebook)).encode()).hexdigest()
 
 
+def settings(limits: sandbox.Limits) -> dict:
+    """The grading settings a verdict was decided with, besides the checks: the run's limits and the
+    sandbox's mode. A verdict decided with other settings is stale (a time-out under a lower CPU
+    limit says nothing about a higher one)."""
+    return {"limits": dataclasses.asdict(limits), "sandbox": sandbox.mode()}
+
+
 def stored_verdict(student: str, assignment: str, notebook: str) -> dict | None:
     """The verdict on file for one notebook, or None (absent or unreadable)."""
     try:
@@ -90,7 +99,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     answers = _answers(staged)
     stubs = _answers(release_path(assignment, notebook))
     cells: dict[str, dict] = {}
-    checks: dict[str, str | None] = {}  # check id -> None (passed) or its message, for the class report
+    checks: dict[str, Finding | None] = {}  # check id -> None (passed) or what it found, for the class report
     notes = list(notes)
     timings = {}
     # the pre-warmed sandbox(es) for this notebook's runs, a fresh child per run (autograder.warm)
@@ -108,12 +117,13 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
         cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content)))
                  for cid in ids}
         cases = {cid: [opaque(c) for c in cs] if cid in hidden else cs for cid, cs in cases.items()}
-        results: dict[str, str | None] = {}
+        results: dict[str, Finding | None] = {}
         timings[function] = 0.0
         run = None
         for group in _groups(ids, hidden):
             if answers[function] == stubs.get(function):
-                run = sandbox.RunResult(None, f"not answered: the cell of {function} still holds the stub", [], 0.0)
+                stub = Finding(f"not answered: the cell of {function} still holds the stub", Kind.NOT_ANSWERED)
+                run = sandbox.RunResult(None, stub, [], 0.0)
             elif group[0] in hidden and run is not None and run.outcomes is None:
                 pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
             else:
@@ -124,16 +134,16 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                 note = f"While grading {function}: {err}."
                 if not err.startswith(f"the cell of {function} ") and not any(n.startswith(note[:-1]) for n in notes):
                     notes.append(note)
-            results.update(_judged(run, group, cases))
+            results.update(_judged(run, group, cases, hidden))
         if any(msg is not None for msg in results.values()) and answers[function] != stubs.get(function):
             def decide(code, function=function, ids=ids, hidden=hidden, cases=cases):
                 """The same checks on the same inputs, for other code (see autograder.blame)."""
-                out: dict[str, str | None] = {}
+                out: dict[str, Finding | None] = {}
                 for group in _groups(ids, hidden):
                     secret = group[0] in hidden
                     rerun = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
                                         hidden=secret, session=sessions[secret])
-                    out.update(_judged(rerun, group, cases))
+                    out.update(_judged(rerun, group, cases, hidden))
                 return out
 
             fair, why = blame.regrade(assignment, notebook, function, answers, checks, decide)
@@ -156,8 +166,9 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     if sandbox.mode() == "fallback":
         notes.append("Graded without the bubblewrap sandbox (weaker isolation).")
     out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
-           "notes": notes, "sandbox": sandbox.mode(), "seconds": timings, "checks": checks,
-           "key": verdict_key(staged, assignment, notebook)}
+           "notes": notes, "sandbox": sandbox.mode(), "seconds": timings,
+           "checks": {cid: None if f is None else f.record() for cid, f in checks.items()},
+           "key": verdict_key(staged, assignment, notebook), "settings": settings(limits)}
     _write(verdict_path(student, assignment, notebook), out)
     return out
 
@@ -170,18 +181,23 @@ def _groups(ids: list[str], hidden: set[str]) -> list[list[str]]:
     return [g for g in ([c for c in ids if c not in hidden], [c for c in ids if c in hidden]) if g]
 
 
-def _judged(run: sandbox.RunResult, group: list[str], cases: dict[str, list]) -> dict[str, str | None]:
-    """Check id -> message (``None``: passed) for each check of ``group``, from one run over their
-    cases in order; a run that produced no outcomes fails them all with its reason."""
-    out: dict[str, str | None] = {}
+def _judged(run: sandbox.RunResult, group: list[str], cases: dict[str, list],
+            hidden: set[str]) -> dict[str, Finding | None]:
+    """Check id -> finding (``None``: passed) for each check of ``group``, from one run over their
+    cases in order; a run that produced no outcomes fails them all with its reason.
+
+    A hidden check's finding is put in the fixed vocabulary of hidden checks
+    (:meth:`Finding.hidden`): its text holds nothing the student's code could choose."""
+    out: dict[str, Finding | None] = {}
     pos = 0
     for cid in group:
         check_, n = REGISTRY[cid], len(cases[cid])
         if run.outcomes is None:
-            out[cid] = run.failure
+            found = run.failure
         else:
             outs = run.outcomes[pos : pos + n]  # hidden runs bring back exception types only
-            out[cid] = first_error(check_, cases[cid], outs) or safe_verify(check_, cases[cid], outs)
+            found = first_error(check_, cases[cid], outs) or safe_verify(check_, cases[cid], outs)
+        out[cid] = found.hidden() if found is not None and cid in hidden else found
         pos += n
     return out
 
@@ -202,7 +218,7 @@ def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limi
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(release_path(assignment, notebook), target)
-        out = {"cells": {}, "notes": [note], "failed": True}
+        out = {"cells": {}, "notes": [note], "failed": True, "settings": settings(limits)}
         try:  # the key of the notebook nbgrader will see, so it applies this verdict instead of refusing
             out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook)
         except Exception:
@@ -211,13 +227,24 @@ def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limi
         return out
 
 
-def is_fresh(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None) -> bool:
-    """Whether the stored verdict judged exactly this submission (as staged now) with the current checks."""
+def is_fresh(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
+             limits: sandbox.Limits = sandbox.DEFAULT) -> bool:
+    """Whether the stored verdict judged exactly this submission (as staged now) with the current
+    checks and the grading settings of ``limits`` (see :func:`settings`)."""
+    return freshness(student, assignment, notebook, nb, limits) == "fresh"
+
+
+def freshness(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
+              limits: sandbox.Limits = sandbox.DEFAULT) -> str:
+    """``"fresh"``; ``"settings"`` when only a grading setting changed since the verdict was decided;
+    else ``"stale"`` (no verdict, other answers, or other checks)."""
     stored = stored_verdict(student, assignment, notebook)
     if not stored or "key" not in stored:
-        return False
+        return "stale"
     nb = nb if nb is not None else staged_notebook(student, assignment, notebook)
-    return stored["key"] == verdict_key(nb, assignment, notebook)
+    if stored["key"] != verdict_key(nb, assignment, notebook):
+        return "stale"
+    return "fresh" if stored.get("settings") == settings(limits) else "settings"
 
 
 def timed_job(args: tuple) -> tuple[str, str, str, float]:

@@ -34,6 +34,7 @@ from .calling import (
     fresh_namespace,
     to_arrays,
 )
+from .findings import Finding, Kind
 
 if TYPE_CHECKING:
     from .exercise import Exercise
@@ -44,6 +45,8 @@ __all__ = [
     "Case",
     "Check",
     "CheckFailed",
+    "Finding",
+    "Kind",
     "Outcome",
     "TimeLimit",
     "allowed_imports_only",
@@ -67,7 +70,7 @@ class Check:
     function: str
     description: str
     cases: Callable[[np.random.Generator], list[Case]]
-    verify: Callable[[list[Case], list[Outcome]], str | None]
+    verify: Callable[[list[Case], list[Outcome]], Finding | None]
     exercise: Exercise  # the record this check belongs to (see selfattn.exercise)
     hidden: bool = False  # run only when grading
 
@@ -95,35 +98,41 @@ class CheckFailed(AssertionError):
         return [f"\x1b[0;31mCheckFailed\x1b[0m: {lines[0]}", *("    " + ln for ln in lines[1:])]
 
 
-def first_error(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome]) -> str | None:
-    """Message for the first call that raised or returned something that is not numbers, if any."""
+def first_error(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome]) -> Finding | None:
+    """The finding for the first call that raised or returned something that is not numbers, if any."""
     for case, outcome in zip(cases, outcomes, strict=True):
         if outcome.error is not None:
-            if outcome.error.startswith("NotImplementedError"):
-                return f"{check_.function} is not written yet: replace `raise NotImplementedError` with your code"
-            if outcome.error.startswith("TimeLimit: "):
-                return (f"{check_.function}{case.describe()} {outcome.error.removeprefix('TimeLimit: ')}; "
-                        f"when graded it is stopped and its checks score 0")
-            if outcome.error.startswith("BadReturn"):
+            name = outcome.error.partition(":")[0].strip()
+            if name == "NotImplementedError":
+                return Finding(f"{check_.function} is not written yet: replace `raise NotImplementedError` with your "
+                               f"code", Kind.NOT_ANSWERED, "NotImplementedError")
+            if name == "TimeLimit":
+                return Finding(f"{check_.function}{case.describe()} {outcome.error.removeprefix('TimeLimit: ')}; "
+                               f"when graded it is stopped and its checks score 0", Kind.TIME_OUT)
+            if name == "BadReturn":
                 what = outcome.error.partition(": ")[2] or "returned something that is not numbers"
-                return f"{check_.function}{case.describe()} {what}"
-            return f"calling {check_.function}{case.describe()} raised {outcome.error}"
+                return Finding(f"{check_.function}{case.describe()} {what}", Kind.NOT_NUMBERS)
+            return Finding(f"calling {check_.function}{case.describe()} raised {outcome.error}", Kind.RAISED, name)
     return None
 
 
-def run_check(check_: Check, fn: Callable[..., Any], seed: int = 0) -> str | None:
+def run_check(check_: Check, fn: Callable[..., Any], seed: int = 0) -> Finding | None:
     """Run one check in this process; ``None`` when it passes, else the message."""
     cases = check_.cases(np.random.default_rng(seed))
     outcomes = call_cases(fn, cases)
     return first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes)
 
 
-def safe_verify(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome]) -> str | None:
-    """``check_.verify``, with a failure of the verifier itself reported as a message."""
+def safe_verify(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome]) -> Finding | None:
+    """``check_.verify`` as a :class:`Finding` (a verifier's plain message counts as wrong values),
+    with a failure of the verifier itself reported as one."""
     try:
-        return check_.verify(list(cases), list(outcomes))
+        found = check_.verify(list(cases), list(outcomes))
     except Exception as exc:
-        return f"the returned values could not be checked ({type(exc).__name__})"
+        return Finding(f"the returned values could not be checked ({type(exc).__name__})", Kind.UNCHECKABLE)
+    if found is None or isinstance(found, Finding):
+        return found
+    return Finding(str(found), Kind.WRONG_VALUES)
 
 
 def _cell_of(fn: Any) -> str | None:
@@ -241,11 +250,11 @@ def _advice(message: str, fn: Any, function: str) -> str:
     return ""
 
 
-def _run_graded(check_: Check, fn: Any, seed: int, replaced: dict[str, Any] | None = None) -> str | None:
+def _run_graded(check_: Check, fn: Any, seed: int, replaced: dict[str, Any] | None = None) -> Finding | None:
     graded, errors = _graded_copy(fn, check_.exercise, replaced)
     if graded is None:
         message = f"no function named {check_.function} was defined"
-        return message + (" (" + "; ".join(errors) + ")" if errors else "")
+        return Finding(message + (" (" + "; ".join(errors) + ")" if errors else ""), Kind.NOT_ANSWERED)
     cases = check_.cases(np.random.default_rng(seed))
     with _as_graded(), time_limit(NOTEBOOK_SECONDS):
         outcomes = call_cases(graded, cases)
@@ -266,7 +275,7 @@ def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exerci
     return failing
 
 
-def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[str | None, str]:
+def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding | None, str]:
     """(message or ``None``, blame note) of one check run the way grading runs it.
 
     When ``fn`` was defined in a notebook cell, that cell (and the cells of the graded functions
@@ -284,7 +293,7 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[str | N
             names = ", ".join(d.function for d in deps)
             return None, f"{check_.function} is right, but it calls your {names}, which fails: fix {names}"
     if message is not None and (advice := _advice(message, fn, check_.function)):
-        message = f"{advice}. {message}"
+        message = Finding(f"{advice}. {message}", message.kind, message.name)
     return message, ""
 
 
@@ -324,7 +333,7 @@ def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequenc
         if failed is None:
             earned += points
             print(f"✓  {function} ({points:g} points): public checks pass" + (f"; {blame}" if blame else ""))
-        elif "is not written yet" in failed:
+        elif getattr(failed, "name", None) == "NotImplementedError":  # still the stub
             print(f"·  {function} ({points:g} points): not attempted")
         else:
             print(f"✗  {function} ({points:g} points): {failed.splitlines()[0]}")

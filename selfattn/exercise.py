@@ -22,12 +22,14 @@ import numpy as np
 
 from .calling import Case, Outcome, to_arrays
 from .checking import REGISTRY, Check, close, register, tolerance
+from .findings import Finding, Kind
 
 __all__ = ["Exercise", "Mistake", "count_message", "largest_error", "rand", "shape_message"]
 
 #: Makes the inputs of one check from a random generator: ``cases(rng) -> list[Case]``.
 Cases = Callable[[np.random.Generator], list[Case]]
-#: A diagnosis tried after the named mistakes: ``extra(case, results) -> message or None``.
+#: A diagnosis tried after the named mistakes: ``extra(case, results) -> message or None``. Its
+#: message is fixed wording (it names a mistake and holds no value), since hidden checks report it.
 Extra = Callable[[Case, tuple[np.ndarray, ...]], "str | None"]
 
 
@@ -69,6 +71,9 @@ class Exercise:
         Compare exactly (integers, masks, shapes) instead of within float tolerance.
     extra
         A diagnosis tried when no named mistake matches.
+    diagnoses
+        Every message ``extra`` may return: fixed wording, which hidden checks report as it is (a
+        message not declared here counts as wrong values).
     verifier
         Replaces the comparison with the reference: ``verifier(exercise, cases, outcomes)``.
     """
@@ -80,7 +85,8 @@ class Exercise:
     returns: tuple[str, ...] = ()
     exact: bool = False
     extra: Extra | None = None
-    verifier: Callable[[Exercise, list[Case], list[Outcome]], str | None] | None = None
+    diagnoses: tuple[str, ...] = ()
+    verifier: Callable[[Exercise, list[Case], list[Outcome]], Finding | None] | None = None
     checks: list[Check] = field(default_factory=list)
 
     # ----------------------------------------------------------------- the checks of this exercise
@@ -113,8 +119,8 @@ class Exercise:
         assert self.reference is not None, f"{self.function} has no reference"
         return to_arrays(self.reference(*case.args, **case.kwargs))
 
-    def verify(self, cases: list[Case], outcomes: list[Outcome]) -> str | None:
-        """``None`` when every outcome is right, else one message naming the likely mistake."""
+    def verify(self, cases: list[Case], outcomes: list[Outcome]) -> Finding | None:
+        """``None`` when every outcome is right, else one finding naming the likely mistake."""
         if self.verifier is not None:
             return self.verifier(self, cases, outcomes)
         rtol, atol = (0.0, 0.0) if self.exact else tolerance(cases)
@@ -123,14 +129,14 @@ class Exercise:
             got = out.values
             assert got is not None, "verify sees only calls that returned numbers"
             if len(got) != len(want):
-                return f"{count_message(self, got, len(want))} (on input {case.describe()})"
+                return Finding(f"{count_message(self, got, len(want))} (on input {case.describe()})", Kind.WRONG_COUNT)
             if all(close(g, w, rtol, atol) for g, w in zip(got, want, strict=True)):
                 continue
             return self._diagnose(case, got, want, rtol, atol)
         return None
 
     def _diagnose(self, case: Case, got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...],
-                  rtol: float, atol: float) -> str:
+                  rtol: float, atol: float) -> Finding:
         for mistake in self.mistakes:
             try:
                 wrong = mistake.results(case)
@@ -142,17 +148,18 @@ class Exercise:
             if len(wrong) == len(got) and all(
                     g.shape == w.shape and close(g, w, max(rtol, 1e-6), max(atol, 1e-8))
                     for g, w in zip(got, wrong, strict=True)):
-                return f"{mistake.message} (on input {case.describe()})"
+                return Finding.mistake(mistake.message, f"{mistake.message} (on input {case.describe()})")
         if self.extra is not None and (msg := self.extra(case, got)):
-            return msg
+            return Finding.mistake(msg) if msg in self.diagnoses else Finding(msg, Kind.WRONG_VALUES)
         for g, w in zip(got, want, strict=True):
             if g.shape != w.shape:
-                return f"{shape_message(g, w)} (on input {case.describe()})"
+                return Finding(f"{shape_message(g, w)} (on input {case.describe()})", Kind.WRONG_SHAPE)
         for g, w in zip(got, want, strict=True):
             if np.isnan(g).any() and not np.isnan(w).any():
-                return f"NaN in {int(np.isnan(g).sum())} of {g.size} entries (on input {case.describe()})"
+                return Finding(f"NaN in {int(np.isnan(g).sum())} of {g.size} entries (on input {case.describe()})",
+                               Kind.NAN)
         err = max(largest_error(g, w) for g, w in zip(got, want, strict=True))
-        return f"wrong values on input {case.describe()} (largest error {err:.3g})"
+        return Finding(f"wrong values on input {case.describe()} (largest error {err:.3g})", Kind.WRONG_VALUES)
 
 
 def count_message(exercise: Exercise, got: Sequence[np.ndarray], n_want: int) -> str:

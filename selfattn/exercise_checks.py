@@ -14,12 +14,26 @@ from . import cost, numerics, text
 from .calling import Case, Outcome
 from .exercise import Exercise, Mistake, count_message, rand
 from .experiments import score_stds
+from .findings import Finding, Kind
 from .lecture import lecture_shapes
 
 __all__ = ["EXERCISES", "rand"]
 
 
 # --- diagnoses tried after the named mistakes -------------------------------------------------
+# Fixed wording, declared with the record (``diagnoses=``): hidden checks report them as they are.
+_OVERFLOW = ("NaN or inf in the weights: exp overflowed for large scores (exp(710) is inf); "
+             "subtract the row maximum along the axis first")
+_ALL_MASKED = "NaN in the weights of a slice that is entirely -inf: such a slice must give weights 0, not NaN"
+_UNDERFLOW = ("NaN in the weights: exp underflowed to 0 for every score of a slice far below the largest score "
+              "(0/0 is NaN); subtract each slice's own maximum along the axis, not one maximum of the whole array")
+_NOT_NORMALISED = "weights do not sum to 1 along the axis asked for: normalise each slice along that axis"
+_OUTPUT_OVERFLOW = "NaN in the output for large scores: exp overflowed; subtract the row maximum before exponentiating"
+_OUTPUT_NAN = "NaN in the output: check the mask (it is added to the scores; -inf · 0 is NaN)"
+_MASK_NAN = ("NaN in the mask: NumPy gives 0 · (-inf) = NaN, so a 0/1 matrix times -inf does not work; "
+             "build the mask with np.where(condition, -np.inf, 0.0)")
+
+
 def _softmax_extra(case: Case, got):
     g = got[0]
     S = np.asarray(case.args[0], dtype=float)
@@ -32,14 +46,12 @@ def _softmax_extra(case: Case, got):
         with np.errstate(all="ignore"):
             top = np.max(S, axis=axis)
         if (top[slices] > 700).any():
-            return ("NaN or inf in the weights: exp overflowed for large scores (exp(710) is inf); "
-                    "subtract the row maximum along the axis first")
+            return _OVERFLOW
         if np.isneginf(top[slices]).all():
-            return "NaN in the weights of a slice that is entirely -inf: such a slice must give weights 0, not NaN"
-        return ("NaN in the weights: exp underflowed to 0 for every score of a slice far below the largest score "
-                "(0/0 is NaN); subtract each slice's own maximum along the axis, not one maximum of the whole array")
+            return _ALL_MASKED
+        return _UNDERFLOW
     if not np.allclose(g.sum(axis=axis), 1.0, atol=1e-5):
-        return f"weights do not sum to 1 along axis {axis}: normalise each slice along that axis"
+        return _NOT_NORMALISED
     return None
 
 
@@ -47,18 +59,12 @@ def _attention_extra(case: Case, got):
     g = got[0]
     if np.isnan(g).any():
         Q, K = case.args[0], case.args[1]
-        if np.abs(Q @ K.T).max() > 500:
-            return "NaN in the output for large scores: exp overflowed; subtract the row maximum before exponentiating"
-        return "NaN in the output: check the mask (it is added to the scores; -inf · 0 is NaN)"
+        return _OUTPUT_OVERFLOW if np.abs(Q @ K.T).max() > 500 else _OUTPUT_NAN
     return None
 
 
 def _mask_extra(case: Case, got):
-    if np.isnan(got[0]).any():
-        return ("NaN in the mask: NumPy gives 0 · (-inf) = NaN, so a 0/1 matrix times -inf does not work; "
-                "build the mask with np.where(condition, -np.inf, 0.0)")
-    return None
-
+    return _MASK_NAN if np.isnan(got[0]).any() else None
 
 
 def _lookup_check(c: Case, W: tuple[np.ndarray, ...]) -> float:
@@ -72,8 +78,16 @@ def _lookup_check(c: Case, W: tuple[np.ndarray, ...]) -> float:
     return float(np.abs(out - want).max())
 
 
-def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> str | None:
-    """Message when some token does not put (nearly) all its attention on a position holding the
+#: Problem 20's named mistakes (fixed wording: hidden checks report them as they are).
+_NOT_SATURATED = ("close but not exact: the right key must win by a margin that grows with beta, so the softmax "
+                  "saturates")
+_WRONG_TARGET = "a token of type t does not read values[targets[t]]: check which key each query scores highest"
+_LOOKUP_IN_W_V = ("the lookup has to happen in the attention weights (query of type t matches the key of type "
+                  "targets[t]), not be stored in W_V")
+
+
+def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> Finding | None:
+    """Finding when some token does not put (nearly) all its attention on a position holding the
     type it targets: the lookup must happen through the weights, not be stored in W_V."""
     targets, _values, _beta = c.args
     seq = np.asarray(c.meta.get("sequence", np.arange(len(targets))))
@@ -86,34 +100,35 @@ def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> str | None:
     if not (np.isfinite(A).all() and (on_target >= 1 - 1e-6).all()):
         i = int(np.argmin(np.where(np.isfinite(on_target), on_target, -1)))
         share = "none" if on_target[i] < 0.005 else f"only {on_target[i]:.0%}"
-        return (f"the token at position {i} puts {share} of its attention on the token it must look "
-                "up: the lookup has to happen in the attention weights (query of type t matches the key of type "
-                "targets[t]), not be stored in W_V")
+        return Finding.mistake(_LOOKUP_IN_W_V, f"the token at position {i} puts {share} of its attention on the "
+                                               f"token it must look up: {_LOOKUP_IN_W_V}")
     return None
 
 
 
-def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome]) -> str | None:
+def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome]) -> Finding | None:
     for case, out in zip(cases, outcomes, strict=True):
         targets, values, _beta = case.args
         m, d_v = len(targets), np.shape(values)[1]
         if len(out.values) != 3:
-            return count_message(exercise, out.values, 3)
+            return Finding(count_message(exercise, out.values, 3), Kind.WRONG_COUNT)
         want = [(m, None), (m, None), (m, d_v)]
         for name, W, (rows, cols) in zip(("W_Q", "W_K", "W_V"), out.values, want, strict=True):
             if W.ndim != 2 or W.shape[0] != rows or (cols is not None and W.shape[1] != cols):
-                return f"{name} has shape {W.shape}: it needs {rows} rows (one per token type)" + (
-                    f" and {cols} columns" if cols else "")
+                return Finding(f"{name} has shape {W.shape}: it needs {rows} rows (one per token type)" + (
+                    f" and {cols} columns" if cols else ""), Kind.WRONG_SHAPE)
         if out.values[0].shape[1] != out.values[1].shape[1]:
-            return f"W_Q {out.values[0].shape} and W_K {out.values[1].shape} must have the same number of columns (d_k)"
+            return Finding(f"W_Q {out.values[0].shape} and W_K {out.values[1].shape} must have the same number of "
+                           f"columns (d_k)", Kind.WRONG_SHAPE)
         if not all(np.isfinite(W).all() for W in out.values):
-            return "the matrices contain NaN or inf"
+            return Finding("the matrices contain NaN or inf", Kind.NAN)
         err = _lookup_check(case, out.values)
         if not err <= 1e-9:
             if err < 0.5:
-                return (f"close but not exact (largest error {err:.2g}): the right key must win by a margin that "
-                        "grows with beta, so the softmax saturates")
-            return "a token of type t does not read values[targets[t]]: check which key each query scores highest"
+                return Finding.mistake(_NOT_SATURATED, f"close but not exact (largest error {err:.2g}): the right key "
+                                                       f"must win by a margin that grows with beta, so the softmax "
+                                                       f"saturates")
+            return Finding.mistake(_WRONG_TARGET)
         if (wrong := _lookup_misreads(case, out.values)) is not None:
             return wrong
     return None
@@ -160,7 +175,8 @@ SHAPE_ANSWERS = Exercise("shape_answers", lecture_shapes, exact=True, mistakes=[
 ])
 SHAPE_ANSWERS.check("lecture", "shapes for T = 10, d = 512, d_k = d_v = 64", lambda rng: [Case(())])
 
-SOFTMAX = Exercise("softmax", numerics.softmax, extra=_softmax_extra, mistakes=[
+SOFTMAX = Exercise("softmax", numerics.softmax, extra=_softmax_extra,
+                   diagnoses=(_OVERFLOW, _ALL_MASKED, _UNDERFLOW, _NOT_NORMALISED), mistakes=[
     Mistake(lambda S, axis=-1: numerics.softmax(S, axis=0),
             "normalised along axis 0 (down the columns): normalise each row, along the given axis"),
     Mistake(lambda S, axis=-1: _stable(S) / _stable(S).sum(),
@@ -184,7 +200,8 @@ SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, mistakes=[
 SCALED_SCORES.check("shape-and-scale", "Q Kᵀ / √d_k with T_q ≠ T_k",
                     lambda rng: [Case((rand(rng, 3, 4), rand(rng, 5, 4)))])
 
-ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_SCORES), extra=_attention_extra, mistakes=[
+ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_SCORES), extra=_attention_extra,
+                     diagnoses=(_OUTPUT_OVERFLOW, _OUTPUT_NAN), mistakes=[
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, scale=False),
             "missing the 1/√d_k scaling of the scores"),
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, axis=0),
@@ -227,7 +244,8 @@ PERMUTATION_MATRIX = Exercise("permutation_matrix", lambda perm: np.eye(len(perm
 PERMUTATION_MATRIX.check("small", "(P X)[i] = X[perm[i]]", lambda rng: [Case(([2, 0, 1],))])
 
 _MULTIPLICATIVE = "multiplicative 0/1 mask: the mask is additive, 0 to keep and -inf to forbid"
-CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_mask_extra, mistakes=[
+CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_mask_extra, diagnoses=(_MASK_NAN,),
+                       mistakes=[
     Mistake(lambda T: np.where(np.triu(np.ones((T, T)), 0) > 0, -np.inf, 0.0),
             "off by one: the diagonal is masked, but a token may attend to itself"),
     Mistake(lambda T: np.where(np.tril(np.ones((T, T)), -1) > 0, -np.inf, 0.0),
@@ -236,7 +254,8 @@ CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_m
 ])
 CAUSAL_MASK.check("T4", "the causal mask for T = 4", lambda rng: [Case((4,))])
 
-PADDING_MASK = Exercise("padding_mask", numerics.padding_mask, exact=True, extra=_mask_extra, mistakes=[
+PADDING_MASK = Exercise("padding_mask", numerics.padding_mask, exact=True, extra=_mask_extra, diagnoses=(_MASK_NAN,),
+                        mistakes=[
     Mistake(lambda lengths, T: np.where(np.arange(T)[None, :] <= np.asarray(lengths)[:, None], 0.0, -np.inf),
             "off by one: position j = lengths[b] is already padding"),
     Mistake(lambda lengths, T: (np.arange(T)[None, :] < np.asarray(lengths)[:, None]).astype(float), _MULTIPLICATIVE),
@@ -258,7 +277,8 @@ CROSSOVER_LENGTH = Exercise("crossover_length", cost.crossover_length, exact=Tru
 CROSSOVER_LENGTH.check("lecture", "the crossover lengths at the lecture's two widths", lambda rng: [Case((4096,)), Case((8192,))])
 
 # no reference here: the package students install must not hold Problem 20's answer
-LOOKUP_TABLE_WEIGHTS = Exercise("lookup_table_weights", None, returns=("W_Q", "W_K", "W_V"), verifier=_lookup_verify)
+LOOKUP_TABLE_WEIGHTS = Exercise("lookup_table_weights", None, returns=("W_Q", "W_K", "W_V"), verifier=_lookup_verify,
+                                diagnoses=(_NOT_SATURATED, _WRONG_TARGET, _LOOKUP_IN_W_V))
 LOOKUP_TABLE_WEIGHTS.check("permutation", "an exact lookup table at beta = 1000",
                            lambda rng: [Case(([2, 0, 1], rand(rng, 3, 2), 1000.0), meta={"sequence": [1, 2, 0]})])
 

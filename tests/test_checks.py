@@ -219,3 +219,24 @@ def test_hidden_checks_catch_the_mistake_whatever_the_seed(entry):
         warnings.simplefilter("ignore")
         missed = [seed for seed in range(200) if all(run_check(c, wrong, seed) is None for c in hidden)]
     assert missed == [], f"seeds on which every hidden check passes: {missed[:10]}"
+
+
+@pytest.mark.parametrize("entry", _catalogued("catalogue/wrong"))
+def test_what_a_hidden_check_reports_is_fixed_wording(entry):
+    """A hidden check's finding, put in the hidden vocabulary, is one of the record's named mistakes or
+    declared diagnoses, a kind's fixed wording, or a built-in exception: never a value of the input
+    or of the answer (a shape, a count, an error's size)."""
+    from selfattn.findings import BUILTIN_EXCEPTIONS, Kind
+
+    wrong = _defined(entry)
+    exercise = EXERCISES[entry.replace]
+    named = {m.message for m in exercise.mistakes} | set(exercise.diagnoses)
+    allowed = {k.value for k in Kind} | named | {f"raised {n}" for n in BUILTIN_EXCEPTIONS}
+    found = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in (c for c in exercise.checks if c.hidden):
+            found += [f for seed in range(10) if (f := run_check(c, wrong, seed)) is not None]
+    for f in found:
+        assert str(f.hidden()) in allowed, (str(f), f.kind)
+        assert f.kind is not Kind.MISTAKE or f.name in named, f.name

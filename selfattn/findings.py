@@ -1,0 +1,105 @@
+"""What a failed check found, as data: a kind, the named mistake if any, and the text for people.
+
+A check's result is ``None`` (passed) or a :class:`Finding`. A finding *is* the message a person
+reads (a ``str``, so the notebook prints it as before), and it also carries its :class:`Kind` and,
+for a named mistake or a raised built-in exception, that name. Readers count kinds and names; no
+reader parses a message.
+
+A hidden check's inputs are secret, and the student's code sees them while it runs: anything the
+code can choose that came back in the text would carry them out (an exception class named after an
+input, a returned shape, a count of NaNs, an exit status, a running time). So what a hidden check
+reports is :meth:`Finding.hidden`: text chosen from a fixed vocabulary, the record's named
+mistake or the kind's fixed wording, holding nothing the submission can influence.
+"""
+
+from __future__ import annotations
+
+import builtins
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["BUILTIN_EXCEPTIONS", "FAULTS", "Finding", "Kind", "hidden_exception_name"]
+
+
+class Kind(StrEnum):
+    """Why a check failed (the value is the fixed wording a hidden check reports)."""
+
+    MISTAKE = "a named mistake"
+    WRONG_VALUES = "wrong values"
+    WRONG_SHAPE = "the result has the wrong shape"
+    WRONG_COUNT = "returned the wrong number of results"
+    NAN = "NaN in the result"
+    NOT_NUMBERS = "returned something that is not numbers"
+    RAISED = "raised an exception"
+    NOT_ANSWERED = "not answered"
+    TIME_OUT = "ran out of time (an infinite loop or a very slow computation?)"
+    MEMORY = "ran out of memory"
+    CRASHED = "crashed before returning its results"
+    REFUSED = "its results were refused (too large or malformed)"
+    UNCHECKABLE = "its results could not be checked"
+
+
+#: Kinds where the code gave no result to judge (the class report counts them as faults).
+FAULTS = frozenset({Kind.TIME_OUT, Kind.MEMORY, Kind.CRASHED, Kind.REFUSED})
+
+#: Exception names a hidden check may report: Python's own, which no input can be spelled in.
+BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException))
+
+
+def hidden_exception_name(name: str) -> str | None:
+    """``name`` if it is one of Python's built-in exceptions, else ``None`` (a class the student
+    defined could be named after a hidden input)."""
+    return name if name in BUILTIN_EXCEPTIONS else None
+
+
+class Finding(str):
+    """A failed check's message for people, with its kind and (if any) the named mistake.
+
+    Parameters
+    ----------
+    text
+        The message as shown for a public check (it may name the input and the values found).
+    kind
+        Why the check failed.
+    name
+        For :attr:`Kind.MISTAKE`, the record's fixed wording of the mistake; for
+        :attr:`Kind.RAISED`, the exception's type name.
+    """
+
+    kind: Kind
+    name: str | None
+
+    def __new__(cls, text: str, kind: Kind, name: str | None = None) -> Finding:
+        self = super().__new__(cls, text)
+        self.kind = Kind(kind)
+        self.name = name
+        return self
+
+    @classmethod
+    def mistake(cls, message: str, text: str | None = None) -> Finding:
+        """A named mistake: ``message`` is the record's fixed wording, ``text`` the shown message."""
+        return cls(text if text is not None else message, Kind.MISTAKE, message)
+
+    def hidden(self) -> Finding:
+        """The same finding in the fixed vocabulary of hidden checks."""
+        if self.kind is Kind.MISTAKE and self.name:
+            return Finding(self.name, Kind.MISTAKE, self.name)
+        if self.kind is Kind.RAISED:
+            name = hidden_exception_name(self.name or "")
+            return Finding(f"raised {name}" if name else Kind.RAISED.value, Kind.RAISED, name)
+        return Finding(self.kind.value, self.kind)
+
+    def record(self) -> dict[str, Any]:
+        """The finding as JSON data: ``{"kind", "name", "text"}``."""
+        return {"kind": self.kind.name, "name": self.name, "text": str(self)}
+
+    @classmethod
+    def from_record(cls, data: Any) -> Finding:
+        """Back from :meth:`record` (a bare string, as older verdicts hold, reads as wrong values)."""
+        if isinstance(data, dict) and data.get("kind") in Kind.__members__:
+            return cls(str(data.get("text", "")), Kind[data["kind"]], data.get("name"))
+        return cls(str(data), Kind.WRONG_VALUES)
+
+    def __reduce__(self):  # pickling (Dask, multiprocessing) keeps kind and name
+        return (Finding, (str(self), self.kind, self.name))
