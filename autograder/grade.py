@@ -29,14 +29,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import nbformat
 
-from . import distributed, gradebook_state, intake, report, run_lock, sandbox
+from . import distributed, gradebook_state, intake, report, run_lock, sandbox, settings
 from .lms_export import write_lms_exports
 from .nbgrader_steps import export, nbgrader_api, run_step
 from .paths import EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path
 from .run_summary import Progress, Summary
 from .spec import notebooks_of
 from .staging import stage
-from .verdicts import _secret, grade_one, is_fresh, stored_verdict, timed_job
+from .verdicts import _secret, freshness, grade_one, stored_verdict, timed_job
 
 
 def submissions(student: str | None = None) -> list[tuple[str, str]]:
@@ -115,8 +115,10 @@ def _stage_all(subs, force: bool, limits, summary: Summary) -> tuple[list[tuple]
                         else summary.repaired
                     kind.append(f"{s}/{a}/{nb}: {note}")
             staged[s, a, nb] = nbformat.read(staged_path(s, a, nb), as_version=4)
-            if force or not is_fresh(s, a, nb, staged[s, a, nb]):
+            state = "stale" if force else freshness(s, a, nb, staged[s, a, nb], limits)
+            if state != "fresh":
                 jobs.append((s, a, nb, limits))
+                summary.settings_stale += state == "settings"
     return jobs, staged
 
 
@@ -144,6 +146,8 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     if cluster is None:
         sandbox.self_test()
     summary.sandbox_mode = f"Dask cluster at {scheduler}" if cluster else sandbox.mode()
+    summary.settings = settings.describe(limits)
+    settings.hand_down(limits)  # the nbgrader steps' hook decides with the same limits
     summary.students = len(subs)
     state = gradebook_state.load()
     force_nbgrader = force or not GRADEBOOK.exists()  # a new (or deleted) gradebook: every nbgrader step
@@ -231,8 +235,10 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=None, help="parallel grading jobs (default: all cores)")
-    p.add_argument("--cpu-seconds", type=int, default=60, help="CPU limit per exercise")
-    p.add_argument("--memory-mb", type=int, default=2048, help="address-space cap per exercise")
+    p.add_argument("--cpu-seconds", type=int, default=None,
+                   help="CPU limit per exercise (default: c.GradingSettings.cpu_seconds, else 60)")
+    p.add_argument("--memory-mb", type=int, default=None,
+                   help="address-space cap per exercise (default: c.GradingSettings.memory_mb, else 2048)")
     p.add_argument("--student", default=None, help="grade only this student (make grade STUDENT=...)")
     p.add_argument("--force", action="store_true", help="grade everything again, even what did not change")
     p.add_argument("--one", nargs=3, metavar=("STUDENT", "ASSIGNMENT", "NOTEBOOK"),
@@ -248,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         with run_lock.hold():
             finish(a.workers)
         return 0
-    limits = sandbox.Limits(cpu_seconds=a.cpu_seconds, memory_bytes=a.memory_mb << 20)
+    limits = settings.configured_limits(cpu_seconds=a.cpu_seconds, memory_mb=a.memory_mb)
     if a.one:
         student, assignment, _notebook = a.one
         if (student, assignment) not in submissions():

@@ -73,14 +73,16 @@ def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -
     """nbgrader's pre-convert hook: refresh the staged copies of this submission, then decide in the
     sandbox every notebook whose stored verdict is missing or stale. After ``make grade`` this finds
     nothing to do."""
+    from .settings import configured_limits
     from .verdicts import grade_one, is_fresh
 
     parts = [p for p in (_staged_parts(n) for n in notebooks) if p is not None]
     for s, a in sorted({(s, a) for s, a, _ in parts}):
         _restage(s, a)
+    limits = configured_limits() if parts else None  # the same settings as make grade's
     for s, a, nb in parts:
-        if not is_fresh(s, a, nb):
-            grade_one(s, a, nb)
+        if not is_fresh(s, a, nb, limits=limits):
+            grade_one(s, a, nb, limits)
 
 
 def complete_feedback_folder(assignment=None, student=None, notebooks=(), **_) -> None:

@@ -47,7 +47,9 @@ class Summary:
     """Everything an instructor should know after a run; each list holds one line per case."""
 
     decided: int = 0  # notebooks whose verdict was computed in this run
-    reused: int = 0  # notebooks whose verdict still held (same answers, same checks)
+    reused: int = 0  # notebooks whose verdict still held (same answers, same checks, same settings)
+    settings_stale: int = 0  # notebooks graded again only because a grading setting changed
+    settings: str = ""  # the grading settings of this run, as the summary prints them
     students: int = 0
     autograded: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -83,6 +85,10 @@ class Summary:
                f"sandbox: {self.sandbox_mode})",
                f"  submissions: {self.students}; notebooks graded now: {self.decided}, unchanged since "
                f"the last run: {self.reused}; students put through nbgrader autograde: {len(self.autograded)}"]
+        if self.settings:
+            out.append(f"  grading settings: {self.settings}")
+        if self.settings_stale:
+            out.append(f"  verdicts made stale by a changed grading setting (graded again): {self.settings_stale}")
         for name, title, advice in self.ANOMALIES:
             items = getattr(self, name)
             out.append(f"  {title}: {len(items)}" + (f"  -> {advice}" if items else ""))
