@@ -117,6 +117,16 @@ def write(folder: Path = DEFAULT_DIR, days: int = 365, force: bool = False) -> l
     return written
 
 
+def cluster_security(folder: Path = DEFAULT_DIR):
+    """A ``distributed.security.Security`` holding every role's files of ``folder``, encryption
+    required: for a program that starts the whole cluster (dask-jobqueue's ``SLURMCluster``)."""
+    from distributed.security import Security
+
+    roles = {f"tls_{role}_{part}": str(path) for role in ROLES
+             for part, path in (("cert", cert_file(folder, role)), ("key", key_file(folder, role)))}
+    return Security(tls_ca_file=str(folder / CA), require_encryption=True, **roles)
+
+
 def tls_options(folder: Path, role: str) -> list[str]:
     """The options of ``dask scheduler`` / ``dask worker`` that make it use ``role``'s files."""
     return ["--tls-ca-file", str(folder / CA), "--tls-cert", str(cert_file(folder, role)),

@@ -41,6 +41,7 @@ from __future__ import annotations
 import atexit
 import ipaddress
 import json
+import multiprocessing.util
 import os
 import shutil
 import socket
@@ -120,6 +121,8 @@ def _worker_workdir() -> Path:
                 _OWNED = True
                 os.environ["AUTOGRADER_WORKDIR"] = str(_WORKDIR)
                 atexit.register(shutil.rmtree, _WORKDIR, True)
+                # a worker under a nanny is a multiprocessing child, which ends without atexit
+                multiprocessing.util.Finalize(None, shutil.rmtree, (_WORKDIR, True), exitpriority=0)
     return _WORKDIR
 
 

@@ -308,6 +308,11 @@ def test_dask_certs_writes_private_keys_and_no_authority_key(tmp_path, capsys):
         line = next(ln for ln in out.splitlines() if f"dask {role}" in ln)
         assert " ".join(dask_tls.tls_options(folder, role)) in line, out
     assert "--scheduler tls://" in out
+    whole = dask_tls.cluster_security(folder)  # what the README's Slurm script gives SLURMCluster
+    assert whole.require_encryption and whole.tls_ca_file == str(folder / "ca.pem")
+    for role in dask_tls.ROLES:
+        assert whole.get_tls_config_for_role(role)["key"] == str(folder / f"{role}-key.pem")
+        assert whole.get_connection_args(role)["ssl_context"].verify_mode == ssl.CERT_REQUIRED
     first = (folder / "ca.pem").read_bytes()
     with pytest.raises(SystemExit, match="already holds the cluster's certificates"):
         dask_tls.main(["--dir", str(folder)])
