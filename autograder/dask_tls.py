@@ -144,9 +144,10 @@ def instructions(folder: Path) -> str:
                                 "--tls-key", str(key_file(folder, "client")))
     return "\n".join([
         f"Wrote the grading cluster's certificates to {folder} (keys: mode 600).",
-        "Start the scheduler (on one machine; it needs ca.pem, scheduler.pem, scheduler-key.pem):",
+        "Start the scheduler (on one machine; it needs ca.pem, scheduler.pem, scheduler-key.pem; its web pages,"
+        " plain HTTP, stay on that machine):",
         "  " + cmd(".venv/bin/dask", "scheduler", "--protocol", "tls", "--host", "0.0.0.0", "--port", "8786",
-                   *tls_options(folder, "scheduler")),
+                   "--dashboard-address", "127.0.0.1:8787", *tls_options(folder, "scheduler")),
         "Start a worker (on each grading machine; copy ca.pem, worker.pem, worker-key.pem there, mode 600):",
         "  " + cmd(".venv/bin/dask", "worker", "tls://SCHEDULER:8786", "--nthreads", "2",
                    *tls_options(folder, "worker")),
