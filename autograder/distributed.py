@@ -54,9 +54,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import atomic, dask_tls, sandbox
 from .untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
+
+if TYPE_CHECKING:
+    from distributed.security import Security
 
 CONNECT_TIMEOUT = "10s"
 #: the flag that lets a plain-TCP scheduler on the loopback address through, and says why it is risky
@@ -271,7 +275,7 @@ class Target:
     plain TCP on the loopback address, allowed by the instructor)."""
 
     address: str
-    security: object | None  # distributed.security.Security
+    security: Security | None
 
     def __str__(self) -> str:
         return self.address
@@ -287,7 +291,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def client_security(ca: str | Path | None = None, cert: str | Path | None = None,
-                    key: str | Path | None = None) -> object:
+                    key: str | Path | None = None) -> Security:
     """The client's ``Security`` (mutual TLS, encryption required) from these files, each by default
     in ``autograder/.dask-tls/``. Raises ``SystemExit`` (one line) if a file is missing, unusable,
     or the key is readable by others."""
