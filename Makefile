@@ -20,7 +20,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book pdf test lint bench clean distclean setup release grade grades-final report student formgrader
+.PHONY: all book pdf test lint bench clean distclean setup release grade grades-final report student formgrader dask-certs
 
 all: book
 
@@ -78,6 +78,11 @@ student: $(VENV_STAMP)
 # Grade every autograder/submitted/<student>/<assignment>/<notebook>.ipynb -> grades.csv, feedback/.
 grade: $(VENV_STAMP) $(SYS_STAMP)
 	$(BIN)/python -m autograder.grade $(if $(STUDENT),--student $(STUDENT)) $(GRADE_ARGS)
+
+# Certificates for grading on a Dask cluster over TLS (autograder/.dask-tls/); prints how to start
+# the scheduler and workers with them. DASK_CERTS_ARGS="--force" replaces existing ones.
+dask-certs: $(VENV_STAMP)
+	$(BIN)/python -m autograder.dask_tls $(DASK_CERTS_ARGS)
 
 # The class report (also written by make grade): autograder/report/index.html, self-contained.
 report: $(VENV_STAMP)

@@ -1,10 +1,19 @@
-"""Decide notebooks on an existing Dask cluster: ``make grade GRADE_ARGS="--scheduler tcp://HOST:PORT"``.
+"""Decide notebooks on an existing Dask cluster: ``make grade GRADE_ARGS="--scheduler tls://HOST:PORT"``.
 
 Each notebook is one Dask task. The submission travels to a worker as data (its bytes), the worker
 stages it and runs the student's functions in its own sandbox, and the verdict and the staged
 notebook come back as data; the instructor's machine writes them where a local run would, then
 runs the nbgrader steps once. No shared filesystem is needed. Workers need the course's
 environment (this repository and its ``.venv``) and bubblewrap.
+
+Who may use the cluster: whoever can reach a Dask scheduler can run any code on its workers and
+on the scheduler. So the cluster must speak TLS with mutual authentication (Dask's
+``distributed.security.Security``, ``require_encryption=True``): the scheduler, each worker and
+this client each show a certificate of the course's own authority (``make dask-certs``,
+:mod:`autograder.dask_tls`); the client's files come from ``--tls-ca/--tls-cert/--tls-key``,
+by default ``autograder/.dask-tls/{ca,client,client-key}.pem``. :func:`scheduler_target` refuses,
+in one line and before anything is contacted, a ``tcp://`` (or any other unencrypted) address,
+except on the loopback address when the instructor passes ``--insecure-loopback-scheduler``.
 
 Faults:
 
@@ -17,58 +26,140 @@ Faults:
   of its inputs and each result is written once, when its future completes, so nothing is lost or
   counted twice.
 
-On a worker, every task of the same worker process shares one private work folder (a temporary
-directory set as ``$AUTOGRADER_WORKDIR`` before the grading modules are imported there); files of
-a task are removed once its result is sent. A worker serves one class at a time.
+Nothing secret rests on a worker: the grading secret travels inside each task and stays in the
+worker's memory (:func:`autograder.verdicts.secret_given`), and the hidden checks are the worker's
+own checkout. Every task of one worker process works in one private folder
+(``$TMPDIR/autograder-worker-<pid>-*``, set as ``$AUTOGRADER_WORKDIR`` before the grading modules
+are imported there): a task's files go when it ends, everything in the folder goes whenever no
+task runs, the folder itself at the process's exit, and the folders of worker processes that were
+killed are swept by the next one on the machine (and by every grading run's probe). A worker
+serves one class at a time.
 """
 
 from __future__ import annotations
 
+import atexit
+import ipaddress
 import json
+import multiprocessing.util
 import os
+import shutil
 import socket
+import sys
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import atomic, sandbox
+from . import atomic, dask_tls, sandbox
 from .untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
 
+if TYPE_CHECKING:
+    from distributed.security import Security
+
 CONNECT_TIMEOUT = "10s"
+#: the flag that lets a plain-TCP scheduler on the loopback address through, and says why it is risky
+INSECURE_LOOPBACK_FLAG = "--insecure-loopback-scheduler"
 _LOCK = threading.Lock()
 _WORKDIR: Path | None = None
+_OWNED = False  # the work folder is one this module made (and may empty)
+_ACTIVE = 0  # tasks running now in this worker process
+#: A worker process's work folder is named ``autograder-worker-<pid of the process>-<random>``.
+_PREFIX = "autograder-worker-"
 
 
 class SandboxRefused(RuntimeError):
     """A worker without bubblewrap was asked to grade, and the instructor did not allow the fallback."""
 
 
+class Sealed:
+    """The grading secret on its way to a worker; its text never shows (Dask logs the arguments of a
+    task that fails, and a worker's log may be a file on a shared disk)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bytes):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<grading secret>"
+
+    __str__ = __repr__
+
+
 # --- on the workers ---------------------------------------------------------------------------------
+
+
+def _sweep_orphans() -> None:
+    """Remove the work folders of worker processes killed before they could (SIGKILL, the
+    out-of-memory killer); a live owner's folder is left alone."""
+    for path in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
+        pid = path.name[len(_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or path.is_symlink() or path.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:  # the owner is gone
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:  # alive under another user, or the folder went away meanwhile
+            pass
 
 
 def _worker_workdir() -> Path:
     """This worker process's private work folder (created on first use)."""
-    global _WORKDIR
+    global _WORKDIR, _OWNED
     with _LOCK:
         if _WORKDIR is None:
-            import sys
-
             if "autograder.paths" in sys.modules:
                 from . import paths
 
                 _WORKDIR = paths.WORK  # a worker started with $AUTOGRADER_WORKDIR set (or a local test)
             else:
-                _WORKDIR = Path(tempfile.mkdtemp(prefix="autograder-worker-")).resolve()
+                _sweep_orphans()
+                _WORKDIR = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")).resolve()
+                _OWNED = True
                 os.environ["AUTOGRADER_WORKDIR"] = str(_WORKDIR)
+                atexit.register(shutil.rmtree, _WORKDIR, True)
+                # a worker under a nanny is a multiprocessing child, which ends without atexit
+                multiprocessing.util.Finalize(None, shutil.rmtree, (_WORKDIR, True), exitpriority=0)
     return _WORKDIR
+
+
+def _empty(folder: Path) -> None:
+    """Remove everything inside ``folder`` (the folder stays)."""
+    for child in folder.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
+@contextmanager
+def _task(work: Path, files: list[Path]) -> Iterator[None]:
+    """One task's stay in the work folder: when it ends (returns or raises), its ``files`` go, and
+    everything in the folder goes if no other task of this process is running."""
+    global _ACTIVE
+    with _LOCK:
+        _ACTIVE += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _ACTIVE -= 1
+            for path in files:
+                path.unlink(missing_ok=True)
+            if _OWNED and _ACTIVE == 0:
+                _empty(work)
 
 
 def probe() -> dict:
     """Run on every worker before grading: its sandbox mode, and whether the sandbox works."""
+    _sweep_orphans()
     try:
         sandbox.self_test()
         problem = None
@@ -78,8 +169,10 @@ def probe() -> dict:
 
 
 def decide_remote(student: str, assignment: str, notebook: str, submission: bytes | None,
-                  timestamp: bytes | None, secret: str, limits: sandbox.Limits, allow_fallback: bool) -> dict:
-    """One task on a worker: stage and decide one notebook; return its verdict and staged notebook."""
+                  timestamp: bytes | None, secret: Sealed, limits: sandbox.Limits, allow_fallback: bool) -> dict:
+    """One task on a worker: stage and decide one notebook; return its verdict and staged notebook.
+
+    The secret stays in memory; the task's files are removed when it ends, whatever the outcome."""
     work = _worker_workdir()
     if sandbox.mode() != "bubblewrap" and not allow_fallback:
         raise SandboxRefused(f"worker on {socket.gethostname()} has no working bubblewrap sandbox; install "
@@ -87,30 +180,22 @@ def decide_remote(student: str, assignment: str, notebook: str, submission: byte
     from . import paths, verdicts
 
     assert paths.WORK == work, (paths.WORK, work)
-    with _LOCK:
-        secret_file = paths.GRADING / "secret"
-        secret_file.parent.mkdir(parents=True, exist_ok=True)
-        if not secret_file.exists() or secret_file.read_text() != secret:
-            secret_file.write_text(secret)
     folder = paths.SUBMITTED / student / assignment
-    folder.mkdir(parents=True, exist_ok=True)
     original = folder / f"{notebook}.ipynb"
-    if submission is not None:
-        original.write_bytes(submission)
-    if timestamp is not None:
-        (folder / "timestamp.txt").write_bytes(timestamp)
-    t0 = time.perf_counter()
-    try:
-        verdicts.grade_one(student, assignment, notebook, limits)
+    staged = paths.staged_path(student, assignment, notebook)
+    verdict_file = paths.verdict_path(student, assignment, notebook)
+    with _task(work, [original, staged, verdict_file]):
+        folder.mkdir(parents=True, exist_ok=True)
+        if submission is not None:
+            original.write_bytes(submission)
+        if timestamp is not None:
+            (folder / "timestamp.txt").write_bytes(timestamp)
+        t0 = time.perf_counter()
+        with verdicts.secret_given(secret.value):
+            verdicts.grade_one(student, assignment, notebook, limits)
         seconds = time.perf_counter() - t0
-        staged = paths.STAGED / student / assignment / f"{notebook}.ipynb"
-        verdict_file = paths.verdict_path(student, assignment, notebook)
         return {"verdict": verdict_file.read_text(encoding="utf-8"), "staged": staged.read_text(encoding="utf-8"),
                 "seconds": seconds, "worker": socket.gethostname()}
-    finally:
-        for path in (original, paths.STAGED / student / assignment / f"{notebook}.ipynb",
-                     paths.verdict_path(student, assignment, notebook)):
-            path.unlink(missing_ok=True)
 
 
 # --- on the instructor's machine ------------------------------------------------------------------
@@ -124,9 +209,10 @@ class Cluster:
     workers: list[str] | None  # None: every worker
     allow_fallback: bool
 
-    def decide(self, jobs: list[tuple], secret: str, log=print) -> Iterator[tuple[str, str, str, float]]:
+    def decide(self, jobs: list[tuple], secret: str | bytes, log=print) -> Iterator[tuple[str, str, str, float]]:
         """Submit every (student, assignment, notebook, limits) job now; yield each as its result
-        is written locally (verdict and staged notebook), in completion order."""
+        is written locally (verdict and staged notebook), in completion order. The grading
+        ``secret`` goes with every task (over the cluster's TLS), sealed against logging."""
         from distributed import as_completed
 
         from .paths import STAGED, SUBMITTED, verdict_path
@@ -135,6 +221,7 @@ class Cluster:
         futures = {}
         refused: dict[tuple[str, str, str], str] = {}
         run = uuid.uuid4().hex[:8]
+        sealed = Sealed(secret.encode() if isinstance(secret, str) else secret)
         for student, assignment, notebook, limits in jobs:
             folder = SUBMITTED / student / assignment
             original = folder / f"{notebook}.ipynb"
@@ -144,8 +231,8 @@ class Cluster:
                 submission, refused[student, assignment, notebook] = None, str(exc)
             future = self.client.submit(
                 decide_remote, student, assignment, notebook, submission, None,
-                secret, limits, self.allow_fallback,
-                key=f"grade-{run}-{student}-{assignment}-{notebook}",
+                sealed, limits, self.allow_fallback,
+                key=f"grade-{run}-{len(futures)}",  # no student's name in the cluster's pages and logs
                 workers=self.workers, allow_other_workers=False, retries=0,
             )
             futures[future] = (student, assignment, notebook)
@@ -182,19 +269,105 @@ class Cluster:
         self.client.close()  # type: ignore[attr-defined]
 
 
-def connect(address: str, allow_fallback: bool = False, log=print) -> Cluster:
-    """Connect to the scheduler at ``address`` and choose the workers that may grade.
+@dataclass(frozen=True)
+class Target:
+    """A scheduler the grader may use: its address, and the client's TLS credentials (``None``:
+    plain TCP on the loopback address, allowed by the instructor)."""
 
-    Raises ``SystemExit`` with one line when the scheduler cannot be reached, has no worker, or
-    has no worker with a working sandbox (unless ``allow_fallback``).
+    address: str
+    security: Security | None
+
+    def __str__(self) -> str:
+        return self.address
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def client_security(ca: str | Path | None = None, cert: str | Path | None = None,
+                    key: str | Path | None = None) -> Security:
+    """The client's ``Security`` (mutual TLS, encryption required) from these files, each by default
+    in ``autograder/.dask-tls/``. Raises ``SystemExit`` (one line) if a file is missing, unusable,
+    or the key is readable by others."""
+    import ssl
+
+    from distributed.security import Security
+
+    folder = dask_tls.DEFAULT_DIR
+    files = {"CA certificate": Path(ca or folder / dask_tls.CA),
+             "client certificate": Path(cert or dask_tls.cert_file(folder, "client")),
+             "client key": Path(key or dask_tls.key_file(folder, "client"))}
+    for what, path in files.items():
+        if not path.is_file():
+            raise SystemExit(f"no {what} for the Dask cluster: {path} is missing; run make dask-certs (and start "
+                             "the scheduler and workers with its files), or pass --tls-ca/--tls-cert/--tls-key")
+    key_path = files["client key"]
+    if key_path.stat().st_mode & 0o077:
+        raise SystemExit(f"refused: the client key {key_path} can be read by other users; chmod 600 {key_path}")
+    security = Security(tls_ca_file=str(files["CA certificate"]), tls_client_cert=str(files["client certificate"]),
+                        tls_client_key=str(key_path), require_encryption=True)
+    try:
+        security.get_connection_args("client")  # reads the files now: a broken one is named here
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        raise SystemExit(f"cannot use the Dask client certificate {files['client certificate']} (key {key_path}, "
+                         f"CA {files['CA certificate']}): {str(exc).splitlines()[0][:200]}") from None
+    return security
+
+
+def scheduler_target(address: str, insecure_loopback: bool = False, ca: str | Path | None = None,
+                     cert: str | Path | None = None, key: str | Path | None = None) -> Target:
+    """Check ``address`` before anything is contacted: ``tls://`` with the client's credentials,
+    or ``tcp://`` on the loopback address with ``insecure_loopback``. Anything else raises
+    ``SystemExit`` with one line saying why."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address, strict=True)
+        host = str(parse_host_port(location)[0]).strip("[]")
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"refused: {address!r} is not a Dask scheduler address like tls://HOST:PORT ({exc})") from None
+    if scheme == "tls":
+        return Target(address, client_security(ca, cert, key))
+    if scheme != "tcp":
+        raise SystemExit(f"refused: the Dask scheduler {address} would be reached over {scheme}://, which is not "
+                         "authenticated here; start the cluster with TLS (make dask-certs) and pass tls://HOST:PORT")
+    if not _is_loopback(host):
+        raise SystemExit(f"refused: the Dask scheduler {address} is plain TCP, so anyone who can reach it can run "
+                         "code on its workers and read the grading secret; start the cluster with TLS (make "
+                         "dask-certs prints how) and pass --scheduler tls://HOST:PORT")
+    if not insecure_loopback:
+        raise SystemExit(f"refused: the Dask scheduler {address} is plain TCP, so every user of this machine can run "
+                         "code on its workers and read the grading secret; use tls:// (make dask-certs), or pass "
+                         f"{INSECURE_LOOPBACK_FLAG} if you alone can log in here")
+    return Target(address, None)
+
+
+def connect(scheduler: str | Target, allow_fallback: bool = False, log=print) -> Cluster:
+    """Connect to the scheduler and choose the workers that may grade.
+
+    ``scheduler`` is a :class:`Target` (or an address, checked by :func:`scheduler_target` with
+    the default credentials). Raises ``SystemExit`` with one line when the address is refused, the
+    scheduler cannot be reached, has no worker, or has no worker with a working sandbox (unless
+    ``allow_fallback``).
     """
     import logging
 
     from distributed import Client
 
+    target = scheduler if isinstance(scheduler, Target) else scheduler_target(scheduler)
+    address = target.address
+    if target.security is None:
+        log(f"WARNING: the Dask scheduler {address} is plain TCP ({INSECURE_LOOPBACK_FLAG}): every user of this "
+            "machine can run code on its workers and read the grading secret")
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # our one-line errors say it all
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False, security=target.security)
     except (OSError, TimeoutError, ValueError) as exc:
         raise SystemExit(f"cannot reach the Dask scheduler at {address}: {str(exc).splitlines()[0][:200]}") from None
     try:

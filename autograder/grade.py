@@ -123,12 +123,13 @@ def _stage_all(subs, force: bool, limits, summary: Summary) -> tuple[list[tuple]
 
 
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
-                scheduler: str | None = None, allow_fallback: bool = False, student: str | None = None,
-                force: bool = False) -> dict:
+                scheduler: str | distributed.Target | None = None, allow_fallback: bool = False,
+                student: str | None = None, force: bool = False) -> dict:
     """Grade what changed since the last run (everything with ``force``; one student with
     ``student``) and produce the gradebook, feedback, grades.csv, the exports and the summary.
 
-    With ``scheduler`` (a Dask address), the notebooks are decided on that cluster
+    With ``scheduler`` (a checked :class:`~autograder.distributed.Target`, or an address checked
+    with the default credentials), the notebooks are decided on that cluster
     (:mod:`autograder.distributed`) and only the nbgrader steps run here.
     """
     t0 = time.perf_counter()
@@ -232,6 +233,16 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     return out
 
 
+def _scheduler_security_flags(p: argparse.ArgumentParser) -> None:
+    """How the client proves itself to a Dask cluster (see :mod:`autograder.distributed`)."""
+    for flag, default in (("--tls-ca", "ca.pem"), ("--tls-cert", "client.pem"), ("--tls-key", "client-key.pem")):
+        p.add_argument(flag, metavar="FILE", default=None,
+                       help=f"with --scheduler tls://...: default autograder/.dask-tls/{default} (make dask-certs)")
+    p.add_argument(distributed.INSECURE_LOOPBACK_FLAG, action="store_true",
+                   help="with --scheduler tcp://127.0.0.1:PORT: accept a plain-TCP scheduler on this machine, which "
+                        "every user of it can use to run code on the workers and read the grading secret")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=None, help="parallel grading jobs (default: all cores)")
@@ -245,11 +256,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="only decide one notebook (a job for an external scheduler); no nbgrader step")
     p.add_argument("--finish", action="store_true",
                    help="after manual grading in formgrader: only regenerate feedback and the exports")
-    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="decide the notebooks on this Dask cluster; the nbgrader steps still run here")
+    p.add_argument("--scheduler", metavar="tls://HOST:PORT",
+                   help="decide the notebooks on this Dask cluster (TLS, see make dask-certs); the nbgrader steps "
+                        "still run here")
     p.add_argument("--allow-fallback-sandbox", action="store_true",
                    help="with --scheduler: let workers without bubblewrap grade (weaker isolation)")
+    _scheduler_security_flags(p)
     a = p.parse_args(argv)
+    if a.scheduler:  # refused (one line) before anything is locked, read or contacted
+        a.scheduler = distributed.scheduler_target(a.scheduler, a.insecure_loopback_scheduler,
+                                                   a.tls_ca, a.tls_cert, a.tls_key)
     if a.finish:
         with run_lock.hold():
             finish(a.workers)
