@@ -98,6 +98,11 @@ SANDBOX_SITE = "/site"
 #: The only folders of the sandbox a run can write to (everything else is mounted read-only).
 WRITABLE = ("/tmp", "/dev/shm")
 
+#: The size of each writable folder (a tmpfs of its own, otherwise offering half the machine's
+#: memory). A run needs no file at all (its results travel on a pipe); 128 MiB together leaves room
+#: for scratch files (16 MiB each at most, RLIMIT_FSIZE) and is also charged to the run's memory cap.
+TMPFS_BYTES = {"/tmp": 96 << 20, "/dev/shm": 32 << 20}
+
 
 def _package_folders(prefix: str) -> list[str]:
     """Every Python package folder of the runtime and the system (Debian's python3-* packages):
@@ -169,13 +174,14 @@ def _command(workdir: str, result_fd: int, script: str = "harness.py") -> tuple[
     if Path("/lib64").exists():
         cmd += ["--symlink", "usr/lib64", "/lib64"]
     # /tmp first: the binds after it may live below /tmp (a checkout or venv there) and must win
-    cmd += ["--tmpfs", "/tmp", "--ro-bind", prefix, prefix]
+    cmd += ["--size", str(TMPFS_BYTES["/tmp"]), "--tmpfs", "/tmp", "--ro-bind", prefix, prefix]
     for folder in _package_folders(prefix):
         # an empty, read-only folder over the system's own Python packages
         cmd += ["--tmpfs", folder, "--remount-ro", folder]
     for folder in numpy_folders:  # NumPy alone, never the environment's whole site-packages
         cmd += ["--ro-bind", str(folder), f"{site}/{folder.name}"]
-    cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm"]
+    cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(TMPFS_BYTES["/dev/shm"]), "--tmpfs", "/dev/shm"]
     # the rest read-only: /tmp and /dev/shm are the only places a run can write (see WRITABLE)
     cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
     for k, v in env.items():
