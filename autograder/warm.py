@@ -4,7 +4,8 @@
 cost is that start (bubblewrap, the interpreter, NumPy). A :class:`Session` starts one sandbox
 holding a pre-warmed interpreter; each run is a child forked from it, so the guarantees stay those
 of a fresh run: the student's code runs in a new process per run (public and hidden inputs never
-meet in one process), with the run's own CPU, memory and file-size limits, in its own session.
+meet in one process), with the run's own CPU, memory and file-size limits, in its own session
+and its own cgroups (the caps on the run as a whole, :mod:`autograder.cgroups`).
 
 Under bubblewrap, one session serves every notebook a worker (process or thread) grades
 (:func:`sessions`): after each run the sandbox kills every leftover process and returns its only
@@ -33,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import sandbox
+from . import cgroups, sandbox
 
 #: A warm sandbox's folder is named ``sandbox-warm-<pid of its owner>-<random>`` in the temp folder.
 _PREFIX = "sandbox-warm-"
@@ -61,6 +62,7 @@ class _Child:
         self.ctl = ctl
         self.returncode: int | None = None
         self.clean = False  # the sandbox removed everything the run left behind
+        self.joined = True  # the run was put in its cgroups (where the grader made any)
         self.gone = False  # the session itself ended (no exit status will come)
         self._buf = b""
 
@@ -84,6 +86,7 @@ class _Child:
                 report = json.loads(line)
                 self.returncode = int(report["rc"])
                 self.clean = report.get("clean") is True
+                self.joined = report.get("joined") is not False
             except (ValueError, KeyError, TypeError, AttributeError):
                 self.gone = True
 
@@ -193,12 +196,13 @@ class Session:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
 
-    def execute(self, first: bytes, second: bytes, limits: sandbox.Limits, retried: bool = False
-                ) -> tuple[bytes, bool, bool, int | None]:
+    def execute(self, first: bytes, second: bytes, limits: sandbox.Limits, retried: bool = False,
+                group: cgroups.Group | None = None) -> tuple[bytes, bool, bool, int | None]:
         """One run in a fresh child: (result bytes, timed out, too big, exit status or None).
 
         ``first`` (the cells) and ``second`` (the cases, sent only once the harness asks) are the
-        frames :func:`autograder.sandbox.run` would send to a newly started sandbox.
+        frames :func:`autograder.sandbox.run` would send to a newly started sandbox; the child
+        runs in ``group``'s cgroups (the pre-warmed process puts it there before it runs).
         """
         if self.proc is None or self.proc.poll() is not None:
             self.close()
@@ -208,7 +212,8 @@ class Session:
         result_r, result_w = os.pipe()
         request = {"cpu": limits.cpu_seconds, "as": limits.memory_bytes, "fsize": limits.file_bytes}
         try:
-            socket.send_fds(self.ctl, [json.dumps(request).encode()], [stdin_r, result_w])
+            socket.send_fds(self.ctl, [json.dumps(request).encode()],
+                            [stdin_r, result_w] + (group.procs_fds() if group else []))
             sent = True
         except OSError:
             sent = False
@@ -220,7 +225,7 @@ class Session:
             self.close()
             if retried:
                 return b"", False, False, None
-            return self.execute(first, second, limits, retried=True)
+            return self.execute(first, second, limits, retried=True, group=group)
         asked = threading.Event()
         stdin = os.fdopen(stdin_w, "wb")
         feeder = threading.Thread(target=sandbox._feed, args=(stdin, first, second, asked), daemon=True)
@@ -228,7 +233,8 @@ class Session:
         child = _Child(self.ctl)
         try:
             data, timed_out, too_big = sandbox._collect(result_r, child, limits, on_first_byte=asked.set,
-                                                        kill=lambda: None)
+                                                        kill=lambda: None,
+                                                        stop=group.stop_if_capped if group else None)
         except BaseException:
             self.close()  # interrupted mid-run: the run's exit status would reach the next run
             raise
@@ -236,6 +242,8 @@ class Session:
             asked.set()
         rc = child.returncode
         self.runs += 1
+        if group is not None and not child.joined:
+            group.join_failed = True
         if timed_out or too_big or rc is None or not child.clean:
             self.close()  # whatever is still running in there goes with it
         feeder.join(timeout=5)

@@ -1,0 +1,326 @@
+"""Caps for a grading run as a whole: its memory and its number of tasks, through one cgroup per run.
+
+The sandbox's resource limits (:mod:`autograder.sandbox`) hold per process: a run that forks
+holds the address-space cap once per child, and ``RLIMIT_NPROC`` counts per user across the
+machine (and does not apply to root at all). A cgroup caps the run's whole process tree: every
+process and thread the run starts lands in the cgroup its parent is in, and cannot leave it (the
+sandbox mounts no cgroup file system and drops every capability).
+
+Each run gets its own cgroup in each hierarchy that offers a controller (``memory``, ``pids``):
+cgroup v2 where the controller is enabled there, else the controller's cgroup v1 hierarchy. It is
+made below the grader's own cgroup (so whatever caps the grader also caps its runs), named
+``selfattn-<pid of the grader>-<n>``. The process that will run the student's code joins it
+itself, before it runs anything of the student: it writes ``0`` ("me") to the group's
+``cgroup.procs``, through a descriptor the grader opened (the kernel checks the opener's rights,
+and the sandbox could not open the file itself). After the run every process left in it is
+killed and the cgroup removed; groups of a grader killed before it could remove them are swept
+by the next one.
+
+Where no cgroup can be made (not root, a read-only or missing hierarchy, the controller absent),
+:func:`hierarchies` leaves that controller out and the caps in force say so (see
+:func:`describe`).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CONTROLLERS = ("memory", "pids")
+PREFIX = "selfattn-"
+_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """Where the cgroups of one controller are made: ``base`` is the grader's own cgroup there."""
+
+    controller: str
+    version: int  # 1 or 2
+    base: Path
+
+
+def _own_paths(text: str) -> dict[str, str]:
+    """Controller (``""`` for cgroup v2) -> this process's cgroup path, from ``/proc/self/cgroup``."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for name in parts[1].split(",") if parts[1] else [""]:
+                out[name] = parts[2]
+    return out
+
+
+def _mounts(text: str) -> list[tuple[str, str, str, set[str]]]:
+    """(root inside the hierarchy, mount point, file system type, super options) of every cgroup
+    mount, from ``/proc/self/mountinfo``."""
+    out = []
+    for line in text.splitlines():
+        head, _, tail = line.partition(" - ")
+        fields, rest = head.split(), tail.split()
+        if len(fields) >= 5 and len(rest) >= 3 and rest[0] in ("cgroup", "cgroup2"):
+            out.append((fields[3], fields[4].replace("\\040", " "), rest[0], set(rest[2].split(","))))
+    return out
+
+
+def _below(mount: str, root: str, path: str) -> Path | None:
+    """The folder of cgroup ``path`` under a hierarchy mounted at ``mount`` from ``root``."""
+    root, path = root.rstrip("/"), path.rstrip("/")
+    if path != root and not path.startswith(root + "/"):
+        return None
+    return Path(mount + path[len(root):])
+
+
+def _candidates(cgroup_text: str, mountinfo_text: str) -> dict[str, Hierarchy]:
+    """Controller -> the hierarchy to use for it, before any probe: cgroup v2 where its root folder
+    lists the controller as available, else the controller's own v1 hierarchy."""
+    own, mounts = _own_paths(cgroup_text), _mounts(mountinfo_text)
+    found: dict[str, Hierarchy] = {}
+    for root, point, kind, _options in mounts:
+        if kind == "cgroup2" and "" in own:
+            base = _below(point, root, own[""])
+            try:
+                available = (base / "cgroup.controllers").read_text().split() if base else []
+            except OSError:
+                available = []
+            for name in CONTROLLERS:
+                if name in available:
+                    found.setdefault(name, Hierarchy(name, 2, base))
+    for root, point, kind, options in mounts:
+        for name in CONTROLLERS:
+            if kind == "cgroup" and name in options and name in own and name not in found:
+                base = _below(point, root, own[name])
+                if base is not None:
+                    found[name] = Hierarchy(name, 1, base)
+    return found
+
+
+def _enable_v2(base: Path, names: list[str]) -> bool:
+    """Make ``names`` available to the children of v2 cgroup ``base`` (its ``subtree_control``)."""
+    control = base / "cgroup.subtree_control"
+    try:
+        missing = [n for n in names if n not in control.read_text().split()]
+        if missing:
+            control.write_text(" ".join(f"+{n}" for n in missing))
+        return True
+    except OSError:  # not ours to change, or this cgroup holds processes (v2's no-internal-process rule)
+        return False
+
+
+def _sweep(base: Path) -> None:
+    """Remove the cgroups a grader killed outright left in ``base`` (its pid is in the name)."""
+    for folder in base.glob(f"{PREFIX}*-*"):
+        pid = folder.name[len(PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # its grader is alive
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        _kill_and_remove(folder)
+
+
+def _probe(h: Hierarchy) -> bool:
+    """Whether a cgroup can be made, capped and removed in ``h`` (it is made and removed)."""
+    if h.version == 2 and not _enable_v2(h.base, [h.controller]):
+        return False
+    folder = h.base / f"{PREFIX}{os.getpid()}-probe"
+    try:
+        folder.mkdir(exist_ok=True)
+        try:
+            _write_cap(h, folder, 1 << 30 if h.controller == "memory" else 64)
+            with open(folder / "cgroup.procs", "wb"):
+                pass
+        finally:
+            folder.rmdir()
+        return True
+    except OSError:
+        return False
+
+
+@functools.cache
+def hierarchies() -> dict[str, Hierarchy]:
+    """Controller -> the hierarchy where each run gets its cgroup, for the controllers that work
+    here (probed once per process: a cgroup is made, capped and removed). Empty where cgroups
+    cannot be made; ``$SELFATTN_CGROUPS=0`` turns them off (to compare, or to test the fallback)."""
+    if os.environ.get("SELFATTN_CGROUPS", "1") == "0":
+        return {}
+    try:
+        cgroup_text = Path("/proc/self/cgroup").read_text()
+        mountinfo_text = Path("/proc/self/mountinfo").read_text()
+    except OSError:
+        return {}
+    found = {}
+    for name, h in _candidates(cgroup_text, mountinfo_text).items():
+        if _probe(h):
+            found[name] = h
+            _sweep(h.base)
+    return found
+
+
+def _write_cap(h: Hierarchy, folder: Path, value: int) -> None:
+    if h.controller == "pids":
+        (folder / "pids.max").write_text(str(value))
+    elif h.version == 2:
+        (folder / "memory.max").write_text(str(value))
+        if (folder / "memory.swap.max").exists():
+            (folder / "memory.swap.max").write_text("0")
+    else:
+        (folder / "memory.limit_in_bytes").write_text(str(value))
+        if (folder / "memory.memsw.limit_in_bytes").exists():  # swap counts too, where there is any
+            (folder / "memory.memsw.limit_in_bytes").write_text(str(value))
+
+
+def _members(folder: Path) -> list[int]:
+    try:
+        return [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _kill_and_remove(folder: Path, attempts: int = 200) -> bool:
+    """Kill every process in cgroup ``folder`` (again and again: a fork bomb refills it), then
+    remove it; False if it would not go."""
+    for _ in range(attempts):
+        if (folder / "cgroup.kill").exists():
+            try:
+                (folder / "cgroup.kill").write_text("1")
+            except OSError:
+                pass
+        for pid in _members(folder):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            folder.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            time.sleep(0.005)  # killed processes take a moment to leave
+    return False
+
+
+#: What :meth:`Group.hit` returns for each cap a run ran into.
+MEMORY, TASKS = "memory", "tasks"
+
+
+@dataclass
+class Group:
+    """One run's cgroups (one per available controller); empty where there are none.
+
+    Made by :func:`make`; the run's first process joins with :meth:`join_fds` (written to from the
+    process itself); :meth:`hit` says which cap the run ran into; :meth:`remove` ends it.
+    """
+
+    folders: dict[str, tuple[Hierarchy, Path]] = field(default_factory=dict)
+    join_failed: bool = False  # the run's process could not be put in the group (nothing of it ran)
+    _fds: list[int] = field(default_factory=list)
+    _checked: float = 0.0
+
+    def procs_fds(self) -> list[int]:
+        """Descriptors of the group's ``cgroup.procs`` files (one per folder), opened here: a
+        process that writes ``0`` to each joins the group. Closed by :meth:`remove`."""
+        if not self._fds:
+            folders = {str(p): p for _h, p in self.folders.values()}
+            self._fds = [os.open(p / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC) for p in folders.values()]
+        return list(self._fds)
+
+    def hit(self) -> str | None:
+        """:data:`MEMORY` if the kernel killed a process of the run for memory, :data:`TASKS` if
+        the run was refused a new process or thread, else ``None``."""
+        for name, (h, folder) in self.folders.items():
+            try:
+                if name == "memory":
+                    text = (folder / ("memory.events" if h.version == 2 else "memory.oom_control")).read_text()
+                    if _counter_of(text, "oom_kill") > 0:
+                        return MEMORY
+                elif _counter_of((folder / "pids.events").read_text(), "max") > 0:
+                    return TASKS
+            except OSError:
+                pass
+        return None
+
+    def stop_if_capped(self) -> bool:
+        """While the run goes on (called often): if it ran into a cap, kill all of it and say so.
+        Reads the counters at most every 50 ms."""
+        now = time.monotonic()
+        if not self.folders or now - self._checked < 0.05:
+            return False
+        self._checked = now
+        if self.hit() is None:
+            return False
+        self.kill()
+        return True
+
+    def kill(self) -> None:
+        """SIGKILL every process in the group (several rounds: a fork bomb refills it)."""
+        for _ in range(50):
+            members = [pid for _h, folder in self.folders.values() for pid in _members(folder)]
+            if not members:
+                return
+            for pid in members:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+    def remove(self) -> None:
+        """Close the descriptors, kill whatever is left in the group and remove its cgroups."""
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []
+        for _h, folder in self.folders.values():
+            _kill_and_remove(folder)
+        self.folders = {}
+
+
+def _counter_of(text: str, key: str) -> int:
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name == key and value.strip().isdigit():
+            return int(value)
+    return 0
+
+
+def make(memory_bytes: int, tasks: int) -> Group:
+    """A new group capped at ``memory_bytes`` for all its processes together and ``tasks``
+    processes and threads at once; an empty group where no hierarchy works (nothing capped)."""
+    group = Group()
+    name = f"{PREFIX}{os.getpid()}-{next(_counter)}"
+    for controller, h in hierarchies().items():
+        folder = h.base / name
+        try:
+            if folder not in [f for _h, f in group.folders.values()]:  # v2: one folder holds both
+                folder.mkdir()
+            group.folders[controller] = (h, folder)
+            _write_cap(h, folder, memory_bytes if controller == "memory" else tasks)
+        except OSError as e:
+            group.remove()
+            raise RuntimeError(f"could not make the run's cgroup {folder}: {e}") from e
+    return group
+
+
+def join(fds: list[int]) -> None:
+    """Move the calling process into the groups whose ``cgroup.procs`` descriptors are ``fds``."""
+    for fd in fds:
+        os.write(fd, b"0")
+
+
+def describe(memory_bytes: int, tasks: int) -> tuple[str, str]:
+    """How the run as a whole is capped here: (memory, processes), each a few words."""
+    h = hierarchies()
+    memory = (f"memory {memory_bytes >> 20} MiB per run (cgroup v{h['memory'].version})" if "memory" in h
+              else f"memory {memory_bytes >> 20} MiB per process only (address space; no memory cgroup here)")
+    pids = (f"{tasks} processes and threads per run (cgroup v{h['pids'].version})" if "pids" in h
+            else "processes not capped (no pids cgroup here)")
+    return memory, pids
