@@ -144,6 +144,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     if cluster is None:
         sandbox.self_test()
     summary.sandbox_mode = f"Dask cluster at {scheduler}" if cluster else sandbox.mode()
+    summary.caps = "those of each Dask worker's machine" if cluster else sandbox.caps_in_force(limits)
     summary.students = len(subs)
     state = gradebook_state.load()
     force_nbgrader = force or not GRADEBOOK.exists()  # a new (or deleted) gradebook: every nbgrader step

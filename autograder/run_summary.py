@@ -59,6 +59,7 @@ class Summary:
     nbgrader_problems: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     sandbox_mode: str = ""
+    caps: str = ""  # the caps each run had (sandbox.caps_in_force)
     seconds: float = 0.0
 
     ANOMALIES = (
@@ -83,6 +84,8 @@ class Summary:
                f"sandbox: {self.sandbox_mode})",
                f"  submissions: {self.students}; notebooks graded now: {self.decided}, unchanged since "
                f"the last run: {self.reused}; students put through nbgrader autograde: {len(self.autograded)}"]
+        if self.caps:
+            out.append(f"  caps in force: {self.caps}")
         for name, title, advice in self.ANOMALIES:
             items = getattr(self, name)
             out.append(f"  {title}: {len(items)}" + (f"  -> {advice}" if items else ""))
