@@ -233,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=None, help="parallel grading jobs (default: all cores)")
     p.add_argument("--cpu-seconds", type=int, default=60, help="CPU limit per exercise")
-    p.add_argument("--memory-mb", type=int, default=2048, help="address-space cap per exercise")
+    p.add_argument("--memory-mb", type=int, default=2048,
+                   help="memory cap per exercise run (each process, and all together where a cgroup can be made)")
     p.add_argument("--student", default=None, help="grade only this student (make grade STUDENT=...)")
     p.add_argument("--force", action="store_true", help="grade everything again, even what did not change")
     p.add_argument("--one", nargs=3, metavar=("STUDENT", "ASSIGNMENT", "NOTEBOOK"),
