@@ -178,6 +178,11 @@ def test_a_hierarchy_mounted_from_below_its_root_is_followed(tmp_path):
                                _mountinfo(("/docker/abc", str(tmp_path / "m"), "cgroup", "memory"))) == {}
 
 
+def test_a_hierarchy_where_no_cgroup_can_be_made_is_left_out(tmp_path):
+    assert not cgroups._probe(cgroups.Hierarchy("memory", 1, tmp_path / "not-mounted"))
+    assert not cgroups._probe(cgroups.Hierarchy("pids", 2, tmp_path))  # no cgroup.subtree_control to enable
+
+
 # ---------------------------------------------------------------------------------------------
 # one class, graded with and without the hostile submissions
 
