@@ -28,11 +28,15 @@ import itertools
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 CONTROLLERS = ("memory", "pids")
 PREFIX = "selfattn-"
+#: What a warm sandbox may hold while idle (the pre-warmed process, caches charged to it) before it
+#: is started afresh; its runs' caps come on top of what it holds.
+IDLE_MEMORY = 256 << 20
 _counter = itertools.count()
 
 
@@ -174,9 +178,19 @@ def _write_cap(h: Hierarchy, folder: Path, value: int) -> None:
         if (folder / "memory.swap.max").exists():
             (folder / "memory.swap.max").write_text("0")
     else:
-        (folder / "memory.limit_in_bytes").write_text(str(value))
-        if (folder / "memory.memsw.limit_in_bytes").exists():  # swap counts too, where there is any
-            (folder / "memory.memsw.limit_in_bytes").write_text(str(value))
+        files = [folder / "memory.limit_in_bytes", folder / "memory.memsw.limit_in_bytes"]  # (swap counts too)
+        files = [f for f in files if f.exists()]
+        try:  # memory+swap may never be below memory alone: lower memory first, raise it last
+            for f in files:
+                f.write_text(str(value))
+        except OSError:
+            for f in reversed(files):
+                f.write_text(str(value))
+
+
+def members(group: Group) -> list[int]:
+    """The processes in ``group`` (pids as this process sees them)."""
+    return sorted({pid for _h, folder in group.folders.values() for pid in _members(folder)})
 
 
 def _members(folder: Path) -> list[int]:
@@ -216,15 +230,20 @@ MEMORY, TASKS = "memory", "tasks"
 
 @dataclass
 class Group:
-    """One run's cgroups (one per available controller); empty where there are none.
+    """One run's cgroups (one per available controller), or a warm sandbox's (``shared``: its runs
+    come and go, it stays); empty where there are none.
 
-    Made by :func:`make`; the run's first process joins with :meth:`join_fds` (written to from the
-    process itself); :meth:`hit` says which cap the run ran into; :meth:`remove` ends it.
+    Made by :func:`make`; a fresh run's first process joins with :func:`join` (through
+    :meth:`procs_fds`); a warm sandbox's runs are born in it, capped by :meth:`begin_run`.
+    :meth:`hit` says which cap the run ran into; :meth:`finish` ends a run's group.
     """
 
     folders: dict[str, tuple[Hierarchy, Path]] = field(default_factory=dict)
-    join_failed: bool = False  # the run's process could not be put in the group (nothing of it ran)
+    shared: bool = False
+    protect: Callable[[], set[int]] | None = None  # processes a cap never kills (a sandbox's own)
     _fds: list[int] = field(default_factory=list)
+    _base: dict[str, int] = field(default_factory=dict)  # the counters when the current run began
+    _hit: str | None = None
     _checked: float = 0.0
 
     def procs_fds(self) -> list[int]:
@@ -235,20 +254,46 @@ class Group:
             self._fds = [os.open(p / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC) for p in folders.values()]
         return list(self._fds)
 
-    def hit(self) -> str | None:
-        """:data:`MEMORY` if the kernel killed a process of the run for memory, :data:`TASKS` if
-        the run was refused a new process or thread, else ``None``."""
+    def begin_run(self, memory_bytes: int, tasks: int) -> bool:
+        """Before each run in a shared group: cap it at ``memory_bytes`` and ``tasks`` above what
+        the group holds now (the idle sandbox), and count hits from now on. False (nothing
+        changed) if the idle sandbox holds more than :data:`IDLE_MEMORY`."""
+        counts = {}
+        for name, (h, folder) in self.folders.items():
+            usage = folder / ("pids.current" if name == "pids" else
+                              "memory.current" if h.version == 2 else "memory.usage_in_bytes")
+            counts[name] = int(usage.read_text())
+        if counts.get("memory", 0) > IDLE_MEMORY:
+            return False
+        for name, (h, folder) in self.folders.items():
+            _write_cap(h, folder, counts[name] + (memory_bytes if name == "memory" else tasks))
+        self._base, self._hit = self._counters(), None
+        return True
+
+    def _counters(self) -> dict[str, int]:
+        """Per controller, how often a cap was hit so far (processes killed for memory, tasks refused)."""
+        out = {}
         for name, (h, folder) in self.folders.items():
             try:
                 if name == "memory":
                     text = (folder / ("memory.events" if h.version == 2 else "memory.oom_control")).read_text()
-                    if _counter_of(text, "oom_kill") > 0:
-                        return MEMORY
-                elif _counter_of((folder / "pids.events").read_text(), "max") > 0:
-                    return TASKS
+                    out[name] = _counter_of(text, "oom_kill")
+                else:
+                    out[name] = _counter_of((folder / "pids.events").read_text(), "max")
             except OSError:
                 pass
-        return None
+        return out
+
+    def hit(self) -> str | None:
+        """:data:`MEMORY` if the kernel killed a process of the run for memory, :data:`TASKS` if
+        the run was refused a new process or thread, else ``None`` (once seen, remembered)."""
+        if self._hit is None:
+            counters = self._counters()
+            for name, cap in (("memory", MEMORY), ("pids", TASKS)):
+                if counters.get(name, 0) > self._base.get(name, 0):
+                    self._hit = cap
+                    break
+        return self._hit
 
     def stop_if_capped(self) -> bool:
         """While the run goes on (called often): if it ran into a cap, kill all of it and say so.
@@ -263,16 +308,23 @@ class Group:
         return True
 
     def kill(self) -> None:
-        """SIGKILL every process in the group (several rounds: a fork bomb refills it)."""
+        """SIGKILL every process in the group but the protected ones (several rounds: a fork bomb
+        refills it)."""
+        spare = self.protect() if self.protect is not None else set()
         for _ in range(50):
-            members = [pid for _h, folder in self.folders.values() for pid in _members(folder)]
-            if not members:
+            targets = [pid for pid in members(self) if pid not in spare]
+            if not targets:
                 return
-            for pid in members:
+            for pid in targets:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+    def finish(self) -> None:
+        """After a run: remove the group, unless it is a warm sandbox's (which outlives its runs)."""
+        if not self.shared:
+            self.remove()
 
     def remove(self) -> None:
         """Close the descriptors, kill whatever is left in the group and remove its cgroups."""

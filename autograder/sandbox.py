@@ -214,7 +214,8 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     first = _frame({"cells": cells, "function": function})
     second = _frame({"cases": encoded}, store)
     t0 = time.perf_counter()
-    group = cgroups.make(limits.memory_bytes, limits.tasks)  # the run's own cgroups (memory, tasks)
+    # the cgroups that cap the run as a whole: its own, or (warm) its sandbox's, capped for it
+    group = session.group_for(limits) if session is not None else cgroups.make(limits.memory_bytes, limits.tasks)
     try:
         if session is not None:
             data, timed_out, too_big, rc = session.execute(first, second, limits, group=group)
@@ -222,9 +223,7 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
             data, timed_out, too_big, rc = _run_fresh(first, second, limits, group)
         capped = group.hit()
     finally:
-        group.remove()
-    if group.join_failed:
-        raise RuntimeError("the warm sandbox could not put a run in its cgroups: nothing of it ran")
+        group.finish()
     seconds = time.perf_counter() - t0
     if capped is not None:
         return RunResult(None, cap_message(capped, limits), [], seconds)

@@ -4,8 +4,11 @@
 cost is that start (bubblewrap, the interpreter, NumPy). A :class:`Session` starts one sandbox
 holding a pre-warmed interpreter; each run is a child forked from it, so the guarantees stay those
 of a fresh run: the student's code runs in a new process per run (public and hidden inputs never
-meet in one process), with the run's own CPU, memory and file-size limits, in its own session
-and its own cgroups (the caps on the run as a whole, :mod:`autograder.cgroups`).
+meet in one process), with the run's own CPU, memory and file-size limits, in its own session.
+The sandbox lives in cgroups of its own (:mod:`autograder.cgroups`), in which every run is born
+(forked, never moved there: moving a process waits for the kernel, about 12 ms); before each run
+their caps are set to the run's caps above what the idle sandbox holds, so they cap the run as a
+whole.
 
 Under bubblewrap, one session serves every notebook a worker (process or thread) grades
 (:func:`sessions`): after each run the sandbox kills every leftover process and returns its only
@@ -62,7 +65,6 @@ class _Child:
         self.ctl = ctl
         self.returncode: int | None = None
         self.clean = False  # the sandbox removed everything the run left behind
-        self.joined = True  # the run was put in its cgroups (where the grader made any)
         self.gone = False  # the session itself ended (no exit status will come)
         self._buf = b""
 
@@ -86,7 +88,6 @@ class _Child:
                 report = json.loads(line)
                 self.returncode = int(report["rc"])
                 self.clean = report.get("clean") is True
-                self.joined = report.get("joined") is not False
             except (ValueError, KeyError, TypeError, AttributeError):
                 self.gone = True
 
@@ -144,6 +145,7 @@ class Session:
         self.workdir: str | None = None
         self.owner = os.getpid()  # a forked process must not close (kill) its parent's sandbox
         self.runs = 0  # runs since the sandbox started (for tests and benchmarks)
+        self.group: cgroups.Group | None = None  # the sandbox's cgroups, where each run is born
 
     def __enter__(self) -> Session:
         return self
@@ -157,8 +159,12 @@ class Session:
         except Exception:
             pass
 
-    def _start(self) -> None:
+    def _start(self, limits: sandbox.Limits = sandbox.DEFAULT) -> None:
         _sweep_orphans()
+        if cgroups.hierarchies():  # bubblewrap and the pre-warmed process join before they start
+            self.group = cgroups.make(limits.memory_bytes + cgroups.IDLE_MEMORY, limits.tasks + 8)
+            self.group.shared, self.group.protect = True, self._own_processes
+        fds = self.group.procs_fds() if self.group is not None else []
         self.workdir = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
         for source in (sandbox.HERE / "harness.py", sandbox.CALLING, sandbox.HERE / "zygote.py"):
             shutil.copy(source, self.workdir)
@@ -173,7 +179,8 @@ class Session:
                                       "--setenv", "ZYGOTE_WIPE", ":".join(sandbox.WRITABLE)]
         self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
-                                     preexec_fn=os.setsid, cwd=self.workdir, env=env)
+                                     preexec_fn=lambda: (cgroups.join(fds), os.setsid()), cwd=self.workdir,
+                                     env=env)
         theirs.close()
         self.ctl = ours
         self.runs = 0
@@ -183,7 +190,7 @@ class Session:
             self.ctl.close()
             self.ctl = None
         if self.owner != os.getpid():  # a copy inherited through fork: the sandbox is the parent's
-            self.proc = self.workdir = None
+            self.proc = self.workdir = self.group = None
             return
         if self.proc is not None:
             try:
@@ -192,28 +199,56 @@ class Session:
                 pass
             self.proc.wait()
             self.proc = None
+        if self.group is not None:
+            self.group.hit()  # remembered: the run that ended the sandbox may have hit a cap
+            self.group.remove()
+            self.group = None
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
+
+    def _own_processes(self) -> set[int]:
+        """bubblewrap and the pre-warmed process (its child): what a run's cap never kills."""
+        if self.proc is None:
+            return set()
+        own = {self.proc.pid}
+        for pid in cgroups.members(self.group) if self.group is not None else []:
+            try:
+                if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == self.proc.pid:
+                    own.add(pid)
+            except (OSError, ValueError, IndexError):
+                pass
+        return own
+
+    def group_for(self, limits: sandbox.Limits) -> cgroups.Group:
+        """The cgroups of the next run (the sandbox's own, capped for it; the sandbox is started or,
+        if it holds too much while idle, started again), or new empty ones where there are none."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.close()
+            self._start(limits)
+        if self.group is not None and not self.group.begin_run(limits.memory_bytes, limits.tasks):
+            self.close()
+            self._start(limits)
+            if self.group is not None and not self.group.begin_run(limits.memory_bytes, limits.tasks):
+                raise RuntimeError(f"a new warm sandbox already holds more than {cgroups.IDLE_MEMORY >> 20} MiB")
+        return self.group if self.group is not None else cgroups.make(limits.memory_bytes, limits.tasks)
 
     def execute(self, first: bytes, second: bytes, limits: sandbox.Limits, retried: bool = False,
                 group: cgroups.Group | None = None) -> tuple[bytes, bool, bool, int | None]:
         """One run in a fresh child: (result bytes, timed out, too big, exit status or None).
 
         ``first`` (the cells) and ``second`` (the cases, sent only once the harness asks) are the
-        frames :func:`autograder.sandbox.run` would send to a newly started sandbox; the child
-        runs in ``group``'s cgroups (the pre-warmed process puts it there before it runs).
+        frames :func:`autograder.sandbox.run` would send to a newly started sandbox; ``group`` is
+        what :meth:`group_for` gave for this run (the run is stopped once it hits one of its caps).
         """
-        if self.proc is None or self.proc.poll() is not None:
-            self.close()
-            self._start()
+        if self.proc is None or self.proc.poll() is not None:  # it ended since group_for
+            self.group_for(limits)
         assert self.ctl is not None
         stdin_r, stdin_w = os.pipe()
         result_r, result_w = os.pipe()
         request = {"cpu": limits.cpu_seconds, "as": limits.memory_bytes, "fsize": limits.file_bytes}
         try:
-            socket.send_fds(self.ctl, [json.dumps(request).encode()],
-                            [stdin_r, result_w] + (group.procs_fds() if group else []))
+            socket.send_fds(self.ctl, [json.dumps(request).encode()], [stdin_r, result_w])
             sent = True
         except OSError:
             sent = False
@@ -242,8 +277,6 @@ class Session:
             asked.set()
         rc = child.returncode
         self.runs += 1
-        if group is not None and not child.joined:
-            group.join_failed = True
         if timed_out or too_big or rc is None or not child.clean:
             self.close()  # whatever is still running in there goes with it
         feeder.join(timeout=5)

@@ -4,11 +4,9 @@ Starting a sandboxed Python and importing NumPy costs about a tenth of a second;
 thousands of runs (one per graded function and per public/hidden group of each notebook). This
 process pays it once per grading worker: it imports NumPy and the harness, then waits on its
 control socket (the descriptor named by $RESULT_FD) for requests. A request carries the run's
-limits and two descriptors, the run's stdin and its result pipe, then (where the grader made them)
-descriptors of the run's cgroups' ``cgroup.procs`` files. For each one it forks a child, puts it in
-those cgroups (it writes the child's pid there, then lets the child go on), and the child applies
-the limits, starts its own session and runs :func:`harness.main` exactly as a fresh sandbox would;
-the student's code only ever runs in that child, which sees only its own inputs.
+limits and two descriptors, the run's stdin and its result pipe. For each one it forks a child
+that applies the limits, starts its own session and runs :func:`harness.main` exactly as a fresh
+sandbox would; the student's code only ever runs in that child, which sees only its own inputs.
 
 When the child has exited, nothing of the run may reach the next one (of the same student or of
 another). In the sandbox's own PID namespace, where this process is PID 1 (see $ZYGOTE_SCAN),
@@ -17,8 +15,7 @@ every other process left is killed; the folders a run can write ($ZYGOTE_WIPE: t
 and their modes restored; and a System V IPC object left behind (POSIX message queues are refused
 by a zero RLIMIT_MSGQUEUE) counts as something that cannot be wiped. The child's exit code goes
 back on the control socket as one JSON line, with ``"clean": false`` if anything could not be
-removed: this process then exits, and the next run gets a new sandbox; ``"joined": false`` says the
-child could not be put in its cgroups (it was killed before it ran anything).
+removed: this process then exits, and the next run gets a new sandbox.
 
 This process is not dumpable (``PR_SET_DUMPABLE`` 0): a run, in the same user namespace and
 without capabilities, can neither ptrace it nor open its ``/proc/<pid>/mem``, so it cannot change
@@ -111,28 +108,10 @@ def _wipe(modes: dict[str, int]) -> bool:
     return True
 
 
-def _join(pid: int, cgroup_fds: list[int]) -> bool:
-    """Put process ``pid`` in the run's cgroups (descriptors of their ``cgroup.procs``, which the
-    grader opened: the kernel checks its rights, not this process's); False if that failed."""
-    try:
-        for fd in cgroup_fds:
-            os.write(fd, str(pid).encode())
-        return True
-    except OSError:
-        return False
-    finally:
-        for fd in cgroup_fds:
-            os.close(fd)
-
-
-def _child(stdin_fd: int, result_fd: int, limits: dict, go_fd: int) -> None:
-    """In the forked child: once this process is in its cgroups (``go_fd`` says so), become a fresh
-    run of the harness. Never returns."""
+def _child(stdin_fd: int, result_fd: int, limits: dict) -> None:
+    """In the forked child: become a fresh run of the harness. Never returns."""
     code = 1
     try:
-        if os.read(go_fd, 1) != b"1":
-            return
-        os.close(go_fd)
         os.dup2(stdin_fd, 0)
         os.close(stdin_fd)
         os.environ["RESULT_FD"] = str(result_fd)
@@ -165,35 +144,25 @@ def main() -> int:
     os.dup2(devnull, 0)
     while True:
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(ctl, 4096, 4)
+            msg, fds, _flags, _addr = socket.recv_fds(ctl, 4096, 2)
         except OSError:
             return 0
         if not msg:
             return 0
-        if len(fds) < 2:
+        if len(fds) != 2:
             for fd in fds:
                 os.close(fd)
             return 1
-        stdin_fd, result_fd, *cgroup_fds = fds
-        go_r, go_w = os.pipe()
+        stdin_fd, result_fd = fds
         pid = os.fork()
         if pid == 0:
             ctl.close()
-            os.close(go_w)
-            for fd in cgroup_fds:
-                os.close(fd)
-            _child(stdin_fd, result_fd, json.loads(msg), go_r)
-        os.close(go_r)
+            _child(stdin_fd, result_fd, json.loads(msg))
         os.close(stdin_fd)
         os.close(result_fd)
-        joined = _join(pid, cgroup_fds)  # before the child runs anything
-        if joined:
-            os.write(go_w, b"1")
-        os.close(go_w)  # (without the byte, the child exits at once)
         _pid, status = os.waitpid(pid, 0)
         clean = _kill_the_rest(pid) and (_wipe(modes) if own else True)
-        report = {"rc": os.waitstatus_to_exitcode(status), "clean": clean, "joined": joined}
-        ctl.sendall(json.dumps(report).encode() + b"\n")
+        ctl.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status), "clean": clean}).encode() + b"\n")
         if not clean:
             return 1
 
