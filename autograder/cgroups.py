@@ -6,15 +6,17 @@ machine (and does not apply to root at all). A cgroup caps the run's whole proce
 process and thread the run starts lands in the cgroup its parent is in, and cannot leave it (the
 sandbox mounts no cgroup file system and drops every capability).
 
-Each run gets its own cgroup in each hierarchy that offers a controller (``memory``, ``pids``):
-cgroup v2 where the controller is enabled there, else the controller's cgroup v1 hierarchy. It is
-made below the grader's own cgroup (so whatever caps the grader also caps its runs), named
-``selfattn-<pid of the grader>-<n>``. The process that will run the student's code joins it
-itself, before it runs anything of the student: it writes ``0`` ("me") to the group's
-``cgroup.procs``, through a descriptor the grader opened (the kernel checks the opener's rights,
-and the sandbox could not open the file itself). After the run every process left in it is
-killed and the cgroup removed; groups of a grader killed before it could remove them are swept
-by the next one.
+Each fresh run gets its own cgroup in each hierarchy that offers a controller (``memory``,
+``pids``): cgroup v2 where the controller is enabled there, else the controller's cgroup v1
+hierarchy. It is made below the grader's own cgroup (so whatever caps the grader also caps its
+runs), named ``selfattn-<pid of the grader>-<n>``; the process that starts bubblewrap joins it
+before it runs anything (:func:`join`), and after the run every process left in it is killed and
+the cgroup removed. A warm sandbox (:mod:`autograder.warm`) gets one such group for its life
+(``shared``): bubblewrap and the pre-warmed process join it as they start, each run is forked
+inside it (moving a process into a cgroup waits for an RCU grace period, about 12 ms here, so
+no run is moved), and before each run :meth:`Group.begin_run` sets its caps to the run's caps
+above what the idle sandbox holds and takes the hit counters as a baseline. Groups of a grader
+killed before it could remove them are swept by the next one.
 
 Where no cgroup can be made (not root, a read-only or missing hierarchy, the controller absent),
 :func:`hierarchies` leaves that controller out and the caps in force say so (see
@@ -37,6 +39,9 @@ PREFIX = "selfattn-"
 #: What a warm sandbox may hold while idle (the pre-warmed process, caches charged to it) before it
 #: is started afresh; its runs' caps come on top of what it holds.
 IDLE_MEMORY = 256 << 20
+#: What a warm sandbox still starting up (bubblewrap, the pre-warmed process importing NumPy) is
+#: allowed besides its first run's caps: measured idle, it holds 15 MiB and 2 tasks.
+STARTING = {"memory": 64 << 20, "pids": 2}
 _counter = itertools.count()
 
 
@@ -254,10 +259,11 @@ class Group:
             self._fds = [os.open(p / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC) for p in folders.values()]
         return list(self._fds)
 
-    def begin_run(self, memory_bytes: int, tasks: int) -> bool:
+    def begin_run(self, memory_bytes: int, tasks: int, starting: bool = False) -> bool:
         """Before each run in a shared group: cap it at ``memory_bytes`` and ``tasks`` above what
-        the group holds now (the idle sandbox), and count hits from now on. False (nothing
-        changed) if the idle sandbox holds more than :data:`IDLE_MEMORY`."""
+        the group holds now (the idle sandbox; at least :data:`STARTING` if it is ``starting``),
+        and count hits from now on. False (nothing changed) if the idle sandbox holds more than
+        :data:`IDLE_MEMORY`."""
         counts = {}
         for name, (h, folder) in self.folders.items():
             usage = folder / ("pids.current" if name == "pids" else
@@ -265,6 +271,8 @@ class Group:
             counts[name] = int(usage.read_text())
         if counts.get("memory", 0) > IDLE_MEMORY:
             return False
+        if starting:
+            counts = {name: max(n, STARTING[name]) for name, n in counts.items()}
         for name, (h, folder) in self.folders.items():
             _write_cap(h, folder, counts[name] + (memory_bytes if name == "memory" else tasks))
         self._base, self._hit = self._counters(), None

@@ -223,13 +223,14 @@ class Session:
     def group_for(self, limits: sandbox.Limits) -> cgroups.Group:
         """The cgroups of the next run (the sandbox's own, capped for it; the sandbox is started or,
         if it holds too much while idle, started again), or new empty ones where there are none."""
-        if self.proc is None or self.proc.poll() is not None:
+        starting = self.proc is None or self.proc.poll() is not None
+        if starting:
             self.close()
             self._start(limits)
-        if self.group is not None and not self.group.begin_run(limits.memory_bytes, limits.tasks):
-            self.close()
+        if self.group is not None and not self.group.begin_run(limits.memory_bytes, limits.tasks, starting):
+            self.close()  # it holds too much while idle: a new one
             self._start(limits)
-            if self.group is not None and not self.group.begin_run(limits.memory_bytes, limits.tasks):
+            if not self.group.begin_run(limits.memory_bytes, limits.tasks, starting=True):
                 raise RuntimeError(f"a new warm sandbox already holds more than {cgroups.IDLE_MEMORY >> 20} MiB")
         return self.group if self.group is not None else cgroups.make(limits.memory_bytes, limits.tasks)
 

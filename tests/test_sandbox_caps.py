@@ -130,6 +130,17 @@ def test_memory_cap_holds_for_the_run_not_per_process(session):
     assert eight.failure == sandbox.cap_message(cgroups.MEMORY, LIMITS)
 
 
+def test_a_warm_sandbox_holding_too_much_while_idle_is_started_afresh(monkeypatch):
+    with warm.Session() as session:
+        first = sandbox.run([("f", HONEST)], "f", [Case((np.arange(3.0),))], LIMITS, session=session)
+        started = session.proc.pid
+        monkeypatch.setattr(cgroups, "IDLE_MEMORY", 4 << 20)  # idle, it holds about 15 MiB
+        second = sandbox.run([("f", HONEST)], "f", [Case((np.arange(3.0),))], LIMITS, session=session)
+        assert first.outcomes is not None and second.outcomes is not None, (first.failure, second.failure)
+        assert session.proc.pid != started
+    assert left_cgroups() == []
+
+
 def test_caps_in_force_are_named():
     text = sandbox.caps_in_force(LIMITS)
     assert text.startswith("CPU 5 s per process, memory 512 MiB per run (cgroup v"), text
