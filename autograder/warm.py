@@ -208,10 +208,13 @@ class Session:
             self.workdir = None
 
     def _own_processes(self) -> set[int]:
-        """bubblewrap and the pre-warmed process (its child): what a run's cap never kills."""
+        """bubblewrap and the pre-warmed process (its child; without bubblewrap, the pre-warmed
+        process alone, whose children are the runs): what a run's cap never kills."""
         if self.proc is None:
             return set()
         own = {self.proc.pid}
+        if sandbox.mode() != "bubblewrap":
+            return own
         for pid in cgroups.members(self.group) if self.group is not None else []:
             try:
                 if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == self.proc.pid:
