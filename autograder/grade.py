@@ -149,6 +149,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     summary.sandbox_mode = f"Dask cluster at {scheduler}" if cluster else sandbox.mode()
     summary.settings = settings.describe(limits)
     settings.hand_down(limits)  # the nbgrader steps' hook decides with the same limits
+    summary.caps = "those of each Dask worker's machine" if cluster else sandbox.caps_in_force(limits)
     summary.students = len(subs)
     state = gradebook_state.load()
     force_nbgrader = force or not GRADEBOOK.exists()  # a new (or deleted) gradebook: every nbgrader step
@@ -249,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpu-seconds", type=int, default=None,
                    help="CPU limit per exercise (default: c.GradingSettings.cpu_seconds, else 60)")
     p.add_argument("--memory-mb", type=int, default=None,
-                   help="address-space cap per exercise (default: c.GradingSettings.memory_mb, else 2048)")
+                   help="memory cap per exercise run, each process and all together where a cgroup can be made "
+                        "(default: c.GradingSettings.memory_mb, else 2048)")
     p.add_argument("--student", default=None, help="grade only this student (make grade STUDENT=...)")
     p.add_argument("--force", action="store_true", help="grade everything again, even what did not change")
     p.add_argument("--one", nargs=3, metavar=("STUDENT", "ASSIGNMENT", "NOTEBOOK"),
