@@ -35,7 +35,7 @@ from .nbgrader_steps import export, nbgrader_api, run_step
 from .paths import EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path
 from .run_summary import Progress, Summary
 from .spec import notebooks_of
-from .staging import stage
+from .staging import STAGING_FAILED, stage
 from .verdicts import _secret, grade_one, is_fresh, stored_verdict, timed_job
 
 
@@ -110,7 +110,9 @@ def _stage_all(subs, force: bool, limits, summary: Summary) -> tuple[list[tuple]
                 staged_path(s, a, nb).unlink(missing_ok=True)
         for nb in handed_in or notebooks_of(a):
             for note in stage(s, a, nb):
-                if not note.startswith("No file"):
+                if note.startswith(STAGING_FAILED):
+                    summary.sandbox_failures.append(f"{s}/{a}/{nb}: {note}")
+                elif not note.startswith("No file"):
                     kind = summary.unreadable if ("could not be read" in note or "was not read" in note) \
                         else summary.repaired
                     kind.append(f"{s}/{a}/{nb}: {note}")
@@ -224,7 +226,8 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {GRADES_CSV}")
     out = {"notebooks": len(jobs), "seconds": summary.seconds, "verdict_seconds": t_verdicts, "steps": steps}
     (GRADING / "timings.json").write_text(json.dumps(out))
-    _end(scan.refused, failed, log)
+    _end(scan.refused + [f"{f.split(':')[0]}: the grader could not process it" for f in summary.sandbox_failures],
+         failed, log)
     return out
 
 
