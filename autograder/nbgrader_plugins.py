@@ -23,6 +23,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import nbformat
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader import utils
 from nbgrader.exchange.default import ExchangeCollect
@@ -79,7 +80,8 @@ def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -
     for s, a in sorted({(s, a) for s, a, _ in parts}):
         _restage(s, a)
     for s, a, nb in parts:
-        if not is_fresh(s, a, nb):
+        staged = STAGED / s / a / f"{nb}.ipynb"  # just staged: judged as staged, not staged again
+        if not is_fresh(s, a, nb, nbformat.read(staged, as_version=4) if staged.is_file() else None):
             grade_one(s, a, nb)
 
 

@@ -34,6 +34,7 @@ from .untrusted import (
     NotANotebook,
     Refused,
     disarm_markup,
+    link_missing_attachments,
     link_outside_images,
     one_line,
     read_notebook,
@@ -161,6 +162,11 @@ def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.No
                     if attachments:
                         cell["attachments"] = attachments
                     notes += [f"In `{gid}`: {d}." for d in dropped]
+                    shown = link_missing_attachments(cell.source, set(attachments))
+                    if shown != cell.source:
+                        cell.source = shown
+                        notes.append(f"An image in the written answer `{gid}` names an attachment it does not "
+                                     "hold (or by a name that cannot be shown); it is shown as a link.")
                 elif len(answer := _source_text(found[0])) > MAX_ANSWER_CHARS:
                     notes.append(f"The answer cell `{gid}` holds {len(answer):,} characters, more than the "
                                  f"{MAX_ANSWER_CHARS:,} an answer may have; it is graded as unanswered.")
@@ -188,7 +194,9 @@ def _keep_added_cells(release: nbformat.NotebookNode, student_cells: list[dict])
     return how many, and how many more were left out (beyond :data:`MAX_ADDED_CELLS` cells or
     :data:`MAX_ADDED_TEXT` characters). Markdown the student added is shown as text, never rendered."""
     position: dict[str, int] = {}
+    by_source: dict[str, list[int]] = {}
     for i, c in enumerate(release.cells):
+        by_source.setdefault(c.source, []).append(i)
         gid = c.metadata.get("nbgrader", {}).get("grade_id")
         if isinstance(gid, str):
             position.setdefault(gid, i)
@@ -201,7 +209,7 @@ def _keep_added_cells(release: nbformat.NotebookNode, student_cells: list[dict])
             anchor = position[gid]
             continue
         text = _source_text(c)
-        same = [i for i, r in enumerate(release.cells) if i > anchor and r.source == text]
+        same = [i for i in by_source.get(text, ()) if i > anchor]
         if same:
             anchor = same[0]
         elif text.strip():

@@ -21,20 +21,45 @@ MAX_FILE_BYTES = 256 << 20
 #: under 1 MiB; pasted images in written answers count)
 MAX_KEPT_BYTES = 16 << 20
 
-#: the scan stops (and the file is not read) after this many brackets: a real notebook has a few
-#: per cell and per output, a flood of nested empty lists would cost seconds
-MAX_BRACKETS = 4_000_000
+#: the scan stops (and the file is not read) after this many strings and brackets: a real notebook
+#: has a few dozen per cell, a flood of tiny strings or nested empty lists would cost seconds
+MAX_TOKENS = 4_000_000
 
-# a run of anything but brackets, strings taken whole: one step of the scan however long
-_RUN = re.compile(rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+', re.S)
-# the key just before a "[": `"outputs":`, its opening quote not inside a longer string
-_OUTPUTS_KEY = re.compile(rb'(?<=[,{\s])"outputs"\s*:\s*\Z')
+# a JSON string, escapes included (unrolled, so it never backtracks more than once; no possessive
+# quantifiers, which Python 3.10 lacks), and a run of anything but strings and brackets
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_OTHER = re.compile(rb'[^"\[\]{}]*')
 _CELL = (ord("{"), ord("["), ord("{"))  # the root object, its cells array, one cell
 _OPEN = (ord("["), ord("{"))
 
 
 class TooIntricate(ValueError):
-    """The file holds more brackets than :data:`MAX_BRACKETS`; the message says so in one line."""
+    """The file holds more than :data:`MAX_TOKENS` strings and brackets; the message says so in one line."""
+
+
+class _Scan:
+    """Strings and brackets of ``raw`` one at a time, at most :data:`MAX_TOKENS` of them."""
+
+    def __init__(self, raw: bytes):
+        self.raw, self.steps = raw, 0
+
+    def next(self, pos: int) -> tuple[int, int]:
+        """(index, byte) of the next bracket at or after ``pos``, strings skipped whole; (len, 0) at
+        the end or at a string that never ends."""
+        raw = self.raw
+        while True:
+            pos = _OTHER.match(raw, pos).end()
+            if pos >= len(raw):
+                return len(raw), 0
+            self.steps += 1
+            if self.steps > MAX_TOKENS:
+                raise TooIntricate(f"it holds more than {MAX_TOKENS:,} strings and brackets")
+            if raw[pos] != 0x22:  # '"'
+                return pos, raw[pos]
+            string = _STRING.match(raw, pos)
+            if string is None:
+                return len(raw), 0
+            pos = string.end()
 
 
 def without_outputs(raw: bytes) -> tuple[bytes, int]:
@@ -57,49 +82,51 @@ def without_outputs(raw: bytes) -> tuple[bytes, int]:
     Raises
     ------
     TooIntricate
-        After :data:`MAX_BRACKETS` brackets (a few seconds of work).
+        After :data:`MAX_TOKENS` strings and brackets (a few seconds of work).
     """
     parts: list[bytes] = []
     stack: list[int] = []
-    kept_from = dropped = steps = 0
-    pos = _RUN.match(raw, 0).end()
-    while pos < len(raw) and raw[pos] != 0x22:  # a '"' after a run is a string that never ends
-        steps += 1
-        if steps > MAX_BRACKETS:
-            raise TooIntricate(f"it holds more than {MAX_BRACKETS:,} brackets")
-        ch = raw[pos]
-        if ch == 0x5B and tuple(stack) == _CELL and _OUTPUTS_KEY.search(raw, max(0, pos - 4096), pos):
-            end, used = _end_of_array(raw, pos, MAX_BRACKETS - steps)
-            steps += used
+    scan = _Scan(raw)
+    kept_from = dropped = 0
+    pos, ch = scan.next(0)
+    while ch:
+        if ch == 0x5B and tuple(stack) == _CELL and _is_outputs_key(raw[max(0, pos - 256) : pos]):
+            end = _end_of_array(scan, pos)
             if end is None:
                 break
             parts += [raw[kept_from:pos], b"[]"]
             dropped += end - pos - 2
             kept_from = end
-            pos = _RUN.match(raw, end).end()
+            pos, ch = scan.next(end)
             continue
         if ch in _OPEN:
             stack.append(ch)
         elif stack:
             stack.pop()
-        pos = _RUN.match(raw, pos + 1).end()
+        pos, ch = scan.next(pos + 1)
     parts.append(raw[kept_from:])
     return b"".join(parts), dropped
 
 
-def _end_of_array(raw: bytes, start: int, budget: int) -> tuple[int | None, int]:
-    """The index just after the bracket that closes the one at ``start`` (None if it never
-    closes), and how many brackets that took."""
-    depth, pos, steps = 0, start, 0
-    while pos < len(raw) and raw[pos] != 0x22:
-        steps += 1
-        if steps > budget:
-            raise TooIntricate(f"it holds more than {MAX_BRACKETS:,} brackets")
-        depth += 1 if raw[pos] in _OPEN else -1
+def _is_outputs_key(before: bytes) -> bool:
+    """Whether ``before`` (the bytes before a "[") ends with the key ``"outputs":``, whose opening
+    quote is not inside a longer string."""
+    key = before.rstrip()
+    if not key.endswith(b":"):
+        return False
+    key = key[:-1].rstrip()
+    return key.endswith(b'"outputs"') and len(key) > 9 and key[-10] in b", \t\r\n{"
+
+
+def _end_of_array(scan: _Scan, start: int) -> int | None:
+    """The index just after the bracket that closes the one at ``start``, or None if it never closes."""
+    depth, pos, ch = 0, start, scan.raw[start]
+    while ch:
+        depth += 1 if ch in _OPEN else -1
         if depth == 0:
-            return pos + 1, steps
-        pos = _RUN.match(raw, pos + 1).end()
-    return None, steps
+            return pos + 1
+        pos, ch = scan.next(pos + 1)
+    return None
 
 
 def kept_size(raw: bytes) -> int:

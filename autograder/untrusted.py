@@ -151,12 +151,13 @@ def parse_notebook(data: bytes) -> tuple[list[dict], list[str]]:
     except RecursionError:
         raise NotANotebook("it is JSON nested too deeply to read") from None
     except json.JSONDecodeError as exc:
-        raise NotANotebook(f"it is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        raise NotANotebook(f"it is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     if repeated[0]:
         notes.append(f"The notebook held {repeated[0]} JSON object(s) with a key given twice; the last value was "
                      "used, as Jupyter does.")
     counts = {"chars": 0, "deep": 0}
-    doc = _storable(doc, 0, counts)
+    if _MAYBE_UNSTORABLE.search(text) or _too_deep(doc):
+        doc = _storable(doc, 0, counts)
     if counts["chars"]:
         notes.append(f"The notebook held {counts['chars']} character(s) that cannot be stored (lone surrogates, "
                      "NUL); each was read as \N{REPLACEMENT CHARACTER}.")
@@ -192,6 +193,20 @@ def _number(text: str) -> int | float:
 
 
 _UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
+# how a lone surrogate or a NUL can get into decoded JSON text: an escape, or a NUL itself
+_MAYBE_UNSTORABLE = re.compile(r"\\u(?:[dD][89a-fA-F][0-9a-fA-F]{2}|0000)|\x00")
+
+
+def _too_deep(doc: object) -> bool:
+    """Whether any container in ``doc`` is nested :data:`MAX_JSON_DEPTH` levels deep or more."""
+    stack = [(doc, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth >= MAX_JSON_DEPTH:
+            return True
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
 
 
 def storable(text: str) -> str:
@@ -224,8 +239,8 @@ def _cells(doc: object, notes: list[str]) -> list[dict]:
     cells = doc.get("cells")
     if not isinstance(cells, list):
         if "worksheets" in doc:
-            raise NotANotebook("it is an nbformat 3 notebook (this course reads nbformat 4: open and save it "
-                               "in Jupyter)")
+            raise NotANotebook("it is an nbformat 3 notebook; this course reads nbformat 4 (open and save it "
+                               "in a current Jupyter)")
         raise NotANotebook("it has no list of cells")
     version = doc.get("nbformat")
     if version != 4:
@@ -276,6 +291,20 @@ def link_outside_images(text: str) -> str:
     """``text`` with every image that is not pasted into the answer (``attachment:``) or inlined
     (``data:image/``) turned into a link to where it points: nothing is fetched until it is clicked."""
     return _FETCHED_IMAGE.sub("[", text)
+
+
+# an inline image of a pasted attachment, and the attachment's name as written
+_ATTACHED_IMAGE = re.compile(r"!\[(?=[^\]\n]*\]\(\s*<?\s*attachment:([^)\s>]*))")
+# an attachment name that Markdown renderers pass on unchanged (no escaping, no percent-encoding)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def link_missing_attachments(text: str, names: set[str]) -> str:
+    """``text`` with every image of an attachment that is not among ``names`` (or whose name a
+    renderer would rewrite) turned into a link: nbconvert stops on an image of a missing attachment,
+    which would cost the student the feedback page."""
+    return _ATTACHED_IMAGE.sub(
+        lambda m: m.group(0) if m.group(1) in names and _PLAIN_NAME.fullmatch(m.group(1)) else "[", text)
 
 
 def disarm_markup(text: str) -> str:
