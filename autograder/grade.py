@@ -122,6 +122,20 @@ def _stage_all(subs, force: bool, limits, summary: Summary) -> tuple[list[tuple]
     return jobs, staged
 
 
+def _job_results(futures: dict, summary: Summary, log):
+    """(student, assignment, notebook, seconds) of each job (``futures``: future -> job) as it
+    finishes. A job that raised (its worker died, say) is named in the summary and the run's exit;
+    its verdict is left missing, so nbgrader's autograde decides it again, and the other jobs go on."""
+    for future in as_completed(futures):
+        s, a, nb, _limits = futures[future]
+        try:
+            yield future.result()
+        except Exception as exc:
+            summary.sandbox_failures.append(f"{s}/{a}/{nb}")
+            log(f"error: deciding {s}/{a}/{nb} failed ({type(exc).__name__}); nbgrader's autograde decides it again")
+            yield s, a, nb, 0.0
+
+
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
                 scheduler: str | None = None, allow_fallback: bool = False, student: str | None = None,
                 force: bool = False) -> dict:
@@ -165,7 +179,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         if cluster:
             pending = cluster.decide(jobs, _secret().decode(), log)
         else:
-            pending = (f.result() for f in as_completed([pool.submit(timed_job, job) for job in jobs]))
+            pending = _job_results({pool.submit(timed_job, job): job for job in jobs}, summary, log)
         api = nbgrader_api()  # meanwhile, register changed assignments in the gradebook
         for a in sorted({a for _, a in subs}):
             digest = gradebook_state.course_digest(a)

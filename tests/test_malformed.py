@@ -7,11 +7,12 @@ and control characters; deep nesting, repeated keys, huge numbers, cells that ar
 missing keys, other nbformat versions, JSON that is no notebook; a 50 MB notebook that is nearly
 all stored outputs, and one with 60,000 added cells. All of them are graded in one class, on a
 two-notebook course, beside three honest students (the model answers, the untouched release, two
-known mistakes), with one more student on whom staging itself fails (a fault injected into the
-grader). The honest students' grades and feedback must be what they are when graded alone; each
-malformed notebook is graded by its expected outcome with a note that names the problem; the
-grader's own fault is that notebook's note, and the run ends non-zero naming it, after writing
-everything else.
+known mistakes), with two more students on whom the grader itself fails (faults injected into
+staging, and into the verdict job in its worker). The honest students' grades and feedback must be
+what they are when graded alone; each malformed notebook is graded by its expected outcome with a
+note that names the problem; a fault of the grader is that notebook's note (a failed job is
+decided again by nbgrader's autograde), and the run ends non-zero naming exactly those notebooks,
+after writing everything else.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from nbgrader.api import Gradebook
 NOTEBOOKS = ("04-scaling", "08-cost")
 MALFORMED = entries("malformed")
 HONEST = {"alice": None, "bob": None, "carol": ("flops_no_factor_two", "score_stds_divided_by_dk")}
-FAULTY = "m-grader-fault"
+FAULTY = "m-grader-fault"  # staging fails on it
+FAULTY_JOB = "m-worker-fault"  # its verdict job raises in its worker
 GRADE_ARGS = ("--workers", "2", "--cpu-seconds", "10", "--memory-mb", "1024")
 
 # the class run, with staging made to fail for one student (what a bug in the grader would do)
@@ -46,6 +48,13 @@ def staged_notebook(student, assignment, notebook):
         raise RuntimeError("a fault injected by the test")
     return real(student, assignment, notebook)
 staging.staged_notebook = staged_notebook
+
+real_job = grade.timed_job
+def timed_job(job):
+    if job[0] == {FAULTY_JOB!r}:
+        raise RuntimeError("a worker fault injected by the test")
+    return real_job(job)
+grade.timed_job = timed_job
 sys.exit(grade.main(sys.argv[1:]))
 """
 
@@ -94,7 +103,8 @@ def classes(tmp_path_factory):
     _honest(work)
     for e in MALFORMED:
         _place(work, e.student, e.notebook, submission_text(e))
-    _place(work, FAULTY, "08-cost", (SOLUTIONS / "08-cost.ipynb").read_text())
+    for student in (FAULTY, FAULTY_JOB):
+        _place(work, student, "08-cost", (SOLUTIONS / "08-cost.ipynb").read_text())
     return alone, work, _run(course, work, INJECTED)
 
 
@@ -127,16 +137,25 @@ def _function_score(work: Path, student: str, notebook: str, fn: str) -> tuple[f
     return sum(c[0] for c in cells), sum(c[1] for c in cells)
 
 
-def test_the_run_grades_everyone_and_names_only_the_grader_fault(classes):
+def test_the_run_grades_everyone_and_names_only_the_grader_faults(classes):
     _, work, run = classes
     assert run.returncode != 0, "a notebook the grader failed on must make the run fail"
     problems = run.stderr.strip().splitlines()
-    assert "1 problem(s)" in problems[0] and FAULTY in run.stderr, run.stderr[-3000:]
-    assert len([ln for ln in problems if ln.startswith("  ")]) == 1, run.stderr[-3000:]
-    assert set(_rows(work)) == set(HONEST) | {e.student for e in MALFORMED} | {FAULTY}
+    named = [ln.strip() for ln in problems if ln.startswith("  ")]
+    assert "2 problem(s)" in problems[0] and len(named) == 2, run.stderr[-3000:]
+    assert any(FAULTY in ln for ln in named) and any(FAULTY_JOB in ln for ln in named), run.stderr[-3000:]
+    assert set(_rows(work)) == set(HONEST) | {e.student for e in MALFORMED} | {FAULTY, FAULTY_JOB}
     summary = (work / "grading-summary.txt").read_text(encoding="utf-8")
-    assert f"{FAULTY}/attention/08-cost" in summary and "notebooks the grader could not process" in summary
-    assert (work / "report" / "index.html").is_file(), run.stdout[-3000:]
+    assert "notebooks the grader could not process (scored 0): 2" in summary, summary
+    assert f"{FAULTY}/attention/08-cost" in summary and f"{FAULTY_JOB}/attention/08-cost" in summary
+    assert (work / "report" / "index.html").is_file() and "report was not written" not in run.stdout
+
+
+def test_a_failed_job_is_decided_again_by_autograde(classes):
+    _, work, _ = classes
+    for fn in ("attention_flops", "crossover_length"):
+        score, most = _function_score(work, FAULTY_JOB, "08-cost", fn)
+        assert score == most, fn
 
 
 def test_a_grader_fault_is_that_notebooks_note(classes):
