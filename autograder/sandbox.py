@@ -34,6 +34,8 @@ import numpy as np
 
 from selfattn.calling import Case, Outcome
 
+from . import seccomp
+
 HERE = Path(__file__).resolve().parent
 #: the one course module the sandbox holds, beside harness.py (standard library and NumPy only)
 CALLING = HERE.parent / "selfattn" / "calling.py"
@@ -145,9 +147,12 @@ def _limits(limits: Limits):
     return apply
 
 
-def _command(workdir: str, result_fd: int, script: str = "harness.py") -> tuple[list[str], dict[str, str]]:
+def _command(workdir: str, result_fd: int, script: str = "harness.py",
+             seccomp_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
     """The command that runs the harness (or another ``script`` of ``workdir``: the pre-warmed
-    sandbox's :mod:`autograder.zygote`), and the environment it gets (and nothing more)."""
+    sandbox's :mod:`autograder.zygote`), and the environment it gets (and nothing more).
+    ``seccomp_fd`` (from :func:`autograder.seccomp.program_fd`, passed to the command) holds the
+    system call filter bubblewrap installs."""
     exe, prefix, numpy_folders = _python_paths()
     bwrap = mode() == "bubblewrap"
     site = SANDBOX_SITE if bwrap else str(Path(workdir) / "site")
@@ -178,6 +183,7 @@ def _command(workdir: str, result_fd: int, script: str = "harness.py") -> tuple[
     cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm"]
     # the rest read-only: /tmp and /dev/shm are the only places a run can write (see WRITABLE)
     cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
+    cmd += seccomp.bwrap_args(seccomp_fd) if seccomp_fd is not None else []
     for k, v in env.items():
         cmd += ["--setenv", k, v]
     return cmd + inner, {"PATH": "/usr/bin"}
@@ -246,11 +252,15 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits) -> tuple[bytes, bool
         shutil.copy(HERE / "harness.py", workdir)
         shutil.copy(CALLING, workdir)
         read_fd, write_fd = os.pipe()
-        command, env = _command(workdir, write_fd)
-        proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(write_fd,), preexec_fn=_limits(limits), cwd=workdir, env=env,
-        )
+        filter_fd = seccomp.program_fd()
+        command, env = _command(workdir, write_fd, seccomp_fd=filter_fd)
+        try:
+            proc = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                pass_fds=(write_fd, filter_fd), preexec_fn=_limits(limits), cwd=workdir, env=env,
+            )
+        finally:
+            os.close(filter_fd)
         os.close(write_fd)
         asked = threading.Event()
         feeder = threading.Thread(target=_feed, args=(proc.stdin, first, second, asked), daemon=True)

@@ -33,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import sandbox
+from . import sandbox, seccomp
 
 #: A warm sandbox's folder is named ``sandbox-warm-<pid of its owner>-<random>`` in the temp folder.
 _PREFIX = "sandbox-warm-"
@@ -160,7 +160,8 @@ class Session:
         for source in (sandbox.HERE / "harness.py", sandbox.CALLING, sandbox.HERE / "zygote.py"):
             shutil.copy(source, self.workdir)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        command, env = sandbox._command(self.workdir, theirs.fileno(), script="zygote.py")
+        filter_fd = seccomp.program_fd()
+        command, env = sandbox._command(self.workdir, theirs.fileno(), script="zygote.py", seccomp_fd=filter_fd)
         if sandbox.mode() == "bubblewrap":
             # the pre-warmed process is PID 1 of the sandbox's namespace: signals from the
             # student's code cannot kill it, and orphans of a run are its children to reap
@@ -168,9 +169,12 @@ class Session:
             i = command.index("--clearenv")
             command[i + 1 : i + 1] = ["--setenv", "ZYGOTE_SCAN", "1",
                                       "--setenv", "ZYGOTE_WIPE", ":".join(sandbox.WRITABLE)]
-        self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
-                                     preexec_fn=os.setsid, cwd=self.workdir, env=env)
+        try:
+            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(), filter_fd),
+                                         preexec_fn=os.setsid, cwd=self.workdir, env=env)
+        finally:
+            os.close(filter_fd)
         theirs.close()
         self.ctl = ours
         self.runs = 0
