@@ -13,9 +13,10 @@ What it does, for a call made by anything in the sandbox:
   process), tracing and inspecting other processes (``ptrace``, ``process_vm_*``, ``kcmp``,
   ``pidfd_getfd``), ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring``, namespaces and
   mounts (``unshare``, ``setns``, ``mount`` and the new mount API, ``pivot_root``, ``chroot``),
-  POSIX message queues, ``personality``, kernel modules, ``kexec``, ``reboot``, swap, accounting,
-  quotas, the clock, the host name, file handles, ``fanotify``, ``vmsplice`` and page migration
-  fail with ``EPERM`` (Docker's default profile denies the same);
+  POSIX message queues and System V IPC objects (both outlive every process), ``personality``,
+  kernel modules, ``kexec``, ``reboot``, swap, accounting, quotas, the clock, the host name, file
+  handles, ``fanotify``, ``vmsplice`` and page migration fail with ``EPERM`` (Docker's default
+  profile denies most of the same);
 - ``clone`` that asks for a new namespace fails with ``EPERM``; ``clone3``, whose flags a filter
   cannot read, fails with ``ENOSYS`` (the C library then uses ``clone``, as under Docker);
 - sockets other than Unix ones (``socket``, ``socketpair``) fail with ``EPERM``: the sandbox has
@@ -24,8 +25,8 @@ What it does, for a call made by anything in the sandbox:
   ``sched_set*``, ``ioprio_set`` naming any process but the caller) fail with ``EPERM``: in the
   pre-warmed sandbox the process every run is forked from has the runs' user id.
 
-Everything else is allowed (NumPy, threads, ``fork``, files, System V IPC: what a run leaves
-there is wiped or ends the pre-warmed sandbox).
+Everything else is allowed (NumPy, threads, ``fork``, files in /tmp and /dev/shm: what a run
+leaves there is wiped, or ends the pre-warmed sandbox).
 """
 
 from __future__ import annotations
@@ -78,8 +79,10 @@ SYSCALLS: dict[str, tuple[int | None, int | None]] = {
     "pivot_root": (155, 41), "chroot": (161, 51), "open_tree": (428, 428), "move_mount": (429, 429),
     "fsopen": (430, 430), "fsconfig": (431, 431), "fsmount": (432, 432), "fspick": (433, 433),
     "mount_setattr": (442, 442),
-    # POSIX message queues: a queue outlives every process
-    "mq_open": (240, 180), "mq_unlink": (241, 181),
+    # POSIX message queues and System V IPC: an object outlives every process, and the kernel's
+    # counter of System V ids would tell the next run how many a run created
+    "mq_open": (240, 180), "mq_unlink": (241, 181), "shmget": (29, 194), "semget": (64, 190),
+    "msgget": (68, 186),
     # the machine: modules, kexec, reboot, swap, accounting, quotas, clock, host name
     "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106),
     "kexec_load": (246, 104), "kexec_file_load": (320, 294), "reboot": (169, 142),
