@@ -181,6 +181,9 @@ def _command(workdir: str, result_fd: int, script: str = "harness.py",
     for folder in numpy_folders:  # NumPy alone, never the environment's whole site-packages
         cmd += ["--ro-bind", str(folder), f"{site}/{folder.name}"]
     cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm"]
+    # the kernel's settings read-only: bubblewrap covers /proc/sys only when its check says it is
+    # writable, and started by root (a container) the sandbox's user is root, whom sysctls trust
+    cmd += ["--ro-bind", "/proc/sys", "/proc/sys"]
     # the rest read-only: /tmp and /dev/shm are the only places a run can write (see WRITABLE)
     cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
     cmd += seccomp.bwrap_args(seccomp_fd) if seccomp_fd is not None else []
