@@ -150,13 +150,32 @@ def _counters_untouched(run: int, inodes: dict[str, int]) -> bool:
         return False
 
 
+def _zygote_state() -> tuple[str, ...]:
+    """What later runs inherit from the pre-warmed process (PID 1) and a run might reach: its
+    limits, OOM score, core-dump filter, nice value, scheduling, CPUs and signal masks. (The
+    seccomp filter refuses setting most of them on another process; run by root, a run may still
+    write /proc/1/oom_score_adj and coredump_filter.)"""
+    def read(name: str) -> str:
+        with open(f"/proc/1/{name}") as f:
+            return f.read()
+
+    try:
+        stat = read("stat").rsplit(")", 1)[1].split()  # from the 3rd field: nice, rt_priority, policy
+        status = [line for line in read("status").splitlines()
+                  if line.startswith(("Cpus_allowed_list", "SigBlk", "SigIgn", "SigCgt", "NoNewPrivs", "Seccomp"))]
+        return (read("limits"), read("oom_score_adj"), read("coredump_filter"), stat[16], stat[37], stat[38],
+                *status)
+    except (OSError, IndexError):
+        return ()
+
+
 def _child(stdin_fd: int, result_fd: int, limits: dict) -> None:
     """In the forked child: become a fresh run of the harness. Never returns."""
     code = 1
     try:
         os.dup2(stdin_fd, 0)
         os.close(stdin_fd)
-        null = os.open(os.devnull, os.O_WRONLY)  # stdout and stderr of its own: flags set on an
+        null = os.open(os.devnull, os.O_RDWR)  # stdout and stderr of its own: flags set on an
         os.dup2(null, 1)  # inherited one would be shared with the pre-warmed process and later runs
         os.dup2(null, 2)
         os.close(null)
@@ -186,6 +205,7 @@ def _supervise(ctl: socket.socket, stdin_fd: int, result_fd: int, limits: dict, 
     try:
         if own:
             _prctl(PR_SET_CHILD_SUBREAPER, 1)  # the run's orphans come to this process, not to PID 1
+            zygote = _zygote_state()
         run = os.fork()
         if run == 0:
             ctl.close()
@@ -195,7 +215,7 @@ def _supervise(ctl: socket.socket, stdin_fd: int, result_fd: int, limits: dict, 
         _pid, status = os.waitpid(run, 0)
         clean = _kill_the_rest(run, own)
         if own:
-            clean = clean and _wipe(modes) and _counters_untouched(run, inodes)
+            clean = clean and _wipe(modes) and _counters_untouched(run, inodes) and _zygote_state() == zygote
         ctl.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status), "clean": clean}).encode() + b"\n")
         code = _CLEAN if clean else _UNCLEAN
     finally:
