@@ -16,7 +16,8 @@ another). The supervisor, not this process, looks at what the run left, so nothi
 In the sandbox's own PID namespace, where this process is PID 1 (see $ZYGOTE_SCAN), the supervisor
 (the subreaper of the run's orphans) kills every other process; empties the folders a run can
 write ($ZYGOTE_WIPE: the sandbox's /tmp and /dev/shm, everything else is read-only), removes their
-extended attributes and restores their modes; and checks that the run used no kernel counter the
+extended attributes and restores their modes and times (a run can set a time to any number); checks
+that their inode flags (no-dump, no-atime) are unchanged; and checks that the run used no kernel counter the
 next run could read: no process or thread beyond the run itself (the next run's PID would tell how
 many) and no file created in those folders (their next inode number would), and no System V IPC
 object (the seccomp filter refuses them; POSIX message queues are refused too). Anything else
@@ -102,11 +103,11 @@ def _empty(folder: str) -> None:
                 os.unlink(entry.path)
 
 
-def _wipe(modes: dict[str, int]) -> bool:
+def _wipe(modes: dict[str, tuple]) -> bool:
     """Return the writable folders to how the sandbox started (empty, same mode, no extended
     attributes) and check that no System V IPC object is left; False if anything stays."""
     try:
-        for folder, mode in modes.items():
+        for folder, (mode, *_rest) in modes.items():
             os.chmod(folder, mode)
             for name in os.listxattr(folder):
                 os.removexattr(folder, name)
@@ -169,6 +170,32 @@ def _zygote_state() -> tuple[str, ...]:
         return ()
 
 
+def _marks(folder: str) -> tuple[int, int, int, bytes]:
+    """A writable folder's mode, access and modification times, and inode flags (FS_IOC_GETFLAGS)."""
+    import fcntl
+
+    st = os.stat(folder)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        flags = fcntl.ioctl(fd, 0x80086601, bytes(8))
+    except OSError:
+        flags = b""
+    finally:
+        os.close(fd)
+    return st.st_mode & 0o7777, st.st_atime_ns, st.st_mtime_ns, flags
+
+
+def _restore_marks(marks: dict[str, tuple[int, int, int, bytes]]) -> bool:
+    """Put back the folders' times as they were when the sandbox started (removing files and the
+    probe changed them; a run may have set them to anything); False if their marks still differ."""
+    try:
+        for folder, (_mode, atime, mtime, _flags) in marks.items():
+            os.utime(folder, ns=(atime, mtime))
+        return all(_marks(folder) == mark for folder, mark in marks.items())
+    except Exception:
+        return False
+
+
 def _child(stdin_fd: int, result_fd: int, limits: dict) -> None:
     """In the forked child: become a fresh run of the harness. Never returns."""
     code = 1
@@ -197,7 +224,7 @@ def _child(stdin_fd: int, result_fd: int, limits: dict) -> None:
         os._exit(code if isinstance(code, int) else 1)
 
 
-def _supervise(ctl: socket.socket, stdin_fd: int, result_fd: int, limits: dict, modes: dict[str, int],
+def _supervise(ctl: socket.socket, stdin_fd: int, result_fd: int, limits: dict, marks: dict[str, tuple],
                own: bool, inodes: dict[str, int]) -> None:
     """In a process forked for one run: fork the run, wait for it, remove what it left, report on
     ``ctl``, and exit with :data:`_CLEAN` or :data:`_UNCLEAN` (anything else: nothing was reported)."""
@@ -215,7 +242,8 @@ def _supervise(ctl: socket.socket, stdin_fd: int, result_fd: int, limits: dict, 
         _pid, status = os.waitpid(run, 0)
         clean = _kill_the_rest(run, own)
         if own:
-            clean = clean and _wipe(modes) and _counters_untouched(run, inodes) and _zygote_state() == zygote
+            clean = (clean and _wipe(marks) and _counters_untouched(run, inodes) and _restore_marks(marks)
+                     and _zygote_state() == zygote)
         ctl.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status), "clean": clean}).encode() + b"\n")
         code = _CLEAN if clean else _UNCLEAN
     finally:
@@ -226,7 +254,6 @@ def main() -> int:
     _set_dumpable(0)  # before anything else: no run may ptrace this process or write its memory
     own = _own_namespace()  # else (no PID namespace of its own): nothing is wiped, the folders are the machine's
     wipe = [f for f in os.environ.get("ZYGOTE_WIPE", "").split(":") if f] if own else []
-    modes = {folder: os.stat(folder).st_mode & 0o7777 for folder in wipe}
     sys.path.append(os.environ["SELFATTN_SITE"])  # NumPy's folder only: python runs with -I -S
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import calling  # noqa: F401
@@ -239,6 +266,9 @@ def main() -> int:
     os.close(devnull)
     # each run's supervisor checks that the run's probe file gets the next inode number
     inodes = {folder: _inode_probe(folder) for folder in wipe}
+    for folder in wipe:  # times that tell nothing, not even when this sandbox started
+        os.utime(folder, ns=(0, 0))
+    marks = {folder: _marks(folder) for folder in wipe}
     while True:
         try:
             msg, fds, _flags, _addr = socket.recv_fds(ctl, 4096, 2)
@@ -254,7 +284,7 @@ def main() -> int:
         inodes = {folder: number + 1 for folder, number in inodes.items()}
         supervisor = os.fork()
         if supervisor == 0:
-            _supervise(ctl, stdin_fd, result_fd, json.loads(msg), modes, own, inodes)
+            _supervise(ctl, stdin_fd, result_fd, json.loads(msg), marks, own, inodes)
         os.close(stdin_fd)
         os.close(result_fd)
         _pid, status = os.waitpid(supervisor, 0)

@@ -201,7 +201,7 @@ def state():
 
 def test_files_in_every_writable_place(session):
     leak = r'''
-import os
+import fcntl, os, struct
 def f(x):
     for folder in ("/tmp", "/dev/shm"):
         with open(f"{folder}/input.txt", "w") as fh:
@@ -217,16 +217,27 @@ def f(x):
             except OSError:
                 pass
         os.chmod(folder, 0o700 + len(x))
-        os.utime(folder, (len(x), len(x)))
+        fd = os.open(folder, os.O_RDONLY)
+        try:  # FS_IOC_SETFLAGS: no-dump, no-atime (what tmpfs lets an owner set)
+            fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x40 | 0x80))
+        except OSError:
+            pass
+        os.close(fd)
+    os.utime("/tmp", (len(x), len(x)))  # times that are not a time
+    os.utime("/dev/shm", ns=(len(x), 10**9 * len(x)))
     return x
 '''
     reader = r'''
-import os
+import fcntl, os, struct
 def state():
     seen = []
     for folder in ("/tmp", "/dev/shm"):
         st = os.stat(folder)
-        seen.append((folder, oct(st.st_mode), st.st_nlink, os.listxattr(folder)))
+        fd = os.open(folder, os.O_RDONLY)
+        flags = fcntl.ioctl(fd, 0x80086601, bytes(8))  # FS_IOC_GETFLAGS
+        os.close(fd)
+        seen.append((folder, oct(st.st_mode), st.st_nlink, os.listxattr(folder), st.st_atime_ns, st.st_mtime_ns,
+                     flags))
         for root, dirs, files in os.walk(folder):
             seen.append((root, sorted(dirs), sorted(files)))
     return seen
