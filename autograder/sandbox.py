@@ -255,15 +255,16 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits) -> tuple[bytes, bool
         shutil.copy(HERE / "harness.py", workdir)
         shutil.copy(CALLING, workdir)
         read_fd, write_fd = os.pipe()
-        filter_fd = seccomp.program_fd()
+        filter_fd = seccomp.program_fd() if mode() == "bubblewrap" else None
         command, env = _command(workdir, write_fd, seccomp_fd=filter_fd)
         try:
             proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                pass_fds=(write_fd, filter_fd), preexec_fn=_limits(limits), cwd=workdir, env=env,
+                pass_fds=(write_fd, *seccomp.passed(filter_fd)), preexec_fn=_limits(limits), cwd=workdir,
+                env=env,
             )
         finally:
-            os.close(filter_fd)
+            seccomp.close(filter_fd)
         os.close(write_fd)
         asked = threading.Event()
         feeder = threading.Thread(target=_feed, args=(proc.stdin, first, second, asked), daemon=True)

@@ -224,6 +224,17 @@ def program_fd() -> int:
     return fd
 
 
+def passed(fd: int | None) -> tuple[int, ...]:
+    """``fd`` for ``pass_fds``, if there is one (there is none without bubblewrap)."""
+    return () if fd is None else (fd,)
+
+
+def close(fd: int | None) -> None:
+    """Close what :func:`program_fd` opened, if anything."""
+    if fd is not None:
+        os.close(fd)
+
+
 def bwrap_args(fd: int) -> list[str]:
     """The bubblewrap options that install the program read from ``fd``."""
     return ["--seccomp", str(fd)]

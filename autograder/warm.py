@@ -160,7 +160,7 @@ class Session:
         for source in (sandbox.HERE / "harness.py", sandbox.CALLING, sandbox.HERE / "zygote.py"):
             shutil.copy(source, self.workdir)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        filter_fd = seccomp.program_fd()
+        filter_fd = seccomp.program_fd() if sandbox.mode() == "bubblewrap" else None
         command, env = sandbox._command(self.workdir, theirs.fileno(), script="zygote.py", seccomp_fd=filter_fd)
         if sandbox.mode() == "bubblewrap":
             # the pre-warmed process is PID 1 of the sandbox's namespace: signals from the
@@ -171,10 +171,11 @@ class Session:
                                       "--setenv", "ZYGOTE_WIPE", ":".join(sandbox.WRITABLE)]
         try:
             self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(), filter_fd),
+                                         stderr=subprocess.DEVNULL,
+                                         pass_fds=(theirs.fileno(), *seccomp.passed(filter_fd)),
                                          preexec_fn=os.setsid, cwd=self.workdir, env=env)
         finally:
-            os.close(filter_fd)
+            seccomp.close(filter_fd)
         theirs.close()
         self.ctl = ours
         self.runs = 0
