@@ -7,10 +7,13 @@ of a fresh run: the student's code runs in a new process per run (public and hid
 meet in one process), with the run's own CPU, memory and file-size limits, in its own session.
 
 Under bubblewrap, one session serves every notebook a worker (process or thread) grades
-(:func:`sessions`): after each run the sandbox kills every leftover process and returns its only
-writable folders (/tmp, /dev/shm) to empty, so nothing of a run, hidden or public, of one student
-or another, reaches the next; the pre-warmed process is PID 1 of the sandbox (signals cannot kill
-it) and not dumpable (a run can neither ptrace it nor write its memory). Without bubblewrap
+(:func:`sessions`): after each run a supervisor forked for it kills every leftover process,
+returns the only writable folders (/tmp, /dev/shm) to empty with fixed times, and ends the
+sandbox if the run made another process or a file (the next PID or inode number would tell how
+many), so nothing of a run, hidden or public, of one student or another, reaches the next (see
+tests/test_warm_sandbox_channels.py); the pre-warmed process is PID 1 of the sandbox (signals
+cannot kill it), not dumpable (a run can neither ptrace it nor write its memory) and never reads
+what a run left. The seccomp filter (:mod:`autograder.seccomp`) holds for it and every run. Without bubblewrap
 (fallback mode) there is no private /tmp to wipe: each notebook gets its own sessions, one for its
 public and one for its hidden runs, as before.
 

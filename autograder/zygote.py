@@ -152,20 +152,17 @@ def _counters_untouched(run: int, inodes: dict[str, int]) -> bool:
 
 
 def _zygote_state() -> tuple[str, ...]:
-    """What later runs inherit from the pre-warmed process (PID 1) and a run might reach: its
-    limits, OOM score, core-dump filter, nice value, scheduling, CPUs and signal masks. (The
-    seccomp filter refuses setting most of them on another process; run by root, a run may still
-    write /proc/1/oom_score_adj and coredump_filter.)"""
+    """What later runs inherit from the pre-warmed process (PID 1) and another process might change:
+    its limits, OOM score, core-dump filter, nice value and scheduling. (The seccomp filter refuses
+    changing limits and scheduling of another process; started by root, a run may still write
+    /proc/1/oom_score_adj and coredump_filter. Its CPUs are the seccomp filter's alone to keep.)"""
     def read(name: str) -> str:
         with open(f"/proc/1/{name}") as f:
             return f.read()
 
     try:
         stat = read("stat").rsplit(")", 1)[1].split()  # from the 3rd field: nice, rt_priority, policy
-        status = [line for line in read("status").splitlines()
-                  if line.startswith(("Cpus_allowed_list", "SigBlk", "SigIgn", "SigCgt", "NoNewPrivs", "Seccomp"))]
-        return (read("limits"), read("oom_score_adj"), read("coredump_filter"), stat[16], stat[37], stat[38],
-                *status)
+        return read("limits"), read("oom_score_adj"), read("coredump_filter"), stat[16], stat[37], stat[38]
     except (OSError, IndexError):
         return ()
 
