@@ -239,12 +239,24 @@ def _supervise(ctl: socket.socket, stdin_fd: int, result_fd: int, limits: dict, 
         _pid, status = os.waitpid(run, 0)
         clean = _kill_the_rest(run, own)
         if own:
-            clean = (clean and _wipe(marks) and _counters_untouched(run, inodes) and _restore_marks(marks)
+            # counters first: a run that made a file ends the sandbox, whose folders need no emptying
+            clean = (clean and _counters_untouched(run, inodes) and _wipe(marks) and _restore_marks(marks)
                      and _zygote_state() == zygote)
         ctl.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status), "clean": clean}).encode() + b"\n")
         code = _CLEAN if clean else _UNCLEAN
     finally:
         os._exit(code)
+
+
+def _orphaned_run(supervisor: int) -> int:
+    """The exit code of the run whose supervisor was killed (by the run, most likely): the run is
+    this process's child now, and the PID after its supervisor's (the supervisor forks it first,
+    and nothing else in the namespace forks). Its results are still read; the sandbox ends after."""
+    try:
+        _pid, status = os.waitpid(supervisor + 1, 0)
+        return os.waitstatus_to_exitcode(status)
+    except ChildProcessError:
+        return -signal.SIGKILL
 
 
 def main() -> int:
@@ -288,7 +300,7 @@ def main() -> int:
         if os.waitstatus_to_exitcode(status) == _CLEAN:
             continue
         if os.waitstatus_to_exitcode(status) != _UNCLEAN:  # the supervisor was killed before reporting
-            ctl.sendall(json.dumps({"rc": -signal.SIGKILL, "clean": False}).encode() + b"\n")
+            ctl.sendall(json.dumps({"rc": _orphaned_run(supervisor), "clean": False}).encode() + b"\n")
         return 1  # the namespace ends with this process: whatever is left is killed
 
 
