@@ -38,7 +38,7 @@ import numpy as np
 from selfattn.calling import Case, Outcome
 from selfattn.findings import BUILTIN_EXCEPTIONS, Finding, Kind
 
-from . import cgroups
+from . import cgroups, seccomp
 
 HERE = Path(__file__).resolve().parent
 #: the one course module the sandbox holds, beside harness.py (standard library and NumPy only)
@@ -160,9 +160,12 @@ def _limits(limits: Limits, cgroup_fds: list[int] | None = None):
     return apply
 
 
-def _command(workdir: str, result_fd: int, script: str = "harness.py") -> tuple[list[str], dict[str, str]]:
+def _command(workdir: str, result_fd: int, script: str = "harness.py",
+             seccomp_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
     """The command that runs the harness (or another ``script`` of ``workdir``: the pre-warmed
-    sandbox's :mod:`autograder.zygote`), and the environment it gets (and nothing more)."""
+    sandbox's :mod:`autograder.zygote`), and the environment it gets (and nothing more).
+    ``seccomp_fd`` (from :func:`autograder.seccomp.program_fd`, passed to the command) holds the
+    system call filter bubblewrap installs."""
     exe, prefix, numpy_folders = _python_paths()
     bwrap = mode() == "bubblewrap"
     site = SANDBOX_SITE if bwrap else str(Path(workdir) / "site")
@@ -192,8 +195,12 @@ def _command(workdir: str, result_fd: int, script: str = "harness.py") -> tuple[
         cmd += ["--ro-bind", str(folder), f"{site}/{folder.name}"]
     cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev",
             "--size", str(TMPFS_BYTES["/dev/shm"]), "--tmpfs", "/dev/shm"]
+    # the kernel's settings read-only: bubblewrap covers /proc/sys only when its check says it is
+    # writable, and started by root (a container) the sandbox's user is root, whom sysctls trust
+    cmd += ["--ro-bind", "/proc/sys", "/proc/sys"]
     # the rest read-only: /tmp and /dev/shm are the only places a run can write (see WRITABLE)
     cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
+    cmd += seccomp.bwrap_args(seccomp_fd) if seccomp_fd is not None else []
     for k, v in env.items():
         cmd += ["--setenv", k, v]
     return cmd + inner, {"PATH": "/usr/bin"}
@@ -274,12 +281,16 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
         shutil.copy(HERE / "harness.py", workdir)
         shutil.copy(CALLING, workdir)
         read_fd, write_fd = os.pipe()
-        command, env = _command(workdir, write_fd)
-        proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(write_fd,), preexec_fn=_limits(limits, group.procs_fds() if group else None),
-            cwd=workdir, env=env,
-        )
+        filter_fd = seccomp.program_fd() if mode() == "bubblewrap" else None
+        command, env = _command(workdir, write_fd, seccomp_fd=filter_fd)
+        try:
+            proc = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                pass_fds=(write_fd, *seccomp.passed(filter_fd)),
+                preexec_fn=_limits(limits, group.procs_fds() if group else None), cwd=workdir, env=env,
+            )
+        finally:
+            seccomp.close(filter_fd)
         os.close(write_fd)
         asked = threading.Event()
         feeder = threading.Thread(target=_feed, args=(proc.stdin, first, second, asked), daemon=True)

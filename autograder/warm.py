@@ -11,10 +11,13 @@ their caps are set to the run's caps above what the idle sandbox holds, so they 
 whole.
 
 Under bubblewrap, one session serves every notebook a worker (process or thread) grades
-(:func:`sessions`): after each run the sandbox kills every leftover process and returns its only
-writable folders (/tmp, /dev/shm) to empty, so nothing of a run, hidden or public, of one student
-or another, reaches the next; the pre-warmed process is PID 1 of the sandbox (signals cannot kill
-it) and not dumpable (a run can neither ptrace it nor write its memory). Without bubblewrap
+(:func:`sessions`): after each run a supervisor forked for it kills every leftover process,
+returns the only writable folders (/tmp, /dev/shm) to empty with fixed times, and ends the
+sandbox if the run made another process or a file (the next PID or inode number would tell how
+many), so nothing of a run, hidden or public, of one student or another, reaches the next (see
+tests/test_warm_sandbox_channels.py); the pre-warmed process is PID 1 of the sandbox (signals
+cannot kill it), not dumpable (a run can neither ptrace it nor write its memory) and never reads
+what a run left. The seccomp filter (:mod:`autograder.seccomp`) holds for it and every run. Without bubblewrap
 (fallback mode) there is no private /tmp to wipe: each notebook gets its own sessions, one for its
 public and one for its hidden runs, as before.
 
@@ -37,7 +40,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import cgroups, sandbox
+from . import cgroups, sandbox, seccomp
 
 #: A warm sandbox's folder is named ``sandbox-warm-<pid of its owner>-<random>`` in the temp folder.
 _PREFIX = "sandbox-warm-"
@@ -169,7 +172,8 @@ class Session:
         for source in (sandbox.HERE / "harness.py", sandbox.CALLING, sandbox.HERE / "zygote.py"):
             shutil.copy(source, self.workdir)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        command, env = sandbox._command(self.workdir, theirs.fileno(), script="zygote.py")
+        filter_fd = seccomp.program_fd() if sandbox.mode() == "bubblewrap" else None
+        command, env = sandbox._command(self.workdir, theirs.fileno(), script="zygote.py", seccomp_fd=filter_fd)
         if sandbox.mode() == "bubblewrap":
             # the pre-warmed process is PID 1 of the sandbox's namespace: signals from the
             # student's code cannot kill it, and orphans of a run are its children to reap
@@ -177,10 +181,14 @@ class Session:
             i = command.index("--clearenv")
             command[i + 1 : i + 1] = ["--setenv", "ZYGOTE_SCAN", "1",
                                       "--setenv", "ZYGOTE_WIPE", ":".join(sandbox.WRITABLE)]
-        self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
-                                     preexec_fn=lambda: (cgroups.join(fds), os.setsid()), cwd=self.workdir,
-                                     env=env)
+        try:
+            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL,
+                                         pass_fds=(theirs.fileno(), *seccomp.passed(filter_fd)),
+                                         preexec_fn=lambda: (cgroups.join(fds), os.setsid()), cwd=self.workdir,
+                                         env=env)
+        finally:
+            seccomp.close(filter_fd)
         theirs.close()
         self.ctl = ours
         self.runs = 0
