@@ -124,6 +124,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     timings = {}
     # the pre-warmed sandbox(es) for this notebook's runs, a fresh child per run (autograder.warm)
     sessions = warm.sessions()
+    graded = []  # (function, tests, ids, hidden, code, cases) of each graded function, in order
     for function in spec.functions:
         tests = spec.tests_of(function)
         if not tests:
@@ -137,24 +138,36 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
         cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content)))
                  for cid in ids}
         cases = {cid: [opaque(c) for c in cs] if cid in hidden else cs for cid, cs in cases.items()}
-        results: dict[str, Finding | None] = {}
-        timings[function] = 0.0
-        run = None
-        for group in _groups(ids, hidden):
-            if answers[function] == stubs.get(function):
-                stub = Finding(f"not answered: the cell of {function} still holds the stub", Kind.NOT_ANSWERED)
-                run = sandbox.RunResult(None, stub, [], 0.0)
-            elif group[0] in hidden and run is not None and run.outcomes is None:
-                pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
-            else:
-                run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
-                                  hidden=group[0] in hidden, session=sessions[group[0] in hidden])
-            timings[function] = round(timings[function] + run.seconds, 3)
-            for err in run.cell_errors:
-                note = f"While grading {function}: {err}."
-                if not err.startswith(f"the cell of {function} ") and not any(n.startswith(note[:-1]) for n in notes):
-                    notes.append(note)
-            results.update(_judged(run, group, cases, hidden))
+        graded.append((function, tests, ids, hidden, code, cases))
+    # every public run of the notebook before any hidden run: what a hidden run could leave in the
+    # machine's shared counters (the clock, inode numbers) has no public run of this notebook after it
+    found: dict[str, dict[str, Finding | None]] = {g[0]: {} for g in graded}
+    last_run: dict[str, sandbox.RunResult] = {}
+    timings = {g[0]: 0.0 for g in graded}
+    for secret in (False, True):
+        for function, _tests, ids, hidden, code, cases in graded:
+            for group in _groups(ids, hidden):
+                if (group[0] in hidden) != secret:
+                    continue
+                run = last_run.get(function)
+                if answers[function] == stubs.get(function):
+                    stub = Finding(f"not answered: the cell of {function} still holds the stub", Kind.NOT_ANSWERED)
+                    run = sandbox.RunResult(None, stub, [], 0.0)
+                elif secret and run is not None and run.outcomes is None:
+                    pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
+                else:
+                    run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
+                                      hidden=secret, session=sessions[secret])
+                last_run[function] = run
+                timings[function] = round(timings[function] + run.seconds, 3)
+                for err in run.cell_errors:
+                    note = f"While grading {function}: {err}."
+                    if not err.startswith(f"the cell of {function} ") and not any(n.startswith(note[:-1])
+                                                                                    for n in notes):
+                        notes.append(note)
+                found[function].update(_judged(run, group, cases, hidden))
+    for function, tests, ids, hidden, code, cases in graded:
+        results = found[function]
         if any(msg is not None for msg in results.values()) and answers[function] != stubs.get(function):
             def decide(code, function=function, ids=ids, hidden=hidden, cases=cases):
                 """The same checks on the same inputs, for other code (see autograder.blame)."""

@@ -421,6 +421,36 @@ def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
     assert flops[2] != flops[0], "changed code met the hidden inputs it may have seen before"
 
 
+def test_every_public_run_of_a_notebook_comes_before_any_hidden_run(tmp_path):
+    """What a hidden run could leave in what runs on one machine share (the clock, inode counters)
+    must find no public run of the same notebook after it, whose detailed feedback the student reads."""
+    script = textwrap.dedent("""
+        import json
+        from autograder import sandbox, verdicts
+        from autograder.paths import SOLUTIONS
+        from selfattn.checking import Outcome
+        order = []
+        def record(code, function, cases, limits=None, hidden=False, session=None):
+            order.append([function, hidden])
+            return sandbox.RunResult([Outcome(error="ValueError")] * len(cases), None, [], 0.0)
+        verdicts.sandbox.run = record
+        verdicts.blame.regrade = lambda *a: ({}, "")  # its re-runs show no detail unless all pass
+        path = verdicts.STAGED.parent.parent / "submitted" / "s" / "attention" / "03-softmax-attention.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(open(SOLUTIONS / "attention" / "03-softmax-attention.ipynb").read())
+        verdicts.grade_one("s", "attention", "03-softmax-attention")
+        print(json.dumps(order))
+    """)
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    order = [tuple(x) for x in json.loads(out.stdout)]
+    first_hidden = next(i for i, (_, hidden) in enumerate(order) if hidden)
+    assert {f for f, h in order if not h} == {f for f, h in order if h}, order  # every function ran both
+    assert not any(hidden for _, hidden in order[:first_hidden]) and all(h for _, h in order[first_hidden:]), order
+
+
 @pytest.fixture(params=["fresh", "warm"])
 def session(request):
     """Each sandbox-level test runs in a newly started sandbox and in a pre-warmed one."""
