@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import atomic, dask_tls, sandbox
+from . import atomic, dask_tls, sandbox, warm
 from .stored_outputs import TooIntricate, without_outputs
 from .untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
 
@@ -97,18 +97,8 @@ class Sealed:
 
 
 def _sweep_orphans() -> None:
-    """Remove the work folders of worker processes killed before they could (SIGKILL, the
-    out-of-memory killer); a live owner's folder is left alone."""
-    for path in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
-        pid = path.name[len(_PREFIX):].split("-", 1)[0]
-        try:
-            if not pid.isdigit() or path.is_symlink() or path.stat().st_uid != os.getuid():
-                continue
-            os.kill(int(pid), 0)
-        except ProcessLookupError:  # the owner is gone
-            shutil.rmtree(path, ignore_errors=True)
-        except OSError:  # alive under another user, or the folder went away meanwhile
-            pass
+    """Remove the work folders of worker processes killed before they could remove them."""
+    warm.sweep_orphans(_PREFIX)
 
 
 def _worker_workdir() -> Path:

@@ -46,11 +46,12 @@ from . import cgroups, sandbox, seccomp
 _PREFIX = "sandbox-warm-"
 
 
-def _sweep_orphans() -> None:
-    """Remove the folders of warm sandboxes whose owner was killed before it could (SIGKILL, the
-    out-of-memory killer: a killed formgrader server or Dask worker); bubblewrap died with it."""
-    for path in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
-        pid = path.name[len(_PREFIX):].split("-", 1)[0]
+def sweep_orphans(prefix: str = _PREFIX) -> None:
+    """Remove the folders ``<temp>/<prefix><pid>-*`` whose owner process was killed before it could
+    (SIGKILL, the out-of-memory killer: a killed formgrader server or Dask worker; bubblewrap died
+    with it). A live owner's folder, another user's and a symbolic link are left alone."""
+    for path in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+        pid = path.name[len(prefix):].split("-", 1)[0]
         try:
             if not pid.isdigit() or path.is_symlink() or path.stat().st_uid != os.getuid():
                 continue
@@ -163,7 +164,7 @@ class Session:
             pass
 
     def _start(self, limits: sandbox.Limits = sandbox.DEFAULT) -> None:
-        _sweep_orphans()
+        sweep_orphans()
         if cgroups.hierarchies():  # bubblewrap and the pre-warmed process join before they start
             self.group = cgroups.make(limits.memory_bytes + cgroups.IDLE_MEMORY, limits.tasks + 8)
             self.group.shared, self.group.protect = True, self._own_processes

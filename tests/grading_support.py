@@ -137,3 +137,46 @@ class PlainCourse:
 
     def autograde(self) -> subprocess.CompletedProcess:
         return self.nbgrader("autograde", "attention", "--force")
+
+
+def scores(work: Path, student: str, notebook: str) -> dict[str, tuple[float, float]]:
+    """grade_id -> (score, max) of the autograded test cells, from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
+        nb = gb.find_submission_notebook(notebook, "attention", student)
+        return {g.name: (g.score, g.max_score) for g in nb.grades if g.cell_type == "code"}
+
+
+def function_score(work: Path, student: str, notebook: str, fn: str) -> tuple[float, float]:
+    """(score, max) of the public and hidden test cells of ``fn``."""
+    s = scores(work, student, notebook)
+    cells = [v for k, v in s.items() if k in (f"{fn}-public", f"{fn}-hidden")]
+    assert cells, f"no test cells for {fn} in {notebook}"
+    return sum(c[0] for c in cells), sum(c[1] for c in cells)
+
+
+def feedback_text(work: Path, student: str, notebook: str) -> str:
+    """The words of the autograded notebook (its cells and their outputs), as the feedback shows them."""
+    import nbformat
+
+    nb = nbformat.read(work / "autograded" / student / "attention" / f"{notebook}.ipynb", as_version=4)
+    parts = []
+    for cell in nb.cells:
+        parts.append(cell.source)
+        for out in cell.get("outputs", []):
+            parts.append(out.get("text", "") + " ".join(out.get("traceback", [])) + out.get("evalue", ""))
+    return " ".join("\n".join(parts).split())  # feedback lines are wrapped; compare words
+
+
+def assert_outcome(work: Path, entry: Entry) -> None:
+    """The catalogue entry's header holds: its ``zero`` functions score 0, its ``full`` ones keep
+    every point, and the feedback says its ``message``."""
+    text = feedback_text(work, entry.student, entry.notebook)
+    for fn in entry.zero:
+        assert function_score(work, entry.student, entry.notebook, fn)[0] == 0, f"{fn} earned points:\n{text[-2000:]}"
+    for fn in entry.full:
+        score, most = function_score(work, entry.student, entry.notebook, fn)
+        assert score == most, f"{fn} lost points it earned:\n{text[-2000:]}"
+    if entry.message:
+        assert entry.message in text, f"{entry.message!r} not in the feedback:\n{text[-2000:]}"

@@ -20,9 +20,21 @@ import sqlite3
 import subprocess
 import sys
 
-import nbformat
 import pytest
-from grading_support import RELEASE, ROOT, SOLUTIONS, copy_class, entries, grade, place, submission_text
+from grading_support import (
+    RELEASE,
+    ROOT,
+    SOLUTIONS,
+    assert_outcome,
+    copy_class,
+    entries,
+    feedback_text,
+    function_score,
+    grade,
+    place,
+    scores,
+    submission_text,
+)
 from nbgrader.api import Gradebook
 
 WRONG, CORRECT, ADVERSARIAL = entries("catalogue/wrong"), entries("catalogue/correct"), entries("adversarial")
@@ -39,30 +51,6 @@ def graded(tmp_path_factory):
     result = grade(work, "--workers", "2", "--cpu-seconds", "10", "--memory-mb", "1024")
     assert result.returncode == 0, result.stdout + result.stderr
     return work, digests, result
-
-
-def scores(work, student, notebook) -> dict[str, tuple[float, float]]:
-    """grade_id -> (score, max) of the autograded test cells, from the gradebook."""
-    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
-        nb = gb.find_submission_notebook(notebook, "attention", student)
-        return {g.name: (g.score, g.max_score) for g in nb.grades if g.cell_type == "code"}
-
-
-def function_score(work, student, notebook, fn) -> tuple[float, float]:
-    s = scores(work, student, notebook)
-    cells = [v for k, v in s.items() if k in (f"{fn}-public", f"{fn}-hidden")]
-    assert cells, f"no test cells for {fn} in {notebook}"
-    return sum(c[0] for c in cells), sum(c[1] for c in cells)
-
-
-def feedback_text(work, student, notebook) -> str:
-    nb = nbformat.read(work / "autograded" / student / "attention" / f"{notebook}.ipynb", as_version=4)
-    parts = []
-    for cell in nb.cells:
-        parts.append(cell.source)
-        for out in cell.get("outputs", []):
-            parts.append(out.get("text", "") + " ".join(out.get("traceback", [])) + out.get("evalue", ""))
-    return " ".join("\n".join(parts).split())  # feedback lines are wrapped; compare words
 
 
 def test_solutions_score_full_marks(graded):
@@ -97,14 +85,7 @@ def test_correct_variant_keeps_full_marks(graded, entry):
 @pytest.mark.parametrize("entry", ADVERSARIAL, ids=lambda e: e.path.stem)
 def test_adversarial_outcome(graded, entry):
     work, _, _ = graded
-    text = feedback_text(work, entry.student, entry.notebook)
-    for fn in entry.zero:
-        assert function_score(work, entry.student, entry.notebook, fn)[0] == 0, f"{fn} earned points:\n{text[-2000:]}"
-    for fn in entry.full:
-        score, most = function_score(work, entry.student, entry.notebook, fn)
-        assert score == most, f"{fn} lost points it earned:\n{text[-2000:]}"
-    if entry.message:
-        assert entry.message in text, f"{entry.message!r} not in feedback:\n{text[-2000:]}"
+    assert_outcome(work, entry)
 
 
 def test_gradebook_and_csv_agree_and_every_student_has_a_row(graded):

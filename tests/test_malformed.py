@@ -27,7 +27,18 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading_support import RELEASE, ROOT, SOLUTIONS, TESTS, entries, read_entry, submission_text
+from grading_support import (
+    RELEASE,
+    ROOT,
+    SOLUTIONS,
+    TESTS,
+    assert_outcome,
+    entries,
+    feedback_text,
+    function_score,
+    read_entry,
+    submission_text,
+)
 from nbgrader.api import Gradebook
 
 NOTEBOOKS = ("04-scaling", "08-cost")
@@ -119,24 +130,6 @@ def _scores(work: Path, student: str) -> dict[tuple[str, str], float]:
         return {(nb.name, g.name): g.score for nb in sub.notebooks for g in nb.grades}
 
 
-def _feedback_text(work: Path, student: str, notebook: str) -> str:
-    nb = nbformat.read(work / "autograded" / student / "attention" / f"{notebook}.ipynb", as_version=4)
-    parts = []
-    for cell in nb.cells:
-        parts.append(cell.source)
-        for out in cell.get("outputs", []):
-            parts.append(out.get("text", "") + " ".join(out.get("traceback", [])) + out.get("evalue", ""))
-    return " ".join("\n".join(parts).split())
-
-
-def _function_score(work: Path, student: str, notebook: str, fn: str) -> tuple[float, float]:
-    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
-        nb = gb.find_submission_notebook(notebook, "attention", student)
-        cells = [(g.score, g.max_score) for g in nb.grades if g.name in (f"{fn}-public", f"{fn}-hidden")]
-    assert cells, f"no test cells for {fn} in {notebook}"
-    return sum(c[0] for c in cells), sum(c[1] for c in cells)
-
-
 def test_the_run_grades_everyone_and_names_only_the_grader_faults(classes):
     _, work, run = classes
     assert run.returncode != 0, "a notebook the grader failed on must make the run fail"
@@ -154,13 +147,13 @@ def test_the_run_grades_everyone_and_names_only_the_grader_faults(classes):
 def test_a_failed_job_is_decided_again_by_autograde(classes):
     _, work, _ = classes
     for fn in ("attention_flops", "crossover_length"):
-        score, most = _function_score(work, FAULTY_JOB, "08-cost", fn)
+        score, most = function_score(work, FAULTY_JOB, "08-cost", fn)
         assert score == most, fn
 
 
 def test_a_grader_fault_is_that_notebooks_note(classes):
     _, work, _ = classes
-    text = _feedback_text(work, FAULTY, "08-cost")
+    text = feedback_text(work, FAULTY, "08-cost")
     assert "could not process this notebook while staging it" in text and "injected" in text, text[-2000:]
     assert float(_rows(work)[FAULTY]["score"]) == 0.0
 
@@ -171,23 +164,16 @@ def test_honest_students_are_graded_as_when_alone(classes):
         assert _rows(work)[student]["score"] == _rows(alone)[student]["score"], student
         assert _scores(work, student) == _scores(alone, student), student
         for nb in NOTEBOOKS:
-            assert _feedback_text(work, student, nb) == _feedback_text(alone, student, nb), (student, nb)
+            assert feedback_text(work, student, nb) == feedback_text(alone, student, nb), (student, nb)
     for nb, fn in (("04-scaling", "score_stds"), ("08-cost", "attention_flops"), ("08-cost", "crossover_length")):
-        score, most = _function_score(alone, "alice", nb, fn)
+        score, most = function_score(alone, "alice", nb, fn)
         assert score == most > 0, (nb, fn)
 
 
 @pytest.mark.parametrize("entry", MALFORMED, ids=lambda e: e.path.stem)
 def test_malformed_notebook_outcome(classes, entry):
     _, work, _ = classes
-    text = _feedback_text(work, entry.student, entry.notebook)
-    for fn in entry.zero:
-        assert _function_score(work, entry.student, entry.notebook, fn)[0] == 0, f"{fn} earned points:\n{text[-2000:]}"
-    for fn in entry.full:
-        score, most = _function_score(work, entry.student, entry.notebook, fn)
-        assert score == most, f"{fn} lost points it earned:\n{text[-2000:]}"
-    if entry.message:
-        assert entry.message in text, f"{entry.message!r} not in the feedback:\n{text[-2000:]}"
+    assert_outcome(work, entry)
     page = work / "feedback" / entry.student / "attention" / f"{entry.notebook}.html"
     assert page.is_file() and "\ufffd" not in page.name
 
@@ -196,7 +182,7 @@ def test_big_stored_outputs_are_dropped_and_the_answers_graded(classes):
     _, work, _ = classes
     raw = work / "submitted" / "m-large_stored_outputs" / "attention" / "08-cost.ipynb"
     assert raw.stat().st_size > 50_000_000
-    text = _feedback_text(work, "m-large_stored_outputs", "08-cost")
+    text = feedback_text(work, "m-large_stored_outputs", "08-cost")
     assert "was not read" not in text and "unanswered" not in text, text[-2000:]
     staged = work / ".grading" / "submitted" / "m-large_stored_outputs" / "attention" / "08-cost.ipynb"
     assert staged.stat().st_size < 1_000_000
@@ -214,7 +200,7 @@ def test_sixty_thousand_added_cells_cost_what_two_hundred_do(classes):
     page = work / "feedback" / "m-many_added_cells" / "attention" / "08-cost.html"
     ordinary = work / "feedback" / "alice" / "attention" / "08-cost.html"
     assert page.stat().st_size < ordinary.stat().st_size + 1_000_000, page.stat().st_size
-    assert "59800 more cell(s) you added are not shown" in _feedback_text(work, "m-many_added_cells", "08-cost")
+    assert "59800 more cell(s) you added are not shown" in feedback_text(work, "m-many_added_cells", "08-cost")
 
 
 def test_every_verdict_and_staged_notebook_is_valid_utf8_json(classes):
