@@ -28,6 +28,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell
 from nbgrader import utils
 
+from selfattn.answer import graded_source
+
 from .paths import SUBMITTED, staged_path
 from .spec import notebooks_of, release_path
 from .untrusted import (
@@ -148,8 +150,10 @@ def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.No
                     if attachments:
                         cell["attachments"] = attachments
                     notes += [f"In `{gid}`: {d}." for d in dropped]
-                else:
-                    cell.source = _source_text(found[0])
+                else:  # the Python the grader runs, the same text a notebook check judges
+                    answer = graded_source(_source_text(found[0]))
+                    cell.source = answer.python
+                    notes += [f"In `{gid}`: {answer.note}."] if answer.note else []
         elif (meta.get("grade") or meta.get("locked")) and found:
             change = _change_since_release(found[0], cell)
             if change == "text":
