@@ -6,7 +6,11 @@ goes through both sides: the public test cells executed in a real kernel, as the
 them, and the grader's own verdict (sandbox and all). They must agree on every public test cell.
 
 An agreement file may hold several cells separated by a line ``# --- cell ---``: the last one is
-the answer cell, the ones before it are extra cells the student added above it.
+the answer cell, the ones before it are extra cells the student added above it. Cells after a line
+``# --- cell below ---`` are added below the answer cell (the answer cell is then the part before).
+
+The answer runs in the answer cell itself (its id), added cells in new cells, and the kernel is told
+which cell runs (``metadata.cellId``), as JupyterLab, Notebook 7 and VS Code tell it.
 """
 
 from __future__ import annotations
@@ -25,13 +29,44 @@ from nbclient import NotebookClient
 
 TESTS = Path(__file__).resolve().parent
 SEPARATOR = "# --- cell ---"
+BELOW = "# --- cell below ---"
 ENTRIES = [read_entry(p) for folder in ("catalogue/correct", "catalogue/wrong", "agreement")
            for p in sorted((TESTS / folder).glob("*.py"))]
 ENTRIES = [e for e in ENTRIES if e.kind == "cell"]
 
 
+def _without_header(text: str) -> str:
+    """``text`` without the entry's header lines (so that a cell magic can be a cell's first line)."""
+    lines = text.splitlines(keepends=True)
+    while lines and lines[0].startswith("# ") and ":" in lines[0]:
+        lines.pop(0)
+    return "".join(lines)
+
+
 def _cells_of(entry: Entry) -> list[str]:
-    return [part.strip("\n") + "\n" for part in entry.path.read_text().split(SEPARATOR)]
+    text = _without_header(entry.path.read_text().split(BELOW)[0])
+    return [part.strip("\n") + "\n" for part in text.split(SEPARATOR)]
+
+
+def _cells_below(entry: Entry) -> list[str]:
+    return [part.strip("\n") + "\n" for part in entry.path.read_text().split(BELOW)[1:]]
+
+
+def _execute(client: NotebookClient, cell, index: int) -> None:
+    """Run ``cell`` as a front end does: the execute request names the cell (``metadata.cellId``)."""
+    session = client.kc.session
+    make = session.msg
+
+    def with_cell_id(msg_type, content=None, parent=None, header=None, metadata=None):
+        if msg_type == "execute_request" and cell.get("id"):
+            metadata = {**(metadata or {}), "cellId": cell["id"]}
+        return make(msg_type, content, parent, header, metadata)
+
+    session.msg = with_cell_id
+    try:
+        client.execute_cell(cell, index)
+    finally:
+        del session.msg
 
 
 def _public_cells(nb) -> dict[str, int]:
@@ -55,19 +90,24 @@ def _notebook_side(notebook: str, entries: list[Entry]) -> dict[str, dict[str, b
         for i, cell in enumerate(nb.cells[:scratch]):  # set-up and reference answers, no widgets or hidden checks
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type == "code" and not meta.get("grade") and "demos." not in cell.source:
-                client.execute_cell(cell, i)
+                _execute(client, cell, i)
         for entry in entries:
-            for source in _cells_of(entry):
-                client.execute_cell(nbformat.v4.new_code_cell(source), scratch)
+            *above, answer = _cells_of(entry)
+            for source in above:
+                _execute(client, nbformat.v4.new_code_cell(source), scratch)
+            at = answers[entry.replace]
+            _execute(client, nbformat.v4.new_code_cell(answer, id=nb.cells[at].get("id")), at)
+            for source in _cells_below(entry):
+                _execute(client, nbformat.v4.new_code_cell(source), scratch)
             verdicts = {}
             for gid, i in public.items():
                 cell = nbformat.v4.new_code_cell(nb.cells[i].source)
-                client.execute_cell(cell, scratch)
+                _execute(client, cell, scratch)
                 verdicts[gid] = not any(o.output_type == "error" or o.get("name") == "stderr" for o in cell.outputs)
                 if not verdicts[gid] and entry.message and gid == f"{entry.replace}-public":
                     verdicts["message"] = any(entry.message in o.get("evalue", "") for o in cell.outputs)
             results[entry.path.stem] = verdicts
-            client.execute_cell(nb.cells[answers[entry.replace]], answers[entry.replace])  # back to the reference
+            _execute(client, nb.cells[at], at)  # back to the reference
     return results
 
 
@@ -77,6 +117,9 @@ def _submission(entry: Entry) -> str:
     at = next(i for i, c in enumerate(nb["cells"])
               if c["metadata"].get("nbgrader", {}).get("grade_id") == entry.replace)
     nb["cells"][at]["source"] = answer
+    for k, source in enumerate(_cells_below(entry)):
+        nb["cells"].insert(at + 1 + k, {"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
+                                        "execution_count": None})
     for k, source in enumerate(extra):
         nb["cells"].insert(at + k, {"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
                                     "execution_count": None})
