@@ -200,3 +200,19 @@ def test_the_notebook_names_the_mistake_and_the_verdict_is_the_expected_one(both
         if entry.message and "message" in seen and not seen["message"]:
             problems.append(f"{entry.path.name}: the notebook does not say {entry.message!r}")
     assert not problems, "\n".join(problems)
+
+
+def test_an_answer_that_passes_its_checks_does_not_break_the_notebooks_own_cells():
+    """Answers may return array-likes (a list of rows): the checks accept them, so must the locked
+    cells that use them (Restart & Run All must not stop after a ✓)."""
+    entry = read_entry(TESTS / "agreement" / "permutation_matrix_returns_a_list.py")
+    nb = nbformat.read(ROOT / "notebooks" / "attention" / f"{entry.notebook}.ipynb", as_version=4)
+    namespace: dict = {"np": __import__("numpy")}
+    exec(_cells_of(entry)[-1], namespace)  # trusted test code
+    at = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == entry.replace)
+    used = [c for c in nb.cells[at + 1:] if c.cell_type == "code" and entry.replace in c.source
+            and c.metadata.get("nbgrader", {}).get("locked") and not c.metadata["nbgrader"].get("grade")
+            and "check" not in c.source and "summary" not in c.source]
+    assert used, "no locked cell uses the answer"
+    for cell in used:
+        exec(cell.source, namespace)
