@@ -180,12 +180,16 @@ def _history(shell: Any) -> list[str]:
 
 
 def _raw_cell_named(shell: Any, filename: str) -> str | None:
-    """The raw text of the cell IPython compiled under ``filename`` (its magics not yet transformed)."""
+    """The raw text of the cell IPython compiled under ``filename`` (its magics not yet transformed).
+
+    The texts seen by :func:`_remember_run` are exact; the history's lost their final newlines."""
     hist = _history(shell)
-    for n in range(len(hist) - 1, 0, -1):
+    seen = [(0, raw) for raw in reversed(_SEEN)]
+    kept = [(n, hist[n] + end) for n in range(len(hist) - 1, 0, -1) for end in ("", "\n")]
+    for n, raw in seen + kept:
         try:
-            if shell.compile.get_code_name(hist[n], shell.transform_cell(hist[n]), n) == filename:
-                return hist[n]
+            if shell.compile.get_code_name(raw, shell.transform_cell(raw), n) == filename:
+                return raw
         except Exception:
             return None
     return None
@@ -207,11 +211,17 @@ _RUNS: dict[str, tuple[int, str]] = {}
 def _remember_run(info: Any) -> None:
     cell_id = getattr(info, "cell_id", None)
     raw = getattr(info, "raw_cell", None)
-    if isinstance(cell_id, str) and cell_id and isinstance(raw, str) and not getattr(info, "silent", False):
+    if not isinstance(raw, str) or getattr(info, "silent", False):
+        return
+    _SEEN.pop(raw, None)
+    _SEEN[raw] = None  # last run last
+    if isinstance(cell_id, str) and cell_id:
         _RUNS[cell_id] = (next(_ORDER), raw)
 
 
 _ORDER = itertools.count()
+#: the exact raw text of every cell run since this module was imported, oldest first
+_SEEN: dict[str, None] = {}
 
 
 def _watch_cells() -> None:
@@ -273,7 +283,7 @@ def _raw_answer(fn: Any, name: str) -> tuple[str | None, str]:
     answers = [_RUNS[i] for i in _answer_cell_ids(name) if i in _RUNS]
     if answers and own is not None:
         answer = max(answers)[1]
-        if answer != own:
+        if answer.rstrip() != own.rstrip():
             return answer, (f"your answer must be in {ANSWER_CELL} ({name} was defined in another cell, and "
                             f"only that cell is graded)")
     return own, ""

@@ -15,6 +15,7 @@ which cell runs (``metadata.cellId``), as JupyterLab, Notebook 7 and VS Code tel
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -96,7 +97,8 @@ def _notebook_side(notebook: str, entries: list[Entry]) -> dict[str, dict[str, b
             for source in above:
                 _execute(client, nbformat.v4.new_code_cell(source), scratch)
             at = answers[entry.replace]
-            _execute(client, nbformat.v4.new_code_cell(answer, id=nb.cells[at].get("id")), at)
+            reference = copy.deepcopy(nb.cells[at])  # nbclient keeps what last ran at an index there
+            _execute(client, nbformat.v4.new_code_cell(answer, id=reference.get("id")), at)
             for source in _cells_below(entry):
                 _execute(client, nbformat.v4.new_code_cell(source), scratch)
             verdicts = {}
@@ -107,7 +109,8 @@ def _notebook_side(notebook: str, entries: list[Entry]) -> dict[str, dict[str, b
                 if not verdicts[gid] and entry.message and gid == f"{entry.replace}-public":
                     verdicts["message"] = any(entry.message in o.get("evalue", "") for o in cell.outputs)
             results[entry.path.stem] = verdicts
-            _execute(client, nb.cells[at], at)  # back to the reference
+            _execute(client, reference, at)  # back to the reference
+            nb.cells[at] = reference
     return results
 
 
