@@ -435,11 +435,14 @@ def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exerci
 def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding | None, str]:
     """(message or ``None``, blame note) of one check run the way grading runs it.
 
-    When ``fn`` was defined in a notebook cell, that cell (and the cells of the graded functions
-    it may call) run again in a fresh namespace holding only NumPy, where the course package
-    cannot be imported, and the check calls that copy; elsewhere ``fn`` is called directly. A
-    function that fails only because a function it calls fails passes, with a note naming the
-    function to fix.
+    When ``fn`` comes from a notebook, the text the grader reads runs again in a fresh namespace
+    holding only NumPy, where the course package cannot be imported, and the check calls that
+    copy: the answer cell (when the front end names the cells it runs, else the cell that defined
+    ``fn``, or for a decorated function the last cell defining its name), turned into plain Python
+    by :func:`selfattn.answer.graded_source`, with the cells of the graded functions it may call.
+    Elsewhere ``fn`` is called directly. A function that fails only because a function it calls
+    fails passes, with a note naming the function to fix. The note also says when the text judged
+    is not the cell that defined ``fn``, or when magics were stripped or refused.
     """
     source, note = _answer_of(fn, check_.function)
     if source is None:  # defined in a module or by exec: called as it is, with the same time limit
