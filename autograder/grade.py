@@ -35,7 +35,7 @@ from .nbgrader_steps import export, nbgrader_api, run_step
 from .paths import EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path
 from .run_summary import Progress, Summary
 from .spec import notebooks_of
-from .staging import stage
+from .staging import STAGING_FAILED, stage
 from .verdicts import _secret, freshness, grade_one, stored_verdict, timed_job
 
 
@@ -110,7 +110,9 @@ def _stage_all(subs, force: bool, limits, summary: Summary) -> tuple[list[tuple]
                 staged_path(s, a, nb).unlink(missing_ok=True)
         for nb in handed_in or notebooks_of(a):
             for note in stage(s, a, nb):
-                if not note.startswith("No file"):
+                if note.startswith(STAGING_FAILED):
+                    summary.sandbox_failures.append(f"{s}/{a}/{nb}: {note}")
+                elif not note.startswith("No file"):
                     kind = summary.unreadable if ("could not be read" in note or "was not read" in note) \
                         else summary.repaired
                     kind.append(f"{s}/{a}/{nb}: {note}")
@@ -120,6 +122,20 @@ def _stage_all(subs, force: bool, limits, summary: Summary) -> tuple[list[tuple]
                 jobs.append((s, a, nb, limits))
                 summary.settings_stale += state == "settings"
     return jobs, staged
+
+
+def _job_results(futures: dict, summary: Summary, log):
+    """(student, assignment, notebook, seconds) of each job (``futures``: future -> job) as it
+    finishes. A job that raised (its worker died, say) is named in the summary and the run's exit;
+    its verdict is left missing, so nbgrader's autograde decides it again, and the other jobs go on."""
+    for future in as_completed(futures):
+        s, a, nb, _limits = futures[future]
+        try:
+            yield future.result()
+        except Exception as exc:
+            summary.sandbox_failures.append(f"{s}/{a}/{nb}")
+            log(f"error: deciding {s}/{a}/{nb} failed ({type(exc).__name__}); nbgrader's autograde decides it again")
+            yield s, a, nb, 0.0
 
 
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
@@ -149,6 +165,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     summary.sandbox_mode = f"Dask cluster at {scheduler}" if cluster else sandbox.mode()
     summary.settings = settings.describe(limits)
     settings.hand_down(limits)  # the nbgrader steps' hook decides with the same limits
+    summary.caps = "those of each Dask worker's machine" if cluster else sandbox.caps_in_force(limits)
     summary.students = len(subs)
     state = gradebook_state.load()
     force_nbgrader = force or not GRADEBOOK.exists()  # a new (or deleted) gradebook: every nbgrader step
@@ -168,7 +185,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         if cluster:
             pending = cluster.decide(jobs, _secret().decode(), log)
         else:
-            pending = (f.result() for f in as_completed([pool.submit(timed_job, job) for job in jobs]))
+            pending = _job_results({pool.submit(timed_job, job): job for job in jobs}, summary, log)
         api = nbgrader_api()  # meanwhile, register changed assignments in the gradebook
         for a in sorted({a for _, a in subs}):
             digest = gradebook_state.course_digest(a)
@@ -229,7 +246,8 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {GRADES_CSV}")
     out = {"notebooks": len(jobs), "seconds": summary.seconds, "verdict_seconds": t_verdicts, "steps": steps}
     (GRADING / "timings.json").write_text(json.dumps(out))
-    _end(scan.refused, failed, log)
+    _end(scan.refused + [f"{f.split(':')[0]}: the grader could not process it" for f in summary.sandbox_failures],
+         failed, log)
     return out
 
 
@@ -249,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpu-seconds", type=int, default=None,
                    help="CPU limit per exercise (default: c.GradingSettings.cpu_seconds, else 60)")
     p.add_argument("--memory-mb", type=int, default=None,
-                   help="address-space cap per exercise (default: c.GradingSettings.memory_mb, else 2048)")
+                   help="memory cap per exercise run, each process and all together where a cgroup can be made "
+                        "(default: c.GradingSettings.memory_mb, else 2048)")
     p.add_argument("--student", default=None, help="grade only this student (make grade STUDENT=...)")
     p.add_argument("--force", action="store_true", help="grade everything again, even what did not change")
     p.add_argument("--one", nargs=3, metavar=("STUDENT", "ASSIGNMENT", "NOTEBOOK"),

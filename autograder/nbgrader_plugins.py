@@ -23,6 +23,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import nbformat
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader import utils
 from nbgrader.exchange.default import ExchangeCollect
@@ -81,7 +82,9 @@ def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -
         _restage(s, a)
     limits = configured_limits() if parts else None  # the same settings as make grade's
     for s, a, nb in parts:
-        if not is_fresh(s, a, nb, limits=limits):
+        staged = STAGED / s / a / f"{nb}.ipynb"  # just staged: judged as staged, not staged again
+        current = nbformat.read(staged, as_version=4) if staged.is_file() else None
+        if not is_fresh(s, a, nb, current, limits=limits):
             grade_one(s, a, nb, limits)
 
 

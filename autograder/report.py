@@ -36,8 +36,8 @@ REPORT = WORK / "report" / "index.html"
 # --- what a check's message or a grading note means ------------------------------------------
 
 #: The report's word for each kind of failure that got no answer to judge.
-FAULT_WORDS = {Kind.TIME_OUT: "time-out", Kind.MEMORY: "memory cap", Kind.CRASHED: "crash", Kind.REFUSED: "crash",
-               Kind.NOT_ANSWERED: "not answered"}
+FAULT_WORDS = {Kind.TIME_OUT: "time-out", Kind.MEMORY: "memory cap", Kind.PROCESSES: "process cap",
+               Kind.DISK: "disk cap", Kind.CRASHED: "crash", Kind.REFUSED: "crash", Kind.NOT_ANSWERED: "not answered"}
 #: (kind, pattern) for grading notes.
 NOTE_KINDS = [
     ("unreadable notebook", re.compile(r"could not be read as a notebook")),

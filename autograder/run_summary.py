@@ -61,6 +61,7 @@ class Summary:
     nbgrader_problems: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     sandbox_mode: str = ""
+    caps: str = ""  # the caps each run had (sandbox.caps_in_force)
     seconds: float = 0.0
 
     ANOMALIES = (
@@ -89,6 +90,8 @@ class Summary:
             out.append(f"  grading settings: {self.settings}")
         if self.settings_stale:
             out.append(f"  verdicts made stale by a changed grading setting (graded again): {self.settings_stale}")
+        if self.caps:
+            out.append(f"  caps in force: {self.caps}")
         for name, title, advice in self.ANOMALIES:
             items = getattr(self, name)
             out.append(f"  {title}: {len(items)}" + (f"  -> {advice}" if items else ""))

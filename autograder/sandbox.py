@@ -2,9 +2,12 @@
 
 Each call starts a fresh Python (``-I -S``: no site-packages hooks, so no course package) under
 bubblewrap: no network, no capabilities, a read-only view of the Python runtime and NumPy only,
-nothing writable but an empty /tmp and /dev/shm, a new PID namespace, a CPU-time limit, an
-address-space cap and a file-size cap. Results come
-back on a dedicated pipe as JSON plus an ``.npz`` loaded with ``allow_pickle=False``.
+nothing writable but an empty /tmp and /dev/shm (128 MiB together), a new PID namespace, a
+CPU-time limit, an address-space cap and a file-size cap per process, and, for the run as a
+whole, a memory cap and a cap on its processes and threads (its own cgroups, see
+:mod:`autograder.cgroups`). A run that runs into one of those caps fails with a fixed message
+(:func:`cap_message`). Results come back on a dedicated pipe as JSON plus an ``.npz`` loaded with
+``allow_pickle=False``.
 
 Where bubblewrap cannot run, :data:`FALLBACK` mode keeps the resource limits, the clean
 environment, ``-I -S`` and an empty working folder, but not the filesystem or network isolation.
@@ -35,6 +38,8 @@ import numpy as np
 from selfattn.calling import Case, Outcome
 from selfattn.findings import BUILTIN_EXCEPTIONS, Finding, Kind
 
+from . import cgroups
+
 HERE = Path(__file__).resolve().parent
 #: the one course module the sandbox holds, beside harness.py (standard library and NumPy only)
 CALLING = HERE.parent / "selfattn" / "calling.py"
@@ -43,11 +48,14 @@ MAX_RESULT_BYTES = 64 << 20
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-exercise limits (defaults: 60 s of CPU, 2 GiB of address space)."""
+    """Per-exercise limits (defaults: 60 s of CPU per process, 2 GiB of address space per process
+    and of memory for the run's processes together, 64 processes and threads at once, files of
+    16 MiB). The run-wide caps (memory, tasks) need a cgroup (:mod:`autograder.cgroups`)."""
 
     cpu_seconds: int = 60
     memory_bytes: int = 2 << 30
     file_bytes: int = 16 << 20
+    tasks: int = 64
 
     @property
     def wall_seconds(self) -> float:
@@ -99,6 +107,11 @@ SANDBOX_SITE = "/site"
 #: The only folders of the sandbox a run can write to (everything else is mounted read-only).
 WRITABLE = ("/tmp", "/dev/shm")
 
+#: The size of each writable folder (a tmpfs of its own, otherwise offering half the machine's
+#: memory). A run needs no file at all (its results travel on a pipe); 128 MiB together leaves room
+#: for scratch files (16 MiB each at most, RLIMIT_FSIZE) and is also charged to the run's memory cap.
+TMPFS_BYTES = {"/tmp": 96 << 20, "/dev/shm": 32 << 20}
+
 
 def _package_folders(prefix: str) -> list[str]:
     """Every Python package folder of the runtime and the system (Debian's python3-* packages):
@@ -135,8 +148,9 @@ def _frame(header: dict, arrays: dict[str, np.ndarray] | None = None) -> bytes:
     return out
 
 
-def _limits(limits: Limits):
+def _limits(limits: Limits, cgroup_fds: list[int] | None = None):
     def apply() -> None:
+        cgroups.join(cgroup_fds or [])  # before anything runs: the whole run is in its cgroups
         os.setsid()
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
@@ -170,13 +184,14 @@ def _command(workdir: str, result_fd: int, script: str = "harness.py") -> tuple[
     if Path("/lib64").exists():
         cmd += ["--symlink", "usr/lib64", "/lib64"]
     # /tmp first: the binds after it may live below /tmp (a checkout or venv there) and must win
-    cmd += ["--tmpfs", "/tmp", "--ro-bind", prefix, prefix]
+    cmd += ["--size", str(TMPFS_BYTES["/tmp"]), "--tmpfs", "/tmp", "--ro-bind", prefix, prefix]
     for folder in _package_folders(prefix):
         # an empty, read-only folder over the system's own Python packages
         cmd += ["--tmpfs", folder, "--remount-ro", folder]
     for folder in numpy_folders:  # NumPy alone, never the environment's whole site-packages
         cmd += ["--ro-bind", str(folder), f"{site}/{folder.name}"]
-    cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm"]
+    cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(TMPFS_BYTES["/dev/shm"]), "--tmpfs", "/dev/shm"]
     # the rest read-only: /tmp and /dev/shm are the only places a run can write (see WRITABLE)
     cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
     for k, v in env.items():
@@ -200,11 +215,19 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     first = _frame({"cells": cells, "function": function})
     second = _frame({"cases": encoded}, store)
     t0 = time.perf_counter()
-    if session is not None:
-        data, timed_out, too_big, rc = session.execute(first, second, limits)
-    else:
-        data, timed_out, too_big, rc = _run_fresh(first, second, limits)
+    # the cgroups that cap the run as a whole: its own, or (warm) its sandbox's, capped for it
+    group = session.group_for(limits) if session is not None else cgroups.make(limits.memory_bytes, limits.tasks)
+    try:
+        if session is not None:
+            data, timed_out, too_big, rc = session.execute(first, second, limits, group=group)
+        else:
+            data, timed_out, too_big, rc = _run_fresh(first, second, limits, group)
+        capped = group.hit()
+    finally:
+        group.finish()
     seconds = time.perf_counter() - t0
+    if capped is not None:
+        return RunResult(None, cap_message(capped, limits), [], seconds)
     if timed_out:
         reason = f"stopped after {limits.wall_seconds:.0f} s: an infinite loop or a very slow computation?"
         return RunResult(None, Finding(reason, Kind.TIME_OUT), [], seconds)
@@ -216,6 +239,8 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
             raise ValueError("no greeting")
     except Exception:
         return RunResult(None, _death_reason(rc, limits, seconds), [], seconds)
+    if _disk_full(result):
+        return RunResult(None, cap_message(DISK, limits), [], seconds)
     labels = [label for label, _ in cells]
     cell_errors = [str(e)[:500] for e in result.get("cell_errors", [])]
     if hidden:
@@ -241,8 +266,10 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     return RunResult(outcomes, None, cell_errors, seconds)
 
 
-def _run_fresh(first: bytes, second: bytes, limits: Limits) -> tuple[bytes, bool, bool, int | None]:
-    """One run in a newly started sandbox: (result bytes, timed out, too big, exit status)."""
+def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group | None = None
+               ) -> tuple[bytes, bool, bool, int | None]:
+    """One run in a newly started sandbox (in ``group``'s cgroups from its first instruction):
+    (result bytes, timed out, too big, exit status)."""
     with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
         shutil.copy(HERE / "harness.py", workdir)
         shutil.copy(CALLING, workdir)
@@ -250,14 +277,16 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits) -> tuple[bytes, bool
         command, env = _command(workdir, write_fd)
         proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(write_fd,), preexec_fn=_limits(limits), cwd=workdir, env=env,
+            pass_fds=(write_fd,), preexec_fn=_limits(limits, group.procs_fds() if group else None),
+            cwd=workdir, env=env,
         )
         os.close(write_fd)
         asked = threading.Event()
         feeder = threading.Thread(target=_feed, args=(proc.stdin, first, second, asked), daemon=True)
         feeder.start()
         try:
-            data, timed_out, too_big = _collect(read_fd, proc, limits, on_first_byte=asked.set)
+            data, timed_out, too_big = _collect(read_fd, proc, limits, on_first_byte=asked.set,
+                                                stop=group.stop_if_capped if group else None)
         finally:
             asked.set()
         rc = proc.wait()
@@ -306,10 +335,11 @@ def _feed(stdin, first: bytes, second: bytes, asked: threading.Event) -> None:
             pass
 
 
-def _collect(fd: int, proc, limits: Limits, on_first_byte=None, kill=None) -> tuple[bytes, bool, bool]:
-    """Read the result pipe until EOF, the wall-clock limit, or the size cap; call ``on_first_byte``
-    when the harness first writes (it is asking for the cases). Then ``kill`` (by default the
-    process group of ``proc``: whatever the student started)."""
+def _collect(fd: int, proc, limits: Limits, on_first_byte=None, kill=None, stop=None) -> tuple[bytes, bool, bool]:
+    """Read the result pipe until EOF, the wall-clock limit, the size cap, or ``stop()`` says the run
+    was ended (it ran into a cap of its cgroup); call ``on_first_byte`` when the harness first
+    writes (it is asking for the cases). Then ``kill`` (by default the process group of ``proc``:
+    whatever the student started)."""
     import select
 
     chunks, size = [], 0
@@ -326,7 +356,9 @@ def _collect(fd: int, proc, limits: Limits, on_first_byte=None, kill=None) -> tu
             if now >= deadline:
                 timed_out = True
                 break
-            ready, _, _ = select.select([fd], [], [], 0.2)
+            if stop is not None and stop():
+                break
+            ready, _, _ = select.select([fd], [], [], 0.1 if stop is not None else 0.2)
             if not ready:
                 continue
             chunk = os.read(fd, 1 << 20)
@@ -415,6 +447,40 @@ def _parse(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
             arr = np.frombuffer(raw, dtype=dtype)
             arrays[info.filename[: -len(".npy")]] = arr.reshape(shape, order="F" if fortran else "C").copy()
     return result, arrays
+
+
+#: The cap a run ran into when it filled its writable folders or wrote too large a file.
+DISK = "disk"
+_DISK_ERRORS = re.compile(r"\[Errno (?:27|28)\]")  # EFBIG (RLIMIT_FSIZE), ENOSPC (the tmpfs is full)
+
+
+def _disk_full(result: dict) -> bool:
+    """Whether the run's cells or calls failed writing a file: its folders were full or the file
+    too large (the text is the run's own: a submission could only claim this against itself)."""
+    errors = [str(e) for e in result.get("cell_errors", [])] + [str(result.get("missing", ""))]
+    errors += [str(o.get("error", "")) for o in result.get("outcomes", []) if isinstance(o, dict)]
+    return any(_DISK_ERRORS.search(e) for e in errors)
+
+
+def cap_message(cap: str, limits: Limits) -> Finding:
+    """The fixed text of a run that ran into a cap (nothing in it is chosen by the submission)."""
+    if cap == cgroups.MEMORY:
+        return Finding(f"ran out of memory (a run's processes together may hold {limits.memory_bytes >> 20} MiB)",
+                       Kind.MEMORY)
+    if cap == cgroups.TASKS:
+        return Finding(f"started too many processes or threads (a run may have {limits.tasks} at once)",
+                       Kind.PROCESSES)
+    return Finding(f"filled its disk (a run may write {sum(TMPFS_BYTES.values()) >> 20} MiB in /tmp and /dev/shm "
+                   f"together, {limits.file_bytes >> 20} MiB per file)", Kind.DISK)
+
+
+def caps_in_force(limits: Limits) -> str:
+    """The caps on each run here, for the grading summary."""
+    memory, tasks = cgroups.describe(limits.memory_bytes, limits.tasks)
+    disk = (f"/tmp+/dev/shm {sum(TMPFS_BYTES.values()) >> 20} MiB" if mode() == "bubblewrap"
+            else "/tmp not capped (fallback sandbox: the machine's own)")
+    return (f"CPU {limits.cpu_seconds} s per process, {memory}, {tasks}, {disk}, "
+            f"files {limits.file_bytes >> 20} MiB")
 
 
 def _death_reason(rc: int, limits: Limits, seconds: float = float("inf")) -> Finding:

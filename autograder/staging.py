@@ -20,7 +20,6 @@ The staged notebook carries its notes in ``metadata.selfattn.notes``.
 
 from __future__ import annotations
 
-import json
 import secrets
 from pathlib import Path
 
@@ -33,18 +32,29 @@ from selfattn.answer import graded_source
 from .paths import SUBMITTED, staged_path
 from .spec import notebooks_of, release_path
 from .untrusted import (
-    MAX_NOTEBOOK_BYTES,
     MAX_TIMESTAMP_BYTES,
+    NotANotebook,
     Refused,
     disarm_markup,
+    link_missing_attachments,
     link_outside_images,
     one_line,
+    read_notebook,
     read_regular,
     safe_attachments,
+    storable,
 )
 
 #: longest text of an added cell shown in the feedback
 MAX_EXTRA_CHARS = 20_000
+#: added cells kept (shown, never run): the first ones, up to this many and this much text in all;
+#: the rest are counted in one note, so no submission makes staging or its feedback page large
+MAX_ADDED_CELLS = 200
+MAX_ADDED_TEXT = 200_000
+#: an answer longer than this is not graded (a real one is a few hundred characters); a written
+#: answer is cut there instead (it may inline an image)
+MAX_ANSWER_CHARS = 100_000
+MAX_WRITTEN_CHARS = 1_000_000
 MAX_SECRET_BYTES = 200
 
 ADDED_CELL_NOTE = ("*The cell below was added to the notebook (or is a changed copy of one of its "
@@ -96,21 +106,21 @@ def _change_since_release(theirs: dict, ours) -> str | None:
 
 
 def read_submission(student: str, assignment: str, notebook: str) -> tuple[list[dict], list[str]]:
-    """The cells of a handed-in notebook as plain data (none if absent or unreadable), and notes."""
+    """The cells of a handed-in notebook as plain data (none if absent or unreadable), and notes.
+
+    Its stored outputs are dropped while it is read, every string is made storable, and any other
+    repair is noted (:func:`autograder.untrusted.read_notebook`)."""
     original = SUBMITTED / student / assignment / f"{notebook}.ipynb"
     if not original.exists() and not original.is_symlink():
         return [], [f"No file {notebook}.ipynb was submitted; it is graded as unanswered."]
     try:
-        data = json.loads(read_regular(original, MAX_NOTEBOOK_BYTES).decode("utf-8"))
-        cells = data.get("cells") if isinstance(data, dict) else None
-        if not isinstance(cells, list):
-            raise ValueError("it has no list of cells")
-        return [c for c in cells if isinstance(c, dict)], []
+        cells, notes = read_notebook(original)
     except Refused as exc:
         return [], [f"{notebook}.ipynb was not read: {exc}; it is graded as unanswered."]
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        return [], [f"{notebook}.ipynb could not be read as a notebook ({type(exc).__name__}: "
-                    f"{one_line(exc, 120)}); it is graded as unanswered."]
+    except NotANotebook as exc:
+        return [], [f"{notebook}.ipynb could not be read as a notebook ({one_line(exc, 160)}); "
+                    "it is graded as unanswered."]
+    return cells, notes
 
 
 def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.NotebookNode:
@@ -139,6 +149,10 @@ def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.No
                     # a written answer is shown by HTML renderers (formgrader, feedback): no tag survives;
                     # the original stays in submitted/ for the record
                     source = _source_text(found[0])
+                    if len(source) > MAX_WRITTEN_CHARS:
+                        notes.append(f"The written answer `{gid}` holds {len(source):,} characters; only the first "
+                                     f"{MAX_WRITTEN_CHARS:,} are shown.")
+                        source = source[:MAX_WRITTEN_CHARS]
                     linked = link_outside_images(source)
                     cell.source = disarm_markup(linked)
                     if cell.source != linked:
@@ -150,63 +164,99 @@ def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.No
                     if attachments:
                         cell["attachments"] = attachments
                     notes += [f"In `{gid}`: {d}." for d in dropped]
+                    shown = link_missing_attachments(cell.source, set(attachments))
+                    if shown != cell.source:
+                        cell.source = shown
+                        notes.append(f"An image in the written answer `{gid}` names an attachment it does not "
+                                     "hold (or by a name that cannot be shown); it is shown as a link.")
+                elif len(answer := _source_text(found[0])) > MAX_ANSWER_CHARS:
+                    notes.append(f"The answer cell `{gid}` holds {len(answer):,} characters, more than the "
+                                 f"{MAX_ANSWER_CHARS:,} an answer may have; it is graded as unanswered.")
                 else:  # the Python the grader runs, the same text a notebook check judges
-                    answer = graded_source(_source_text(found[0]))
-                    cell.source = answer.python
-                    notes += [f"In `{gid}`: {answer.note}."] if answer.note else []
+                    graded = graded_source(answer)
+                    cell.source = graded.python
+                    notes += [f"In `{gid}`: {graded.note}."] if graded.note else []
         elif (meta.get("grade") or meta.get("locked")) and found:
             change = _change_since_release(found[0], cell)
             if change == "text":
                 notes.append(f"The locked cell `{gid}` was edited; the original was used.")
             elif change == "points":
                 notes.append(f"The points of `{gid}` were changed; the course's points were used.")
-    added = _keep_added_cells(release, student_cells)
+    added, left_out = _keep_added_cells(release, student_cells)
     if added:
         notes.append(f"{added} cell(s) you added are shown where you put them but were not run or graded: "
                      "each exercise is graded from its own answer cell alone.")
+    if left_out:
+        notes.append(f"{left_out} more cell(s) you added are not shown (only the first {MAX_ADDED_CELLS} added "
+                     f"cells, {MAX_ADDED_TEXT:,} characters in all, are kept); added cells are never graded.")
     release.metadata["selfattn"] = {"notes": notes}
     return release
 
 
-def _keep_added_cells(release: nbformat.NotebookNode, student_cells: list[dict]) -> int:
+def _keep_added_cells(release: nbformat.NotebookNode, student_cells: list[dict]) -> tuple[int, int]:
     """Insert the student's own cells (as code, never run) after the release cell they followed;
-    return how many. Markdown the student added is shown as text, never rendered."""
-    release_ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in release.cells} - {None}
+    return how many, and how many more were left out (beyond :data:`MAX_ADDED_CELLS` cells or
+    :data:`MAX_ADDED_TEXT` characters). Markdown the student added is shown as text, never rendered."""
+    position: dict[str, int] = {}
+    by_source: dict[str, list[int]] = {}
+    for i, c in enumerate(release.cells):
+        by_source.setdefault(c.source, []).append(i)
+        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        if isinstance(gid, str):
+            position.setdefault(gid, i)
     anchor = -1  # index into release.cells of the last cell matched so far
     extras: dict[int, list[str]] = {}
+    kept = left_out = budget = 0
     for c in student_cells:
         gid = _grade_id(c)
-        if gid in release_ids:
-            anchor = next(i for i, r in enumerate(release.cells)
-                          if r.metadata.get("nbgrader", {}).get("grade_id") == gid)
+        if gid in position:
+            anchor = position[gid]
             continue
         text = _source_text(c)
-        same = [i for i, r in enumerate(release.cells) if i > anchor and r.source == text]
+        same = [i for i in by_source.get(text, ()) if i > anchor]
         if same:
             anchor = same[0]
         elif text.strip():
+            if len(text) > MAX_EXTRA_CHARS:
+                text = text[:MAX_EXTRA_CHARS] + "\n# ... (cut)"
+            if kept >= MAX_ADDED_CELLS or budget + len(text) > MAX_ADDED_TEXT:
+                left_out += 1
+                continue
+            kept, budget = kept + 1, budget + len(text)
             extras.setdefault(anchor, []).append(text)
     if not extras:
-        return 0
+        return 0, left_out
     cells = []
     for i in range(-1, len(release.cells)):
         if i >= 0:
             cells.append(release.cells[i])
         for text in extras.get(i, []):
-            if len(text) > MAX_EXTRA_CHARS:
-                text = text[:MAX_EXTRA_CHARS] + "\n# ... (cut)"
             cells.append(new_markdown_cell(ADDED_CELL_NOTE, metadata={"selfattn_added": "note"}))
             cells.append(new_code_cell(text, metadata={"selfattn_added": "cell"}))
     release.cells = cells
-    return sum(len(v) for v in extras.values())
+    return kept, left_out
+
+
+#: what the note of a notebook that staging failed on says (a fault of the grader, not of the student)
+STAGING_FAILED = "The grader could not process this notebook while staging it"
 
 
 def stage(student: str, assignment: str, notebook: str) -> list[str]:
-    """Write the repaired copy of one submission under ``.grading/submitted``; return notes."""
-    nb = staged_notebook(student, assignment, notebook)
+    """Write the repaired copy of one submission under ``.grading/submitted``; return notes.
+
+    Whatever goes wrong with one notebook stays with it: the release is staged in its place (graded
+    as unanswered) with a note beginning with :data:`STAGING_FAILED`, and the class goes on."""
     target = staged_path(student, assignment, notebook)
     target.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, target)
+    try:
+        nb = staged_notebook(student, assignment, notebook)
+        nbformat.write(nb, target)
+    except Exception as exc:  # a fault of the grader on this input: the note says so, nobody else is touched
+        nb = nbformat.read(release_path(assignment, notebook), as_version=4)
+        why = f"{type(exc).__name__}: {one_line(storable(str(exc)), 160)}"
+        nb.metadata["selfattn"] = {"notes": [f"{STAGING_FAILED} ({why}); it is graded as unanswered, and the "
+                                             "instructor is told."]}
+        nbformat.write(nb, target)
     notes = list(nb.metadata["selfattn"]["notes"])
     note = stage_timestamp(SUBMITTED / student / assignment, target.parent)
     stage_secret(SUBMITTED / student / assignment, target.parent)

@@ -5,6 +5,10 @@ cost is that start (bubblewrap, the interpreter, NumPy). A :class:`Session` star
 holding a pre-warmed interpreter; each run is a child forked from it, so the guarantees stay those
 of a fresh run: the student's code runs in a new process per run (public and hidden inputs never
 meet in one process), with the run's own CPU, memory and file-size limits, in its own session.
+The sandbox lives in cgroups of its own (:mod:`autograder.cgroups`), in which every run is born
+(forked, never moved there: moving a process waits for the kernel, about 12 ms); before each run
+their caps are set to the run's caps above what the idle sandbox holds, so they cap the run as a
+whole.
 
 Under bubblewrap, one session serves every notebook a worker (process or thread) grades
 (:func:`sessions`): after each run the sandbox kills every leftover process and returns its only
@@ -33,7 +37,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import sandbox
+from . import cgroups, sandbox
 
 #: A warm sandbox's folder is named ``sandbox-warm-<pid of its owner>-<random>`` in the temp folder.
 _PREFIX = "sandbox-warm-"
@@ -141,6 +145,7 @@ class Session:
         self.workdir: str | None = None
         self.owner = os.getpid()  # a forked process must not close (kill) its parent's sandbox
         self.runs = 0  # runs since the sandbox started (for tests and benchmarks)
+        self.group: cgroups.Group | None = None  # the sandbox's cgroups, where each run is born
 
     def __enter__(self) -> Session:
         return self
@@ -154,8 +159,12 @@ class Session:
         except Exception:
             pass
 
-    def _start(self) -> None:
+    def _start(self, limits: sandbox.Limits = sandbox.DEFAULT) -> None:
         _sweep_orphans()
+        if cgroups.hierarchies():  # bubblewrap and the pre-warmed process join before they start
+            self.group = cgroups.make(limits.memory_bytes + cgroups.IDLE_MEMORY, limits.tasks + 8)
+            self.group.shared, self.group.protect = True, self._own_processes
+        fds = self.group.procs_fds() if self.group is not None else []
         self.workdir = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
         for source in (sandbox.HERE / "harness.py", sandbox.CALLING, sandbox.HERE / "zygote.py"):
             shutil.copy(source, self.workdir)
@@ -170,7 +179,8 @@ class Session:
                                       "--setenv", "ZYGOTE_WIPE", ":".join(sandbox.WRITABLE)]
         self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
-                                     preexec_fn=os.setsid, cwd=self.workdir, env=env)
+                                     preexec_fn=lambda: (cgroups.join(fds), os.setsid()), cwd=self.workdir,
+                                     env=env)
         theirs.close()
         self.ctl = ours
         self.runs = 0
@@ -180,7 +190,7 @@ class Session:
             self.ctl.close()
             self.ctl = None
         if self.owner != os.getpid():  # a copy inherited through fork: the sandbox is the parent's
-            self.proc = self.workdir = None
+            self.proc = self.workdir = self.group = None
             return
         if self.proc is not None:
             try:
@@ -189,20 +199,54 @@ class Session:
                 pass
             self.proc.wait()
             self.proc = None
+        if self.group is not None:
+            self.group.hit()  # remembered: the run that ended the sandbox may have hit a cap
+            self.group.remove()
+            self.group = None
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
 
-    def execute(self, first: bytes, second: bytes, limits: sandbox.Limits, retried: bool = False
-                ) -> tuple[bytes, bool, bool, int | None]:
+    def _own_processes(self) -> set[int]:
+        """bubblewrap and the pre-warmed process (its child; without bubblewrap, the pre-warmed
+        process alone, whose children are the runs): what a run's cap never kills."""
+        if self.proc is None:
+            return set()
+        own = {self.proc.pid}
+        if sandbox.mode() != "bubblewrap":
+            return own
+        for pid in cgroups.members(self.group) if self.group is not None else []:
+            try:
+                if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == self.proc.pid:
+                    own.add(pid)
+            except (OSError, ValueError, IndexError):
+                pass
+        return own
+
+    def group_for(self, limits: sandbox.Limits) -> cgroups.Group:
+        """The cgroups of the next run (the sandbox's own, capped for it; the sandbox is started or,
+        if it holds too much while idle, started again), or new empty ones where there are none."""
+        starting = self.proc is None or self.proc.poll() is not None
+        if starting:
+            self.close()
+            self._start(limits)
+        if self.group is not None and not self.group.begin_run(limits.memory_bytes, limits.tasks, starting):
+            self.close()  # it holds too much while idle: a new one
+            self._start(limits)
+            if not self.group.begin_run(limits.memory_bytes, limits.tasks, starting=True):
+                raise RuntimeError(f"a new warm sandbox already holds more than {cgroups.IDLE_MEMORY >> 20} MiB")
+        return self.group if self.group is not None else cgroups.make(limits.memory_bytes, limits.tasks)
+
+    def execute(self, first: bytes, second: bytes, limits: sandbox.Limits, retried: bool = False,
+                group: cgroups.Group | None = None) -> tuple[bytes, bool, bool, int | None]:
         """One run in a fresh child: (result bytes, timed out, too big, exit status or None).
 
         ``first`` (the cells) and ``second`` (the cases, sent only once the harness asks) are the
-        frames :func:`autograder.sandbox.run` would send to a newly started sandbox.
+        frames :func:`autograder.sandbox.run` would send to a newly started sandbox; ``group`` is
+        what :meth:`group_for` gave for this run (the run is stopped once it hits one of its caps).
         """
-        if self.proc is None or self.proc.poll() is not None:
-            self.close()
-            self._start()
+        if self.proc is None or self.proc.poll() is not None:  # it ended since group_for
+            self.group_for(limits)
         assert self.ctl is not None
         stdin_r, stdin_w = os.pipe()
         result_r, result_w = os.pipe()
@@ -220,7 +264,7 @@ class Session:
             self.close()
             if retried:
                 return b"", False, False, None
-            return self.execute(first, second, limits, retried=True)
+            return self.execute(first, second, limits, retried=True, group=group)
         asked = threading.Event()
         stdin = os.fdopen(stdin_w, "wb")
         feeder = threading.Thread(target=sandbox._feed, args=(stdin, first, second, asked), daemon=True)
@@ -228,7 +272,8 @@ class Session:
         child = _Child(self.ctl)
         try:
             data, timed_out, too_big = sandbox._collect(result_r, child, limits, on_first_byte=asked.set,
-                                                        kill=lambda: None)
+                                                        kill=lambda: None,
+                                                        stop=group.stop_if_capped if group else None)
         except BaseException:
             self.close()  # interrupted mid-run: the run's exit status would reach the next run
             raise

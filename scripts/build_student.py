@@ -8,7 +8,8 @@ Writes ``_build/student/selfattn-course/`` and the same folder as one archive,
 - ``notebooks/``: the released notebooks (``make release``), no solutions, no hidden checks;
 - ``wheels/``: a wheel of the helper package ``selfattn`` alone (no grading code);
 - ``requirements.txt``: pinned, for Python 3.10-3.13 (``student/requirements.txt``);
-- ``install.py``, ``hand_in.py``, ``nbgrader_config.py`` (from ``student/``).
+- ``install.py``, ``hand_in.py``, ``nbgrader_config.py`` (from ``student/``), and
+  ``stored_outputs.py`` (from ``autograder/``: ``hand_in.py`` measures a notebook as grading reads it).
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ def build(dest: Path) -> Path:
     shutil.copytree(ROOT / "notebooks", folder / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     for name in COPIED:
         shutil.copy(ROOT / "student" / name, folder / name)
+    shutil.copy(ROOT / "autograder" / "stored_outputs.py", folder / "stored_outputs.py")
     build_wheel(folder / "wheels")
     notebooks = sorted((folder / "notebooks").glob("*/*.ipynb"))
     (folder / "START_HERE.md").write_text(start_here(notebooks))

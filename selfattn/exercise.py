@@ -150,7 +150,8 @@ class Exercise:
                     for g, w in zip(got, wrong, strict=True)):
                 return Finding.mistake(mistake.message, f"{mistake.message} (on input {case.describe()})")
         if self.extra is not None and (msg := self.extra(case, got)):
-            return Finding.mistake(msg) if msg in self.diagnoses else Finding(msg, Kind.WRONG_VALUES)
+            name = msg.name if isinstance(msg, Finding) else msg  # a Finding may show more than its name
+            return Finding.mistake(name, str(msg)) if name in self.diagnoses else Finding(str(msg), Kind.WRONG_VALUES)
         for g, w in zip(got, want, strict=True):
             if g.shape != w.shape:
                 return Finding(f"{shape_message(g, w)} (on input {case.describe()})", Kind.WRONG_SHAPE)

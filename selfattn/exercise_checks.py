@@ -51,7 +51,8 @@ def _softmax_extra(case: Case, got):
             return _ALL_MASKED
         return _UNDERFLOW
     if not np.allclose(g.sum(axis=axis), 1.0, atol=1e-5):
-        return _NOT_NORMALISED
+        return Finding.mistake(_NOT_NORMALISED, f"weights do not sum to 1 along axis {axis}: normalise each slice "
+                                                "along that axis")
     return None
 
 

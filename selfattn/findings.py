@@ -34,13 +34,15 @@ class Kind(StrEnum):
     NOT_ANSWERED = "not answered"
     TIME_OUT = "ran out of time (an infinite loop or a very slow computation?)"
     MEMORY = "ran out of memory"
+    PROCESSES = "started too many processes or threads"
+    DISK = "filled its disk"
     CRASHED = "crashed before returning its results"
     REFUSED = "its results were refused (too large or malformed)"
     UNCHECKABLE = "its results could not be checked"
 
 
 #: Kinds where the code gave no result to judge (the class report counts them as faults).
-FAULTS = frozenset({Kind.TIME_OUT, Kind.MEMORY, Kind.CRASHED, Kind.REFUSED})
+FAULTS = frozenset({Kind.TIME_OUT, Kind.MEMORY, Kind.PROCESSES, Kind.DISK, Kind.CRASHED, Kind.REFUSED})
 
 #: Exception names a hidden check may report: Python's own, which no input can be spelled in.
 BUILTIN_EXCEPTIONS = frozenset(

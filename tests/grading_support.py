@@ -78,6 +78,11 @@ def with_answers(raw: str, answers: dict[str, str]) -> str:
     return json.dumps(nb)
 
 
+def answer_cell(nb: dict, grade_id: str) -> dict:
+    """The cell of ``nb`` (a notebook's parsed JSON) with this nbgrader grade id."""
+    return next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+
+
 def place(work: Path, student: str, notebook: str, text: str) -> None:
     folder = work / "submitted" / student / "attention"
     folder.mkdir(parents=True, exist_ok=True)
