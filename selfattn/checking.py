@@ -182,11 +182,12 @@ def _history(shell: Any) -> list[str]:
 def _raw_cell_named(shell: Any, filename: str) -> str | None:
     """The raw text of the cell IPython compiled under ``filename`` (its magics not yet transformed).
 
-    The texts seen by :func:`_remember_run` are exact; the history's lost their final newlines."""
+    The cells run since this module was imported are known by name (:func:`_remember_run`);
+    older ones are looked for in the history, whose texts lost their final newlines."""
+    if filename in _NAMED:
+        return _NAMED[filename]
     hist = _history(shell)
-    seen = [(0, raw) for raw in reversed(_SEEN)]
-    kept = [(n, hist[n] + end) for n in range(len(hist) - 1, 0, -1) for end in ("", "\n")]
-    for n, raw in seen + kept:
+    for n, raw in ((n, hist[n] + end) for n in range(len(hist) - 1, 0, -1) for end in ("", "\n")):
         try:
             if shell.compile.get_code_name(raw, shell.transform_cell(raw), n) == filename:
                 return raw
@@ -213,15 +214,19 @@ def _remember_run(info: Any) -> None:
     raw = getattr(info, "raw_cell", None)
     if not isinstance(raw, str) or getattr(info, "silent", False):
         return
-    _SEEN.pop(raw, None)
-    _SEEN[raw] = None  # last run last
+    shell = _shell()
+    try:  # the name IPython compiles this cell under, so that a function's code leads back to it
+        transformed = getattr(info, "transformed_cell", None) or shell.transform_cell(raw)
+        _NAMED[shell.compile.get_code_name(raw, transformed, shell.execution_count)] = raw
+    except Exception:
+        pass
     if isinstance(cell_id, str) and cell_id:
         _RUNS[cell_id] = (next(_ORDER), raw)
 
 
 _ORDER = itertools.count()
-#: the exact raw text of every cell run since this module was imported, oldest first
-_SEEN: dict[str, None] = {}
+#: compiled name -> exact raw text of every cell run since this module was imported
+_NAMED: dict[str, str] = {}
 
 
 def _watch_cells() -> None:
