@@ -237,31 +237,52 @@ def _watch_cells() -> None:
         events.register("pre_run_cell", _remember_run)
 
 
-_NOTEBOOK_IDS: dict[tuple[str, float], dict[str, set[str]]] = {}
+_SAVED: dict[tuple[str, float], dict[str, dict[str, str]]] = {}
 
 
-def _answer_cell_ids(function: str) -> set[str]:
-    """The ids of the answer cells of ``function`` (grade id = its name) in the notebooks of the
-    kernel's working folder, the notebook's own folder."""
+def _saved_answer_cells(function: str) -> dict[str, str]:
+    """id -> saved text of the answer cells of ``function`` (grade id = its name) in the notebooks
+    of the kernel's working folder (the notebook's own folder): what the grader reads if the
+    notebook is handed in as saved."""
     import json
     from pathlib import Path
 
-    ids: set[str] = set()
+    cells: dict[str, str] = {}
     for path in Path.cwd().glob("*.ipynb"):
         try:
             key = (str(path), path.stat().st_mtime)
-            if key not in _NOTEBOOK_IDS:
-                cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-                found: dict[str, set[str]] = {}
-                for c in cells:
+            if key not in _SAVED:
+                found: dict[str, dict[str, str]] = {}
+                for c in json.loads(path.read_text(encoding="utf-8")).get("cells", []):
                     nbg = c.get("metadata", {}).get("nbgrader", {})
                     if nbg.get("solution") and isinstance(c.get("id"), str):
-                        found.setdefault(nbg.get("grade_id"), set()).add(c["id"])
-                _NOTEBOOK_IDS[key] = found
-            ids |= _NOTEBOOK_IDS[key].get(function, set())
-        except (OSError, ValueError, AttributeError):
+                        text = c.get("source", "")
+                        text = "".join(text) if isinstance(text, list) else str(text)
+                        found.setdefault(str(nbg.get("grade_id")), {})[c["id"]] = text
+                _SAVED[key] = found
+            cells |= _SAVED[key].get(function, {})
+        except (OSError, ValueError, AttributeError, TypeError):
             continue
-    return ids
+    return cells
+
+
+def _graded_text(own: str, name: str) -> str | None:
+    """The text the grader will read for answer ``name`` when it differs from ``own`` (the text of
+    the cell that defined the function), else ``None``; needs a front end that names the cells
+    it runs.
+
+    That is the last text run in the answer cell; if the answer cell has not run since the course
+    package was imported while the cell of ``own`` is known to be another one, its saved text."""
+    saved = _saved_answer_cells(name)
+    ran = [_RUNS[i] for i in saved if i in _RUNS]
+    if ran:
+        answer = max(ran)[1]
+    else:
+        own_ids = {i for i, (_, raw) in _RUNS.items() if raw.rstrip() == own.rstrip()}
+        if not saved or not own_ids or own_ids & saved.keys():
+            return None
+        answer = next(iter(saved.values()))
+    return answer if answer.rstrip() != own.rstrip() else None
 
 
 def _raw_answer(fn: Any, name: str) -> tuple[str | None, str]:
@@ -285,12 +306,9 @@ def _raw_answer(fn: Any, name: str) -> tuple[str | None, str]:
             own = "".join(lines) if lines else None
     elif shell is not None:
         own = _latest_cell_defining(shell, name)
-    answers = [_RUNS[i] for i in _answer_cell_ids(name) if i in _RUNS]
-    if answers and own is not None:
-        answer = max(answers)[1]
-        if answer.rstrip() != own.rstrip():
-            return answer, (f"your answer must be in {ANSWER_CELL} ({name} was defined in another cell, and "
-                            f"only that cell is graded)")
+    if own is not None and (answer := _graded_text(own, name)) is not None:
+        return answer, (f"your answer must be in {ANSWER_CELL} ({name} was defined in another cell, and "
+                        f"only that cell is graded)")
     return own, ""
 
 

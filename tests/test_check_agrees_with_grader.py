@@ -219,3 +219,25 @@ def test_an_answer_that_passes_its_checks_does_not_break_the_notebooks_own_cells
     assert used, "no locked cell uses the answer"
     for cell in used:
         exec(cell.source, namespace)
+
+
+def test_an_answer_cell_never_run_is_judged_as_saved(tmp_path):
+    """A student who writes the function in a new cell and never runs the answer cell (the stub)
+    gets what the grader gives, the saved answer cell's verdict, and is told where answers go."""
+    import shutil
+
+    shutil.copy(ROOT / "notebooks" / "attention" / "03-softmax-attention.ipynb", tmp_path)
+    client = NotebookClient(nbformat.v4.new_notebook(), timeout=120, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(tmp_path)}})
+    cells = ["import numpy as np\nfrom selfattn.checking import check\nimport selfattn.exercise_checks\n",
+             "def softmax(S, axis=-1):\n    e = np.exp(S - S.max(axis=axis, keepdims=True))\n"
+             "    return e / e.sum(axis=axis, keepdims=True)\n",
+             'check(softmax, "softmax/rows-sum-to-one")\n']
+    with client.setup_kernel():
+        for k, source in enumerate(cells):
+            cell = nbformat.v4.new_code_cell(source)
+            client.nb.cells.append(cell)
+            _execute(client, cell, k)
+    errors = [o.get("evalue", "") for o in cell.outputs if o.output_type == "error"]
+    assert errors and "your answer must be in the cell marked YOUR CODE HERE" in errors[0], cell.outputs
+    assert "not written yet" in errors[0], errors[0]
