@@ -241,3 +241,19 @@ def test_an_answer_cell_never_run_is_judged_as_saved(tmp_path):
     errors = [o.get("evalue", "") for o in cell.outputs if o.output_type == "error"]
     assert errors and "your answer must be in the cell marked YOUR CODE HERE" in errors[0], cell.outputs
     assert "not written yet" in errors[0], errors[0]
+
+
+def test_a_run_of_the_saved_notebook_judges_its_answer_cell(tmp_path):
+    """nbgrader validate (and hand_in.py) run the saved notebook in a kernel that is told no cell
+    ids: an answer written in a cell added below the stub fails there too, as when graded."""
+    nb = nbformat.read(ROOT / "notebooks" / "attention" / "03-softmax-attention.ipynb", as_version=4)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+    at, public = ids.index("softmax"), ids.index("softmax-public")
+    below = nbformat.v4.new_code_cell("def softmax(S, axis=-1):\n    e = np.exp(S - S.max(axis=axis, keepdims=True))\n"
+                                      "    return e / e.sum(axis=axis, keepdims=True)")
+    nb.cells = [*nb.cells[:at + 1], below, *nb.cells[at + 1:public + 2]]
+    nbformat.write(nb, tmp_path / "03-softmax-attention.ipynb")
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[public + 1].outputs
+    assert any("your answer must be in the cell marked YOUR CODE HERE" in o.get("evalue", "") for o in outputs), outputs
