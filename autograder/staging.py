@@ -27,6 +27,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell
 from nbgrader import utils
 
+from selfattn.answer import graded_source
+
 from .paths import SUBMITTED, staged_path
 from .spec import notebooks_of, release_path
 from .untrusted import (
@@ -170,8 +172,10 @@ def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.No
                 elif len(answer := _source_text(found[0])) > MAX_ANSWER_CHARS:
                     notes.append(f"The answer cell `{gid}` holds {len(answer):,} characters, more than the "
                                  f"{MAX_ANSWER_CHARS:,} an answer may have; it is graded as unanswered.")
-                else:
-                    cell.source = answer
+                else:  # the Python the grader runs, the same text a notebook check judges
+                    graded = graded_source(answer)
+                    cell.source = graded.python
+                    notes += [f"In `{gid}`: {graded.note}."] if graded.note else []
         elif (meta.get("grade") or meta.get("locked")) and found:
             change = _change_since_release(found[0], cell)
             if change == "text":

@@ -32,8 +32,8 @@ from .spec import load_spec, release_path
 from .staging import stage, staged_notebook
 
 #: the course modules the checks import (a test keeps this list complete)
-CHECK_MODULES = ("calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "findings", "lecture",
-                 "numerics", "text")
+CHECK_MODULES = ("answer", "calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "findings",
+                 "lecture", "numerics", "text")
 #: the code that decides a verdict: when any of it changes, every verdict is stale
 _CHECK_CODE = (*(ROOT / "selfattn" / f"{m}.py" for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
                AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py", AUTOGRADER / "verdicts.py",

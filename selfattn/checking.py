@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .answer import ANSWER_CELL, graded_source
 from .calling import (
     ALLOWED_MODULES,
     BadReturn,
@@ -135,20 +137,223 @@ def safe_verify(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome
     return Finding(str(found), Kind.WRONG_VALUES)
 
 
-def _cell_of(fn: Any) -> str | None:
-    """The source of the notebook cell that defined ``fn``, or ``None`` outside a notebook."""
-    import linecache
+def _shell() -> Any:
+    """The running IPython shell, or ``None`` outside IPython."""
+    import sys
+
+    if "IPython" not in sys.modules:
+        return None
+    from IPython import get_ipython
+
+    return get_ipython()
+
+
+def _unwrapped(fn: Any) -> Any:
+    """``fn`` without its decorators (``functools.lru_cache``, ``functools.wraps`` wrappers)."""
+    import inspect
+
+    try:
+        return inspect.unwrap(fn) if callable(fn) else fn
+    except ValueError:  # a cycle of __wrapped__
+        return fn
+
+
+def _globals_of(fn: Any) -> dict[str, Any]:
+    """The namespace ``fn`` was defined in (the kernel's, for a notebook cell)."""
+    found = getattr(_unwrapped(fn), "__globals__", None)
+    if isinstance(found, dict):
+        return found
+    shell = _shell()
+    return getattr(shell, "user_ns", {}) if shell is not None else {}
+
+
+def _in_a_cell(filename: str) -> bool:
     import os
 
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return None
-    name = code.co_filename
-    in_cell = name.startswith("<ipython-input") or ("ipykernel_" in name and not os.path.exists(name))
-    if not in_cell:
-        return None
-    lines = linecache.getlines(name)
-    return "".join(lines) if lines else None
+    return filename.startswith("<ipython-input") or ("ipykernel_" in filename and not os.path.exists(filename))
+
+
+def _history(shell: Any) -> list[str]:
+    """The raw text of every cell run in this kernel, by execution count (index 0 is empty)."""
+    hist = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return [h if isinstance(h, str) else "" for h in hist] if isinstance(hist, list) else []
+
+
+def _raw_cell_named(shell: Any, filename: str) -> str | None:
+    """The raw text of the cell IPython compiled under ``filename`` (its magics not yet transformed).
+
+    The cells run since this module was imported are known by name (:func:`_remember_run`);
+    older ones are looked for in the history, whose texts lost their final newlines."""
+    if filename in _NAMED:
+        return _NAMED[filename]
+    hist = _history(shell)
+    for n, raw in ((n, hist[n] + end) for n in range(len(hist) - 1, 0, -1) for end in ("", "\n")):
+        try:
+            if shell.compile.get_code_name(raw, shell.transform_cell(raw), n) == filename:
+                return raw
+        except Exception:
+            return None
+    return None
+
+
+def _latest_cell_defining(shell: Any, name: str) -> str | None:
+    """The raw text of the last cell run that binds ``name`` at its top level."""
+    from .answer import defined_names
+
+    hist = _history(shell)
+    return next((hist[n] for n in range(len(hist) - 1, 0, -1) if name in defined_names(hist[n])), None)
+
+
+#: cell id -> (order, raw text) of the last run of each cell in this kernel (when the front end
+#: says which cell runs, as JupyterLab, Notebook 7 and VS Code do)
+_RUNS: dict[str, tuple[int, str]] = {}
+
+
+def _remember_run(info: Any) -> None:
+    cell_id = getattr(info, "cell_id", None)
+    raw = getattr(info, "raw_cell", None)
+    if not isinstance(raw, str) or getattr(info, "silent", False):
+        return
+    shell = _shell()
+    try:  # the name IPython compiles this cell under, so that a function's code leads back to it
+        transformed = getattr(info, "transformed_cell", None) or shell.transform_cell(raw)
+        _NAMED[shell.compile.get_code_name(raw, transformed, shell.execution_count)] = raw
+    except Exception:
+        pass
+    if isinstance(cell_id, str) and cell_id:
+        _RUNS[cell_id] = (next(_ORDER), raw)
+
+
+_ORDER = itertools.count()
+#: compiled name -> exact raw text of every cell run since this module was imported
+_NAMED: dict[str, str] = {}
+
+
+def _watch_cells() -> None:
+    """Remember which cell ran which text, from now on (called when this module is imported)."""
+    shell = _shell()
+    events = getattr(shell, "events", None)
+    if events is not None and _remember_run not in events.callbacks.get("pre_run_cell", []):
+        events.register("pre_run_cell", _remember_run)
+
+
+_SAVED: dict[tuple[str, float], dict[str, dict[str, str]]] = {}
+
+
+def _saved_answer_cells(function: str) -> dict[str, str]:
+    """id -> saved text of the answer cells of ``function`` (grade id = its name) in the notebooks
+    of the kernel's working folder (the notebook's own folder): what the grader reads if the
+    notebook is handed in as saved."""
+    import json
+    from pathlib import Path
+
+    cells: dict[str, str] = {}
+    for path in Path.cwd().glob("*.ipynb"):
+        try:
+            key = (str(path), path.stat().st_mtime)
+            if key not in _SAVED:
+                found: dict[str, dict[str, str]] = {}
+                for c in json.loads(path.read_text(encoding="utf-8")).get("cells", []):
+                    nbg = c.get("metadata", {}).get("nbgrader", {})
+                    if nbg.get("solution") and isinstance(c.get("id"), str):
+                        text = c.get("source", "")
+                        text = "".join(text) if isinstance(text, list) else str(text)
+                        found.setdefault(str(nbg.get("grade_id")), {})[c["id"]] = text
+                _SAVED[key] = found
+            cells |= _SAVED[key].get(function, {})
+        except (OSError, ValueError, AttributeError, TypeError):
+            continue
+    return cells
+
+
+def _saved_answer_of_this_run(name: str) -> str | None:
+    """The saved text of answer ``name`` when every cell run since the course package was imported
+    is a cell of one saved notebook (a run of the file, as ``nbgrader validate`` and Restart & Run
+    All of a saved notebook do), else ``None``: a front end that does not name its cells may be
+    running unsaved edits."""
+    import json
+    from pathlib import Path
+
+    ran = {raw.rstrip() for raw in _NAMED.values()}
+    for path in Path.cwd().glob("*.ipynb"):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+            texts = {("".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))).rstrip()
+                     for c in cells if c.get("cell_type") == "code"}
+            answer = next((c for c in cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == name
+                           and c.get("metadata", {}).get("nbgrader", {}).get("solution")), None)
+        except (OSError, ValueError, AttributeError, TypeError, KeyError):
+            continue
+        if answer is not None and ran and ran <= texts:
+            source = answer.get("source", "")
+            return "".join(source) if isinstance(source, list) else str(source)
+    return None
+
+
+def _graded_text(own: str, name: str) -> str | None:
+    """The text the grader will read for answer ``name`` when it differs from ``own`` (the text of
+    the cell that defined the function), else ``None``; needs a front end that names the cells
+    it runs.
+
+    That is the last text run in the answer cell; if the answer cell has not run since the course
+    package was imported while the cell of ``own`` is known to be another one, its saved text."""
+    saved = _saved_answer_cells(name)
+    ran = [_RUNS[i] for i in saved if i in _RUNS]
+    if not _RUNS:  # no cell ids: only a run of the saved notebook itself (nbgrader validate) is known
+        answer = _saved_answer_of_this_run(name)
+        return answer if answer is not None and answer.rstrip() != own.rstrip() else None
+    if ran:
+        answer = max(ran)[1]
+    else:
+        own_ids = {i for i, (_, raw) in _RUNS.items() if raw.rstrip() == own.rstrip()}
+        if not saved or not own_ids or own_ids & saved.keys():
+            return None
+        answer = next(iter(saved.values()))
+    return answer if answer.rstrip() != own.rstrip() else None
+
+
+def _raw_answer(fn: Any, name: str) -> tuple[str | None, str]:
+    """(raw text of the cell graded as the answer ``name``, a note), or ``(None, "")`` when ``fn``
+    does not come from a notebook cell.
+
+    The cell is the answer cell (found by its id) when the front end says which cell ran what;
+    else the cell that defined ``fn`` (through its code, or, for a decorated function or one made
+    by a magic, the last cell that defined ``name``).
+    """
+    import linecache
+
+    shell = _shell()
+    code = getattr(_unwrapped(fn), "__code__", None)
+    filename = getattr(code, "co_filename", "")
+    own: str | None = None
+    if filename and _in_a_cell(filename):
+        own = _raw_cell_named(shell, filename) if shell is not None else None
+        if own is None:
+            lines = linecache.getlines(filename)
+            own = "".join(lines) if lines else None
+    elif shell is not None:
+        own = _latest_cell_defining(shell, name)
+    if own is not None and (answer := _graded_text(own, name)) is not None:
+        return answer, (f"your answer must be in {ANSWER_CELL} ({name} was defined in another cell, and "
+                        f"only that cell is graded)")
+    return own, ""
+
+
+def _answer_of(fn: Any, name: str) -> tuple[str | None, str]:
+    """(the Python the grader runs for answer ``name``, a note for the student), or ``(None, "")``
+    outside a notebook. See :mod:`selfattn.answer`."""
+    raw, note = _raw_answer(fn, name)
+    if raw is None:
+        return None, ""
+    answer = graded_source(raw)
+    return answer.python, "; ".join(n for n in (note, answer.note) if n)
+
+
+def _cell_of(fn: Any, name: str | None = None) -> str | None:
+    """The Python the grader runs for the notebook cell of ``fn`` (answer ``name``, by default the
+    function's own name), or ``None`` outside a notebook."""
+    name = name or getattr(_unwrapped(fn), "__name__", "")
+    return _answer_of(fn, name)[0]
 
 
 class _Discard(io.TextIOBase):
@@ -218,15 +423,15 @@ def _graded_copy(fn: Any, exercise: Exercise, replaced: dict[str, Any] | None = 
     """
     replaced = replaced or {}
     function = exercise.function
-    own = _cell_of(fn)
+    own = _cell_of(fn, function)
     cells = []
-    kernel = getattr(fn, "__globals__", {})
+    kernel = _globals_of(fn)
     namespace = fresh_namespace()
     for dep in exercise.dependency_names:
         if dep in replaced:
             namespace[dep] = replaced[dep]
             continue
-        source = _cell_of(kernel.get(dep))
+        source = _cell_of(kernel.get(dep), dep)
         if source is not None and source != own:
             cells.append((dep, source))
     cells.append((function, own or ""))
@@ -240,7 +445,7 @@ def _advice(message: str, fn: Any, function: str) -> str:
     """A sentence on how grading differs from the notebook, when that explains ``message``."""
     import re
 
-    kernel = getattr(fn, "__globals__", {})
+    kernel = _globals_of(fn)
     if (m := re.search(r"NameError: name '(\w+)' is not defined", message)) and m.group(1) in kernel:
         return (f"`{m.group(1)}` exists in your notebook but not in the cell of {function}: each answer is "
                 f"graded on its own, with NumPy only, so define or import it inside that cell")
@@ -264,11 +469,13 @@ def _run_graded(check_: Check, fn: Any, seed: int, replaced: dict[str, Any] | No
 def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exercise]:
     """The graded functions ``exercise`` may call, defined in cells, that fail their public checks
     (the notebook knows no hidden check, so it blames on public checks only; grading uses all)."""
-    kernel = getattr(fn, "__globals__", {})
+    kernel = _globals_of(fn)
+    own = _cell_of(fn, exercise.function)
     failing = []
     for dep in exercise.depends:
         dep_fn = kernel.get(dep.function)
-        if dep.reference is None or _cell_of(dep_fn) is None or _cell_of(dep_fn) == _cell_of(fn):
+        dep_cell = _cell_of(dep_fn, dep.function) if dep_fn is not None else None
+        if dep.reference is None or dep_cell is None or dep_cell == own:
             continue
         if any(_run_graded(c, dep_fn, seed) is not None for c in dep.public_checks):
             failing.append(dep)
@@ -278,23 +485,30 @@ def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exerci
 def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding | None, str]:
     """(message or ``None``, blame note) of one check run the way grading runs it.
 
-    When ``fn`` was defined in a notebook cell, that cell (and the cells of the graded functions
-    it may call) run again in a fresh namespace holding only NumPy, where the course package
-    cannot be imported, and the check calls that copy; elsewhere ``fn`` is called directly. A
-    function that fails only because a function it calls fails passes, with a note naming the
-    function to fix.
+    When ``fn`` comes from a notebook, the text the grader reads runs again in a fresh namespace
+    holding only NumPy, where the course package cannot be imported, and the check calls that
+    copy: the answer cell (when the front end names the cells it runs, else the cell that defined
+    ``fn``, or for a decorated function the last cell defining its name), turned into plain Python
+    by :func:`selfattn.answer.graded_source`, with the cells of the graded functions it may call.
+    Elsewhere ``fn`` is called directly. A function that fails only because a function it calls
+    fails passes, with a note naming the function to fix. The note also says when the text judged
+    is not the cell that defined ``fn``, or when magics were stripped or refused.
     """
-    if _cell_of(fn) is None:  # defined in a module or by exec: called as it is, with the same time limit
+    source, note = _answer_of(fn, check_.function)
+    if source is None:  # defined in a module or by exec: called as it is, with the same time limit
         with time_limit(NOTEBOOK_SECONDS):
             return run_check(check_, fn, seed), ""
     message = _run_graded(check_, fn, seed)
     if message is not None and (deps := _failing_dependencies(fn, check_.exercise, seed)):
         if _run_graded(check_, fn, seed, {d.function: d.reference for d in deps}) is None:
             names = ", ".join(d.function for d in deps)
-            return None, f"{check_.function} is right, but it calls your {names}, which fails: fix {names}"
+            blame = f"{check_.function} is right, but it calls your {names}, which fails: fix {names}"
+            return None, "; ".join(n for n in (note, blame) if n)
     if message is not None and (advice := _advice(message, fn, check_.function)):
         message = Finding(f"{advice}. {message}", message.kind, message.name)
-    return message, ""
+    if message is not None and note:
+        message = Finding(f"{note}. {message}", message.kind, message.name)
+    return message, note
 
 
 def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
@@ -364,3 +578,6 @@ def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:
     if inf.any() and not (got[inf] <= -1e9).all():
         return False
     return bool(np.allclose(got[~inf], want[~inf], rtol=rtol, atol=atol))
+
+
+_watch_cells()
