@@ -75,7 +75,7 @@ def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -
     sandbox every notebook whose stored verdict is missing or stale. After ``make grade`` this finds
     nothing to do."""
     from .settings import configured_limits
-    from .verdicts import grade_one, is_fresh
+    from .verdicts import freshness, grade_one
 
     parts = [p for p in (_staged_parts(n) for n in notebooks) if p is not None]
     for s, a in sorted({(s, a) for s, a, _ in parts}):
@@ -84,7 +84,8 @@ def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -
     for s, a, nb in parts:
         staged = STAGED / s / a / f"{nb}.ipynb"  # just staged: judged as staged, not staged again
         current = nbformat.read(staged, as_version=4) if staged.is_file() else None
-        if not is_fresh(s, a, nb, current, limits=limits):
+        # a verdict make grade just had decided on a Dask worker keeps the worker's sandbox mode
+        if freshness(s, a, nb, current, limits, any_sandbox=True) != "fresh":
             grade_one(s, a, nb, limits)
 
 

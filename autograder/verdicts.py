@@ -268,16 +268,20 @@ def is_fresh(student: str, assignment: str, notebook: str, nb: nbformat.Notebook
 
 
 def freshness(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
-              limits: sandbox.Limits = sandbox.DEFAULT) -> str:
+              limits: sandbox.Limits = sandbox.DEFAULT, any_sandbox: bool = False) -> str:
     """``"fresh"``; ``"settings"`` when only a grading setting changed since the verdict was decided;
-    else ``"stale"`` (no verdict, other answers, or other checks)."""
+    else ``"stale"`` (no verdict, other answers, or other checks). With ``any_sandbox``, a verdict
+    decided in another sandbox mode (a Dask worker's) counts as fresh when its limits are these."""
     stored = stored_verdict(student, assignment, notebook)
     if not stored or "key" not in stored:
         return "stale"
     nb = nb if nb is not None else staged_notebook(student, assignment, notebook)
     if stored["key"] != verdict_key(nb, assignment, notebook):
         return "stale"
-    return "fresh" if stored.get("settings") == settings(limits) else "settings"
+    now, then = settings(limits), stored.get("settings") or {}
+    if any_sandbox:
+        now, then = now["limits"], then.get("limits")
+    return "fresh" if then == now else "settings"
 
 
 def timed_job(args: tuple) -> tuple[str, str, str, float]:
