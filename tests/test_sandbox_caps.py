@@ -111,8 +111,10 @@ def test_a_run_that_hits_a_cap_fails_with_a_fixed_message_and_the_next_run_is_cl
     assert ticker.max_gap < 1.0, f"the machine stalled for {ticker.max_gap:.2f} s"
     after = sandbox.run([("f", HONEST)], "f", [Case((np.arange(3.0),))], LIMITS, session=session)
     assert after.outcomes is not None and after.outcomes[0].value.tolist() == [0.0, 2.0, 4.0], after.failure
-    if started_sandbox is not None and sandbox.mode() == "bubblewrap":  # it wiped the run and goes on
-        assert session.proc is not None and session.proc.pid == started_sandbox
+    if started_sandbox is not None and sandbox.mode() == "bubblewrap":
+        # these runs made processes or files, whose counters the next run could read: the sandbox
+        # was replaced (tests/test_warm_sandbox_channels.py), and the replacement works
+        assert session.proc is not None and session.proc.pid != started_sandbox
     assert left_cgroups(session) == []
     if session is not None:
         session.close()
