@@ -21,7 +21,7 @@ SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
 .PHONY: all book pdf test lint bench clean distclean setup release grade grades-final report student formgrader dask-certs \
-        nbgrader collect
+        nbgrader collect site-address
 
 all: book
 
@@ -68,12 +68,17 @@ test: setup book pdf
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Released notebooks and feedback link to the site at _config.yml's html: baseurl:. Until it is set,
+# make release and make student warn in one line; REQUIRE_SITE=1 makes that an error (for a term's release).
+site-address: $(VENV_STAMP)
+	@$(BIN)/python -m autograder.site_address $(if $(REQUIRE_SITE),--strict)
+
 # Student notebooks (notebooks/) are generated from the instructor's solutions/ by nbgrader.
-release: $(VENV_STAMP)
+release: $(VENV_STAMP) site-address
 	cd autograder && for a in $$(ls ../solutions); do $(BIN)/nbgrader generate_assignment $$a --force --log-level=WARN; done
 
 # What a course hands out: _build/student/selfattn-course/ and .zip (notebooks, wheel, START HERE).
-student: $(VENV_STAMP)
+student: $(VENV_STAMP) site-address
 	$(BIN)/python scripts/build_student.py
 
 # Any nbgrader command with the course configuration (the same as ./nbgrader ARGS from any folder):
