@@ -20,7 +20,8 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book pdf test lint bench clean distclean setup release grade grades-final report student formgrader dask-certs
+.PHONY: all book pdf test lint bench clean distclean setup release grade grades-final report student formgrader dask-certs \
+        nbgrader collect site-address
 
 all: book
 
@@ -67,13 +68,30 @@ test: setup book pdf
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Released notebooks and feedback link to the site at _config.yml's html: baseurl:. Until it is set,
+# make release and make student warn in one line; REQUIRE_SITE=1 makes that an error (for a term's release).
+site-address: $(VENV_STAMP)
+	@$(BIN)/python -m autograder.site_address $(if $(REQUIRE_SITE),--strict)
+
 # Student notebooks (notebooks/) are generated from the instructor's solutions/ by nbgrader.
-release: $(VENV_STAMP)
+release: $(VENV_STAMP) site-address
 	cd autograder && for a in $$(ls ../solutions); do $(BIN)/nbgrader generate_assignment $$a --force --log-level=WARN; done
 
 # What a course hands out: _build/student/selfattn-course/ and .zip (notebooks, wheel, START HERE).
-student: $(VENV_STAMP)
+student: $(VENV_STAMP) site-address
 	$(BIN)/python scripts/build_student.py
+
+# Any nbgrader command with the course configuration (the same as ./nbgrader ARGS from any folder):
+#   make nbgrader ARGS="db student add alice --first-name Alice"
+nbgrader: $(VENV_STAMP)
+	@test -n '$(ARGS)' || { echo 'usage: make nbgrader ARGS="collect attention"' >&2; exit 2; }
+	$(BIN)/python -m autograder.nbgrader_cli $(ARGS)
+
+# nbgrader collect from the exchange into autograder/submitted/ (ASSIGNMENT=attention by default;
+# COLLECT_ARGS=--update for resubmissions).
+ASSIGNMENT ?= attention
+collect: $(VENV_STAMP)
+	$(BIN)/python -m autograder.nbgrader_cli collect $(ASSIGNMENT) $(COLLECT_ARGS)
 
 # Grade every autograder/submitted/<student>/<assignment>/<notebook>.ipynb -> grades.csv, feedback/.
 grade: $(VENV_STAMP) $(SYS_STAMP)
@@ -91,8 +109,9 @@ report: $(VENV_STAMP)
 # formgrader (JupyterLab, Formgrader tab) on 127.0.0.1: started in autograder/ (the course config)
 # with the repository as the server root (formgrader needs the course root inside it).
 # MathJax comes from the vendored copy (autograder/formgrader.py), not a CDN.
+# PORT=8899 (default: Jupyter's, 8888 or the next free one) and TOKEN=... (default: a random one, printed).
 formgrader: $(VENV_STAMP) $(ASSETS_STAMP)
-	$(BIN)/python -m autograder.formgrader
+	$(BIN)/python -m autograder.formgrader $(if $(PORT),--port $(PORT)) $(if $(TOKEN),--token $(TOKEN))
 
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)

@@ -16,9 +16,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.plugins import ExportPlugin
+from nbgrader.plugins import CsvExportPlugin
+from traitlets import default
 
 from . import atomic
+from .paths import GRADES_CSV
 
 #: nbgrader's export columns, in nbgrader's order.
 GRADE_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
@@ -70,11 +72,21 @@ def grade_rows(gradebook: Gradebook, assignments: Sequence[str] = (), students: 
                    student.first_name or "", student.email or "", raw, penalty, score, assignment.max_score)
 
 
-class QuotedCsvExportPlugin(ExportPlugin):
-    """nbgrader export plugin: the columns of ``CsvExportPlugin``, written with :func:`write_csv`."""
+class QuotedCsvExportPlugin(CsvExportPlugin):
+    """nbgrader's ``CsvExportPlugin`` (same columns, same options), written with :func:`write_csv`.
+
+    A subclass, so configuration addressed to nbgrader's documented classes reaches it:
+    ``nbgrader export --to FILE`` (``ExportPlugin.to``) and ``c.CsvExportPlugin.to``. Without
+    either, it writes the course's ``grades.csv`` (:data:`autograder.paths.GRADES_CSV`): a default,
+    not a setting, so that it never outranks the instructor's.
+    """
+
+    @default("to")
+    def _default_to(self) -> str:
+        return str(GRADES_CSV)
 
     def export(self, gradebook: Gradebook) -> None:
-        dest = Path(self.to or "grades.csv")
+        dest = Path(self.to or GRADES_CSV)
         self.log.info("Exporting grades to %s", dest)
         write_csv(dest, GRADE_COLUMNS, grade_rows(gradebook, [str(a) for a in self.assignment],
                                                   [str(s) for s in self.student]))

@@ -47,9 +47,16 @@ def command(app: str = "lab", *, root: Path = ROOT, port: int | None = None, tok
     return argv
 
 
-def main() -> None:
+def main(args: list[str] | None = None) -> None:
+    """``make formgrader [PORT=..] [TOKEN=..]``: exec the server, in ``autograder/``."""
+    import argparse
+
+    p = argparse.ArgumentParser(description="formgrader (JupyterLab) on 127.0.0.1 with the course configuration")
+    p.add_argument("--port", type=int, default=None, help="port (default: Jupyter's, 8888 or the next free one)")
+    p.add_argument("--token", default=None, help="login token (default: a random one, printed at start)")
+    a = p.parse_args(args)
     os.chdir(AUTOGRADER)
-    argv = command()
+    argv = command(port=a.port, token=a.token)
     os.execve(argv[0], argv, environment())
 
 

@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
 import nbformat
 
@@ -138,6 +138,20 @@ def _job_results(futures: dict, summary: Summary, log):
             yield s, a, nb, 0.0
 
 
+def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progress) -> list[Future]:
+    """Submit every job; each reports its progress line the moment it finishes (from the pool's
+    thread), not when the results are collected, which waits for the gradebook to be prepared."""
+    def report(future: Future) -> None:
+        if not future.cancelled() and future.exception() is None:
+            s, a, nb, secs = future.result()
+            progress.step(f"{s}/{a}/{nb}", secs)
+
+    futures = [pool.submit(timed_job, job) for job in jobs]
+    for future in futures:
+        future.add_done_callback(report)
+    return futures
+
+
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
                 scheduler: str | distributed.Target | None = None, allow_fallback: bool = False,
                 student: str | None = None, force: bool = False) -> dict:
@@ -185,7 +199,8 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         if cluster:
             pending = cluster.decide(jobs, _secret().decode(), log)
         else:
-            pending = _job_results({pool.submit(timed_job, job): job for job in jobs}, summary, log)
+            futures = _submit_with_progress(pool, jobs, progress)
+            pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
         api = nbgrader_api()  # meanwhile, register changed assignments in the gradebook
         for a in sorted({a for _, a in subs}):
             digest = gradebook_state.course_digest(a)
@@ -197,7 +212,8 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         gradebook_state.index_gradebook(api.coursedir.db_url)
         for s, a, nb, secs in pending:
             summary.decided += 1
-            progress.step(f"{s}/{a}/{nb}", secs)
+            if cluster:  # a local notebook was counted when it finished (_submit_with_progress)
+                progress.step(f"{s}/{a}/{nb}", secs)
     if cluster:
         cluster.close()
     for s, a, nb, _l in jobs:
@@ -261,6 +277,14 @@ def _scheduler_security_flags(p: argparse.ArgumentParser) -> None:
                         "every user of it can use to run code on the workers and read the grading secret")
 
 
+def _line_buffered() -> None:
+    """Print each line as it is written, also into a pipe (``make grade | tee``, a CI log), where
+    Python would otherwise hold the progress lines back until the run ends."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=None, help="parallel grading jobs (default: all cores)")
@@ -282,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --scheduler: let workers without bubblewrap grade (weaker isolation)")
     _scheduler_security_flags(p)
     a = p.parse_args(argv)
+    _line_buffered()
     if a.scheduler:  # refused (one line) before anything is locked, read or contacted
         a.scheduler = distributed.scheduler_target(a.scheduler, a.insecure_loopback_scheduler,
                                                    a.tls_ca, a.tls_cert, a.tls_key)

@@ -96,10 +96,10 @@ c.ClearMetadataPreprocessor.enabled = True
 c.ClearMetadataPreprocessor.clear_cell_metadata = False
 c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = [("language_info", "name"), ("kernelspec",)]
 
-c.CsvExportPlugin.to = str(paths.GRADES_CSV)
-# `nbgrader export` too: every field quoted and formula-neutralised, the file replaced atomically
+# `nbgrader export` too: every field quoted and formula-neutralised, the file replaced atomically.
+# A subclass of nbgrader's CsvExportPlugin whose default destination is the work folder's grades.csv:
+# no `.to` is set here, so `--to FILE` and `c.CsvExportPlugin.to` (nbgrader's options) still win.
 c.ExportApp.plugin_class = "autograder.csv_export.QuotedCsvExportPlugin"
-c.QuotedCsvExportPlugin.to = str(paths.GRADES_CSV)
 
 # Feedback never shows hidden test code. Written answers were neutralised at staging (no tag
 # survives); nbconvert's sanitiser is a second layer for the feedback pages.

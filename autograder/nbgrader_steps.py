@@ -108,13 +108,15 @@ def run_step(step: str, assignment: str, students: list[str], workers: int, log)
 
 
 def export(api=None) -> None:
-    """Write grades.csv from the gradebook (nbgrader's export columns, quoted, replaced atomically)."""
+    """Write grades.csv from the gradebook (nbgrader's export columns, quoted, replaced atomically),
+    always to the work folder's grades.csv: an instructor's ``c.CsvExportPlugin.to`` is for their own
+    ``nbgrader export``."""
     from nbgrader.api import Gradebook
 
     from .csv_export import QuotedCsvExportPlugin
 
     api = api or nbgrader_api()
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
-        QuotedCsvExportPlugin(config=api.config).export(gb)
+        QuotedCsvExportPlugin(config=api.config, to=str(GRADES_CSV)).export(gb)
     if not GRADES_CSV.exists():
         raise SystemExit("nbgrader export wrote no grades.csv")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +18,14 @@ class Progress:
         self.start = self.last = time.perf_counter()
         self.first: float | None = None  # when the first notebook finished
         self.every = every if total > 100 else 0.0
+        # step is called as each notebook finishes, from the thread that sees it finish
+        self._lock = threading.Lock()
 
     def step(self, what: str, seconds: float) -> None:
+        with self._lock:
+            self._step(what, seconds)
+
+    def _step(self, what: str, seconds: float) -> None:
         self.done += 1
         now = time.perf_counter()
         if self.first is None:

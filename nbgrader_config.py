@@ -1,0 +1,32 @@
+"""Not the course's nbgrader configuration: that is ``autograder/nbgrader_config.py``.
+
+nbgrader reads the ``nbgrader_config.py`` of the folder it is started in. Started here (the
+repository root), an instructor command would use nbgrader's defaults: a ``gradebook.db`` and
+course folders at the root, and a crash. This file stops those commands with one line naming the
+way that works from any folder (``./nbgrader ...``, which runs nbgrader in ``autograder/``).
+Student commands (``validate``, ``fetch_assignment``, ``submit``, ``list``...), Jupyter servers and
+every other program that reads this folder are left alone.
+"""
+
+import os
+import sys
+
+#: nbgrader commands that need the course configuration (they write the gradebook or course folders)
+INSTRUCTOR_COMMANDS = {
+    "generate_assignment", "assign", "release_assignment", "release", "collect", "zip_collect",
+    "autograde", "generate_feedback", "feedback", "release_feedback", "formgrader", "db", "export",
+    "generate_solution", "quickstart",
+}
+
+
+def _nbgrader_command(argv):
+    """The nbgrader subcommand when this process is the ``nbgrader`` command line, else None."""
+    program = os.path.basename(argv[0]) if argv else ""
+    is_nbgrader = program == "nbgrader" or argv[0].endswith(os.path.join("nbgrader", "__main__.py"))
+    return argv[1] if is_nbgrader and len(argv) > 1 else None
+
+
+if _nbgrader_command(sys.argv) in INSTRUCTOR_COMMANDS:
+    args = " ".join(sys.argv[1:])
+    raise SystemExit(f"nbgrader {sys.argv[1]}: not from the repository root (its course configuration is in "
+                     f"autograder/): run `./nbgrader {args}` here, or `make nbgrader ARGS=\"{args}\"`")
