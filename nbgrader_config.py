@@ -26,7 +26,14 @@ def _nbgrader_command(argv):
     return argv[1] if is_nbgrader and len(argv) > 1 else None
 
 
-if _nbgrader_command(sys.argv) in INSTRUCTOR_COMMANDS:
+def _started_here():
+    """Whether nbgrader was started in this folder (nbgrader also reads this file from elsewhere, as
+    the course root's configuration, when it is started in autograder/: then it must do nothing)."""
+    here = globals().get("__file__")
+    return here is not None and os.path.realpath(os.getcwd()) == os.path.dirname(os.path.realpath(here))
+
+
+if _nbgrader_command(sys.argv) in INSTRUCTOR_COMMANDS and _started_here():
     args = " ".join(sys.argv[1:])
     raise SystemExit(f"nbgrader {sys.argv[1]}: not from the repository root (its course configuration is in "
                      f"autograder/): run `./nbgrader {args}` here, or `make nbgrader ARGS=\"{args}\"`")
