@@ -15,14 +15,24 @@ mistake or the kind's fixed wording, holding nothing the submission can influenc
 from __future__ import annotations
 
 import builtins
-from enum import StrEnum
+from enum import Enum
 from typing import Any
 
 __all__ = ["BUILTIN_EXCEPTIONS", "FAULTS", "Finding", "Kind", "hidden_exception_name"]
 
 
-class Kind(StrEnum):
-    """Why a check failed (the value is the fixed wording a hidden check reports)."""
+class Kind(str, Enum):
+    """Why a check failed (the value is the fixed wording a hidden check reports).
+
+    A ``str`` whose text is its value (``enum.StrEnum`` would need Python 3.11; the student package
+    supports 3.10).
+    """
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
 
     MISTAKE = "a named mistake"
     WRONG_VALUES = "wrong values"
