@@ -15,7 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OLDEST = (3, 10)
 #: The project's own code (tests/ holds catalogues of student answers, some deliberately not Python).
-CODE = ["selfattn", "student", "autograder", "scripts", "benchmarks", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("*.py"))]
+CODE = ["selfattn", "student", "autograder", "scripts", "benchmarks",
+        *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("*.py"))]
 
 
 def test_every_module_runs_on_the_oldest_supported_python() -> None:
