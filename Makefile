@@ -20,7 +20,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book pdf test lint bench clean distclean setup release grade grades-final report student formgrader dask-certs \
+.PHONY: all book pdf test test-fast lint bench clean distclean setup release grade grades-final report student formgrader dask-certs \
         nbgrader collect site-address
 
 all: book
@@ -67,6 +67,12 @@ pdf: book $(SYS_STAMP)
 test: setup book pdf
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The fast lane for a developer's loop: ruff and the unit tests (tests/conftest.py, LANES); no book,
+# no browser, no graded class, no new environment.
+test-fast: $(VENV_STAMP) $(SYS_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
 
 # Released notebooks and feedback link to the site at _config.yml's html: baseurl:. Until it is set,
 # make release and make student warn in one line; REQUIRE_SITE=1 makes that an error (for a term's release).

@@ -1,8 +1,89 @@
-"""Shared test configuration: hypothesis profile sized for 2-core CI machines."""
+"""Shared test configuration: the lanes of the suite, no skipped tests, and a hypothesis profile
+sized for 2-core CI machines.
 
+Every test file belongs to one lane, declared in :data:`LANES` (a file missing there stops the run
+with one line saying where to add it). The lanes are pytest markers:
+
+- ``unit``: in this process or a few quick subprocesses; no built site, no browser, no graded class,
+  no new environment. ``make test-fast`` runs ruff and this lane only.
+- ``pipeline``: grades submissions (sandbox runs, nbgrader's own commands, a Dask or Slurm cluster).
+- ``browser``: reads the built site, the PDF or a page in headless Chromium (needs ``make book``).
+- ``install``: builds and installs something in a fresh environment (the student bundle).
+
+``make test`` runs every lane. A test that cannot run here fails with its reason: a skip counts as a
+failure (the suite must never pass by not running).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "course", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("course")
+
+#: The lane of every test file (see the module docstring).
+LANES: dict[str, str] = {
+    "test_answer.py": "unit",
+    "test_cell_metadata.py": "unit",
+    "test_checks.py": "unit",
+    "test_compare.py": "unit",
+    "test_findings.py": "unit",
+    "test_heads.py": "unit",
+    "test_lecture_numbers.py": "unit",
+    "test_numerics.py": "unit",
+    "test_python_versions.py": "unit",
+    "test_readme.py": "unit",
+    "test_site_figures.py": "unit",
+    "test_sandbox_seccomp.py": "unit",
+    "test_check_agrees_with_grader.py": "pipeline",
+    "test_distributed.py": "pipeline",
+    "test_documented_commands.py": "pipeline",
+    "test_fault_blame.py": "pipeline",
+    "test_grading.py": "pipeline",
+    "test_loop_defects.py": "pipeline",
+    "test_malformed.py": "pipeline",
+    "test_nbgrader_setup.py": "pipeline",
+    "test_plain_nbgrader.py": "pipeline",
+    "test_release.py": "pipeline",
+    "test_sandbox_caps.py": "pipeline",
+    "test_security.py": "pipeline",
+    "test_settings.py": "pipeline",
+    "test_side_channels.py": "pipeline",
+    "test_warm_sandbox.py": "pipeline",
+    "test_warm_sandbox_channels.py": "pipeline",
+    "test_notebooks_execute.py": "pipeline",
+    "test_instructor_loop.py": "browser",
+    "test_report.py": "browser",
+    "test_site.py": "browser",
+    "test_site_a11y.py": "browser",
+    "test_site_pdf.py": "browser",
+    "test_site_render.py": "browser",
+    "test_student_bundle.py": "install",
+}
+LANE_NAMES = ("unit", "pipeline", "browser", "install")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test with its file's lane; a file without a lane is a usage error."""
+    unknown = sorted({Path(str(item.fspath)).name for item in items} - set(LANES))
+    if unknown:
+        raise pytest.UsageError(f"test files without a lane: {', '.join(unknown)}: add each to LANES in "
+                                f"tests/conftest.py (one of {', '.join(LANE_NAMES)})")
+    for item in items:
+        item.add_marker(getattr(pytest.mark, LANES[Path(str(item.fspath)).name]))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """A skipped test fails, with its reason: the suite never passes by not running something."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"a test may not be skipped (it must run, or fail with its reason): {reason}"
