@@ -567,17 +567,25 @@ def tolerance(cases: Sequence[Case]) -> tuple[float, float]:
     return (2e-4, 1e-5) if f32 else (1e-5, 1e-6)
 
 
-def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:
-    """Same shape and equal within tolerance; ``-inf`` must meet ``-inf`` (or a large negative)."""
+def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, equal_nan: bool = False) -> bool:
+    """Same shape and equal within tolerance; ``-inf`` must meet ``-inf`` (or a large negative).
+
+    With ``equal_nan`` (comparing with a named mistake, which may itself give NaN), NaN must meet
+    NaN in the same places, and some entry besides must be a number to compare.
+    """
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
     if got.shape != want.shape:
         return False
     inf = np.isneginf(want)
-    if (np.isnan(got) & ~np.isnan(want)).any():
+    nan = np.isnan(want) if equal_nan else np.zeros(want.shape, dtype=bool)
+    if (np.isnan(got) != nan).any() if equal_nan else (np.isnan(got) & ~np.isnan(want)).any():
+        return False
+    if equal_nan and nan.size and nan.all():
         return False
     if inf.any() and not (got[inf] <= -1e9).all():
         return False
-    return bool(np.allclose(got[~inf], want[~inf], rtol=rtol, atol=atol))
+    keep = ~inf & ~nan
+    return bool(np.allclose(got[keep], want[keep], rtol=rtol, atol=atol))
 
 
 _watch_cells()
