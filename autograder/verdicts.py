@@ -32,8 +32,8 @@ from .spec import load_spec, release_path
 from .staging import stage, staged_notebook
 
 #: the course modules the checks import (a test keeps this list complete)
-CHECK_MODULES = ("answer", "calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "findings",
-                 "lecture", "numerics", "text")
+CHECK_MODULES = ("answer", "calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "fair_blame",
+                 "findings", "lecture", "numerics", "text")
 #: the code that decides a verdict: when any of it changes, every verdict is stale
 _CHECK_CODE = (*(ROOT / "selfattn" / f"{m}.py" for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
                AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py", AUTOGRADER / "verdicts.py",
@@ -179,9 +179,9 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                     out.update(_judged(rerun, group, cases, hidden))
                 return out
 
-            fair, why = blame.regrade(assignment, notebook, function, answers, checks, decide)
-            if fair:  # it failed only because a function it calls fails: one mistake, one deduction
-                results = fair
+            # one mistake, one deduction: judged with the course's functions where its own fail
+            results, why = blame.regrade(assignment, notebook, function, answers, checks, results, decide)
+            if why:
                 notes.append(why)
         checks.update(results)
         for t in tests:
