@@ -44,7 +44,8 @@ def _mask_keep_one(rng, T_q, T_k, fill=-np.inf):
     """(T_q, T_k) additive mask in which every row keeps a key and every key is kept by a row (a
     softmax over the wrong axis then meets no slice that is entirely -inf, and is named as such);
     when T_q > 1 and T_k > 1, row 0 forbids a key (so ignoring the mask, or applying it late,
-    always shows)."""
+    always shows) and the last row keeps every key (so a mask used the wrong way leaves a row of
+    numbers beside its NaN, and is named)."""
     keep = rng.random((T_q, T_k)) < 0.6
     keep[np.arange(T_q), rng.integers(0, T_k, T_q)] = True
     keep[rng.integers(0, T_q, T_k), np.arange(T_k)] = True
@@ -52,7 +53,7 @@ def _mask_keep_one(rng, T_q, T_k, fill=-np.inf):
         j = int(rng.integers(0, T_k))
         keep[0, j] = False
         keep[0, (j + 1 + int(rng.integers(0, T_k - 1))) % T_k] = True
-        keep[1 + int(rng.integers(0, T_q - 1)), j] = True
+        keep[-1] = True
     return np.where(keep, 0.0, fill)
 
 

@@ -164,7 +164,14 @@ def _attention_variant(Q, K, V, mask=None, *, scale=True, axis=-1, mask_after: s
     with np.errstate(all="ignore"):
         if mask is not None and not ignore_mask and mask_after is None:
             S = S + mask
-        A = numerics.softmax(np.where(np.isnan(S), -np.inf, S), axis=axis)
+        if mask is not None and not ignore_mask and mask_after == "scores-times":
+            S = S * mask
+        if mask_after == "scores-times":  # +inf scores: the softmax a student writes gives NaN there
+            top = np.max(S, axis=axis, keepdims=True)
+            E = np.exp(S - np.where(np.isfinite(top), top, 0.0))
+            A = E / E.sum(axis=axis, keepdims=True)
+        else:
+            A = numerics.softmax(np.where(np.isnan(S), -np.inf, S), axis=axis)
         if mask is not None and not ignore_mask and mask_after == "multiply":
             A = A * np.where(np.isneginf(mask), 0.0, 1.0)
         if mask is not None and not ignore_mask and mask_after == "add":
@@ -236,6 +243,8 @@ ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_S
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="add"),
             "mask applied after softmax (softmax(S) + mask): -inf in the weights makes the output NaN; add the "
             "mask to the scores, before the softmax"),
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="scores-times"),
+            "multiplied the scores by the mask: the mask is additive (0 keeps, -inf forbids), add it to the scores"),
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, ignore_mask=True),
             "the mask was ignored: add it to the scores before the softmax"),
 ])
