@@ -170,13 +170,17 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
         results = found[function]
         if any(msg is not None for msg in results.values()) and answers[function] != stubs.get(function):
             def decide(code, function=function, ids=ids, hidden=hidden, cases=cases):
-                """The same checks on the same inputs, for other code (see autograder.blame)."""
+                """The same checks on the same inputs, for other code (see autograder.blame). These
+                runs come after the notebook's hidden runs, so what they find, public checks too, is
+                told in the fixed vocabulary of hidden checks: nothing a hidden run could leave in the
+                machine's shared counters reaches the feedback through them."""
                 out: dict[str, Finding | None] = {}
                 for group in _groups(ids, hidden):
                     secret = group[0] in hidden
                     rerun = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
                                         hidden=secret, session=sessions[secret])
-                    out.update(_judged(rerun, group, cases, hidden))
+                    out.update({cid: None if f is None else f.hidden()
+                                for cid, f in _judged(rerun, group, cases, hidden).items()})
                 return out
 
             # one mistake, one deduction: judged with the course's functions where its own fail
