@@ -1,21 +1,23 @@
-"""Fair blame: one mistake, one deduction.
+"""Fair blame when grading: the grader's side of :mod:`selfattn.fair_blame`.
 
-A graded function that may call other graded functions (``attention`` calls ``softmax``) can fail
-only because a function it calls is wrong. When its checks fail and such a dependency fails its
-own checks, the function is graded again with the course's reference of that dependency (the
-instructor's solution cell), in the sandbox like any run. If it then passes, it keeps its points
-and the feedback says which function to fix; if not, the mistake is its own and nothing changes.
+When a function's checks fail and a graded function it may call fails its own checks (all of them,
+hidden ones included), the function is graded again with the course's reference of each failing
+dependency (the instructor's solution cell), in the sandbox like any run, and those results count:
+it keeps its points if it then passes (the feedback names the function to fix), and otherwise its
+feedback and the class report name its own mistakes, not its dependencies'.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 
 import nbformat
 
 from selfattn.checking import REGISTRY
 from selfattn.exercise_checks import EXERCISES
+from selfattn.fair_blame import fair_results
+from selfattn.findings import Finding
 
 from .paths import SOLUTIONS
 
@@ -35,27 +37,22 @@ def failing_dependencies(function: str, checks: dict[str, str | None]) -> list[s
             if any(msg is not None for cid, msg in checks.items() if REGISTRY[cid].function == dep)]
 
 
-def note(function: str, deps: list[str]) -> str:
-    names = ", ".join(f"`{d}`" for d in deps)
-    return (f"`{function}` is right, but it calls your {names}, which fails: fix {names} "
-            f"(`{function}` was graded with the course's {names} and keeps its points).")
+Results = dict[str, Finding | None]
 
 
 def regrade(assignment: str, notebook: str, function: str, answers: dict[str, str], checks: dict[str, str | None],
-            decide: Callable[[list[tuple[str, str]]], dict[str, str | None]]) -> tuple[dict[str, str | None], str]:
-    """Results of ``function`` with the reference of each failing dependency, and the note to give,
-    or ``({}, "")`` when no dependency is to blame or the function still fails.
+            results: Results, decide: Callable[[list[tuple[str, str]]], Results]) -> tuple[Results, str]:
+    """(the results that count for ``function``, the note for its feedback, ``""`` for none).
 
-    ``decide(code)`` runs the function's checks on ``code`` (cells as (label, source)) exactly as
-    its first grading did, and returns check id -> message.
+    ``results`` are its results with the student's own functions; ``decide(code)`` runs its checks
+    on ``code`` (cells as (label, source)) exactly as its first grading did, and returns check id ->
+    finding (see :func:`selfattn.fair_blame.fair_results`).
     """
-    deps = failing_dependencies(function, checks)
-    if not deps:
-        return {}, ""
-    code = [(dep, reference_cell(assignment, notebook, dep) if dep in deps else answers[dep])
-            for dep in EXERCISES[function].dependency_names if dep in answers]
-    code.append((function, answers[function]))
-    results = decide(code)
-    if any(msg is not None for msg in results.values()):
-        return {}, ""
-    return results, note(function, deps)
+    def with_references(deps: Sequence[str]) -> Results:
+        code = [(dep, reference_cell(assignment, notebook, dep) if dep in deps else answers[dep])
+                for dep in EXERCISES[function].dependency_names if dep in answers]
+        return decide([*code, (function, answers[function])])
+
+    fair, note = fair_results(function, results, failing_dependencies(function, checks), with_references,
+                              quote="`", graded=True)
+    return fair, note + ("." if note and not note.endswith(".") else "")

@@ -32,17 +32,28 @@ from selfattn.exercise_checks import (
 
 
 def _shapes(rng, n=3):
-    return [(int(rng.integers(1, 7)), int(rng.integers(1, 7))) for _ in range(n)]
+    """n pairs (T_q, d_k) for scores against T_k = T_q + 2 keys. The first has d_k >= 2 and
+    T_k not in (d_k, d_k²), so 1/√d_k is never 1 and dividing by √T_k is not the same as dividing by
+    √d_k or by d_k: every named mistake shows, under its own name."""
+    d = int(rng.integers(2, 7))
+    t = int(rng.choice([t for t in range(1, 7) if t + 2 not in (d, d * d)]))
+    return [(t, d)] + [(int(rng.integers(1, 7)), int(rng.integers(1, 7))) for _ in range(n - 1)]
 
 
 def _mask_keep_one(rng, T_q, T_k, fill=-np.inf):
-    """(T_q, T_k) additive mask: every row keeps at least one key and, when T_k > 1, row 0 forbids
-    at least one (so ignoring the mask, or applying it late, always shows)."""
+    """(T_q, T_k) additive mask in which every row keeps a key and every key is kept by a row (a
+    softmax over the wrong axis then meets no slice that is entirely -inf, and is named as such);
+    when T_q > 1 and T_k > 1, row 0 forbids a key (so ignoring the mask, or applying it late,
+    always shows) and the last row keeps every key (so a mask used the wrong way leaves a row of
+    numbers beside its NaN, and is named)."""
     keep = rng.random((T_q, T_k)) < 0.6
-    kept = rng.integers(0, T_k, T_q)
-    keep[np.arange(T_q), kept] = True
-    if T_k > 1:
-        keep[0, (kept[0] + 1 + rng.integers(0, T_k - 1)) % T_k] = False
+    keep[np.arange(T_q), rng.integers(0, T_k, T_q)] = True
+    keep[rng.integers(0, T_q, T_k), np.arange(T_k)] = True
+    if T_q > 1 and T_k > 1:
+        j = int(rng.integers(0, T_k))
+        keep[0, j] = False
+        keep[0, (j + 1 + int(rng.integers(0, T_k - 1))) % T_k] = True
+        keep[-1] = True
     return np.where(keep, 0.0, fill)
 
 
@@ -55,15 +66,29 @@ def _cycle(rng, n: int) -> list[int]:
     return [int(x) for x in perm]
 
 
-def _attn_cases(rng, dtype=np.float64, scale=1.0, mask=None):
+def _repeated(rng, m: int) -> list[int]:
+    """m random targets among m types of which at least two are equal (so no permutation of the
+    types fits them: an answer that inverts the targets fails)."""
+    t = rng.integers(0, m, m)
+    i, j = rng.choice(m, 2, replace=False)
+    t[j] = t[i]
+    return [int(x) for x in t]
+
+
+def _attn_cases(rng, dtype=np.float64, large=False, mask=None):
+    """Three (Q, K, V) cases with T_q != T_k. The first has T_q, T_k, d_k >= 2, so the scaling, the
+    axis of the softmax and a mask all show in it. With ``large`` every score is about 800 (a shared
+    last coordinate adds 800 to each): exp overflows unless the row maximum is subtracted, while the
+    scores of one query still differ as usual (so 1/√d_k shows too)."""
     out = []
     for i in range(3):
         T_q, T_k, d_k, d_v = (int(x) for x in rng.integers(1, 7, 4))
+        if i == 0:
+            T_q, T_k, d_k = (int(x) for x in rng.integers(2, 7, 3))
         T_k = T_k if T_k != T_q else T_k + 1
-        d_k = d_k if i else int(rng.integers(2, 7))  # with d_k = 1 everywhere, 1/√d_k could be forgotten
-        Q, K, V = rand(rng, T_q, d_k, scale=scale, dtype=dtype), rand(rng, T_k, d_k, scale=scale, dtype=dtype), rand(rng, T_k, d_v, dtype=dtype)
-        if scale > 1:  # at least one score of 800: exp overflows unless the row maximum is subtracted
-            K[0] = (Q[0] * (800 * np.sqrt(d_k) / float(Q[0].astype(np.float64) @ Q[0]))).astype(K.dtype)
+        Q, K, V = rand(rng, T_q, d_k, dtype=dtype), rand(rng, T_k, d_k, dtype=dtype), rand(rng, T_k, d_v, dtype=dtype)
+        if large:
+            Q[:, -1] = K[:, -1] = np.sqrt(800 * np.sqrt(d_k))
         kw = {} if mask is None else {"mask": mask(rng, T_q, T_k)}
         out.append(Case((Q, K, V), kw))
     return out
@@ -94,7 +119,7 @@ SCALED_SCORES.hidden("float32", "float32 inputs",
 ATTENTION.hidden("random", "random shapes, T_q ≠ T_k, d_k ≠ d_v",
     lambda rng: _attn_cases(rng))
 ATTENTION.hidden("large-scores", "scores in the hundreds",
-    lambda rng: _attn_cases(rng, scale=30.0))
+    lambda rng: _attn_cases(rng, large=True))
 ATTENTION.hidden("random-masks", "random additive masks, every row keeping a key",
     lambda rng: _attn_cases(rng, mask=_mask_keep_one))
 ATTENTION.hidden("float32", "float32 inputs",
@@ -116,4 +141,4 @@ CROSSOVER_LENGTH.hidden("random", "other widths",
     lambda rng: [Case((int(d),)) for d in (1, rng.integers(2, 4096), 8192)])
 LOOKUP_TABLE_WEIGHTS.hidden("random", "random targets, repeated targets, several value widths",
     lambda rng: [Case((list(map(int, t)), rand(rng, len(t), dv), 1000.0), meta={"sequence": list(map(int, rng.permutation(len(t))))})
-                 for t, dv in ((np.array(_cycle(rng, 6)), 3), (rng.integers(0, 4, 4), 1), (np.array([0]), 2))])
+                 for t, dv in ((_cycle(rng, 6), 3), (_repeated(rng, 4), 1), ([0], 2))])

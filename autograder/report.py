@@ -48,6 +48,7 @@ NOTE_KINDS = [
     ("cell raised", re.compile(r"^While grading")),
     ("weaker sandbox", re.compile(r"without the bubblewrap sandbox")),
     ("dependency blamed", re.compile(r"is right, but it calls your")),
+    ("judged with the course's functions", re.compile(r"was judged with the course's")),
 ]
 
 

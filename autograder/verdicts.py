@@ -32,8 +32,8 @@ from .spec import load_spec, release_path
 from .staging import stage, staged_notebook
 
 #: the course modules the checks import (a test keeps this list complete)
-CHECK_MODULES = ("answer", "calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "findings",
-                 "lecture", "numerics", "text")
+CHECK_MODULES = ("answer", "calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "fair_blame",
+                 "findings", "lecture", "numerics", "text")
 #: the code that decides a verdict: when any of it changes, every verdict is stale
 _CHECK_CODE = (*(ROOT / "selfattn" / f"{m}.py" for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
                AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py", AUTOGRADER / "verdicts.py",
@@ -170,18 +170,22 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
         results = found[function]
         if any(msg is not None for msg in results.values()) and answers[function] != stubs.get(function):
             def decide(code, function=function, ids=ids, hidden=hidden, cases=cases):
-                """The same checks on the same inputs, for other code (see autograder.blame)."""
+                """The same checks on the same inputs, for other code (see autograder.blame). These
+                runs come after the notebook's hidden runs, so what they find, public checks too, is
+                told in the fixed vocabulary of hidden checks: nothing a hidden run could leave in the
+                machine's shared counters reaches the feedback through them."""
                 out: dict[str, Finding | None] = {}
                 for group in _groups(ids, hidden):
                     secret = group[0] in hidden
                     rerun = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
                                         hidden=secret, session=sessions[secret])
-                    out.update(_judged(rerun, group, cases, hidden))
+                    out.update({cid: None if f is None else f.hidden()
+                                for cid, f in _judged(rerun, group, cases, hidden).items()})
                 return out
 
-            fair, why = blame.regrade(assignment, notebook, function, answers, checks, decide)
-            if fair:  # it failed only because a function it calls fails: one mistake, one deduction
-                results = fair
+            # one mistake, one deduction: judged with the course's functions where its own fail
+            results, why = blame.regrade(assignment, notebook, function, answers, checks, results, decide)
+            if why:
                 notes.append(why)
         checks.update(results)
         for t in tests:

@@ -36,6 +36,7 @@ from .calling import (
     fresh_namespace,
     to_arrays,
 )
+from .fair_blame import fair_results
 from .findings import Finding, Kind
 
 if TYPE_CHECKING:
@@ -490,9 +491,11 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding
     copy: the answer cell (when the front end names the cells it runs, else the cell that defined
     ``fn``, or for a decorated function the last cell defining its name), turned into plain Python
     by :func:`selfattn.answer.graded_source`, with the cells of the graded functions it may call.
-    Elsewhere ``fn`` is called directly. A function that fails only because a function it calls
-    fails passes, with a note naming the function to fix. The note also says when the text judged
-    is not the cell that defined ``fn``, or when magics were stripped or refused.
+    Elsewhere ``fn`` is called directly. When a function it calls fails its public checks, it is
+    judged with the course's reference of that function (:mod:`selfattn.fair_blame`): if it then
+    passes, it passes with a note naming the function to fix, else the message names its own mistake.
+    The note also says when the text judged is not the cell that defined ``fn``, or when magics were
+    stripped or refused.
     """
     source, note = _answer_of(fn, check_.function)
     if source is None:  # defined in a module or by exec: called as it is, with the same time limit
@@ -500,10 +503,13 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding
             return run_check(check_, fn, seed), ""
     message = _run_graded(check_, fn, seed)
     if message is not None and (deps := _failing_dependencies(fn, check_.exercise, seed)):
-        if _run_graded(check_, fn, seed, {d.function: d.reference for d in deps}) is None:
-            names = ", ".join(d.function for d in deps)
-            blame = f"{check_.function} is right, but it calls your {names}, which fails: fix {names}"
+        references = {d.function: d.reference for d in deps}
+        fair, blame = fair_results(check_.function, {check_.id: message}, list(references),
+                                   lambda _deps: {check_.id: _run_graded(check_, fn, seed, references)})
+        message = fair[check_.id]
+        if message is None:
             return None, "; ".join(n for n in (note, blame) if n)
+        message = Finding(f"{message} ({blame})", message.kind, message.name)
     if message is not None and (advice := _advice(message, fn, check_.function)):
         message = Finding(f"{advice}. {message}", message.kind, message.name)
     if message is not None and note:
@@ -567,17 +573,25 @@ def tolerance(cases: Sequence[Case]) -> tuple[float, float]:
     return (2e-4, 1e-5) if f32 else (1e-5, 1e-6)
 
 
-def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:
-    """Same shape and equal within tolerance; ``-inf`` must meet ``-inf`` (or a large negative)."""
+def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, equal_nan: bool = False) -> bool:
+    """Same shape and equal within tolerance; ``-inf`` must meet ``-inf`` (or a large negative).
+
+    With ``equal_nan`` (comparing with a named mistake, which may itself give NaN), NaN must meet
+    NaN in the same places, and some entry besides must be a number to compare.
+    """
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
     if got.shape != want.shape:
         return False
     inf = np.isneginf(want)
-    if (np.isnan(got) & ~np.isnan(want)).any():
+    nan = np.isnan(want) if equal_nan else np.zeros(want.shape, dtype=bool)
+    if (np.isnan(got) != nan).any() if equal_nan else (np.isnan(got) & ~np.isnan(want)).any():
+        return False
+    if equal_nan and nan.size and nan.all():
         return False
     if inf.any() and not (got[inf] <= -1e9).all():
         return False
-    return bool(np.allclose(got[~inf], want[~inf], rtol=rtol, atol=atol))
+    keep = ~inf & ~nan
+    return bool(np.allclose(got[keep], want[keep], rtol=rtol, atol=atol))
 
 
 _watch_cells()

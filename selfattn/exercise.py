@@ -146,7 +146,7 @@ class Exercise:
                     w.shape == r.shape and close(w, r, rtol, atol) for w, r in zip(wrong, want, strict=True)):
                 continue  # this mistake makes no difference on this input
             if len(wrong) == len(got) and all(
-                    g.shape == w.shape and close(g, w, max(rtol, 1e-6), max(atol, 1e-8))
+                    g.shape == w.shape and close(g, w, max(rtol, 1e-6), max(atol, 1e-8), equal_nan=True)
                     for g, w in zip(got, wrong, strict=True)):
                 return Finding.mistake(mistake.message, f"{mistake.message} (on input {case.describe()})")
         if self.extra is not None and (msg := self.extra(case, got)):

@@ -87,16 +87,22 @@ _LOOKUP_IN_W_V = ("the lookup has to happen in the attention weights (query of t
                   "targets[t]), not be stored in W_V")
 
 
-def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> Finding | None:
-    """Finding when some token does not put (nearly) all its attention on a position holding the
-    type it targets: the lookup must happen through the weights, not be stored in W_V."""
+def _lookup_weights(c: Case, W: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(attention weights (T, T) of the hand-built lookup over the case's sequence, and the (T, T)
+    boolean matrix of the key each query must read: j holds the target type of token i)."""
     targets, _values, _beta = c.args
     seq = np.asarray(c.meta.get("sequence", np.arange(len(targets))))
     X = np.eye(len(targets))[seq]
     W_Q, W_K, _W_V = W
     with np.errstate(all="ignore"):
         A = numerics.attention_weights(X @ W_Q, X @ W_K)
-    wanted = seq[None, :] == np.asarray(targets)[seq][:, None]  # (query i, key j): j holds the target of i
+    return A, seq[None, :] == np.asarray(targets)[seq][:, None]
+
+
+def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> Finding | None:
+    """Finding when some token does not put (nearly) all its attention on a position holding the
+    type it targets: the lookup must happen through the weights, not be stored in W_V."""
+    A, wanted = _lookup_weights(c, W)
     on_target = np.where(wanted, A, 0.0).sum(axis=1)
     if not (np.isfinite(A).all() and (on_target >= 1 - 1e-6).all()):
         i = int(np.argmin(np.where(np.isfinite(on_target), on_target, -1)))
@@ -105,6 +111,16 @@ def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> Finding | None:
                                                f"token it must look up: {_LOOKUP_IN_W_V}")
     return None
 
+
+def _right_key_wins_unsaturated(c: Case, W: tuple[np.ndarray, ...]) -> bool:
+    """Whether every token gives its target the largest weight, and some token not all of it (the
+    right lookup, with a margin too small for the softmax to saturate)."""
+    A, wanted = _lookup_weights(c, W)
+    if not np.isfinite(A).all():
+        return False
+    on_target = np.where(wanted, A, 0.0).max(axis=1)
+    elsewhere = np.where(wanted, -1.0, A).max(axis=1)
+    return bool((on_target > elsewhere).all() and (on_target < 1 - 1e-6).any())
 
 
 def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome]) -> Finding | None:
@@ -125,8 +141,8 @@ def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome
             return Finding("the matrices contain NaN or inf", Kind.NAN)
         err = _lookup_check(case, out.values)
         if not err <= 1e-9:
-            if err < 0.5:
-                return Finding.mistake(_NOT_SATURATED, f"close but not exact (largest error {err:.2g}): the right key "
+            if _right_key_wins_unsaturated(case, out.values):
+                return Finding.mistake(_NOT_SATURATED, f"not exact (largest error {err:.2g}): the right key "
                                                        f"must win by a margin that grows with beta, so the softmax "
                                                        f"saturates")
             return Finding.mistake(_WRONG_TARGET)
@@ -135,17 +151,32 @@ def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome
     return None
 
 
-def _attention_variant(Q, K, V, mask=None, *, scale=True, axis=-1, mask_after=False, ignore_mask=False):
-    """Attention with one classic slip (for the named mistakes of ``attention``)."""
+def _attention_variant(Q, K, V, mask=None, *, scale=True, axis=-1, mask_after: str | None = None,
+                       ignore_mask=False):
+    """Attention with one classic slip (for the named mistakes of ``attention``).
+
+    ``mask_after`` applies the mask to the weights instead of the scores: ``"multiply"`` zeroes the
+    forbidden weights (``A * (mask == 0)``), ``"add"`` adds it (``softmax(S) + mask``).
+    Shapes: (T_q, d_k), (T_k, d_k), (T_k, d_v), optional (T_q, T_k) -> (T_q, d_v).
+    """
     Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
     S = Q @ K.T / (np.sqrt(Q.shape[-1]) if scale else 1.0)  # (T_q, T_k)
     with np.errstate(all="ignore"):
-        if mask is not None and not ignore_mask and not mask_after:
+        if mask is not None and not ignore_mask and mask_after is None:
             S = S + mask
-        A = numerics.softmax(np.where(np.isnan(S), -np.inf, S), axis=axis)
-        if mask is not None and mask_after and not ignore_mask:
+        if mask is not None and not ignore_mask and mask_after == "scores-times":
+            S = S * mask
+        if mask_after == "scores-times":  # +inf scores: the softmax a student writes gives NaN there
+            top = np.max(S, axis=axis, keepdims=True)
+            E = np.exp(S - np.where(np.isfinite(top), top, 0.0))
+            A = E / E.sum(axis=axis, keepdims=True)
+        else:
+            A = numerics.softmax(np.where(np.isnan(S), -np.inf, S), axis=axis)
+        if mask is not None and not ignore_mask and mask_after == "multiply":
             A = A * np.where(np.isneginf(mask), 0.0, 1.0)
-    return A @ V  # (T_q, d_v)
+        if mask is not None and not ignore_mask and mask_after == "add":
+            A = A + np.asarray(mask, dtype=float)
+        return A @ V  # (T_q, d_v)
 
 
 def _qkv_cases(rng, T_q=3, T_k=5, d_k=4, d_v=2, mask=None):
@@ -207,8 +238,13 @@ ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_S
             "missing the 1/√d_k scaling of the scores"),
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, axis=0),
             "softmax taken over the queries (axis 0): each query's weights over the keys must sum to 1"),
-    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after=True),
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="multiply"),
             "mask applied after softmax: rows no longer sum to 1; add the mask to the scores"),
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="add"),
+            "mask applied after softmax (softmax(S) + mask): -inf in the weights makes the output NaN; add the "
+            "mask to the scores, before the softmax"),
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="scores-times"),
+            "multiplied the scores by the mask: the mask is additive (0 keeps, -inf forbids), add it to the scores"),
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, ignore_mask=True),
             "the mask was ignored: add it to the scores before the softmax"),
 ])
@@ -265,8 +301,12 @@ PADDING_MASK = Exercise("padding_mask", numerics.padding_mask, exact=True, extra
 PADDING_MASK.check("small", "the padding mask for three sequences of lengths 2, 4, 1", lambda rng: [Case(([2, 4, 1], 4))])
 
 ATTENTION_FLOPS = Exercise("attention_flops", cost.attention_flops, exact=True, mistakes=[
-    Mistake(lambda T, d: 2 * T**2 * d, "counted only one of the two products Q Kᵀ and A V"),
-    Mistake(lambda T, d: 2 * T**2 * d / 2, "a multiply-add counts as 2 FLOPs"),
+    # 2 T² d is both slips (one product at 2 FLOPs per multiply-add, or both at 1): the message names both
+    Mistake(lambda T, d: 2 * T**2 * d,
+            "half the FLOPs: a multiply-add counted as one FLOP (it is 2, a multiply and an add), or only one of "
+            "the two products Q Kᵀ and A V counted"),
+    Mistake(lambda T, d: 2 * T**2 * d / 2,
+            "a quarter of the FLOPs: a multiply-add counts as 2 FLOPs, and both products Q Kᵀ and A V count"),
     Mistake(lambda T, d: 4 * T * d**2, "T and d swapped: the score matrix is T×T"),
 ])
 ATTENTION_FLOPS.check("lecture", "the FLOPs of Q Kᵀ and A V for the lecture's T = 10, d = 512", lambda rng: [Case((10, 512))])

@@ -8,6 +8,9 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 import selfattn as sa
@@ -240,3 +243,42 @@ def test_what_a_hidden_check_reports_is_fixed_wording(entry):
     for f in found:
         assert str(f.hidden()) in allowed, (str(f), f.kind)
         assert f.kind is not Kind.MISTAKE or f.name in named, f.name
+
+
+# --- a named mistake may itself give NaN (softmax(S) + mask): it matches NaN for NaN -------------
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=2, max_side=5),
+                  elements=st.floats(-1e3, 1e3)), st.data())
+def test_a_result_with_nan_matches_a_mistake_with_nan_in_the_same_places_only(values, data):
+    from selfattn.checking import close
+
+    where = data.draw(hnp.arrays(bool, values.shape))
+    wrong = np.where(where, np.nan, values)
+    if where.all():  # nothing left to compare: no match, whatever the NaN
+        assert not close(wrong, wrong, 1e-6, 1e-8, equal_nan=True)
+        return
+    assert close(wrong.copy(), wrong, 1e-6, 1e-8, equal_nan=True)
+    assert close(wrong, wrong, 1e-6, 1e-8) is (not where.any())  # against the reference, NaN never matches
+    moved = data.draw(hnp.arrays(bool, values.shape))
+    if (moved != where).any():
+        assert not close(np.where(moved, np.nan, values), wrong, 1e-6, 1e-8, equal_nan=True)
+
+
+def test_fair_blame_counts_the_run_with_the_course_functions():
+    """One rule for the notebook and the grader: the results with the course's dependencies count,
+    a pass names the functions to fix, a failure is the function's own mistake."""
+    from selfattn.fair_blame import fair_results
+    from selfattn.findings import Finding, Kind
+
+    theirs = {"f/a": Finding("overflow", Kind.NAN), "f/b": None}
+    own = {"f/a": Finding.mistake("its own slip"), "f/b": None}
+    asked = []
+    assert fair_results("f", theirs, [], lambda deps: asked.append(deps) or own) == (theirs, "")
+    assert fair_results("f", {"f/a": None}, ["g"], lambda deps: asked.append(deps) or own) == ({"f/a": None}, "")
+    assert asked == []  # nothing to blame: no re-run
+    results, note = fair_results("f", theirs, ["g", "h"], lambda deps: asked.append(list(deps)) or own)
+    assert results == own and asked == [["g", "h"]]
+    assert note == "f was judged with the course's g, h (yours fail their checks): what is said of f is its own mistake"
+    results, note = fair_results("f", theirs, ["g"], lambda deps: {"f/a": None, "f/b": None}, quote="`", graded=True)
+    assert results == {"f/a": None, "f/b": None}
+    assert note == ("`f` is right, but it calls your `g`, which fails: fix `g` (`f` was graded with the course's `g` "
+                    "and keeps its points).")

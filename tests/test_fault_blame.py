@@ -35,6 +35,20 @@ FAULTS = {
                                  "        os.write(1, b'z' * 100_000)\n", "CPU time"),
 }
 
+#: A student whose three functions of notebook 03 are all wrong, each in its own way (issue 18): the
+#: feedback on ``attention`` must name its own mistake, never ``softmax``'s or ``scaled_scores``'.
+ALL_WRONG = {
+    "softmax": "def softmax(S, axis=-1):\n    e = np.exp(S)\n    return e / e.sum(axis=axis, keepdims=True)\n",
+    "scaled_scores": "def scaled_scores(Q, K):\n    return Q @ K.T\n",
+    "attention": ("def attention(Q, K, V, mask=None):\n    A = softmax(scaled_scores(Q, K))\n"
+                  "    if mask is not None:\n        A = A + mask\n    return A @ V\n"),
+}
+MASK_AFTER = "mask applied after softmax (softmax(S) + mask)"
+DEPENDENCY_WORDS = ("1/√d_k", "row maximum", "-inf · 0", "overflow")
+
+#: student -> the answers that replace the course's in their notebook 03
+STUDENTS = {k: {"softmax": v[0]} for k, v in FAULTS.items()} | {"all-wrong": ALL_WRONG}
+
 GRADE = """
 import json, sys, time
 import nbformat
@@ -44,18 +58,19 @@ from autograder.paths import WORK
 NOTEBOOK = "03-softmax-attention"
 limits = sandbox.Limits(cpu_seconds=2, memory_bytes=512 << 20)
 out = {}
-for student, softmax in json.load(sys.stdin).items():
+for student, answers in json.load(sys.stdin).items():
     nb = nbformat.read(verdicts.release_path("attention", NOTEBOOK), as_version=4)
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.metadata.get("nbgrader", {}).get("solution"):  # the course's answer, but softmax
-            cell.source = softmax if grade_id == "softmax" else blame.reference_cell("attention", NOTEBOOK, grade_id)
+        if cell.metadata.get("nbgrader", {}).get("solution"):  # the course's answer, but the given ones
+            cell.source = answers.get(grade_id) or blame.reference_cell("attention", NOTEBOOK, grade_id)
     path = WORK / "submitted" / student / "attention" / f"{NOTEBOOK}.ipynb"
     path.parent.mkdir(parents=True)
     nbformat.write(nb, path)
     t0 = time.perf_counter()
     v = verdicts.grade_one(student, "attention", NOTEBOOK, limits=limits)
-    out[student] = {"cells": v["cells"], "notes": v["notes"], "seconds": time.perf_counter() - t0}
+    out[student] = {"cells": v["cells"], "notes": v["notes"], "checks": v["checks"],
+                    "seconds": time.perf_counter() - t0}
 print(json.dumps(out))
 """
 
@@ -63,7 +78,7 @@ print(json.dumps(out))
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> dict:
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(tmp_path_factory.mktemp("faults")))
-    run = subprocess.run([sys.executable, "-c", GRADE], input=json.dumps({k: v[0] for k, v in FAULTS.items()}),
+    run = subprocess.run([sys.executable, "-c", GRADE], input=json.dumps(STUDENTS),
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.splitlines()[-1])
@@ -85,8 +100,8 @@ def test_a_faulty_softmax_costs_softmax_its_points_only(graded, fault):
 
 
 # ------------------------------------------------------------------------- the notebook side
-def _notebook_side(softmax: str, then: tuple[str, ...] = ()) -> dict[str, str]:
-    """Notebook 03 in a live kernel with the course's answers but ``softmax``: the text each cell
+def _notebook_side(answers: dict[str, str], then: tuple[str, ...] = ()) -> dict[str, str]:
+    """Notebook 03 in a live kernel with the course's answers but ``answers`` (by grade id): the text each cell
     shows, by grade id (its error's message, what it printed or displayed), with a 1 s limit per
     stuck call; ``then`` are cells run after the notebook (shown as then-0, then-1, ...)."""
     import nbformat
@@ -95,8 +110,8 @@ def _notebook_side(softmax: str, then: tuple[str, ...] = ()) -> dict[str, str]:
     folder = ROOT / "solutions" / "attention"
     nb = nbformat.read(folder / "03-softmax-attention.ipynb", as_version=4)
     for cell in nb.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == "softmax":
-            cell.source = softmax
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in answers:
+            cell.source = answers[cell.metadata["nbgrader"]["grade_id"]]
     nb.cells.append(nbformat.v4.new_code_cell(
         "import signal\n"
         "print('timer', signal.getitimer(signal.ITIMER_REAL), signal.getsignal(signal.SIGALRM) == signal.SIG_DFL)"))
@@ -121,7 +136,7 @@ def _notebook_side(softmax: str, then: tuple[str, ...] = ()) -> dict[str, str]:
 
 def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_passes_with_a_note():
     axis_0 = "def softmax(S, axis=-1):\n    E = np.exp(S - S.max())\n    return E / E.sum(axis=0, keepdims=True)\n"
-    shown = _notebook_side(FAULTS["loops-forever"][0], then=(axis_0, "compare(attention)"))
+    shown = _notebook_side({"softmax": FAULTS["loops-forever"][0]}, then=(axis_0, "compare(attention)"))
     assert "softmax(array of shape (3, 5)) gave no result within 1 s (an infinite loop?)" in shown["softmax-public"]
     assert "✓ attention: softmax(Q Kᵀ/√d_k) V" in shown["attention-public"], shown["attention-public"]
     assert "attention is right, but it calls your softmax, which fails: fix softmax" in shown["attention-public"]
@@ -135,6 +150,44 @@ def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_passe
     assert shown["then-1"].startswith("✗ attention differs from the reference"), shown["then-1"]
     assert shown["then-1"].endswith("Likely mistake: attention is right, but it calls your softmax, which fails: "
                                     "fix softmax"), shown["then-1"]
+
+
+def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong_too(graded):
+    """Judged with the course's softmax and scaled_scores, attention's check without a mask passes and
+    the mask checks name the mask added after the softmax: never 1/√d_k or the row maximum (the
+    mistakes of the functions it calls), and the class report counts it under that name."""
+    from autograder.report import classify, note_kind
+    from selfattn.exercise_checks import ATTENTION
+
+    verdict = graded["all-wrong"]
+    cells, notes = verdict["cells"], verdict["notes"]
+    for gid in ("softmax-public", "scaled_scores-public", "attention-public", "attention-hidden"):
+        assert not cells[gid]["passed"], f"{gid}: {cells[gid]['lines']}"
+    assert "missing the 1/√d_k scaling" in " ".join(cells["scaled_scores-public"]["lines"])
+    lines = cells["attention-public"]["lines"] + cells["attention-hidden"]["lines"]
+    assert lines[0].startswith("✓ attention: softmax(Q Kᵀ/√d_k) V"), lines
+    assert [ln.startswith("✗") for ln in lines] == [False, True, False, False, True, False], lines
+    for line in (ln for ln in lines if ln.startswith("✗")):
+        assert MASK_AFTER in line and not any(w in line for w in DEPENDENCY_WORDS), line
+        assert "on input" not in line, line  # a re-run comes after the hidden runs: fixed wording only
+    assert "`attention` was judged with the course's `softmax`, `scaled_scores` (yours fail their checks)" in " ".join(
+        notes), notes
+    assert not any("`attention` is right" in n for n in notes), notes
+    named = {classify(found) for cid, found in verdict["checks"].items() if cid.startswith("attention/") and found}
+    assert named == {("named", next(m.message for m in ATTENTION.mistakes if m.message.startswith(MASK_AFTER)))}, named
+    assert "judged with the course's functions" in {note_kind(n) for n in notes}
+
+
+def test_the_notebook_names_attentions_own_mistake_when_its_dependencies_are_wrong_too():
+    shown = _notebook_side(ALL_WRONG)
+    attention = shown["attention-public"]
+    assert "✓ attention: softmax(Q Kᵀ/√d_k) V" in attention, attention
+    assert "attention is right, but it calls your softmax, scaled_scores, which fail" in attention, attention
+    failed = attention.split("fix softmax, scaled_scores)", 1)[-1]  # the message of the check that fails
+    assert MASK_AFTER in failed and not any(w in failed for w in DEPENDENCY_WORDS), attention
+    assert ("attention was judged with the course's softmax, scaled_scores (yours fail their checks): what is "
+            "said of attention is its own mistake") in " ".join(failed.split()), attention
+    assert f"✗  attention (3 points): {MASK_AFTER}" in shown["summary"], shown["summary"]
 
 
 def test_a_softmax_printing_forever_is_stopped_and_its_output_costs_no_memory():

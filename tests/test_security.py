@@ -434,7 +434,8 @@ def test_every_public_run_of_a_notebook_comes_before_any_hidden_run(tmp_path):
             order.append([function, hidden])
             return sandbox.RunResult([Outcome(error="ValueError")] * len(cases), None, [], 0.0)
         verdicts.sandbox.run = record
-        verdicts.blame.regrade = lambda *a: ({}, "")  # its re-runs show no detail unless all pass
+        # fair blame's re-runs come last and report in the fixed vocabulary of hidden checks
+        verdicts.blame.regrade = lambda assignment, notebook, function, answers, checks, results, decide: (results, "")
         path = verdicts.STAGED.parent.parent / "submitted" / "s" / "attention" / "03-softmax-attention.ipynb"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(open(SOLUTIONS / "attention" / "03-softmax-attention.ipynb").read())

@@ -1,7 +1,7 @@
 # notebook: 03-softmax-attention
 # replace: attention
 # zero: attention
-# message: check the mask
+# message: multiplied the scores by the mask
 def attention(Q, K, V, mask=None):
     S = scaled_scores(Q, K)
     if mask is not None:
