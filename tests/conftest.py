@@ -34,6 +34,7 @@ LANES: dict[str, str] = {
     "test_compare.py": "unit",
     "test_findings.py": "unit",
     "test_heads.py": "unit",
+    "test_hidden_draws.py": "unit",
     "test_lecture_numbers.py": "unit",
     "test_numerics.py": "unit",
     "test_python_versions.py": "unit",
