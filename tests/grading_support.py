@@ -34,15 +34,41 @@ class Entry:
         return f"{self.path.parent.name[:1]}-{self.path.stem}"
 
 
+#: The header keys of a catalogue entry (``# key: value`` lines at the top of its file).
+HEADER_KEYS = frozenset({"notebook", "replace", "kind", "zero", "full", "message"})
+#: Keys an entry of a folder must have (a wrong answer without ``zero`` would be silently left out
+#: of every test that reads which cells it must fail).
+REQUIRED_KEYS = {"catalogue/wrong": {"zero", "message"}, "catalogue/correct": {"full"}}
+
+
 def read_entry(path: Path) -> Entry:
+    """The catalogue entry in ``path``; a header that is malformed raises ``ValueError`` naming the file."""
     head = {}
     for line in path.read_text().splitlines():
         if not line.startswith("# ") or ":" not in line:
             break
         key, _, value = line[2:].partition(":")
+        if not key.strip().isidentifier():  # a comment that holds a colon: the header has ended
+            break
+        if key.strip() in head:
+            raise ValueError(f"{path.name}: header key {key.strip()!r} given twice")
         head[key.strip()] = value.strip()
+    unknown = sorted(set(head) - HEADER_KEYS)
+    if unknown:
+        raise ValueError(f"{path.name}: unknown header keys {unknown} (known: {sorted(HEADER_KEYS)})")
+    folder = "/".join(path.parts[-3:-1])  # e.g. catalogue/wrong
+    missing = sorted(({"notebook"} | REQUIRED_KEYS.get(folder, set())) - set(head))
+    kind = head.get("kind", "cell")
+    if kind == "cell" and "replace" not in head:
+        missing.append("replace")
+    if missing:
+        raise ValueError(f"{path.name}: header lacks {missing}")
+    if kind not in ("cell", "notebook"):
+        raise ValueError(f"{path.name}: kind must be 'cell' or 'notebook', not {kind!r}")
+    if not (SOLUTIONS / f"{head['notebook']}.ipynb").is_file():
+        raise ValueError(f"{path.name}: no notebook {head['notebook']!r} in {SOLUTIONS}")
     split = lambda key: [x.strip() for x in head.get(key, "").split(",") if x.strip()]  # noqa: E731
-    return Entry(path, head["notebook"], head.get("replace"), head.get("kind", "cell"), split("zero"), split("full"),
+    return Entry(path, head["notebook"], head.get("replace"), kind, split("zero"), split("full"),
                  head.get("message"))
 
 
