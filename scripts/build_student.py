@@ -8,8 +8,9 @@ Writes ``_build/student/selfattn-course/`` and the same folder as one archive,
 - ``notebooks/``: the released notebooks (``make release``), no solutions, no hidden checks;
 - ``wheels/``: a wheel of the helper package ``selfattn`` alone (no grading code);
 - ``requirements.txt``: pinned, for Python 3.10-3.13 (``student/requirements.txt``);
-- ``install.py``, ``hand_in.py``, ``nbgrader_config.py`` (from ``student/``), and
-  ``stored_outputs.py`` (from ``autograder/``: ``hand_in.py`` measures a notebook as grading reads it).
+- ``install.py``, ``hand_in.py``, ``nbgrader_config.py`` (from ``student/``), and from ``autograder/``
+  ``stored_outputs.py`` and ``ids.py`` (``hand_in.py`` measures a notebook as grading reads it, and
+  refuses a login that grading would refuse).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "selfattn-course"
 COPIED = ("requirements.txt", "install.py", "hand_in.py", "nbgrader_config.py")
+#: grader modules (standard library only) that hand_in.py imports, copied unchanged
+GRADER_COPIED = ("stored_outputs.py", "ids.py")
 
 
 def points(path: Path) -> tuple[float, float]:
@@ -153,7 +156,8 @@ def build(dest: Path) -> Path:
     shutil.copytree(ROOT / "notebooks", folder / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     for name in COPIED:
         shutil.copy(ROOT / "student" / name, folder / name)
-    shutil.copy(ROOT / "autograder" / "stored_outputs.py", folder / "stored_outputs.py")
+    for name in GRADER_COPIED:
+        shutil.copy(ROOT / "autograder" / name, folder / name)
     build_wheel(folder / "wheels")
     notebooks = sorted((folder / "notebooks").glob("*/*.ipynb"))
     (folder / "START_HERE.md").write_text(start_here(notebooks))
