@@ -91,7 +91,7 @@ def reason(results: dict) -> str | None:
     if results.get("type_changed"):
         return "the type of a cell was changed (code <-> text): get a fresh copy and paste your answers in"
     if results.get("changed"):
-        return "a read-only check cell was edited: get a fresh copy and paste your answers in"
+        return "a read-only cell was edited: get a fresh copy of the notebook and paste your answers in"
     failed = results.get("failed", [])
     if not failed:
         return None
