@@ -15,12 +15,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
+from student_support import unpacked_course
 
 ROOT = Path(__file__).resolve().parent.parent
 SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else shutil.which("python3")
@@ -37,14 +37,7 @@ def _load(name: str):
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
     """The course folder as a student unpacks it from ``make student``'s archive."""
-    out = tmp_path_factory.mktemp("bundle")
-    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_student.py"), "--out", str(out)],
-                         capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-2000:]
-    home = tmp_path_factory.mktemp("home")
-    with zipfile.ZipFile(out / "selfattn-course.zip") as z:
-        z.extractall(home)
-    return home / "selfattn-course"
+    return unpacked_course(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

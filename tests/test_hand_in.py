@@ -1,0 +1,128 @@
+"""hand_in.py as a student meets it: a login grading would refuse is refused at once, with one
+line; each failing notebook is named with one line saying why, and its verdict is the one
+``nbgrader validate`` gives (which runs every cell, widgets included)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from student_support import unpacked_course
+
+import autograder.intake
+import autograder.untrusted
+from autograder import ids
+
+ROOT = Path(__file__).resolve().parent.parent
+NBGRADER = Path(sys.executable).parent / "nbgrader"
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    return unpacked_course(tmp_path_factory)
+
+
+def _hand_in(course: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "hand_in.py", *args], cwd=course, capture_output=True, text=True,
+                          timeout=900)
+
+
+@pytest.mark.parametrize("login", ["..", "../ada", "ada/../../x", "-ada", ".ada", "ada lovelace", "ädä",
+                                   "a" * 65, "ada\\x", ""])
+def test_a_login_grading_refuses_is_refused_with_one_line(course, login):
+    before = set(course.parent.rglob("*.zip"))
+    run = _hand_in(course, "--no-validate", login)
+    assert run.returncode != 0
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and repr(login) in lines[0] and "letters, digits" in lines[0], run.stderr
+    assert set(course.parent.rglob("*.zip")) == before, "an archive was written for a refused login"
+
+
+def test_an_accepted_login_gives_the_layout_grading_reads(course):
+    run = _hand_in(course, "--no-validate", "ada.l-2")
+    assert run.returncode == 0, run.stderr
+    names = zipfile.ZipFile(course / "ada.l-2.zip").namelist()
+    assert len(names) == 9 and all(re.fullmatch(r"ada\.l-2/attention/[0-9][^/]*\.ipynb", n) for n in names), names
+    (course / "ada.l-2.zip").unlink()
+
+
+def test_the_bundle_carries_the_graders_own_rule(course):
+    assert (course / "ids.py").read_bytes() == (ROOT / "autograder" / "ids.py").read_bytes()
+    assert autograder.intake.id_problem is ids.id_problem is autograder.untrusted.id_problem
+
+
+def _hand_in_module():
+    spec = importlib.util.spec_from_file_location("student_hand_in", ROOT / "student" / "hand_in.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HAND_IN = _hand_in_module()
+
+
+@given(st.text(alphabet=st.sampled_from("aZ09._-/\\ .:é\n"), max_size=70) | st.text(max_size=70))
+def test_hand_in_and_the_grader_accept_the_same_logins(login):
+    assert (HAND_IN.ids.id_problem(login) is None) == (autograder.untrusted.id_problem(login) is None)
+
+
+def _answers(notebook: str) -> dict[str, str]:
+    source = nbformat.read(ROOT / "solutions" / "attention" / f"{notebook}.ipynb", as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
+            if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+def _write(course: Path, notebook: str, answers: dict[str, str], edit=None) -> Path:
+    path = course / "notebooks" / "attention" / f"{notebook}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution") and gid in answers:
+            cell.source = answers[gid]
+        if edit is not None:
+            edit(cell)
+    nbformat.write(nb, path)
+    return path
+
+
+def test_each_failing_notebook_is_named_with_its_reason_as_nbgrader_validate_judges(course):
+    _write(course, "03-softmax-attention", _answers("03-softmax-attention"))  # all correct
+    nan_mask = "def causal_mask(T):\n    return np.triu(np.ones((T, T)), k=1) * -np.inf\n"
+    _write(course, "07-masking", _answers("07-masking") | {"causal_mask": nan_mask})
+
+    def fewer_trials(cell):  # an edit of the read-only widget cell, which validating does not run
+        if cell.source.strip() == "demos.saturation()":
+            cell.source = "demos.saturation(trials=10)"
+
+    _write(course, "05-saturation", _answers("05-saturation"), fewer_trials)
+    run = _hand_in(course, "ada")
+    assert run.returncode == 0, run.stderr[-3000:]
+    verdicts = {m.group(2): (m.group(1), m.group(3)) for m in
+                re.finditer(r"^(ok  |FAIL) notebooks/attention/(\S+)\.ipynb(?:: (.*))?$", run.stdout, re.M)}
+    assert len(verdicts) == 9, run.stdout
+    assert verdicts["03-softmax-attention"] == ("ok  ", None), run.stdout
+    status, why = verdicts["07-masking"]
+    assert status == "FAIL" and "np.where(condition, -np.inf, 0.0)" in why, run.stdout
+    assert verdicts["05-saturation"] == ("FAIL", "a read-only cell was edited: get a fresh copy of the notebook "
+                                                 "and paste your answers in"), run.stdout
+    status, why = verdicts["01-embeddings"]
+    assert status == "FAIL" and why.startswith("embed is not written yet"), run.stdout
+    assert all(len(line) < 400 for line in run.stdout.splitlines())
+    # the same verdicts as nbgrader validate, which runs every cell (widgets too) in its own process
+    for notebook in ("03-softmax-attention", "07-masking", "05-saturation", "01-embeddings"):
+        path = course / "notebooks" / "attention" / f"{notebook}.ipynb"
+        plain = subprocess.run([str(NBGRADER), "validate", str(path)], capture_output=True, text=True, cwd=course,
+                               timeout=600)
+        assert ("Success!" in plain.stdout) == (verdicts[notebook][0] == "ok  "), (notebook, plain.stdout[-2000:])
+        if notebook == "05-saturation":
+            assert "HAVE CHANGED" in plain.stdout, plain.stdout[-2000:]
+        if notebook == "07-masking":
+            assert "np.where(condition, -np.inf, 0.0)" in " ".join(plain.stdout.split()), plain.stdout[-2000:]
