@@ -75,15 +75,21 @@ write a few functions; checks in the notebook tell you at once whether an answer
 
 ## 1. Set up (once)
 
-You need Python 3.10 to 3.13 (`python3 --version`); nothing else, no administrator rights. In this
-folder run:
+You need Python 3.10 to 3.13 that can create virtual environments; nothing else, no administrator
+rights once Python is there. The one prerequisite on each system:
 
-```bash
-python3 install.py
-```
+| system | install first | then, in this folder |
+|---|---|---|
+| Debian, Ubuntu | `sudo apt install python3-venv` (`venv`, not there by default) | `python3 install.py` |
+| Fedora | nothing (its `python3` includes `venv`) | `python3 install.py` |
+| macOS | Python from python.org or `brew install python` (Apple's `python3` may be too old) | `python3 install.py` |
+| Windows | Python from python.org, with *py launcher* and *pip* ticked | `py install.py` |
 
-It creates `.venv/` here and installs JupyterLab, NumPy, Matplotlib, nbgrader and the course's
-helper package into it (a few minutes; on Windows use `py install.py`).
+`install.py` creates `.venv` here and installs JupyterLab, NumPy, Matplotlib, nbgrader and the
+course's helper package into it (about a minute from a warm package cache, a few minutes
+otherwise). If something is missing it says so in one line and leaves nothing half-made: install
+what it names and run it again. An install stopped half-way (Ctrl-C, a closed window) leaves no
+`.venv` either; run it again.
 
 ## 2. Work
 
@@ -112,7 +118,8 @@ Before handing in: *Kernel → Restart Kernel and Run All Cells*, or from this f
 .venv/bin/nbgrader validate notebooks/attention/03-softmax-attention.ipynb
 ```
 
-(or the *Validate* button in JupyterLab's toolbar).
+(on Windows `.venv\\Scripts\\nbgrader validate notebooks\\attention\\03-softmax-attention.ipynb`; or the
+*Validate* button in JupyterLab's toolbar).
 
 ## 5. Hand in
 
@@ -120,9 +127,11 @@ Before handing in: *Kernel → Restart Kernel and Run All Cells*, or from this f
 .venv/bin/python hand_in.py YOUR_LOGIN
 ```
 
-validates every notebook, tells you which still fail, and writes `YOUR_LOGIN.zip` (your notebooks
-as `YOUR_LOGIN/attention/<notebook>.ipynb`). Hand in that file. Each exercise is graded on its
-own: an unfinished exercise costs only its own points.
+(On Windows: `.venv\\Scripts\\python hand_in.py YOUR_LOGIN`.) It validates every notebook,
+names each one that still fails with one line saying why, and writes `YOUR_LOGIN.zip`
+(your notebooks as `YOUR_LOGIN/attention/<notebook>.ipynb`). Your login may hold letters, digits,
+`.`, `_` and `-` only, starting with a letter or digit, as grading requires. Hand in that file.
+Each exercise is graded on its own: an unfinished exercise costs only its own points.
 
 ## Points
 

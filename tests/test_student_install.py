@@ -197,3 +197,15 @@ def test_bundle_scripts_use_nothing_only_posix_has(script):
                 and "*" not in node.value and not node.value.startswith(("http", "@jupyter/")):
             problems.append(f"path literal {node.value!r}")
     assert not problems, problems
+
+
+def test_start_here_names_the_one_prerequisite_of_each_system(course):
+    start = (course / "START_HERE.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in start.splitlines() if line.startswith("| ")}
+    assert "sudo apt install python3-venv" in rows["Debian, Ubuntu"] and "python3 install.py" in rows["Debian, Ubuntu"]
+    assert "Fedora" in rows and "python3 install.py" in rows["Fedora"]
+    assert "python.org" in rows["macOS"]
+    assert "py launcher" in rows["Windows"] and "`py install.py`" in rows["Windows"]
+    for windows in (r"`.venv\Scripts\jupyter lab notebooks\attention`", r".venv\Scripts\python hand_in.py",
+                    r".venv\Scripts\nbgrader validate"):
+        assert windows in start, windows
