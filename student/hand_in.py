@@ -8,9 +8,13 @@ every exercise is graded on its own, so hand in what you have.
 The login must be one that grading accepts (``ids.py``, the grader's own rule, copied here by
 ``make student``); anything else is refused with one line before anything is written.
 
-Validating runs every cell of each notebook in a fresh kernel, as ``nbgrader validate`` does, but
-a few notebooks at a time (one process each), and without running the cells that only draw (a
-chapter's widget, ``compare(...)``; they decide nothing): seconds instead of a minute.
+Validating is nbgrader's own (its ``Validator``: the same failed check cells, edited read-only
+cells and changed cell types as ``nbgrader validate``), with every cell run in order in a fresh
+process per notebook, but faster: the cells that only draw (a chapter's widget, ``compare(...)``)
+are not run, since they decide nothing; a few notebooks go at a time; and on Linux each notebook
+runs in an IPython shell of a process forked from this one, which has imported the libraries once,
+instead of a Jupyter kernel that imports them again (elsewhere, or with ``HAND_IN_KERNELS=1``, in
+kernels). A notebook that ends its process or runs over :data:`NOTEBOOK_SECONDS` fails alone.
 
 A notebook that grading would not read (too large even without its stored outputs, which grading
 drops) gets a one-line warning first; it is packed all the same.
@@ -36,6 +40,8 @@ except ImportError:
     import stored_outputs
 
 #: what ``nbgrader validate`` shows when nbgrader is not installed (run with the course's python)
+#: seconds one notebook may take to validate (every call a check makes has its own 10 s limit)
+NOTEBOOK_SECONDS = 120
 NO_NBGRADER = "cannot validate: nbgrader is not installed here; run `python install.py`, then this with .venv's python"
 
 
@@ -101,8 +107,41 @@ def reason(results: dict) -> str | None:
     return f"{first} (and {len(failed) - 1} more failing check cell{'s' if len(failed) > 2 else ''})"
 
 
-def validate_one(path: str) -> str | None:
-    """Validate one notebook as ``nbgrader validate`` does, widgets not drawn; the reason it fails, or None."""
+def run_cells(nb) -> None:
+    """Run the code cells of ``nb`` in order in a new IPython shell of this process, as a kernel
+    runs them, and record what nbgrader reads of each: an error, text on stderr, a result."""
+    import contextlib
+    import io
+    import traceback
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from nbformat.v4 import new_output
+
+    shell = InteractiveShell.instance()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            result = shell.run_cell(cell.source, store_history=True)
+        outputs = [new_output("stream", name="stderr", text=err.getvalue())] if err.getvalue() else []
+        exc = result.error_before_exec or result.error_in_exec
+        if exc is not None:
+            render = getattr(exc, "_render_traceback_", None)
+            lines = render() if callable(render) else traceback.format_exception_only(type(exc), exc)
+            outputs.append(new_output("error", ename=type(exc).__name__, evalue=str(exc), traceback=list(lines)))
+        elif result.result is not None:
+            outputs.append(new_output("execute_result", data={"text/plain": repr(result.result)},
+                                      execution_count=shell.execution_count))
+        cell.outputs = outputs
+
+
+def validate_one(path: str, in_this_process: bool = False) -> str | None:
+    """Validate one notebook as ``nbgrader validate`` does (nbgrader's own Validator), the cells
+    that only draw not run; the reason it fails, or None.
+
+    The cells run in a Jupyter kernel, or with ``in_this_process`` in this process (a fresh one
+    per notebook, see :func:`validate_all`)."""
     from nbgrader.preprocessors import ClearOutput, Execute, NbGraderPreprocessor
     from nbgrader.validator import Validator
 
@@ -117,6 +156,13 @@ def validate_one(path: str) -> str | None:
                     cell.source = "pass"
             return nb, resources
 
+    class RunHere(NbGraderPreprocessor):
+        """Runs the cells in this process (:func:`run_cells`) instead of a kernel."""
+
+        def preprocess(self, nb, resources):
+            run_cells(nb)
+            return nb, resources
+
     class RestoreDrawing(NbGraderPreprocessor):
         """Puts those cells' text back, so that nbgrader's checksums see the notebook as saved."""
 
@@ -125,8 +171,9 @@ def validate_one(path: str) -> str | None:
                 nb.cells[i].source = source
             return nb, resources
 
+    steps = [ClearOutput, SkipDrawing, RunHere if in_this_process else Execute, RestoreDrawing]
     try:
-        return reason(Validator(preprocessors=[ClearOutput, SkipDrawing, Execute, RestoreDrawing]).validate(path))
+        return reason(Validator(preprocessors=steps).validate(path))
     except Exception as exc:  # an unreadable notebook, a kernel that died: this notebook only
         return f"could not be validated: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 
@@ -138,13 +185,66 @@ def quiet() -> None:
     os.close(devnull)
 
 
+def _forked(path: str, answer) -> None:
+    quiet()
+    answer.send(validate_one(path, in_this_process=True))
+    answer.close()
+
+
+def validate_forked(paths: list[Path], workers: int) -> dict[Path, str | None]:
+    """Each notebook in a process forked from this one, ``workers`` at a time: the course's
+    libraries are imported once, here, and each notebook still runs in a fresh process of its own
+    (stopped after :data:`NOTEBOOK_SECONDS`)."""
+    import multiprocessing
+    import multiprocessing.connection
+    import time
+
+    os.environ.setdefault("MPLBACKEND", "Agg")  # as a kernel's inline backend: nothing opens a window
+    import IPython.core.interactiveshell  # noqa: F401 - imported once, before forking
+    import ipywidgets  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401
+    import nbgrader.validator  # noqa: F401
+    import numpy  # noqa: F401
+
+    fork = multiprocessing.get_context("fork")
+    pending, running, results = list(paths), {}, {}
+    while pending or running:
+        while pending and len(running) < workers:
+            path = pending.pop(0)
+            receive, send = fork.Pipe(duplex=False)
+            process = fork.Process(target=_forked, args=(str(path), send), daemon=True)
+            process.start()
+            send.close()
+            running[path] = (process, receive, time.monotonic() + NOTEBOOK_SECONDS)
+        ready = multiprocessing.connection.wait([r for _, r, _ in running.values()], timeout=0.5)
+        for path, (process, receive, deadline) in list(running.items()):
+            if receive in ready:
+                try:
+                    results[path] = receive.recv()
+                except EOFError:
+                    results[path] = "validating it ended without an answer (does a cell end the process?)"
+            elif time.monotonic() > deadline:
+                process.kill()
+                results[path] = f"validating it took over {NOTEBOOK_SECONDS} s (does a cell never end?)"
+            else:
+                continue
+            process.join()
+            receive.close()
+            del running[path]
+    return {p: results[p] for p in paths}
+
+
 def validate_all(paths: list[Path]) -> dict[Path, str | None]:
-    """Path -> reason it fails (``None``: passes), validated several at a time."""
+    """Path -> reason it fails (``None``: passes), validated several at a time: in processes forked
+    from this one on Linux, in Jupyter kernels elsewhere (where forking a process that has loaded
+    NumPy is not safe, or not possible)."""
     try:
         import nbgrader.validator  # noqa: F401 - only to know it is there
     except ImportError:
         return {p: NO_NBGRADER for p in paths}
     workers = max(1, min(len(paths), os.cpu_count() or 1, 4))
+    if sys.platform.startswith("linux") and os.environ.get("HAND_IN_KERNELS") != "1":
+        return validate_forked(paths, workers)
     with ProcessPoolExecutor(workers, initializer=quiet) as pool:
         return dict(zip(paths, pool.map(validate_one, map(str, paths)), strict=True))
 

@@ -5,6 +5,7 @@ line; each failing notebook is named with one line saying why, and its verdict i
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -23,6 +24,8 @@ from autograder import ids
 
 ROOT = Path(__file__).resolve().parent.parent
 NBGRADER = Path(sys.executable).parent / "nbgrader"
+#: one line of hand_in.py's report: verdict, notebook, reason
+VERDICT = re.compile(r"^(ok  |FAIL) notebooks/attention/(\S+)\.ipynb(?:: (.*))?$", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +33,10 @@ def course(tmp_path_factory) -> Path:
     return unpacked_course(tmp_path_factory)
 
 
-def _hand_in(course: Path, *args: str) -> subprocess.CompletedProcess:
+def _hand_in(course: Path, *args: str, kernels: bool = False) -> subprocess.CompletedProcess:
+    env = os.environ | ({"HAND_IN_KERNELS": "1"} if kernels else {})
     return subprocess.run([sys.executable, "hand_in.py", *args], cwd=course, capture_output=True, text=True,
-                          timeout=900)
+                          timeout=900, env=env)
 
 
 @pytest.mark.parametrize("login", ["..", "../ada", "ada/../../x", "-ada", ".ada", "ada lovelace", "ädä",
@@ -103,19 +107,26 @@ def test_each_failing_notebook_is_named_with_its_reason_as_nbgrader_validate_jud
             cell.source = "demos.saturation(trials=10)"
 
     _write(course, "05-saturation", _answers("05-saturation"), fewer_trials)
-    run = _hand_in(course, "ada")
-    assert run.returncode == 0, run.stderr[-3000:]
-    verdicts = {m.group(2): (m.group(1), m.group(3)) for m in
-                re.finditer(r"^(ok  |FAIL) notebooks/attention/(\S+)\.ipynb(?:: (.*))?$", run.stdout, re.M)}
-    assert len(verdicts) == 9, run.stdout
-    assert verdicts["03-softmax-attention"] == ("ok  ", None), run.stdout
+    # a cell that ends the process: that notebook fails, the others are still validated
+    _write(course, "04-scaling", _answers("04-scaling") | {"score_stds": "import os\nos._exit(3)\n"})
+    verdicts = {}
+    for kernels in (False, True):  # forked from hand_in.py (Linux), and in Jupyter kernels (elsewhere)
+        run = _hand_in(course, "ada", kernels=kernels)
+        assert run.returncode == 0, run.stderr[-3000:]
+        verdicts[kernels] = {m.group(2): (m.group(1), m.group(3)) for m in VERDICT.finditer(run.stdout)}
+        assert len(verdicts[kernels]) == 9, run.stdout
+        assert all(len(line) < 400 for line in run.stdout.splitlines())
+    assert verdicts[True]["04-scaling"][0] == verdicts[False]["04-scaling"][0] == "FAIL", verdicts
+    del verdicts[True]["04-scaling"], verdicts[False]["04-scaling"]  # the same verdict, told differently
+    assert verdicts[False] == verdicts[True]
+    verdicts = verdicts[False]
+    assert verdicts["03-softmax-attention"] == ("ok  ", None), verdicts
     status, why = verdicts["07-masking"]
-    assert status == "FAIL" and "np.where(condition, -np.inf, 0.0)" in why, run.stdout
+    assert status == "FAIL" and "np.where(condition, -np.inf, 0.0)" in why, verdicts
     assert verdicts["05-saturation"] == ("FAIL", "a read-only cell was edited: get a fresh copy of the notebook "
-                                                 "and paste your answers in"), run.stdout
+                                                 "and paste your answers in"), verdicts
     status, why = verdicts["01-embeddings"]
-    assert status == "FAIL" and why.startswith("embed is not written yet"), run.stdout
-    assert all(len(line) < 400 for line in run.stdout.splitlines())
+    assert status == "FAIL" and why.startswith("embed is not written yet"), verdicts
     # the same verdicts as nbgrader validate, which runs every cell (widgets too) in its own process
     for notebook in ("03-softmax-attention", "07-masking", "05-saturation", "01-embeddings"):
         path = course / "notebooks" / "attention" / f"{notebook}.ipynb"
