@@ -146,14 +146,14 @@ def validate_one(path: str, in_this_process: bool = False) -> str | None:
     from nbgrader.validator import Validator
 
     class SkipDrawing(NbGraderPreprocessor):
-        """Runs ``pass`` instead of each cell that only draws (:func:`draws_only`)."""
+        """Makes each cell that only draws (:func:`draws_only`) a raw cell, which nothing runs (its
+        text is not changed: a check that asks whether every cell run is a cell of the saved
+        notebook still finds each one)."""
 
         def preprocess(self, nb, resources):
-            resources["drawing_cells"] = {}
-            for i, cell in enumerate(nb.cells):
-                if draws_only(cell):
-                    resources["drawing_cells"][i] = cell.source
-                    cell.source = "pass"
+            resources["drawing_cells"] = [i for i, cell in enumerate(nb.cells) if draws_only(cell)]
+            for i in resources["drawing_cells"]:
+                nb.cells[i].cell_type = "raw"
             return nb, resources
 
     class RunHere(NbGraderPreprocessor):
@@ -164,11 +164,12 @@ def validate_one(path: str, in_this_process: bool = False) -> str | None:
             return nb, resources
 
     class RestoreDrawing(NbGraderPreprocessor):
-        """Puts those cells' text back, so that nbgrader's checksums see the notebook as saved."""
+        """Makes those cells code again, so that nbgrader's checks see the notebook as saved."""
 
         def preprocess(self, nb, resources):
-            for i, source in resources.pop("drawing_cells", {}).items():
-                nb.cells[i].source = source
+            for i in resources.pop("drawing_cells", []):
+                nb.cells[i].cell_type = "code"
+                nb.cells[i].outputs = []
             return nb, resources
 
     steps = [ClearOutput, SkipDrawing, RunHere if in_this_process else Execute, RestoreDrawing]

@@ -109,6 +109,14 @@ def test_each_failing_notebook_is_named_with_its_reason_as_nbgrader_validate_jud
     _write(course, "05-saturation", _answers("05-saturation"), fewer_trials)
     # a cell that ends the process: that notebook fails, the others are still validated
     _write(course, "04-scaling", _answers("04-scaling") | {"score_stds": "import os\nos._exit(3)\n"})
+    # the right function in a cell added below the stub: graded as unanswered, so it fails here too
+    added = _answers("06-equivariance")["permutation_matrix"]
+    path = course / "notebooks" / "attention" / "06-equivariance.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    at = next(i for i, c in enumerate(nb.cells)
+              if c.metadata.get("nbgrader", {}).get("grade_id") == "permutation_matrix")
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell(added))
+    nbformat.write(nb, path)
     verdicts = {}
     for kernels in (False, True):  # forked from hand_in.py (Linux), and in Jupyter kernels (elsewhere)
         run = _hand_in(course, "ada", kernels=kernels)
@@ -127,8 +135,10 @@ def test_each_failing_notebook_is_named_with_its_reason_as_nbgrader_validate_jud
                                                  "and paste your answers in"), verdicts
     status, why = verdicts["01-embeddings"]
     assert status == "FAIL" and why.startswith("embed is not written yet"), verdicts
+    status, why = verdicts["06-equivariance"]
+    assert status == "FAIL" and "YOUR CODE HERE" in why, verdicts
     # the same verdicts as nbgrader validate, which runs every cell (widgets too) in its own process
-    for notebook in ("03-softmax-attention", "07-masking", "05-saturation", "01-embeddings"):
+    for notebook in ("03-softmax-attention", "07-masking", "05-saturation", "01-embeddings", "06-equivariance"):
         path = course / "notebooks" / "attention" / f"{notebook}.ipynb"
         plain = subprocess.run([str(NBGRADER), "validate", str(path)], capture_output=True, text=True, cwd=course,
                                timeout=600)
