@@ -15,6 +15,7 @@ are not run, since they decide nothing; a few notebooks go at a time; and on Lin
 runs in an IPython shell of a process forked from this one, which has imported the libraries once,
 instead of a Jupyter kernel that imports them again (elsewhere, or with ``HAND_IN_KERNELS=1``, in
 kernels). A notebook that ends its process or runs over :data:`NOTEBOOK_SECONDS` fails alone.
+Run by a python without nbgrader (``python3 hand_in.py``), it runs itself again with ``.venv``'s.
 
 A notebook that grading would not read (too large even without its stored outputs, which grading
 drops) gets a one-line warning first; it is packed all the same.
@@ -23,14 +24,20 @@ drops) gets a one-line warning first; it is packed all the same.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import re
+import subprocess
 import sys
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # imported from elsewhere (the tests): its neighbours import all the same
+    sys.path.insert(0, str(HERE))
+from install import TARGET, program  # noqa: E402 - the course's environment, as install.py makes it
+
 try:  # beside this file in the course folder; with the grader in the course's repository
     import ids
     import stored_outputs
@@ -42,7 +49,7 @@ except ImportError:
 #: what ``nbgrader validate`` shows when nbgrader is not installed (run with the course's python)
 #: seconds one notebook may take to validate (every call a check makes has its own 10 s limit)
 NOTEBOOK_SECONDS = 120
-NO_NBGRADER = "cannot validate: nbgrader is not installed here; run `python install.py`, then this with .venv's python"
+NO_NBGRADER = "cannot validate: nbgrader is not installed for this python; run `python install.py` first"
 
 
 def size_warning(path: Path) -> str | None:
@@ -258,6 +265,9 @@ def main(argv: list[str]) -> int:
     student = argv[0]
     if why := ids.id_problem(student):
         sys.exit(f"hand_in.py: {student!r} is not a login grading accepts: {why}")
+    if validate and importlib.util.find_spec("nbgrader") is None and program(TARGET, "python").exists():
+        # run by another python (python3 hand_in.py): the course's environment validates
+        return subprocess.run([str(program(TARGET, "python")), str(Path(__file__).resolve()), *argv]).returncode
     notebooks = sorted((HERE / "notebooks").glob("*/*.ipynb"))
     for path in notebooks:
         if warning := size_warning(path):

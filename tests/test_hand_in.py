@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -147,3 +148,20 @@ def test_each_failing_notebook_is_named_with_its_reason_as_nbgrader_validate_jud
             assert "HAVE CHANGED" in plain.stdout, plain.stdout[-2000:]
         if notebook == "07-masking":
             assert "np.where(condition, -np.inf, 0.0)" in " ".join(plain.stdout.split()), plain.stdout[-2000:]
+
+
+def test_run_by_another_python_the_courses_environment_validates(course, tmp_path):
+    """``python3 hand_in.py`` (not .venv's python, which has nbgrader) still validates."""
+    system = "/usr/bin/python3"
+    assert Path(system).exists(), "needs the system's python3"
+    probe = subprocess.run([system, "-c", "import nbgrader"], capture_output=True)
+    assert probe.returncode != 0, "the system's python3 has nbgrader: this test needs one without"
+    alone = tmp_path / "course"
+    shutil.copytree(course, alone, ignore=shutil.ignore_patterns("*.zip", ".venv"))
+    for path in (alone / "notebooks" / "attention").glob("*.ipynb"):
+        if not path.name.startswith("01-"):
+            path.unlink()
+    (alone / ".venv").symlink_to(Path(sys.executable).parent.parent)  # this test's environment as the course's
+    run = subprocess.run([system, "hand_in.py", "ada"], cwd=alone, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "FAIL notebooks/attention/01-embeddings.ipynb: embed is not written yet" in run.stdout, run.stdout
