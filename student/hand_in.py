@@ -11,7 +11,7 @@ The login must be one that grading accepts (``ids.py``, the grader's own rule, c
 Validating is nbgrader's own (its ``Validator``: the same failed check cells, edited read-only
 cells and changed cell types as ``nbgrader validate``), with every cell run in order in a fresh
 process per notebook, but faster: the cells that only draw (a chapter's widget, ``compare(...)``)
-are not run, since they decide nothing; a few notebooks go at a time; and on Linux each notebook
+are not run, since they decide nothing; one notebook per core goes at a time (at most four); and on Linux each notebook
 runs in an IPython shell of a process forked from this one, which has imported the libraries once,
 instead of a Jupyter kernel that imports them again (elsewhere, or with ``HAND_IN_KERNELS=1``, in
 kernels). A notebook that ends its process or runs over :data:`NOTEBOOK_SECONDS` fails alone.
