@@ -19,10 +19,8 @@ import re
 import stat
 from pathlib import Path
 
+from .ids import ID_PATTERN, id_problem  # noqa: F401 - the grader has long imported them from here
 from .stored_outputs import MAX_FILE_BYTES, MAX_KEPT_BYTES, TooIntricate, without_outputs
-
-#: Student and assignment ids: what nbgrader, a spreadsheet and an HTML page all take literally.
-ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 #: A submitted notebook file larger than this is not read; of what is read, only
 #: :data:`MAX_KEPT_BYTES` may remain once the stored outputs are dropped (:mod:`autograder.stored_outputs`).
@@ -38,14 +36,6 @@ ATTACHMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._ -]{0,127}")
 
 class Refused(ValueError):
     """A file or folder the grader will not read; the message says why, in one line."""
-
-
-def id_problem(name: str) -> str | None:
-    """Why ``name`` is not acceptable as a student or assignment id, or ``None`` when it is."""
-    if ID_PATTERN.fullmatch(name):
-        return None
-    return ("it may only hold letters, digits, '.', '_' and '-' (at most 64, starting with a letter or "
-            "digit), so that no gradebook, spreadsheet or web page can misread it")
 
 
 def entry_problem(path: Path, want: str) -> str | None:

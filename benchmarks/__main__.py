@@ -1,6 +1,8 @@
 """Run every benchmark and print its ratios (targets in brackets).  Usage: python -m benchmarks [--quick] [--full]
 
-``--quick`` skips the book builds and grades classes of 10 and 30 instead of 30 and 300 students."""
+``--quick`` skips the book builds and the student's install, and grades classes of 10 and 30 instead
+of 30 and 300 students. ``--only student`` runs only what a student feels (also
+``python -m benchmarks.student``)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,14 @@ from .core import attention_overhead, chunked_vs_full
 from .grading import grading_benchmark
 from .incremental import incremental_benchmark
 from .scale import print_scale
+from .student import print_student
 
 
 def main(argv: list[str]) -> int:
+    if "--only" in argv and argv[argv.index("--only") + 1:][:1] == ["student"]:
+        print("== what a student feels ==")
+        print_student(with_install="--quick" not in argv)
+        return 0
     print("== attention numerics ==")
     r = attention_overhead()
     print(
@@ -59,6 +66,8 @@ def main(argv: list[str]) -> int:
           f"first run {inc['first']:.1f} s; after one resubmitted notebook {inc['second']:.1f} s "
           f"({inc['second_decided']} notebook decided); nothing changed {inc['third']:.1f} s  "
           f"[target: second run <= 0.2 x first]")
+    print("== what a student feels ==")
+    print_student(with_install="--quick" not in argv)
     return 0
 
 

@@ -8,8 +8,9 @@ Writes ``_build/student/selfattn-course/`` and the same folder as one archive,
 - ``notebooks/``: the released notebooks (``make release``), no solutions, no hidden checks;
 - ``wheels/``: a wheel of the helper package ``selfattn`` alone (no grading code);
 - ``requirements.txt``: pinned, for Python 3.10-3.13 (``student/requirements.txt``);
-- ``install.py``, ``hand_in.py``, ``nbgrader_config.py`` (from ``student/``), and
-  ``stored_outputs.py`` (from ``autograder/``: ``hand_in.py`` measures a notebook as grading reads it).
+- ``install.py``, ``hand_in.py``, ``nbgrader_config.py`` (from ``student/``), and from ``autograder/``
+  ``stored_outputs.py`` and ``ids.py`` (``hand_in.py`` measures a notebook as grading reads it, and
+  refuses a login that grading would refuse).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "selfattn-course"
 COPIED = ("requirements.txt", "install.py", "hand_in.py", "nbgrader_config.py")
+#: grader modules (standard library only) that hand_in.py imports, copied unchanged
+GRADER_COPIED = ("stored_outputs.py", "ids.py")
 
 
 def points(path: Path) -> tuple[float, float]:
@@ -72,15 +75,21 @@ write a few functions; checks in the notebook tell you at once whether an answer
 
 ## 1. Set up (once)
 
-You need Python 3.10 to 3.13 (`python3 --version`); nothing else, no administrator rights. In this
-folder run:
+You need Python 3.10 to 3.13 that can create virtual environments; nothing else, no administrator
+rights once Python is there. The one prerequisite on each system:
 
-```bash
-python3 install.py
-```
+| system | install first | then, in this folder |
+|---|---|---|
+| Debian, Ubuntu | `sudo apt install python3-venv` (`venv`, not there by default) | `python3 install.py` |
+| Fedora | nothing (its `python3` includes `venv`) | `python3 install.py` |
+| macOS | Python from python.org or `brew install python` (Apple's `python3` may be too old) | `python3 install.py` |
+| Windows | Python from python.org, with *py launcher* and *pip* ticked | `py install.py` |
 
-It creates `.venv/` here and installs JupyterLab, NumPy, Matplotlib, nbgrader and the course's
-helper package into it (a few minutes; on Windows use `py install.py`).
+`install.py` creates `.venv` here and installs JupyterLab, NumPy, Matplotlib, nbgrader and the
+course's helper package into it (about a minute from a warm package cache, a few minutes
+otherwise). If something is missing it says so in one line and leaves nothing half-made: install
+what it names and run it again. An install stopped half-way (Ctrl-C, a closed window) leaves no
+`.venv` either; run it again.
 
 ## 2. Work
 
@@ -109,7 +118,8 @@ Before handing in: *Kernel → Restart Kernel and Run All Cells*, or from this f
 .venv/bin/nbgrader validate notebooks/attention/03-softmax-attention.ipynb
 ```
 
-(or the *Validate* button in JupyterLab's toolbar).
+(on Windows `.venv\\Scripts\\nbgrader validate notebooks\\attention\\03-softmax-attention.ipynb`; or the
+*Validate* button in JupyterLab's toolbar).
 
 ## 5. Hand in
 
@@ -117,9 +127,11 @@ Before handing in: *Kernel → Restart Kernel and Run All Cells*, or from this f
 .venv/bin/python hand_in.py YOUR_LOGIN
 ```
 
-validates every notebook, tells you which still fail, and writes `YOUR_LOGIN.zip` (your notebooks
-as `YOUR_LOGIN/attention/<notebook>.ipynb`). Hand in that file. Each exercise is graded on its
-own: an unfinished exercise costs only its own points.
+(On Windows: `.venv\\Scripts\\python hand_in.py YOUR_LOGIN`.) It validates every notebook,
+names each one that still fails with one line saying why, and writes `YOUR_LOGIN.zip`
+(your notebooks as `YOUR_LOGIN/attention/<notebook>.ipynb`). Your login may hold letters, digits,
+`.`, `_` and `-` only, starting with a letter or digit, as grading requires. Hand in that file.
+Each exercise is graded on its own: an unfinished exercise costs only its own points.
 
 ## Points
 
@@ -153,7 +165,8 @@ def build(dest: Path) -> Path:
     shutil.copytree(ROOT / "notebooks", folder / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     for name in COPIED:
         shutil.copy(ROOT / "student" / name, folder / name)
-    shutil.copy(ROOT / "autograder" / "stored_outputs.py", folder / "stored_outputs.py")
+    for name in GRADER_COPIED:
+        shutil.copy(ROOT / "autograder" / name, folder / name)
     build_wheel(folder / "wheels")
     notebooks = sorted((folder / "notebooks").glob("*/*.ipynb"))
     (folder / "START_HERE.md").write_text(start_here(notebooks))

@@ -1,9 +1,21 @@
-"""Hand in: ``python hand_in.py YOUR_NAME`` packs your notebooks into ``YOUR_NAME.zip``.
+"""Hand in: ``python hand_in.py YOUR_LOGIN`` packs your notebooks into ``YOUR_LOGIN.zip``.
 
-It first validates each notebook with nbgrader (the same public checks as in the notebook), lists
-what fails, and writes the archive in the layout the course's grading accepts:
-``YOUR_NAME/attention/<notebook>.ipynb``. Notebooks that fail are packed too: every exercise
-is graded on its own, so hand in what you have.
+It first validates each notebook with nbgrader (the same public checks as in the notebook), says
+in one line why each failing notebook fails, and writes the archive in the layout the course's
+grading accepts: ``YOUR_LOGIN/attention/<notebook>.ipynb``. Notebooks that fail are packed too:
+every exercise is graded on its own, so hand in what you have.
+
+The login must be one that grading accepts (``ids.py``, the grader's own rule, copied here by
+``make student``); anything else is refused with one line before anything is written.
+
+Validating is nbgrader's own (its ``Validator``: the same failed check cells, edited read-only
+cells and changed cell types as ``nbgrader validate``), with every cell run in order in a fresh
+process per notebook, but faster: the cells that only draw (a chapter's widget, ``compare(...)``)
+are not run, since they decide nothing; one notebook per core goes at a time (at most four); and on Linux each notebook
+runs in an IPython shell of a process forked from this one, which has imported the libraries once,
+instead of a Jupyter kernel that imports them again (elsewhere, or with ``HAND_IN_KERNELS=1``, in
+kernels). A notebook that ends its process or runs over :data:`NOTEBOOK_SECONDS` fails alone.
+Run by a python without nbgrader (``python3 hand_in.py``), it runs itself again with ``.venv``'s.
 
 A notebook that grading would not read (too large even without its stored outputs, which grading
 drops) gets a one-line warning first; it is packed all the same.
@@ -11,19 +23,33 @@ drops) gets a one-line warning first; it is packed all the same.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 import zipfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # imported from elsewhere (the tests): its neighbours import all the same
+    sys.path.insert(0, str(HERE))
+from install import TARGET, program  # noqa: E402 - the course's environment, as install.py makes it
+
 try:  # beside this file in the course folder; with the grader in the course's repository
+    import ids
     import stored_outputs
 except ImportError:
     sys.path.append(str(HERE.parent / "autograder"))
+    import ids
     import stored_outputs
+
+#: what ``nbgrader validate`` shows when nbgrader is not installed (run with the course's python)
+#: seconds one notebook may take to validate (every call a check makes has its own 10 s limit)
+NOTEBOOK_SECONDS = 120
+NO_NBGRADER = "cannot validate: nbgrader is not installed for this python; run `python install.py` first"
 
 
 def size_warning(path: Path) -> str | None:
@@ -43,24 +69,217 @@ def size_warning(path: Path) -> str | None:
     return None
 
 
+def draws_only(cell: dict) -> bool:
+    """A code cell that only draws: its whole text (comments aside) is one call of a chapter's widget,
+    ``demos.<name>(...)``, or of ``compare(...)`` (your result beside the course's, which never
+    fails). Neither decides a grade, so validating does not run them."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if cell.get("cell_type") != "code" or meta.get("grade") or meta.get("solution"):
+        return False
+    try:
+        body = ast.parse(cell.get("source", "")).body
+    except SyntaxError:
+        return False
+    if len(body) != 1 or not isinstance(body[0], ast.Expr) or not isinstance(call := body[0].value, ast.Call):
+        return False
+    func = call.func
+    return ((isinstance(func, ast.Name) and func.id == "compare")
+            or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "demos"))
+
+
+def one_line(error: str) -> str:
+    """The first line that says what went wrong in a failed cell's traceback (colours removed)."""
+    lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", error).splitlines() if ln.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith("CheckFailed:"):  # the check's message: its first line and the wrapped rest
+            rest = lines[i + 1:]
+            ends = next((j for j, ln in enumerate(rest) if ln.startswith("(check of ")), len(rest))
+            return " ".join([line.removeprefix("CheckFailed:").strip(), *rest[:ends]])
+    errors = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b", ln)]
+    return (errors or lines or ["the cell failed"])[-1]
+
+
+def reason(results: dict) -> str | None:
+    """One line on why nbgrader's validation ``results`` fail, or ``None`` when they pass."""
+    if results.get("type_changed"):
+        return "the type of a cell was changed (code <-> text): get a fresh copy and paste your answers in"
+    if results.get("changed"):
+        return "a read-only cell was edited: get a fresh copy of the notebook and paste your answers in"
+    failed = results.get("failed", [])
+    if not failed:
+        return None
+    first = one_line(failed[0].get("raw_error", ""))
+    if len(failed) == 1:
+        return first
+    return f"{first} (and {len(failed) - 1} more failing check cell{'s' if len(failed) > 2 else ''})"
+
+
+def run_cells(nb) -> None:
+    """Run the code cells of ``nb`` in order in a new IPython shell of this process, as a kernel
+    runs them, and record what nbgrader reads of each: an error, text on stderr, a result."""
+    import contextlib
+    import io
+    import traceback
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from nbformat.v4 import new_output
+
+    shell = InteractiveShell.instance()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            result = shell.run_cell(cell.source, store_history=True)
+        outputs = [new_output("stream", name="stderr", text=err.getvalue())] if err.getvalue() else []
+        exc = result.error_before_exec or result.error_in_exec
+        if exc is not None:
+            render = getattr(exc, "_render_traceback_", None)
+            lines = render() if callable(render) else traceback.format_exception_only(type(exc), exc)
+            outputs.append(new_output("error", ename=type(exc).__name__, evalue=str(exc), traceback=list(lines)))
+        elif result.result is not None:
+            outputs.append(new_output("execute_result", data={"text/plain": repr(result.result)},
+                                      execution_count=shell.execution_count))
+        cell.outputs = outputs
+
+
+def validate_one(path: str, in_this_process: bool = False) -> str | None:
+    """Validate one notebook as ``nbgrader validate`` does (nbgrader's own Validator), the cells
+    that only draw not run; the reason it fails, or None.
+
+    The cells run in a Jupyter kernel, or with ``in_this_process`` in this process (a fresh one
+    per notebook, see :func:`validate_all`)."""
+    from nbgrader.preprocessors import ClearOutput, Execute, NbGraderPreprocessor
+    from nbgrader.validator import Validator
+
+    class SkipDrawing(NbGraderPreprocessor):
+        """Makes each cell that only draws (:func:`draws_only`) a raw cell, which nothing runs (its
+        text is not changed: a check that asks whether every cell run is a cell of the saved
+        notebook still finds each one)."""
+
+        def preprocess(self, nb, resources):
+            resources["drawing_cells"] = [i for i, cell in enumerate(nb.cells) if draws_only(cell)]
+            for i in resources["drawing_cells"]:
+                nb.cells[i].cell_type = "raw"
+            return nb, resources
+
+    class RunHere(NbGraderPreprocessor):
+        """Runs the cells in this process (:func:`run_cells`) instead of a kernel."""
+
+        def preprocess(self, nb, resources):
+            run_cells(nb)
+            return nb, resources
+
+    class RestoreDrawing(NbGraderPreprocessor):
+        """Makes those cells code again, so that nbgrader's checks see the notebook as saved."""
+
+        def preprocess(self, nb, resources):
+            for i in resources.pop("drawing_cells", []):
+                nb.cells[i].cell_type = "code"
+                nb.cells[i].outputs = []
+            return nb, resources
+
+    steps = [ClearOutput, SkipDrawing, RunHere if in_this_process else Execute, RestoreDrawing]
+    try:
+        return reason(Validator(preprocessors=steps).validate(path))
+    except Exception as exc:  # an unreadable notebook, a kernel that died: this notebook only
+        return f"could not be validated: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+def quiet() -> None:
+    """In a validating process: kernels' start-up warnings (they inherit its stderr) are not shown."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def _forked(path: str, answer) -> None:
+    quiet()
+    answer.send(validate_one(path, in_this_process=True))
+    answer.close()
+
+
+def validate_forked(paths: list[Path], workers: int) -> dict[Path, str | None]:
+    """Each notebook in a process forked from this one, ``workers`` at a time: the course's
+    libraries are imported once, here, and each notebook still runs in a fresh process of its own
+    (stopped after :data:`NOTEBOOK_SECONDS`)."""
+    import multiprocessing
+    import multiprocessing.connection
+    import time
+
+    os.environ.setdefault("MPLBACKEND", "Agg")  # as a kernel's inline backend: nothing opens a window
+    import IPython.core.interactiveshell  # noqa: F401 - imported once, before forking
+    import ipywidgets  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401
+    import nbgrader.validator  # noqa: F401
+    import numpy  # noqa: F401
+
+    fork = multiprocessing.get_context("fork")
+    pending, running, results = list(paths), {}, {}
+    while pending or running:
+        while pending and len(running) < workers:
+            path = pending.pop(0)
+            receive, send = fork.Pipe(duplex=False)
+            process = fork.Process(target=_forked, args=(str(path), send), daemon=True)
+            process.start()
+            send.close()
+            running[path] = (process, receive, time.monotonic() + NOTEBOOK_SECONDS)
+        ready = multiprocessing.connection.wait([r for _, r, _ in running.values()], timeout=0.5)
+        for path, (process, receive, deadline) in list(running.items()):
+            if receive in ready:
+                try:
+                    results[path] = receive.recv()
+                except EOFError:
+                    results[path] = "validating it ended without an answer (does a cell end the process?)"
+            elif time.monotonic() > deadline:
+                process.kill()
+                results[path] = f"validating it took over {NOTEBOOK_SECONDS} s (does a cell never end?)"
+            else:
+                continue
+            process.join()
+            receive.close()
+            del running[path]
+    return {p: results[p] for p in paths}
+
+
+def validate_all(paths: list[Path]) -> dict[Path, str | None]:
+    """Path -> reason it fails (``None``: passes), validated several at a time: in processes forked
+    from this one on Linux, in Jupyter kernels elsewhere (where forking a process that has loaded
+    NumPy is not safe, or not possible)."""
+    try:
+        import nbgrader.validator  # noqa: F401 - only to know it is there
+    except ImportError:
+        return {p: NO_NBGRADER for p in paths}
+    workers = max(1, min(len(paths), os.cpu_count() or 1, 4))
+    if sys.platform.startswith("linux") and os.environ.get("HAND_IN_KERNELS") != "1":
+        return validate_forked(paths, workers)
+    with ProcessPoolExecutor(workers, initializer=quiet) as pool:
+        return dict(zip(paths, pool.map(validate_one, map(str, paths)), strict=True))
+
+
 def main(argv: list[str]) -> int:
     validate = "--no-validate" not in argv
     argv = [a for a in argv if a != "--no-validate"]
-    if len(argv) != 1 or not re.fullmatch(r"[A-Za-z0-9_.-]+", argv[0]):
-        sys.exit("usage: python hand_in.py [--no-validate] YOUR_NAME   (letters, digits, _ . - only: your login)")
+    if len(argv) != 1:
+        sys.exit("usage: python hand_in.py [--no-validate] YOUR_LOGIN")
     student = argv[0]
-    nbgrader = HERE / ".venv" / ("Scripts/nbgrader.exe" if os.name == "nt" else "bin/nbgrader")
+    if why := ids.id_problem(student):
+        sys.exit(f"hand_in.py: {student!r} is not a login grading accepts: {why}")
+    if validate and importlib.util.find_spec("nbgrader") is None and program(TARGET, "python").exists():
+        # run by another python (python3 hand_in.py): the course's environment validates
+        return subprocess.run([str(program(TARGET, "python")), str(Path(__file__).resolve()), *argv]).returncode
     notebooks = sorted((HERE / "notebooks").glob("*/*.ipynb"))
+    for path in notebooks:
+        if warning := size_warning(path):
+            print(warning)
+    if validate:
+        print(f"validating {len(notebooks)} notebooks ...", flush=True)
+        for path, why in validate_all(notebooks).items():
+            print(f"ok   {path.relative_to(HERE).as_posix()}" if why is None
+                  else f"FAIL {path.relative_to(HERE).as_posix()}: {why}")
     archive = HERE / f"{student}.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
         for path in notebooks:
-            if warning := size_warning(path):
-                print(warning)
-            if validate and nbgrader.exists():
-                run = subprocess.run([str(nbgrader), "validate", str(path)], capture_output=True, text=True,
-                                     cwd=HERE)
-                ok = run.returncode == 0 and "Success!" in run.stdout
-                print(f"{'ok  ' if ok else 'FAIL'} {path.relative_to(HERE)}")
             z.write(path, f"{student}/{path.parent.name}/{path.name}")
     print(f"\nwrote {archive.name}: hand in this file")
     return 0

@@ -1,0 +1,121 @@
+"""Speed a student feels: one check cell in a running kernel, ``hand_in.py`` over nine answered
+notebooks, and ``install.py`` from the package cache.  Run alone: ``python -m benchmarks.student``
+(``--no-install`` skips the install, the slow one).
+
+Each figure is wall time on this machine as it is (shared: the CPU seconds beside it say how much
+of the wall time was work), printed beside its target."""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from .grading import ROOT, SOLUTIONS, handed_in
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_student
+
+SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else shutil.which("python3") or sys.executable
+CHECK_TARGET_S, HAND_IN_TARGET_S, INSTALL_TARGET_S = 0.3, 10.0, 60.0
+#: a softmax without its row maximum, and an attention that adds the mask after the softmax: the
+#: slowest check, which also judges the dependency and re-runs with the reference's
+WRONG = {"softmax": "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum(axis=axis, keepdims=True)\n",
+         "attention": "def attention(Q, K, V, mask=None):\n    S = scaled_scores(Q, K)\n    W = softmax(S)\n"
+                      "    if mask is not None:\n        W = W + mask\n    return W @ V\n"}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _course(dest: Path) -> Path:
+    build_student.build(dest)
+    return dest / build_student.NAME
+
+
+def check_cells(notebook: str = "03-softmax-attention") -> dict[str, float]:
+    """Seconds of each check cell as a kernel runs it (cell ids sent, as JupyterLab does), in the
+    notebook answered correctly and with :data:`WRONG`, each saved in its folder first."""
+    times: dict[str, list[float]] = {"right": [], "wrong": []}
+    with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
+        for kind in times:
+            replace = WRONG if kind == "wrong" else {}
+            text = handed_in(notebook)
+            nb = nbformat.reads(text, as_version=4)
+            for cell in nb.cells:
+                if cell.metadata.get("nbgrader", {}).get("grade_id") in replace:
+                    cell.source = replace[cell.metadata["nbgrader"]["grade_id"]]
+            path = Path(tmp) / f"{notebook}.ipynb"
+            nbformat.write(nb, path)
+            NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True, record_timing=True,
+                           resources={"metadata": {"path": tmp}}).execute()
+            for cell in nb.cells:
+                if cell.cell_type == "code" and cell.source.lstrip().startswith("# Public checks"):
+                    t = cell.metadata["execution"]
+                    start = datetime.fromisoformat(t["iopub.execute_input"].replace("Z", "+00:00"))
+                    end = datetime.fromisoformat(t["shell.execute_reply"].replace("Z", "+00:00"))
+                    times[kind].append((end - start).total_seconds())
+    every = times["right"] + times["wrong"]
+    return {"cells": len(every), "median_s": statistics.median(every), "max_s": max(every),
+            "max_right_s": max(times["right"]), "max_wrong_s": max(times["wrong"])}
+
+
+def hand_in(repeat: int = 2) -> dict[str, float]:
+    """Seconds of ``hand_in.py`` (validating) over the nine notebooks answered, best of ``repeat``;
+    with the CPU seconds of that run."""
+    with tempfile.TemporaryDirectory(prefix="bench-hand-in-") as tmp:
+        course = _course(Path(tmp))
+        for path in sorted(SOLUTIONS.glob("*.ipynb")):
+            (course / "notebooks" / "attention" / path.name).write_text(handed_in(path.stem))
+        best = (float("inf"), 0.0)
+        for _ in range(repeat):
+            cpu, t0 = _children_cpu(), time.perf_counter()
+            run = subprocess.run([sys.executable, "hand_in.py", "ada"], cwd=course, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            if run.returncode != 0 or sum(ln.startswith("ok   ") for ln in run.stdout.splitlines()) != 9:
+                raise RuntimeError(f"hand_in.py did not pass the nine answered notebooks:\n{run.stdout[-3000:]}")
+            best = min(best, (wall, _children_cpu() - cpu))
+    return {"notebooks": 9, "wall_s": best[0], "cpu_s": best[1]}
+
+
+def install() -> dict[str, float]:
+    """Seconds of ``install.py`` run by the system's python3 in a fresh course folder (pip's cache warm)."""
+    with tempfile.TemporaryDirectory(prefix="bench-install-") as tmp:
+        course = _course(Path(tmp))
+        cpu, t0 = _children_cpu(), time.perf_counter()
+        run = subprocess.run([SYSTEM_PYTHON, "install.py"], cwd=course, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if run.returncode != 0:
+            raise RuntimeError(f"install.py failed:\n{run.stderr[-3000:]}")
+    return {"wall_s": wall, "cpu_s": _children_cpu() - cpu}
+
+
+def print_student(with_install: bool = True) -> None:
+    """Print the three figures beside their targets."""
+    c = check_cells()
+    print(f"one check cell in a kernel ({c['cells']:.0f} cells, answers right and wrong): "
+          f"median {c['median_s']:.3f} s, "
+          f"slowest {c['max_s']:.3f} s (right {c['max_right_s']:.3f} s, wrong {c['max_wrong_s']:.3f} s)"
+          f"  [target <= {CHECK_TARGET_S:g} s]")
+    h = hand_in()
+    print(f"hand_in.py, {h['notebooks']:.0f} answered notebooks validated: {h['wall_s']:.1f} s "
+          f"({h['cpu_s']:.1f} CPU s)  [target <= {HAND_IN_TARGET_S:g} s]")
+    if with_install:
+        i = install()
+        print(f"install.py from pip's cache ({SYSTEM_PYTHON}): {i['wall_s']:.0f} s ({i['cpu_s']:.0f} CPU s)"
+              f"  [target <= {INSTALL_TARGET_S:g} s]")
+
+
+if __name__ == "__main__":
+    print_student(with_install="--no-install" not in sys.argv[1:])

@@ -1,0 +1,213 @@
+"""install.py as a student meets it: a Python that cannot make environments, an install stopped
+half-way, then a retry that works; and nothing in the bundle's scripts that only Linux has.
+
+The Python without ``ensurepip`` is Debian's without ``python3.X-venv``, made faithfully: a copy
+of the system interpreter beside links to every module of its standard library but ``ensurepip``
+(Debian ships that whole package in ``python3.X-venv``), so Debian's own ``venv`` (with its patch
+that prints "apt install python3.X-venv") runs as it would there.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from student_support import unpacked_course
+
+ROOT = Path(__file__).resolve().parent.parent
+SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else shutil.which("python3")
+BUNDLE_SCRIPTS = ("install.py", "hand_in.py")
+#: strings with a '/' that are no file paths: addresses, JupyterLab plugin ids, MIME types
+NOT_PATHS = ("http", "@jupyter/", "text/", "image/", "application/")
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"student_{name}", ROOT / "student" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """The course folder as a student unpacks it from ``make student``'s archive."""
+    return unpacked_course(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def python_without_venv(tmp_path_factory) -> Path:
+    """The system's python3 as it is on Debian/Ubuntu without the python3-venv package."""
+    assert SYSTEM_PYTHON, "no python3 on this machine"
+    info = subprocess.run([SYSTEM_PYTHON, "-c", "import os, sys, sysconfig; print(os.path.realpath(sys.executable)); "
+                           "print(sysconfig.get_path('stdlib')); print(sysconfig.get_python_version())"],
+                          capture_output=True, text=True, check=True).stdout.split("\n")
+    executable, stdlib, version = Path(info[0]), Path(info[1]), info[2]
+    root = tmp_path_factory.mktemp("debian-python")
+    (root / "bin").mkdir()
+    lib = root / "lib" / f"python{version}"
+    lib.mkdir(parents=True)
+    shutil.copy2(executable, root / "bin" / executable.name)
+    (root / "bin" / "python3").symlink_to(executable.name)
+    for entry in stdlib.iterdir():
+        if entry.name != "ensurepip":
+            (lib / entry.name).symlink_to(entry)
+    python = root / "bin" / "python3"
+    # faithful: the module is gone, and venv itself fails as Debian's does
+    probe = subprocess.run([str(python), "-c", "import sys, importlib.util; print(sys.prefix, "
+                            "importlib.util.find_spec('ensurepip'))"], capture_output=True, text=True)
+    assert probe.stdout.split() == [str(root), "None"], probe.stdout + probe.stderr
+    plain = subprocess.run([str(python), "-m", "venv", str(root / "plain-venv")], capture_output=True, text=True)
+    assert plain.returncode != 0 and "ensurepip" in plain.stdout + plain.stderr, plain.stdout + plain.stderr
+    return python
+
+
+def _start(python: str, course: Path) -> subprocess.Popen:
+    return subprocess.Popen([python, "install.py"], cwd=course, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def _wait_for_pip_installing(course: Path, proc: subprocess.Popen, timeout: float = 600) -> None:
+    """Until pip, run by install.py, has begun to unpack packages into the environment being built."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "install.py ended before pip installed anything: " + proc.communicate()[1][-2000:]
+        site = list((course / ".vtmp").glob("lib/python*/site-packages"))
+        if site and len([p for p in site[0].iterdir() if not p.name.startswith(("pip", "_"))]) >= 3:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"pip installed nothing within {timeout} s")
+
+
+def test_a_python_without_venv_support_gets_one_line_and_leaves_nothing(course, python_without_venv):
+    for attempt in (1, 2):  # the retry meets the same clean state, not a half-made .venv
+        run = subprocess.run([str(python_without_venv), "install.py"], cwd=course, capture_output=True, text=True)
+        assert run.returncode == 1, (attempt, run.stdout, run.stderr)
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+        assert "ensurepip" in lines[0], lines[0]
+        if Path("/etc/debian_version").exists():  # the package to install, named for this very Python
+            version = python_without_venv.parent.parent.glob("lib/python3.*").__next__().name
+            assert f"apt install {version}-venv" in lines[0], lines[0]
+        assert not (course / ".venv").exists() and not (course / ".vtmp").exists()
+
+
+def test_an_interrupted_install_leaves_no_venv_and_the_retry_works(course):
+    assert SYSTEM_PYTHON, "no python3 on this machine"
+    # Ctrl-C while pip installs: the whole group gets SIGINT, as in a terminal
+    proc = _start(SYSTEM_PYTHON, course)
+    _wait_for_pip_installing(course, proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in err, err[-2000:]
+    assert "install.py:" in err and "run it again" in err, err[-2000:]
+    assert not (course / ".venv").exists() and not (course / ".vtmp").exists()
+    # killed outright (the terminal closed): nothing can clean up, yet no .venv claims to be ready
+    proc = _start(SYSTEM_PYTHON, course)
+    _wait_for_pip_installing(course, proc)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert not (course / ".venv").exists()
+    # and a broken .venv that an older install.py left (made without pip) is replaced, not reused
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(course / ".venv")], check=True)
+    t0 = time.monotonic()
+    run = subprocess.run([SYSTEM_PYTHON, "install.py"], cwd=course, capture_output=True, text=True, timeout=1500)
+    seconds = time.monotonic() - t0
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    assert "Ready. Start working with:" in run.stdout and ".venv" in run.stdout.splitlines()[-1], run.stdout
+    assert not (course / ".vtmp").exists()
+    venv_bin = course / ".venv" / "bin"
+    # the launchers pip wrote while the environment was in .vtmp now name .venv's python
+    for name in ("jupyter", "nbgrader", "pip"):
+        first = (venv_bin / name).read_text().splitlines()[0]
+        assert ".vtmp" not in first and str(course / ".venv") in first, (name, first)
+    assert ".vtmp" not in (course / ".venv" / "pyvenv.cfg").read_text()
+    version = subprocess.run([str(venv_bin / "nbgrader"), "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and "nbgrader version" in version.stdout + version.stderr, version
+    imports = subprocess.run([str(venv_bin / "python"), "-c", "import selfattn, jupyterlab; print('ok')"],
+                             capture_output=True, text=True)
+    assert imports.stdout.strip() == "ok", imports.stderr
+    print(f"retry installed in {seconds:.0f} s")
+
+
+def test_moving_the_environment_keeps_windows_launchers_whole(tmp_path, monkeypatch):
+    """A Windows console-script launcher is an .exe with the python's path and a zip appended;
+    the byte-for-byte rewrite keeps its length, so the zip still opens and names the new path."""
+    install = _load("install")
+    built, target = tmp_path / ".vtmp", tmp_path / ".venv"
+    monkeypatch.setattr(install, "scripts", lambda prefix: prefix / "Scripts")
+    (built / "Scripts").mkdir(parents=True)
+    payload = tmp_path / "main.zip"
+    with zipfile.ZipFile(payload, "w") as z:
+        z.writestr("__main__.py", "import sys\nfrom jupyter_core.command import main\nsys.exit(main())\n")
+    shebang = f'#!"{built / "Scripts" / "python.exe"}"\r\n'.encode()
+    exe = b"MZ" + bytes(range(256)) * 40 + shebang + payload.read_bytes()
+    (built / "Scripts" / "jupyter.exe").write_bytes(exe)
+    (built / "Scripts" / "activate.bat").write_text(f'set "VIRTUAL_ENV={built}"\r\n')
+    (built / "pyvenv.cfg").write_text(f"home = C:\\Python311\ncommand = py -m venv {built}\n")
+    install.relocate(built, target)
+    assert not built.exists()
+    moved = (target / "Scripts" / "jupyter.exe").read_bytes()
+    assert len(moved) == len(exe) and f'#!"{target / "Scripts" / "python.exe"}"'.encode() in moved
+    with zipfile.ZipFile(target / "Scripts" / "jupyter.exe") as z:
+        assert "jupyter_core" in z.read("__main__.py").decode()
+    assert str(target) in (target / "Scripts" / "activate.bat").read_text()
+    assert ".vtmp" not in (target / "pyvenv.cfg").read_text()
+
+
+def test_programs_are_named_for_each_system(monkeypatch):
+    install = _load("install")
+    prefix = Path("course") / ".venv"
+    monkeypatch.setattr(install.os, "name", "nt")
+    assert install.program(prefix, "jupyter") == prefix / "Scripts" / "jupyter.exe"
+    monkeypatch.setattr(install.os, "name", "posix")
+    assert install.program(prefix, "jupyter") == prefix / "bin" / "jupyter"
+    for platform, hint in (("win32", "py install.py"), ("darwin", "python.org")):
+        monkeypatch.setattr(install.os, "name", "nt" if platform == "win32" else "posix")
+        monkeypatch.setattr(install.sys, "platform", platform)
+        assert hint in install.venv_hint()
+
+
+@pytest.mark.parametrize("script", BUNDLE_SCRIPTS)
+def test_bundle_scripts_use_nothing_only_posix_has(script):
+    """No shell, no POSIX-only module or call, no hard-coded bin/ path or '/'-joined path string."""
+    source = (ROOT / "student" / script).read_text()
+    tree = ast.parse(source)
+    posix_only_modules = {"fcntl", "pwd", "grp", "termios", "resource", "pty", "tty", "posix"}
+    posix_only_calls = {"fork", "killpg", "getuid", "geteuid", "setsid", "symlink", "chown", "mkfifo", "uname"}
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            problems += [f"imports {n}" for n in names if n.split(".")[0] in posix_only_modules]
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                and node.attr in posix_only_calls:
+            problems.append(f"calls os.{node.attr}")
+        if isinstance(node, ast.Attribute) and node.attr in ("SIGALRM", "SIGKILL", "setitimer"):
+            problems.append(f"uses {node.attr}")
+        if isinstance(node, ast.keyword) and node.arg == "shell":
+            problems.append("runs a shell")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value \
+                and " " not in node.value and node.value.count("/") >= 1 and not node.value.startswith("/") \
+                and "*" not in node.value and not node.value.startswith(NOT_PATHS):
+            problems.append(f"path literal {node.value!r}")
+    assert not problems, problems
+
+
+def test_start_here_names_the_one_prerequisite_of_each_system(course):
+    start = (course / "START_HERE.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in start.splitlines() if line.startswith("| ")}
+    assert "sudo apt install python3-venv" in rows["Debian, Ubuntu"] and "python3 install.py" in rows["Debian, Ubuntu"]
+    assert "Fedora" in rows and "python3 install.py" in rows["Fedora"]
+    assert "python.org" in rows["macOS"]
+    assert "py launcher" in rows["Windows"] and "`py install.py`" in rows["Windows"]
+    for windows in (r"`.venv\Scripts\jupyter lab notebooks\attention`", r".venv\Scripts\python hand_in.py",
+                    r".venv\Scripts\nbgrader validate"):
+        assert windows in start, windows
