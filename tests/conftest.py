@@ -65,7 +65,9 @@ LANES: dict[str, str] = {
     "test_site_a11y.py": "browser",
     "test_site_pdf.py": "browser",
     "test_site_render.py": "browser",
+    "test_hand_in.py": "install",
     "test_student_bundle.py": "install",
+    "test_student_install.py": "install",
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "install")
 
