@@ -26,10 +26,11 @@ import os
 import sys
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from contextlib import nullcontext
 
 import nbformat
 
-from . import distributed, gradebook_state, intake, report, run_lock, sandbox, settings
+from . import distributed, gradebook_state, intake, report, run_lock, sandbox, settings, slurm_array, slurm_cluster
 from .lms_export import write_lms_exports
 from .nbgrader_steps import export, nbgrader_api, run_step
 from .paths import EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path
@@ -303,10 +304,21 @@ def main(argv: list[str] | None = None) -> int:
                    help="decide the notebooks on this Dask cluster (TLS, see make dask-certs); the nbgrader steps "
                         "still run here")
     p.add_argument("--allow-fallback-sandbox", action="store_true",
-                   help="with --scheduler: let workers without bubblewrap grade (weaker isolation)")
+                   help="with --scheduler, --slurm or --array-task: let workers without bubblewrap grade (weaker "
+                        "isolation)")
+    p.add_argument("--slurm", type=int, metavar="JOBS",
+                   help="decide the notebooks on JOBS Slurm jobs (dask-jobqueue, TLS with every role's files in the "
+                        "folder of --tls-ca, default autograder/.dask-tls/; job sizes: Dask config jobqueue.slurm)")
+    p.add_argument("--array-task", metavar="I/N",
+                   help="a Slurm array task (scripts/slurm-grade-array.sh): decide range I of N of the students; "
+                        "no nbgrader step")
+    p.add_argument("--after-array", type=int, metavar="N",
+                   help="after an array of N tasks: refuse, naming the ranges left, unless every notebook is decided")
     _scheduler_security_flags(p)
     a = p.parse_args(argv)
     _line_buffered()
+    if a.slurm is not None and a.scheduler:
+        raise SystemExit("refused: --slurm starts its own cluster; give it or --scheduler, not both")
     if a.scheduler:  # refused (one line) before anything is locked, read or contacted
         a.scheduler = distributed.scheduler_target(a.scheduler, a.insecure_loopback_scheduler,
                                                    a.tls_ca, a.tls_cert, a.tls_key)
@@ -324,9 +336,18 @@ def main(argv: list[str] | None = None) -> int:
             v = grade_one(*a.one, limits=limits)
         print(json.dumps({k: v.get(k) for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
         return 0
+    if a.array_task:
+        task = slurm_array.parse_task(a.array_task)
+        with run_lock.hold(shared=True):
+            failed = slurm_array.decide_task(*task, limits, a.workers, a.allow_fallback_sandbox)
+        return 1 if failed else 0
     with run_lock.hold():
-        grade_class(a.workers, limits, scheduler=a.scheduler, allow_fallback=a.allow_fallback_sandbox,
-                    student=a.student, force=a.force)
+        if a.after_array:
+            slurm_array.check_merged(a.after_array, limits)
+        with (slurm_cluster.started(a.slurm, a.tls_ca, a.tls_cert, a.tls_key) if a.slurm is not None
+              else nullcontext(a.scheduler)) as scheduler:
+            grade_class(a.workers, limits, scheduler=scheduler, allow_fallback=a.allow_fallback_sandbox,
+                        student=a.student, force=a.force)
     return 0
 
 
