@@ -21,6 +21,7 @@ submissions, runs the steps in order and reports (:mod:`autograder.run_summary`)
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -33,7 +34,7 @@ import nbformat
 from . import distributed, gradebook_state, intake, report, run_lock, sandbox, settings, slurm_array, slurm_cluster
 from .lms_export import write_lms_exports
 from .nbgrader_steps import export, nbgrader_api, run_step
-from .paths import EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path
+from .paths import EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path, verdict_path
 from .run_summary import Progress, Summary
 from .spec import notebooks_of
 from .staging import STAGING_FAILED, stage
@@ -153,6 +154,17 @@ def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progr
     return futures
 
 
+def _verdicts_digest(student: str, assignment: str, staged: dict) -> str:
+    """A digest of the verdicts of one submission's staged notebooks (``staged``: keyed by
+    (student, assignment, notebook)), whoever decided them."""
+    h = hashlib.sha256()
+    for s, a, nb in sorted(staged):
+        if (s, a) == (student, assignment):
+            path = verdict_path(s, a, nb)
+            h.update(nb.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+    return h.hexdigest()
+
+
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
                 scheduler: str | distributed.Target | None = None, allow_fallback: bool = False,
                 student: str | None = None, force: bool = False) -> dict:
@@ -227,8 +239,11 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     # nbgrader autograde: submissions whose verdicts changed, or that nbgrader has not autograded
     # as they are now (another timestamp or other notebooks: e.g. formgrader's button was used)
     changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
+    applied = state.setdefault("verdicts", {})  # what nbgrader's autograde last applied, per submission
     for s, a in subs:
         if not gradebook_state.autograded_is_current(s, a, [nb for (s2, a2, nb) in staged if (s2, a2) == (s, a)]):
+            changed.add((s, a))
+        if applied.get(f"{s}/{a}") != _verdicts_digest(s, a, staged):  # decided by --one or an array task
             changed.add((s, a))
     db, course = api.coursedir.db_url, api.coursedir.course_id
     answers = state.setdefault("answers", {})
@@ -247,6 +262,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
             now = gradebook_state.written_answers({nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)})
             kept += gradebook_state.keep_hand_grading(db, course, s, a, settled[s], answers.get(f"{s}/{a}", {}), now)
             answers[f"{s}/{a}"] = now
+            applied[f"{s}/{a}"] = _verdicts_digest(s, a, staged)
             summary.autograded.append(f"{s}/{a}")
         log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s"
             + (f"; {kept} hand grades of unchanged written answers kept" if kept else ""))
@@ -343,7 +359,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if failed else 0
     with run_lock.hold():
         if a.after_array:
-            slurm_array.check_merged(a.after_array, limits)
+            options = [f"--{k.replace('_', '-')} {v}" for k, v in (("cpu_seconds", a.cpu_seconds),
+                                                                    ("memory_mb", a.memory_mb)) if v is not None]
+            slurm_array.check_merged(a.after_array, limits, " ".join(options))
         with (slurm_cluster.started(a.slurm, a.tls_ca, a.tls_cert, a.tls_key) if a.slurm is not None
               else nullcontext(a.scheduler)) as scheduler:
             grade_class(a.workers, limits, scheduler=scheduler, allow_fallback=a.allow_fallback_sandbox,

@@ -78,9 +78,10 @@ def decide_task(index: int, parts: int, limits: sandbox.Limits, workers: int | N
     return failed
 
 
-def check_merged(parts: int, limits: sandbox.Limits) -> None:
+def check_merged(parts: int, limits: sandbox.Limits, options: str = "") -> None:
     """Before ``--after-array N`` grades: every notebook has an up-to-date verdict, or ``SystemExit``
-    with one line naming the ranges (and students) left, and the ``sbatch`` that decides them."""
+    with one line naming the ranges (and students) left, and the ``sbatch`` that decides them
+    (with the grading ``options`` of this run, which the array must share)."""
     subs = intake.scan().submissions
     if not subs:
         return  # grade_class says there is nothing to grade
@@ -94,5 +95,5 @@ def check_merged(parts: int, limits: sandbox.Limits) -> None:
     which = ",".join(str(i) for i in sorted(left))
     names = "; ".join(f"task {i}: {', '.join(sorted(left[i]))}" for i in sorted(left))
     raise SystemExit(f"not merged: {len(todo)} notebooks have no up-to-date verdict from the array ({names}); decide "
-                     f"them with: sbatch --array={which} {SCRIPT} {parts} (and the same grading options), then run "
+                     f"them with `sbatch --array={which} {' '.join([SCRIPT, str(parts), *options.split()])}`, then run "
                      "this again; or run make grade to decide them here")
