@@ -21,7 +21,6 @@ submissions, runs the steps in order and reports (:mod:`autograder.run_summary`)
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -34,7 +33,7 @@ import nbformat
 from . import distributed, gradebook_state, intake, report, run_lock, sandbox, settings, slurm_array, slurm_cluster
 from .lms_export import write_lms_exports
 from .nbgrader_steps import export, nbgrader_api, run_step
-from .paths import EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path, verdict_path
+from .paths import AUTOGRADED, EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path, verdict_path
 from .run_summary import Progress, Summary
 from .spec import notebooks_of
 from .staging import STAGING_FAILED, stage
@@ -154,15 +153,14 @@ def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progr
     return futures
 
 
-def _verdicts_digest(student: str, assignment: str, staged: dict) -> str:
-    """A digest of the verdicts of one submission's staged notebooks (``staged``: keyed by
-    (student, assignment, notebook)), whoever decided them."""
-    h = hashlib.sha256()
-    for s, a, nb in sorted(staged):
-        if (s, a) == (student, assignment):
-            path = verdict_path(s, a, nb)
-            h.update(nb.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
-    return h.hexdigest()
+def _decided_since_autograde(student: str, assignment: str, notebooks: list[str]) -> bool:
+    """Whether a verdict of these notebooks was written after nbgrader's autograded copy of it (by
+    ``--one`` or a Slurm array task): nbgrader's autograde must apply it."""
+    for nb in notebooks:
+        verdict, done = verdict_path(student, assignment, nb), AUTOGRADED / student / assignment / f"{nb}.ipynb"
+        if verdict.exists() and done.exists() and verdict.stat().st_mtime_ns > done.stat().st_mtime_ns:
+            return True
+    return False
 
 
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
@@ -239,11 +237,9 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     # nbgrader autograde: submissions whose verdicts changed, or that nbgrader has not autograded
     # as they are now (another timestamp or other notebooks: e.g. formgrader's button was used)
     changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
-    applied = state.setdefault("verdicts", {})  # what nbgrader's autograde last applied, per submission
     for s, a in subs:
-        if not gradebook_state.autograded_is_current(s, a, [nb for (s2, a2, nb) in staged if (s2, a2) == (s, a)]):
-            changed.add((s, a))
-        if applied.get(f"{s}/{a}") != _verdicts_digest(s, a, staged):  # decided by --one or an array task
+        notebooks = [nb for (s2, a2, nb) in staged if (s2, a2) == (s, a)]
+        if not gradebook_state.autograded_is_current(s, a, notebooks) or _decided_since_autograde(s, a, notebooks):
             changed.add((s, a))
     db, course = api.coursedir.db_url, api.coursedir.course_id
     answers = state.setdefault("answers", {})
@@ -262,7 +258,6 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
             now = gradebook_state.written_answers({nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)})
             kept += gradebook_state.keep_hand_grading(db, course, s, a, settled[s], answers.get(f"{s}/{a}", {}), now)
             answers[f"{s}/{a}"] = now
-            applied[f"{s}/{a}"] = _verdicts_digest(s, a, staged)
             summary.autograded.append(f"{s}/{a}")
         log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s"
             + (f"; {kept} hand grades of unchanged written answers kept" if kept else ""))
