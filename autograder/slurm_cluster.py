@@ -23,6 +23,8 @@ the other workers, and Slurm is asked for a new job in its place.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -36,8 +38,49 @@ from .paths import GRADING, ROOT
 
 #: how long to wait for the first worker job to start (a busy queue can take long; Ctrl-C stops)
 FIRST_WORKER_TIMEOUT = 4 * 3600
+#: how long Slurm may take to accept the jobs (sbatch answers within seconds when Slurm is up)
+SUBMIT_TIMEOUT = 180
 #: how often the jobs are counted, and a job that ended early replaced
 WATCH_SECONDS = 5.0
+
+
+def _slurm(*cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=120)
+
+
+def _check_slurm_answers() -> None:
+    """``SystemExit`` with one line unless Slurm's commands are here and its controller answers."""
+    if not shutil.which("sbatch") or not shutil.which("squeue"):
+        raise SystemExit("--slurm needs Slurm's commands (sbatch, squeue) on this machine: run it on the login node")
+    try:
+        answer = _slurm("squeue", "-h", "--me")
+    except subprocess.TimeoutExpired:
+        raise SystemExit("Slurm does not answer here: squeue --me took more than 2 minutes") from None
+    if answer.returncode != 0:
+        said = (answer.stderr.strip().splitlines() or ["no message"])[-1]
+        raise SystemExit(f"Slurm does not answer here: squeue --me says: {said}")
+
+
+def _wait_for_first_worker(cluster, client, log_directory: str) -> None:
+    """Until a worker joins; ``SystemExit`` with one line when no job was accepted, or every job
+    ended without its worker joining."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < FIRST_WORKER_TIMEOUT:
+        try:
+            client.wait_for_workers(1, timeout=10)
+            return
+        except (TimeoutError, OSError):
+            pass
+        ids = [str(job.job_id) for job in list(cluster.workers.values()) if getattr(job, "job_id", None)]
+        if not ids:
+            if time.monotonic() - t0 > SUBMIT_TIMEOUT:
+                raise SystemExit(f"Slurm accepted none of the worker jobs in {SUBMIT_TIMEOUT} s (sbatch failed?)")
+            continue
+        queued = _slurm("squeue", "-h", "-o", "%i", "-j", ",".join(ids))
+        if not queued.stdout.strip():
+            raise SystemExit(f"the Slurm jobs {', '.join(ids)} ended before a Dask worker joined; their output is in "
+                             f"{log_directory}")
+    raise SystemExit(f"no Slurm worker job started within {FIRST_WORKER_TIMEOUT // 3600} hours")
 
 
 def _options(folder: Path) -> dict:
@@ -99,6 +142,7 @@ def started(jobs: int, ca: str | Path | None = None, cert: str | Path | None = N
                                                                    dask_tls.key_file(folder, r)) if not p.is_file()]
     if missing:
         raise SystemExit(f"no {', '.join(missing)} in {folder} for the Slurm jobs' cluster; run make dask-certs")
+    _check_slurm_answers()
     options = _options(folder)
     Path(options["log_directory"]).mkdir(parents=True, exist_ok=True)
     try:
@@ -116,7 +160,9 @@ def started(jobs: int, ca: str | Path | None = None, cert: str | Path | None = N
             from distributed import Client
 
             with Client(cluster.scheduler_address, security=security, timeout="30s", set_as_default=False) as c:
-                c.wait_for_workers(1, timeout=FIRST_WORKER_TIMEOUT)
+                _wait_for_first_worker(cluster, c, options["log_directory"])
+        except SystemExit:
+            raise
         except Exception as exc:
             raise SystemExit(f"no Slurm worker job started: {type(exc).__name__}: {str(exc)[:300]}") from None
         log(f"first Slurm worker joined after {time.monotonic() - t0:.0f} s; scheduler {cluster.scheduler_address}"

@@ -217,3 +217,20 @@ def test_a_job_array_merged_by_make_grade_equals_a_local_run_and_names_a_cancell
     assert merge.returncode == 0, stdout + stderr
     assert "0 to grade" in stdout, stdout  # the array decided every notebook; the merge only ran nbgrader
     _same_grades(work, local)
+
+
+def test_a_verdict_decided_outside_make_grade_reaches_the_gradebook(local, tmp_path):
+    """What an array task (or ``--one``) decides after nbgrader autograded a submission is applied
+    by the next ``make grade``, which decides nothing itself."""
+    work = tmp_path / "class"
+    shutil.copytree(local, work)
+    before = {r["student_id"]: float(r["score"]) for r in _rows(work)}
+    place(work, "bob", NOTEBOOKS[1], (SOLUTIONS / f"{NOTEBOOKS[1]}.ipynb").read_text())  # a resubmission
+    one = grade(work, "--one", "bob", "attention", NOTEBOOKS[1], *LIMITS)
+    assert one.returncode == 0, one.stdout + one.stderr
+    again = grade(work, *LIMITS)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "0 to grade" in again.stdout and "nbgrader autograde attention: 1 students" in again.stdout, again.stdout
+    after = {r["student_id"]: float(r["score"]) for r in _rows(work)}
+    assert after["bob"] > before["bob"] and {k: v for k, v in after.items() if k != "bob"} == \
+        {k: v for k, v in before.items() if k != "bob"}, (before, after)
