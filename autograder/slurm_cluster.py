@@ -78,8 +78,8 @@ def _wait_for_first_worker(cluster, client, log_directory: str) -> None:
             continue
         queued = _slurm("squeue", "-h", "-o", "%i", "-j", ",".join(ids))
         if not queued.stdout.strip():
-            raise SystemExit(f"the Slurm jobs {', '.join(ids)} ended before a Dask worker joined; their output is in "
-                             f"{log_directory}")
+            raise SystemExit(f"the Slurm job{'s' * (len(ids) > 1)} {', '.join(ids)} ended before a Dask worker "
+                             f"joined; the job output is in {log_directory}")
     raise SystemExit(f"no Slurm worker job started within {FIRST_WORKER_TIMEOUT // 3600} hours")
 
 
@@ -154,8 +154,8 @@ def started(jobs: int, ca: str | Path | None = None, cert: str | Path | None = N
     try:
         try:
             cluster.scale(jobs=jobs)
-            log(f"asked Slurm for {jobs} worker jobs ({options['cores']} cores, {options['memory']} each; "
-                f"job logs in {options['log_directory']}); waiting for the first to start")
+            log(f"asked Slurm for {jobs} worker job{'s' * (jobs > 1)} ({options['cores']} cores, "
+                f"{options['memory']} each; job logs in {options['log_directory']}); waiting for the first to start")
             t0 = time.monotonic()
             from distributed import Client
 

@@ -184,6 +184,9 @@ class OneNodeSlurm:
         pids = self._pids()
         if _alive(pids.get("slurmctld")):
             _run(["scancel", "--full", "--quiet", "-u", "root"], env=self.env)
+            deadline = time.monotonic() + 20
+            while _run(["squeue", "-h"], env=self.env).stdout.strip() and time.monotonic() < deadline:
+                time.sleep(0.3)
         for name in reversed(DAEMONS):
             pid = pids.get(name)
             if _alive(pid):
@@ -196,6 +199,34 @@ class OneNodeSlurm:
             if _alive(pid):
                 os.killpg(pid, signal.SIGKILL)
             (self.folder / "run" / f"{name}.daemon").unlink(missing_ok=True)
+        for pid in self._job_processes():  # a job step that outlived slurmd (slurmstepd and its job)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _job_processes(self) -> list[int]:
+        """The ``slurmstepd`` processes of this Slurm's slurmd (their environment names its
+        configuration) and every process under them, deepest first."""
+        parent: dict[int, int] = {}
+        steps = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+                if stat.split("(", 1)[1].rsplit(")", 1)[0] == "slurmstepd" and \
+                        f"SLURM_CONF={self.conf}".encode() in (entry / "environ").read_bytes().split(b"\0"):
+                    steps.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+        out, todo = [], list(steps)
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            todo += [child for child, ppid in parent.items() if ppid == pid]
+        return out[::-1]
 
 
 def _alive(pid: int | None) -> bool:

@@ -15,14 +15,18 @@ start), the tests fail with the reason.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -99,7 +103,18 @@ def _make_grade(work: Path, slurm: OneNodeSlurm, grade_args: str, **env: str) ->
     """``make grade GRADE_ARGS=...`` on this work folder, with this Slurm."""
     return subprocess.Popen(["make", "--no-print-directory", "grade", f"GRADE_ARGS={grade_args}"], cwd=ROOT,
                             env=dict(slurm.env, AUTOGRADER_WORKDIR=str(work), **env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+@contextmanager
+def _ended(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """``proc``, killed with its process group if the test leaves it running (a failed assertion)."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def _wait_until_done(slurm: OneNodeSlurm, job: str, timeout: float = 600) -> None:
@@ -123,16 +138,30 @@ def test_a_compute_node_is_checked_with_one_command(slurm, certs):
 
 
 def test_make_grade_on_slurm_jobs_equals_a_local_run_though_a_job_is_cancelled(slurm, certs, local, tmp_path):
-    from distributed import Client
-
-    from autograder.distributed import client_security
-
     work = tmp_path / "class"
     _class_like(local, work)
     tls = f"--tls-ca {certs / 'ca.pem'} --tls-cert {certs / 'client.pem'} --tls-key {certs / 'client-key.pem'}"
     # the jobs' size, as Dask's configuration gives it (jobqueue.slurm.cores, .memory)
-    proc = _make_grade(work, slurm, f"--slurm 2 {tls} {' '.join(LIMITS)}",
-                       DASK_JOBQUEUE__SLURM__CORES="1", DASK_JOBQUEUE__SLURM__MEMORY="1GB")
+    with _ended(_make_grade(work, slurm, f"--slurm 2 {tls} {' '.join(LIMITS)}",
+                            DASK_JOBQUEUE__SLURM__CORES="1", DASK_JOBQUEUE__SLURM__MEMORY="1GB")) as proc:
+        decided, text, stderr = _cancel_a_busy_job_midway(proc, slurm, certs)
+    assert proc.returncode == 0, text + stderr
+    assert decided < len(_verdicts(local)), "the cancel came after the work was done"
+    assert "asked Slurm for 2 worker jobs" in text and "2 of 2 workers grade" in text, text
+    _same_grades(work, local)  # the cancelled job's notebook was decided again, nothing counted twice
+    deadline = time.monotonic() + 60  # the run cancelled its jobs when it ended
+    while slurm.run("squeue", "-h", "-t", "PD,R", check=False).stdout.strip():
+        assert time.monotonic() < deadline, "Slurm jobs outlived the run: " + slurm.run("squeue").stdout
+        time.sleep(0.5)
+
+
+def _cancel_a_busy_job_midway(proc: subprocess.Popen, slurm: OneNodeSlurm, certs: Path) -> tuple[int, str, str]:
+    """Once both workers have joined and a notebook came back, ``scancel`` the Slurm job of a worker
+    that is deciding one; then wait for the run. Returns (notebooks decided at the cancel, stdout, stderr)."""
+    from distributed import Client
+
+    from autograder.distributed import client_security
+
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.extend(proc.stdout), daemon=True)
     reader.start()
@@ -155,6 +184,7 @@ def test_make_grade_on_slurm_jobs_equals_a_local_run_though_a_job_is_cancelled(s
                 break
             assert proc.poll() is None and time.monotonic() < deadline, "".join(out) + proc.stderr.read()
             time.sleep(0.02)
+
         def job_id() -> str | None:  # run on the worker (a nested function travels by value)
             import os
 
@@ -165,15 +195,7 @@ def test_make_grade_on_slurm_jobs_equals_a_local_run_though_a_job_is_cancelled(s
     slurm.run("scancel", job)
     stdout, stderr = proc.communicate(timeout=600)
     reader.join()
-    text = "".join(out) + stdout
-    assert proc.returncode == 0, text + stderr
-    assert decided < len(_verdicts(local)), "the cancel came after the work was done"
-    assert "asked Slurm for 2 worker jobs" in text and "2 of 2 workers grade" in text, text
-    _same_grades(work, local)  # the cancelled job's notebook was decided again, nothing counted twice
-    deadline = time.monotonic() + 60  # the run cancelled its jobs when it ended
-    while slurm.run("squeue", "-h", "-t", "PD,R", check=False).stdout.strip():
-        assert time.monotonic() < deadline, "Slurm jobs outlived the run: " + slurm.run("squeue").stdout
-        time.sleep(0.5)
+    return decided, "".join(out) + stdout, stderr
 
 
 def test_a_job_array_merged_by_make_grade_equals_a_local_run_and_names_a_cancelled_task(slurm, local, tmp_path):
@@ -199,8 +221,8 @@ def test_a_job_array_merged_by_make_grade_equals_a_local_run_and_names_a_cancell
     assert "array task 0/3" in logged and "array task 1/3" in logged and "array task 2/3" not in logged, logged
 
     before = sorted(str(p) for p in work.rglob("*") if ".grading" not in p.parts)
-    merge = _make_grade(work, slurm, f"--after-array 3 {' '.join(LIMITS)}")
-    stdout, stderr = merge.communicate(timeout=600)
+    with _ended(_make_grade(work, slurm, f"--after-array 3 {' '.join(LIMITS)}")) as merge:
+        stdout, stderr = merge.communicate(timeout=600)
     assert merge.returncode != 0, stdout
     lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith("make")]
     assert len(lines) == 1 and lines[0].startswith("not merged:"), stderr
@@ -212,8 +234,8 @@ def test_a_job_array_merged_by_make_grade_equals_a_local_run_and_names_a_cancell
     (command,) = re.findall(r"`(sbatch [^`]+)`", lines[0])
     assert command == f"sbatch --array=2 scripts/slurm-grade-array.sh 3 {' '.join(LIMITS)}", command
     _wait_until_done(slurm, sbatch(command))
-    merge = _make_grade(work, slurm, f"--after-array 3 {' '.join(LIMITS)}")
-    stdout, stderr = merge.communicate(timeout=600)
+    with _ended(_make_grade(work, slurm, f"--after-array 3 {' '.join(LIMITS)}")) as merge:
+        stdout, stderr = merge.communicate(timeout=600)
     assert merge.returncode == 0, stdout + stderr
     assert "0 to grade" in stdout, stdout  # the array decided every notebook; the merge only ran nbgrader
     _same_grades(work, local)
