@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 from grading_support import RELEASE, ROOT, SOLUTIONS, entries, grade, place, submission_text
+from hypothesis import given
+from hypothesis import strategies as st
 from test_distributed import _rows, _verdicts
 
 from autograder import dask_tls
@@ -256,3 +258,29 @@ def test_a_verdict_decided_outside_make_grade_reaches_the_gradebook(local, tmp_p
     after = {r["student_id"]: float(r["score"]) for r in _rows(work)}
     assert after["bob"] > before["bob"] and {k: v for k, v in after.items() if k != "bob"} == \
         {k: v for k, v in before.items() if k != "bob"}, (before, after)
+
+
+@given(st.lists(st.from_regex(r"[a-z][a-z0-9]{0,5}", fullmatch=True), max_size=40), st.integers(1, 12))
+def test_the_array_ranges_cover_the_class_once_in_order_and_evenly(students, parts):
+    from autograder.slurm_array import ranges
+
+    cut = ranges(students, parts)
+    assert len(cut) == parts
+    assert [s for r in cut for s in r] == sorted(set(students))  # each student once, ranges in order
+    assert max(map(len, cut)) - min(map(len, cut)) <= 1
+
+
+@pytest.mark.parametrize("text", ["3/3", "-1/3", "1", "a/b", "2/0", ""])
+def test_a_bad_array_task_is_refused_in_one_line(text):
+    from autograder.slurm_array import parse_task
+
+    with pytest.raises(SystemExit) as refused:
+        parse_task(text)
+    assert "I/N" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_slurm_and_scheduler_together_are_refused_before_anything(tmp_path):
+    result = grade(tmp_path, "--slurm", "2", "--scheduler", "tls://127.0.0.1:8786")
+    assert result.returncode != 0 and result.stderr.strip() == \
+        "refused: --slurm starts its own cluster; give it or --scheduler, not both", result.stderr
+    assert not list(tmp_path.iterdir())
