@@ -31,6 +31,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from . import dask_tls
 from .distributed import Target, client_security
@@ -165,8 +166,10 @@ def started(jobs: int, ca: str | Path | None = None, cert: str | Path | None = N
             raise
         except Exception as exc:
             raise SystemExit(f"no Slurm worker job started: {type(exc).__name__}: {str(exc)[:300]}") from None
+        host = str(options["scheduler_options"].get("dashboard_address") or "127.0.0.1:").rsplit(":", 1)[0]
+        port = urlsplit(cluster.dashboard_link).port  # the link names the scheduler's host, not where it listens
         log(f"first Slurm worker joined after {time.monotonic() - t0:.0f} s; scheduler {cluster.scheduler_address}"
-            f" (dashboard on this machine only: {cluster.dashboard_link})")
+            f" (dashboard: http://{host or '127.0.0.1'}:{port}/status)")
         watcher.start()
         yield Target(cluster.scheduler_address, security)
     finally:
