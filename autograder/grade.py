@@ -26,13 +26,14 @@ import os
 import sys
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from contextlib import nullcontext
 
 import nbformat
 
-from . import distributed, gradebook_state, intake, report, run_lock, sandbox, settings
+from . import distributed, gradebook_state, intake, report, run_lock, sandbox, settings, slurm_array, slurm_cluster
 from .lms_export import write_lms_exports
 from .nbgrader_steps import export, nbgrader_api, run_step
-from .paths import EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path
+from .paths import AUTOGRADED, EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path, verdict_path
 from .run_summary import Progress, Summary
 from .spec import notebooks_of
 from .staging import STAGING_FAILED, stage
@@ -152,6 +153,16 @@ def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progr
     return futures
 
 
+def _decided_since_autograde(student: str, assignment: str, notebooks: list[str]) -> bool:
+    """Whether a verdict of these notebooks was written after nbgrader's autograded copy of it (by
+    ``--one`` or a Slurm array task): nbgrader's autograde must apply it."""
+    for nb in notebooks:
+        verdict, done = verdict_path(student, assignment, nb), AUTOGRADED / student / assignment / f"{nb}.ipynb"
+        if verdict.exists() and done.exists() and verdict.stat().st_mtime_ns > done.stat().st_mtime_ns:
+            return True
+    return False
+
+
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
                 scheduler: str | distributed.Target | None = None, allow_fallback: bool = False,
                 student: str | None = None, force: bool = False) -> dict:
@@ -227,7 +238,8 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     # as they are now (another timestamp or other notebooks: e.g. formgrader's button was used)
     changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
     for s, a in subs:
-        if not gradebook_state.autograded_is_current(s, a, [nb for (s2, a2, nb) in staged if (s2, a2) == (s, a)]):
+        notebooks = [nb for (s2, a2, nb) in staged if (s2, a2) == (s, a)]
+        if not gradebook_state.autograded_is_current(s, a, notebooks) or _decided_since_autograde(s, a, notebooks):
             changed.add((s, a))
     db, course = api.coursedir.db_url, api.coursedir.course_id
     answers = state.setdefault("answers", {})
@@ -303,10 +315,21 @@ def main(argv: list[str] | None = None) -> int:
                    help="decide the notebooks on this Dask cluster (TLS, see make dask-certs); the nbgrader steps "
                         "still run here")
     p.add_argument("--allow-fallback-sandbox", action="store_true",
-                   help="with --scheduler: let workers without bubblewrap grade (weaker isolation)")
+                   help="with --scheduler, --slurm or --array-task: let workers without bubblewrap grade (weaker "
+                        "isolation)")
+    p.add_argument("--slurm", type=int, metavar="JOBS",
+                   help="decide the notebooks on JOBS Slurm jobs (dask-jobqueue, TLS with every role's files in the "
+                        "folder of --tls-ca, default autograder/.dask-tls/; job sizes: Dask config jobqueue.slurm)")
+    p.add_argument("--array-task", metavar="I/N",
+                   help="a Slurm array task (scripts/slurm-grade-array.sh): decide range I of N of the students; "
+                        "no nbgrader step")
+    p.add_argument("--after-array", type=int, metavar="N",
+                   help="after an array of N tasks: refuse, naming the ranges left, unless every notebook is decided")
     _scheduler_security_flags(p)
     a = p.parse_args(argv)
     _line_buffered()
+    if a.slurm is not None and a.scheduler:
+        raise SystemExit("refused: --slurm starts its own cluster; give it or --scheduler, not both")
     if a.scheduler:  # refused (one line) before anything is locked, read or contacted
         a.scheduler = distributed.scheduler_target(a.scheduler, a.insecure_loopback_scheduler,
                                                    a.tls_ca, a.tls_cert, a.tls_key)
@@ -324,9 +347,20 @@ def main(argv: list[str] | None = None) -> int:
             v = grade_one(*a.one, limits=limits)
         print(json.dumps({k: v.get(k) for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
         return 0
+    if a.array_task:
+        task = slurm_array.parse_task(a.array_task)
+        with run_lock.hold(shared=True):
+            failed = slurm_array.decide_task(*task, limits, a.workers, a.allow_fallback_sandbox)
+        return 1 if failed else 0
     with run_lock.hold():
-        grade_class(a.workers, limits, scheduler=a.scheduler, allow_fallback=a.allow_fallback_sandbox,
-                    student=a.student, force=a.force)
+        if a.after_array:
+            options = [f"--{k.replace('_', '-')} {v}" for k, v in (("cpu_seconds", a.cpu_seconds),
+                                                                    ("memory_mb", a.memory_mb)) if v is not None]
+            slurm_array.check_merged(a.after_array, limits, " ".join(options))
+        with (slurm_cluster.started(a.slurm, a.tls_ca, a.tls_cert, a.tls_key) if a.slurm is not None
+              else nullcontext(a.scheduler)) as scheduler:
+            grade_class(a.workers, limits, scheduler=scheduler, allow_fallback=a.allow_fallback_sandbox,
+                        student=a.student, force=a.force)
     return 0
 
 
