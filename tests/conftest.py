@@ -56,6 +56,7 @@ LANES: dict[str, str] = {
     "test_security.py": "pipeline",
     "test_settings.py": "pipeline",
     "test_side_channels.py": "pipeline",
+    "test_slurm.py": "pipeline",
     "test_warm_sandbox.py": "pipeline",
     "test_warm_sandbox_channels.py": "pipeline",
     "test_notebooks_execute.py": "pipeline",
