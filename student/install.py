@@ -147,7 +147,7 @@ def remove(prefix: Path) -> None:
 
     if prefix.exists():
         if sys.version_info >= (3, 12):
-            shutil.rmtree(prefix, onexc=writable_then_retry)
+            shutil.rmtree(prefix, onexc=writable_then_retry)  # novermin (3.12+, guarded above)
         else:
             shutil.rmtree(prefix, onerror=writable_then_retry)
 
