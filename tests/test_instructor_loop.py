@@ -431,7 +431,10 @@ def test_lms_exports(loop):
     head, possible, *rows = seen["canvas"]
     assert head[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
     assert possible[0] == "Points Possible"
-    by_id = {r[2]: dict(zip(head, r, strict=True)) for r in rows}
+    # no SIS ids in this roster: those columns are empty, rows are told apart by the student's name
+    assert {r[2] for r in rows} == {""} and {r[3] for r in rows} == {""}
+    names = {"Ames Alice": "alice", "Brown Bob": "bob", "Cho Carol": "carol", "dave": "dave"}
+    by_id = {names[r[0]]: dict(zip(head, r, strict=True)) for r in rows}
     assert by_id["alice"]["attention (total)"] == "9"
     assert by_id["bob"]["attention: 01-embeddings: embed"] == "0"
     assert by_id["bob"]["attention: 04-scaling: variance-derivation"] == "1"
@@ -440,5 +443,5 @@ def test_lms_exports(loop):
     assert all(by_id[s]["attention status"] == "final" for s in STUDENTS)
     assert by_id["dave"]["attention status"] == "PENDING: 1 answers to hand-grade"  # nobody graded his answer
     mhead, *mrows = seen["moodle"]
-    assert mhead[:2] == ["ID number", "Email address"]
-    assert {r[0]: r[1] for r in mrows}["bob"] == "bob@example.org"
+    assert mhead[:3] == ["username", "ID number", "Email address"]
+    assert {r[0]: r[2] for r in mrows}["bob"] == "bob@example.org"
