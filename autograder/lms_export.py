@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .csv_export import write_csv
 from .paths import ROSTER
-from .spec import load_spec
+from .spec import exercise_of
 
 #: the roster's columns this module reads besides nbgrader's own (``id``, names, ``email``, ``lms_user_id``)
 ROSTER_COLUMNS = ("sis_user_id", "sis_login_id", "section")
@@ -76,18 +76,6 @@ def read_roster(path: Path = ROSTER) -> dict[str, RosterEntry]:
     return out
 
 
-def _exercise(assignment: str, notebook: str, grade_id: str) -> str:
-    """The exercise a grade cell belongs to: the function its checks call, or the written answer."""
-    try:
-        spec = load_spec(assignment, notebook)
-    except (OSError, ValueError):
-        return grade_id
-    for t in spec.tests:
-        if t.grade_id == grade_id and t.checks:
-            return t.checks[0][0]
-    return grade_id
-
-
 def _score(x: float) -> str:
     return f"{x:g}"
 
@@ -109,8 +97,9 @@ def class_table(db_url: str, course: str) -> tuple[list[str], list[str], list[di
                 columns.append(f"{a.name}: {nb.name}")
                 possible[columns[-1]] = nb.max_score
                 per_ex: dict[str, float] = {}
+                names = exercise_of(a.name, nb.name)
                 for g in sorted(nb.grade_cells, key=lambda g: g.name):
-                    key = f"{a.name}: {nb.name}: {_exercise(a.name, nb.name, g.name)}"
+                    key = f"{a.name}: {nb.name}: {names.get(g.name, g.name)}"
                     per_ex[key] = per_ex.get(key, 0.0) + g.max_score
                 for key, points in per_ex.items():
                     columns.append(key)
@@ -132,8 +121,9 @@ def class_table(db_url: str, course: str) -> tuple[list[str], list[str], list[di
                 pending = 0
                 for nb in sub.notebooks:
                     row[f"{a.name}: {nb.name}"] = _score(nb.score)
+                    names = exercise_of(a.name, nb.name)
                     for g in nb.grades:
-                        key = f"{a.name}: {nb.name}: {_exercise(a.name, nb.name, g.name)}"
+                        key = f"{a.name}: {nb.name}: {names.get(g.name, g.name)}"
                         row[key] = _score(float(row.get(key, 0)) + g.score)
                         pending += bool(g.needs_manual_grade)
                 row[f"{a.name} status"] = f"PENDING: {pending} answers to hand-grade" if pending else "final"

@@ -29,7 +29,7 @@ from selfattn.findings import Finding, Kind, hidden_exception_name
 
 from . import similarity
 from .paths import GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
-from .spec import load_spec, notebooks_of, release_path
+from .spec import exercise_of, notebooks_of, release_path
 
 REPORT = WORK / "report" / "index.html"
 
@@ -117,13 +117,6 @@ def load(gradebook: bool = True) -> ClassData:
     data.students = sorted({s for s, _, _ in keys})
     data.assignments = sorted({a for _, a, _ in keys})
     return data
-
-
-def exercise_of(assignment: str, notebook: str) -> dict[str, str]:
-    """grade_id of every graded cell -> the exercise it grades (a function, or the cell itself)."""
-    spec = load_spec(assignment, notebook)
-    out = {t.grade_id: t.checks[0][0] for t in spec.tests if t.checks}
-    return out
 
 
 def _solution_cells(path: Path) -> dict[str, str]:
