@@ -163,6 +163,7 @@ FIRST = {
     ("carol", "04-scaling", "score_stds-public"): 0, ("carol", "04-scaling", "score_stds-hidden"): 0,
 }
 HAND = {"alice": 3.0, "bob": 1.0, "carol": 0.0}
+COMMENTS = {"alice": r"Right: $\operatorname{Var}(q^\top k) = d_k$, so divide by $\sqrt{d_k}$."}
 
 
 @pytest.fixture(scope="module")
@@ -283,6 +284,12 @@ def _formgrader(lp: Loop) -> dict:
                 except Exception:
                     pass
                 out.setdefault("typeset", []).append(page.locator("mjx-container").count())
+                if s in COMMENTS:  # typed in formgrader's comment box ("supports Markdown and MathJax")
+                    comment = page.locator(f"textarea#{WRITTEN}-comment")
+                    comment.fill(COMMENTS[s])
+                    with page.expect_response(lambda r: "/formgrader/api/comment/" in r.url
+                                              and r.request.method == "PUT", timeout=60_000):
+                        comment.dispatch_event("change")
                 box = page.locator(f"input#{WRITTEN}")
                 box.fill(str(points))
                 with page.expect_response(lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT",
@@ -414,6 +421,30 @@ def test_feedback_loads_nothing_from_outside_and_shows_math(loop):
     assert "data-selfattn-mathjax" not in page_file.read_text()  # formgrader's loader is not kept
     assert box and box["height"] > 5 and box["width"] > 5
     assert "\\mathbb" not in text and "$d_k$" not in text
+
+
+def test_fetched_feedback_draws_the_comments_math_and_names_each_exercise(loop):
+    """alice's fetched feedback in Chromium: the TeX of the comment typed in formgrader is drawn as
+    MathML (a superscript, a subscript), and the test-cell links name their exercise."""
+    from browser_support import CHROMIUM_ARGS, chromium_path
+    from playwright.sync_api import sync_playwright
+
+    lp, _ = loop
+    page_file = next((lp.tmp / "home" / "alice" / "attention" / "feedback").rglob("04-scaling.html"))
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+        page.goto(page_file.as_uri())
+        footer = page.locator(".panel-footer").all_inner_texts()
+        math = page.eval_on_selector_all(".panel-footer math", "ms => ms.map(m => [m.namespaceURI, "
+                                         "m.querySelectorAll('msup').length, m.querySelectorAll('msub').length])")
+        toc = page.locator("#toc li").all_inner_texts()
+        browser.close()
+    assert any("Right:" in t for t in footer) and not any("$" in t or "\\sqrt" in t for t in footer), footer
+    assert len(math) == 2 and all(ns == "http://www.w3.org/1998/Math/MathML" for ns, _, _ in math), math
+    assert math[0][1] == 1 and math[0][2] >= 1, math
+    assert any(t.startswith("score_stds: hidden checks") for t in toc) and not any("Test cell" in t for t in toc), toc
 
 
 def test_late_penalty_from_the_user_config_is_honoured(loop):
