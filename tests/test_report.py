@@ -474,7 +474,7 @@ def test_pass_rate_and_total_columns_are_readable_on_a_phone(page):
 def test_histogram_labels_never_overlap(page):
     """Scores out of any maximum (fractional bins included), drawn in Chromium: no two axis labels
     of one histogram overlap, and each lies inside the figure."""
-    from autograder.report import STYLE, histogram
+    from autograder.report_html import STYLE, histogram
 
     cases = [(top, values) for top in (1, 2.5, 3, 7, 9.5, 12, 13, 17, 24, 33.3, 90, 100, 0.75)
              for values in ([0.0, top / 3, top], [float(int(top))] * 4, [top * k / 7 for k in range(8)])]
