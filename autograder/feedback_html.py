@@ -31,6 +31,7 @@ from pathlib import Path
 import jinja2
 from latex2mathml.converter import convert
 from nbconvert.exporters import HTMLExporter
+from nbgrader.preprocessors import GetGrades
 
 _CODE = re.compile(r"(```.*?```|~~~.*?~~~|`[^`\n]*`)", re.S)
 _MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?![\s$])(.+?)(?<![\\\s])\$(?!\d)|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.S)
@@ -88,22 +89,21 @@ class _CompiledTemplates(jinja2.BytecodeCache):
 _TEMPLATES = _CompiledTemplates()
 
 
-def _awaiting(resources: dict) -> set[str]:
-    """Grade ids of this feedback's notebook that are still in the hand-grading queue."""
-    from nbgrader.api import Gradebook, MissingEntry
+class GetGradesWithQueue(GetGrades):
+    """nbgrader's ``GetGrades`` (scores and comments from the gradebook into the cells), which also
+    marks a grade still in the hand-grading queue: ``nbgrader.awaiting`` (same query, same gradebook)."""
 
-    info = resources.get("nbgrader", {})
-    try:
-        with Gradebook(info["db_url"]) as gb:
-            nb = gb.find_submission_notebook(info["notebook"], info["assignment"], info["student"])
-            return {g.name for g in nb.grades if g.needs_manual_grade}
-    except (KeyError, MissingEntry):
-        return set()
+    def _get_score(self, cell, resources) -> None:
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                          self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["score"] = grade.score
+        cell.metadata.nbgrader["points"] = grade.max_score
+        cell.metadata.nbgrader["awaiting"] = bool(grade.needs_manual_grade)
 
 
 def annotate(nb, resources: dict) -> None:
-    """What the course's template shows beyond nbgrader's: each test cell's exercise, the grades
-    awaiting hand-grading (and their points), and the math of Markdown cells and comments."""
+    """What the course's template shows beyond nbgrader's: each test cell's exercise, the points
+    awaiting hand-grading, and the math of Markdown cells and comments."""
     from .spec import load_spec
 
     info = resources.setdefault("nbgrader", {})
@@ -111,7 +111,6 @@ def annotate(nb, resources: dict) -> None:
         labels = {t.grade_id: t.label for t in load_spec(info["assignment"], info["notebook"]).tests}
     except (KeyError, OSError, ValueError):
         labels = {}
-    awaiting = _awaiting(resources)
     info["awaiting_points"] = 0.0
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader")
@@ -122,8 +121,7 @@ def annotate(nb, resources: dict) -> None:
         gid = meta.get("grade_id")
         if gid in labels:
             meta["exercise"] = labels[gid]
-        if meta.get("grade") and gid in awaiting:
-            meta["awaiting"] = True
+        if meta.get("grade") and meta.get("awaiting"):  # set by GetGradesWithQueue
             info["awaiting_points"] += float(meta.get("points") or 0)
         if meta.get("comment"):
             meta["comment"] = render_math(str(meta["comment"]))
