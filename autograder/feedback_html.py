@@ -22,7 +22,6 @@ the same text for every student, is converted once.
 
 from __future__ import annotations
 
-import copy
 import functools
 import html
 import re
@@ -149,5 +148,6 @@ class OfflineFeedbackExporter(HTMLExporter):
         return nb, resources
 
     def from_notebook_node(self, nb, resources=None, **kw):
-        output, resources = super().from_notebook_node(copy.deepcopy(nb), resources=resources, **kw)
+        # (nbconvert works on its own copy of ``nb``: the annotations never reach the caller's)
+        output, resources = super().from_notebook_node(nb, resources=resources, **kw)
         return strip_remote(output), resources
