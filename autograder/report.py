@@ -266,7 +266,7 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
             median = statistics.median(values) if values else 0.0
             done = len(complete[(a, nb)])
             nb_rows.append([nb, (f"{mean:.2f} / {top:g}", mean), (f"{median:g} / {top:g}", median),
-                            (f"{done} of {class_size} ({_pct(done, class_size)})", done),
+                            (f"{done}/{class_size} ({_pct(done, class_size)})", done),
                             (len(handed[(a, nb)]), len(handed[(a, nb)]))])
 
     # ---- exercises, hardest first
@@ -328,8 +328,8 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     # ---- the first screen: three questions
     how = ("<div><h2 id=\"how\">How did the class do</h2>"
            f"<p>{class_size} students, {len(data.verdicts)} graded notebooks.</p>"
-           + tab("notebooks", ["notebook", "mean", "median", "completed (every exercise answered)", "handed in"],
-                 nb_rows) + "</div>")
+           + tab("notebooks", ["notebook", "mean", "median", "completed", "handed in"], nb_rows)
+           + '<p class="muted">Completed: every exercise answered.</p></div>')
     if hardest:
         items = []
         for ex in hardest:

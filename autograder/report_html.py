@@ -120,6 +120,7 @@ code{background:#f1f1f1;padding:0 .2em;border-radius:3px;font-size:.9em}
 .num{font-variant-numeric:tabular-nums}nav{display:flex;flex-wrap:wrap;gap:.2rem 1rem}
 .scroll{overflow-x:auto;max-width:100%}
 .glance{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:1rem;margin:.8rem 0}
+@media (min-width:60rem){.glance{grid-template-columns:1.4fr 1fr 1fr}}
 .glance>div{border:1px solid #ccc;border-radius:6px;padding:.2rem .8rem .6rem}.glance h2{margin-top:.6rem;
 border:none;font-size:1.15rem}.glance ul{padding-left:1.1rem;margin:.3rem 0}.glance table{font-size:.85rem}
 .big{font-size:1.25rem;font-weight:600}

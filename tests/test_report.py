@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections import Counter
 
 import pytest
@@ -334,7 +335,11 @@ def test_first_screen_answers_the_three_questions(page, graded):
     rows = {r[0]: r for r in _rows(pg, "glance")}
     assert set(NOTEBOOKS) <= set(rows), rows
     assert (graded[0] / "report" / "notebooks.csv").is_file()
-    assert all("/" in rows[nb][1] and "of" in rows[nb][3] for nb in NOTEBOOKS), rows
+    size = len(_rows(pg, "students"))
+    for nb in NOTEBOOKS:
+        handed = sum(1 for (_s, n), v in verdicts.items() if n == nb
+                     and not any(str(x).startswith("No file") for x in v.get("notes", [])))
+        assert re.fullmatch(rf"\d+/{size} \(\d+%\)", rows[nb][3]) and rows[nb][4] == str(handed), rows[nb]
     # what to reteach: each item's counts are the verdicts', hardest first, with its commonest mistake
     counts = _exercise_counts(verdicts)
     items = pg.locator("#glance li", has_text="passed").all_inner_texts()
