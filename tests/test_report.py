@@ -331,6 +331,9 @@ def test_first_screen_answers_the_three_questions(page, graded):
     for anchor in ("#how", "#reteach", "#now"):
         box = pg.locator(anchor).bounding_box()
         assert box["y"] + box["height"] <= 800 and box["y"] < first_detail, (anchor, box)
+    clipped = pg.eval_on_selector_all("#glance .scroll", "ds => ds.filter(d => d.scrollWidth > d.clientWidth + 1)"
+                                                        ".length")
+    assert clipped == 0  # the first screen's table is whole, not scrolled inside its card
     # how did the class do: the notebook rows hold the gradebook's mean and median
     rows = {r[0]: r for r in _rows(pg, "glance")}
     assert set(NOTEBOOKS) <= set(rows), rows
