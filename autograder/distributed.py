@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import atomic, dask_tls, sandbox, warm
+from . import atomic, dask_tls, history, sandbox, warm
 from .stored_outputs import TooIntricate, without_outputs
 from .untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
 
@@ -255,6 +255,7 @@ class Cluster:
                 verdict["notes"] = notes
                 path = verdict_path(student, assignment, notebook)
                 path.parent.mkdir(parents=True, exist_ok=True)
+                history.remember_replaced(path, verdict)
                 atomic.write_text(path, json.dumps(verdict, indent=1, ensure_ascii=False))
                 yield student, assignment, notebook, float(out["seconds"])
 

@@ -4,7 +4,15 @@ nbgrader's feedback template loads MathJax from a CDN, so offline the formulas s
 student's browser contacts a third party. :class:`OfflineFeedbackExporter` (nbgrader's
 ``GenerateFeedback.exporter_class``) renders the math of every Markdown cell to MathML at export
 (browsers draw MathML themselves) and removes every script or stylesheet the page would fetch from
-another server. A formula the converter cannot read is shown as its TeX source in ``<code>``.
+another server. The instructor's comments (formgrader says they take Markdown and MathJax) are rendered the same
+way, and so is math in a heading: the MathML carries no ``xmlns`` (HTML puts ``<math>`` in the
+MathML namespace itself), which nbconvert's heading anchors would otherwise re-serialise as
+``<ns0:math>``, an unknown element shown as flat text without its subscripts. A formula the
+converter cannot read is shown as its TeX source in ``<code>``.
+
+The page is nbgrader's feedback template extended by ``templates/feedback.html.j2``: a test cell's
+link names its exercise ("softmax: hidden checks") and a grade still in the hand-grading queue
+reads "awaiting hand-grading" rather than a score of 0.
 
 nbgrader makes a new exporter for every notebook, and each would compile nbconvert's Jinja
 templates again: the compiled templates are kept for the process (a bytecode cache keyed by each
@@ -14,17 +22,21 @@ the same text for every student, is converted once.
 
 from __future__ import annotations
 
-import copy
 import functools
 import html
 import re
+from pathlib import Path
 
 import jinja2
 from latex2mathml.converter import convert
 from nbconvert.exporters import HTMLExporter
+from nbgrader.preprocessors import GetGrades
 
 _CODE = re.compile(r"(```.*?```|~~~.*?~~~|`[^`\n]*`)", re.S)
 _MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?![\s$])(.+?)(?<![\\\s])\$(?!\d)|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.S)
+_XMLNS = re.compile(r'\s+xmlns="http://www\.w3\.org/1998/Math/MathML"')
+#: the course's feedback template (nbgrader's, extended)
+TEMPLATE = Path(__file__).resolve().parent / "templates" / "feedback.html.j2"
 _REMOTE = re.compile(
     r"<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script>|<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>",
     re.I)
@@ -37,7 +49,7 @@ def _mathml(match: re.Match) -> str:
         out = convert(tex, display="block" if block is not None else "inline")
     except Exception:
         return f"<code>{html.escape(match.group(0))}</code>"
-    return out.replace("\n", " ")
+    return _XMLNS.sub("", out.replace("\n", " "), count=1)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -76,18 +88,66 @@ class _CompiledTemplates(jinja2.BytecodeCache):
 _TEMPLATES = _CompiledTemplates()
 
 
+class GetGradesWithQueue(GetGrades):
+    """nbgrader's ``GetGrades`` (scores and comments from the gradebook into the cells), which also
+    marks a grade still in the hand-grading queue: ``nbgrader.awaiting`` (same query, same gradebook)."""
+
+    def _get_score(self, cell, resources) -> None:
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                          self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["score"] = grade.score
+        cell.metadata.nbgrader["points"] = grade.max_score
+        cell.metadata.nbgrader["awaiting"] = bool(grade.needs_manual_grade)
+
+
+def annotate(nb, resources: dict) -> None:
+    """What the course's template shows beyond nbgrader's: each test cell's exercise, the points
+    awaiting hand-grading, and the math of Markdown cells and comments."""
+    from .spec import load_spec
+
+    info = resources.setdefault("nbgrader", {})
+    try:
+        labels = {t.grade_id: t.label for t in load_spec(info["assignment"], info["notebook"]).tests}
+    except (KeyError, OSError, ValueError):
+        labels = {}
+    info["awaiting_points"] = 0.0
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader")
+        if cell.cell_type == "markdown":
+            cell.source = render_math(cell.source)
+        if not meta:
+            continue
+        gid = meta.get("grade_id")
+        if gid in labels:
+            meta["exercise"] = labels[gid]
+        if meta.get("grade") and meta.get("awaiting"):  # set by GetGradesWithQueue
+            info["awaiting_points"] += float(meta.get("points") or 0)
+        if meta.get("comment"):
+            meta["comment"] = render_math(str(meta["comment"]))
+
+
 class OfflineFeedbackExporter(HTMLExporter):
     """nbgrader's feedback HTML, with math rendered at export and nothing loaded from outside."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # nbgrader's template (``template_name = "feedback"``) stays the base: ours extends it
+        # (template_paths is computed once, at construction: extend it, not extra_template_paths)
+        self.template_paths = [*self.template_paths, str(TEMPLATE.parent)]
+        self.template_file = TEMPLATE.name
 
     def _create_environment(self):
         environment = super()._create_environment()
         environment.bytecode_cache = _TEMPLATES
         return environment
 
+    def _preprocess(self, nb, resources):
+        # after nbgrader's preprocessors: GetGrades has put the scores and comments in the cells
+        nb, resources = super()._preprocess(nb, resources)
+        annotate(nb, resources)
+        return nb, resources
+
     def from_notebook_node(self, nb, resources=None, **kw):
-        nb = copy.deepcopy(nb)
-        for cell in nb.cells:
-            if cell.cell_type == "markdown":
-                cell.source = render_math(cell.source)
+        # (nbconvert works on its own copy of ``nb``: the annotations never reach the caller's)
         output, resources = super().from_notebook_node(nb, resources=resources, **kw)
         return strip_remote(output), resources

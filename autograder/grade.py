@@ -76,7 +76,7 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
                 digests[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
     t1 = time.perf_counter()
     export(api)
-    write_lms_exports(db, course, EXPORTS)
+    write_lms_exports(db, course, EXPORTS, log=log)
     t2 = time.perf_counter()
     report.write_quietly(log)
     steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from .paths import AUTOGRADED, GRADING, SOLUTIONS, STAGED
 
@@ -171,3 +172,25 @@ def autograded_is_current(student: str, assignment: str, notebooks: list[str]) -
     folder = AUTOGRADED / student / assignment
     return (folder.is_dir() and sorted(p.stem for p in folder.glob("*.ipynb")) == sorted(notebooks)
             and _read(folder / "timestamp.txt") == _read(STAGED / student / assignment / "timestamp.txt"))
+
+
+class AwaitingAnswer(NamedTuple):
+    """One written answer in the hand-grading queue."""
+
+    student: str
+    assignment: str
+    notebook: str
+    grade_id: str
+
+
+def awaiting_hand_grading(db_url: str, course: str) -> list[AwaitingAnswer]:
+    """Every grade still in the manual queue (nbgrader's ``needs_manual_grade``), sorted."""
+    from nbgrader.api import Gradebook
+
+    out = []
+    with Gradebook(db_url, course) as gb:
+        for assignment in gb.assignments:
+            for sub in assignment.submissions:
+                out += [AwaitingAnswer(sub.student.id, assignment.name, nb.name, g.name)
+                        for nb in sub.notebooks for g in nb.grades if g.needs_manual_grade]
+    return sorted(out)

@@ -1,40 +1,79 @@
 """Gradebook files an LMS imports, beside nbgrader's own ``grades.csv``.
 
-``exports/canvas.csv`` follows Canvas's gradebook import layout (``Student``, ``ID``,
-``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per grade, a ``Points Possible``
-row first); ``exports/moodle.csv`` follows Moodle's "Import grades from CSV" layout (one row per
-student with ``ID number`` and ``Email address`` to match users, then one column per grade item).
-Both hold, per assignment: the total after the late penalty, one column per notebook and one per
-exercise (a graded function, its public and hidden checks together, or a written answer), a late
-flag, and a status column that reads ``PENDING: n answers to hand-grade`` until manual grading is
-done (the scores are then provisional).
+``exports/canvas.csv`` follows Canvas's gradebook import layout: ``Student``, ``ID``, ``SIS User
+ID``, ``SIS Login ID``, ``Section``, then one column per grade, a ``Points Possible`` row first.
+``exports/moodle.csv`` follows Moodle's "Import grades from CSV" layout: one row per student with
+``username`` (the nbgrader id, the student's login), ``ID number``, ``Email address`` and ``Full
+name`` to map users by, then one column per grade item (Moodle's CSV import carries no maxima:
+the grade items must exist, with their maxima, before the import).
+
+The identifiers the gradebook does not hold come from the course roster, ``roster.csv`` in the
+work folder (:data:`autograder.paths.ROSTER`): the file given to ``nbgrader db student import``
+(which ignores columns it does not know), with the optional extra columns ``sis_user_id`` (Canvas's
+*SIS User ID*, Moodle's *ID number*), ``sis_login_id`` and ``section``. What is not known is left
+empty: an identifier is never guessed from another one.
+
+Both files hold, per assignment: the total after the late penalty, one column per notebook and one
+per exercise (a graded function, its public and hidden checks together, or a written answer), a
+late flag, and a status column that reads ``PENDING: n answers to hand-grade`` until manual
+grading is done (the scores are then provisional). Both are written by the project's one CSV
+writer, :func:`autograder.csv_export.write_csv` (quoted, formula-neutralised, atomic).
 """
 
 from __future__ import annotations
 
 import csv
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from .spec import load_spec
+from .csv_export import write_csv
+from .paths import ROSTER
+from .spec import exercise_of
+
+#: the roster's columns this module reads besides nbgrader's own (``id``, names, ``email``, ``lms_user_id``)
+ROSTER_COLUMNS = ("sis_user_id", "sis_login_id", "section")
+CANVAS_HEAD = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+MOODLE_HEAD = ["username", "ID number", "Email address", "Full name"]
 
 
-def _cell(value: object) -> str:
-    """A CSV field no spreadsheet will run as a formula."""
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+@dataclass(frozen=True)
+class RosterEntry:
+    """What the course roster knows of one student beyond the gradebook (empty when unknown)."""
+
+    sis_user_id: str = ""
+    sis_login_id: str = ""
+    section: str = ""
 
 
-def _exercise(assignment: str, notebook: str, grade_id: str) -> str:
-    """The exercise a grade cell belongs to: the function its checks call, or the written answer."""
+def read_roster(path: Path = ROSTER) -> dict[str, RosterEntry]:
+    """nbgrader id -> :class:`RosterEntry`, from the roster CSV (none when the file does not exist).
+
+    Raises
+    ------
+    ValueError
+        One line naming the file and the problem (no ``id`` column, an id listed twice, unreadable).
+    """
+    if not path.exists():
+        return {}
     try:
-        spec = load_spec(assignment, notebook)
-    except (OSError, ValueError):
-        return grade_id
-    for t in spec.tests:
-        if t.grade_id == grade_id and t.checks:
-            return t.checks[0][0]
-    return grade_id
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            fields = [f.strip() for f in reader.fieldnames or []]
+            if "id" not in fields:
+                raise ValueError(f"{path}: the roster has no 'id' column (the nbgrader student id)")
+            reader.fieldnames = fields
+            out: dict[str, RosterEntry] = {}
+            for line, row in enumerate(reader, start=2):
+                sid = (row.get("id") or "").strip()
+                if not sid:
+                    continue
+                if sid in out:
+                    raise ValueError(f"{path}, line {line}: student {sid!r} is listed twice")
+                out[sid] = RosterEntry(**{k: (row.get(k) or "").strip() for k in ROSTER_COLUMNS})
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"{path}: the roster could not be read ({exc})") from None
+    return out
 
 
 def _score(x: float) -> str:
@@ -58,8 +97,9 @@ def class_table(db_url: str, course: str) -> tuple[list[str], list[str], list[di
                 columns.append(f"{a.name}: {nb.name}")
                 possible[columns[-1]] = nb.max_score
                 per_ex: dict[str, float] = {}
+                names = exercise_of(a.name, nb.name)
                 for g in sorted(nb.grade_cells, key=lambda g: g.name):
-                    key = f"{a.name}: {nb.name}: {_exercise(a.name, nb.name, g.name)}"
+                    key = f"{a.name}: {nb.name}: {names.get(g.name, g.name)}"
                     per_ex[key] = per_ex.get(key, 0.0) + g.max_score
                 for key, points in per_ex.items():
                     columns.append(key)
@@ -81,8 +121,9 @@ def class_table(db_url: str, course: str) -> tuple[list[str], list[str], list[di
                 pending = 0
                 for nb in sub.notebooks:
                     row[f"{a.name}: {nb.name}"] = _score(nb.score)
+                    names = exercise_of(a.name, nb.name)
                     for g in nb.grades:
-                        key = f"{a.name}: {nb.name}: {_exercise(a.name, nb.name, g.name)}"
+                        key = f"{a.name}: {nb.name}: {names.get(g.name, g.name)}"
                         row[key] = _score(float(row.get(key, 0)) + g.score)
                         pending += bool(g.needs_manual_grade)
                 row[f"{a.name} status"] = f"PENDING: {pending} answers to hand-grade" if pending else "final"
@@ -90,24 +131,25 @@ def class_table(db_url: str, course: str) -> tuple[list[str], list[str], list[di
     return columns, [_score(possible[c]) if c in possible else "" for c in columns], rows
 
 
-def write_lms_exports(db_url: str, course: str, folder: Path) -> dict[str, Path]:
-    """Write ``canvas.csv`` and ``moodle.csv`` into ``folder``; return their paths."""
+def write_lms_exports(db_url: str, course: str, folder: Path, roster: Path = ROSTER, log=print) -> dict[str, Path]:
+    """Write ``canvas.csv`` and ``moodle.csv`` into ``folder``; return their paths.
+
+    A roster that cannot be read costs only its identifiers: one warning line, those columns empty."""
     columns, possible, rows = class_table(db_url, course)
+    try:
+        known = read_roster(roster)
+    except ValueError as exc:
+        log(f"warning: {exc}; the SIS columns of the LMS exports are left empty")
+        known = {}
     folder.mkdir(parents=True, exist_ok=True)
     out = {"canvas": folder / "canvas.csv", "moodle": folder / "moodle.csv"}
-    canvas_head = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-    with open(out["canvas"].with_suffix(".tmp"), "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(canvas_head + columns)
-        w.writerow(["Points Possible", "", "", "", "", *possible])
-        for r in rows:
-            w.writerow([_cell(r["name"]), _cell(r["lms_user_id"]), _cell(r["id"]), _cell(r["id"]), ""]
-                       + [_cell(r.get(c, "")) for c in columns])
-    with open(out["moodle"].with_suffix(".tmp"), "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["ID number", "Email address", "Full name"] + [re.sub(r"\s+", " ", c) for c in columns])
-        for r in rows:
-            w.writerow([_cell(r["id"]), _cell(r["email"]), _cell(r["name"])] + [_cell(r.get(c, "")) for c in columns])
-    for path in out.values():
-        path.with_suffix(".tmp").replace(path)
+    canvas = [["Points Possible", "", "", "", "", *possible]]
+    moodle = []
+    for r in rows:
+        sis = known.get(r["id"], RosterEntry())
+        grades = [r.get(c, "") for c in columns]
+        canvas.append([r["name"], r["lms_user_id"], sis.sis_user_id, sis.sis_login_id, sis.section, *grades])
+        moodle.append([r["id"], sis.sis_user_id, r["email"], r["name"], *grades])
+    write_csv(out["canvas"], CANVAS_HEAD + columns, canvas)
+    write_csv(out["moodle"], MOODLE_HEAD + [re.sub(r"\s+", " ", c) for c in columns], moodle)
     return out

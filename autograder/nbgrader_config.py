@@ -31,7 +31,6 @@ from nbgrader.preprocessors import (  # noqa: E402
     ClearHiddenTests,
     ClearOutput,
     DeduplicateIds,
-    GetGrades,
     LimitOutput,
     OverwriteCells,
     OverwriteKernelspec,
@@ -40,7 +39,7 @@ from nbgrader.preprocessors import (  # noqa: E402
 
 from autograder import gradebook_schema, paths  # noqa: E402
 from autograder.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
-from autograder.feedback_html import OfflineFeedbackExporter  # noqa: E402
+from autograder.feedback_html import GetGradesWithQueue, OfflineFeedbackExporter  # noqa: E402
 from autograder.nbgrader_plugins import (  # noqa: E402
     ApplyVerdicts,
     CollectIntoSubmitted,
@@ -103,7 +102,8 @@ c.ExportApp.plugin_class = "autograder.csv_export.QuotedCsvExportPlugin"
 
 # Feedback never shows hidden test code. Written answers were neutralised at staging (no tag
 # survives); nbconvert's sanitiser is a second layer for the feedback pages.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, SanitizeHTML, CSSHTMLHeaderPreprocessor]
+# nbgrader's GetGrades, also marking the grades still in the hand-grading queue ("awaiting hand-grading")
+c.GenerateFeedback.preprocessors = [GetGradesWithQueue, ClearHiddenTests, SanitizeHTML, CSSHTMLHeaderPreprocessor]
 # Feedback pages load nothing from outside: math is rendered to MathML at export.
 c.GenerateFeedback.exporter_class = OfflineFeedbackExporter
 # release_feedback needs a timestamp.txt beside each student's feedback, also for hand-delivered work

@@ -33,6 +33,7 @@ FEEDBACK = WORK / "feedback"
 AUTOGRADED = WORK / "autograded"
 SUMMARY = WORK / "grading-summary.txt"
 EXPORTS = WORK / "exports"
+ROSTER = WORK / "roster.csv"  # the course roster (lms_export: SIS ids)
 
 
 def verdict_path(student: str, assignment: str, notebook: str) -> Path:

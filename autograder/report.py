@@ -1,35 +1,48 @@
 """The class report: ``python -m autograder.report`` (``make report``, also run by ``make grade``).
 
 One self-contained HTML page, ``report/index.html`` in the work folder, from the verdicts (what
-each check said) and the gradebook (the trusted scores): score distributions per notebook and per
-exercise, the pass rate of every check, the named mistakes of the class counted with who made
-them, unnamed failures, faults and anomalies, late and missing work, and suspiciously similar
-answers (:mod:`autograder.similarity`) side by side.
+each check said), the gradebook (the trusted scores, the names, the hand-grading queue) and the
+history of replaced verdicts (:mod:`autograder.history`). Its first screen answers the
+instructor's three questions: how did the class do (mean, median and completion per notebook),
+what to reteach (the hardest exercises, each with its most common named mistake), and what needs
+me now (answers awaiting hand-grading, faults, suspicious similarity). Then the detail: the
+difficulty ranking of exercises, the hand-grading queue, mistakes made before a resubmission fixed
+them, every student (name, scores, a link to each feedback page), score distributions, the pass
+rate of every check, the named mistakes counted with who made them, unnamed failures, faults and
+anomalies, and suspiciously similar answers (:mod:`autograder.similarity`) side by side. Every
+table is also written as a CSV file next to the page (:data:`CSV_TABLES`).
 
 The page loads nothing from anywhere (inline SVG, CSS and a few lines of JavaScript to sort
 tables; a Content-Security-Policy forbids the rest), and every piece of student-derived text is
-HTML-escaped: student ids, answers and messages are hostile input.
+HTML-escaped (:mod:`autograder.report_html`): student ids, answers and messages are hostile
+input. On a narrow screen (a phone) each table row becomes a block of labelled lines, so no
+column is clipped.
 """
 
 from __future__ import annotations
 
 import argparse
-import html
 import json
+import os
 import re
+import statistics
 import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import nbformat
 
 from selfattn.findings import Finding, Kind, hidden_exception_name
 
-from . import similarity
-from .paths import GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
-from .spec import load_spec, notebooks_of, release_path
+from . import history, similarity
+from .csv_export import write_csv
+from .gradebook_state import AwaitingAnswer
+from .paths import FEEDBACK, GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
+from .report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
+from .spec import exercise_of, notebooks_of, release_path
 
 REPORT = WORK / "report" / "index.html"
 
@@ -83,16 +96,23 @@ class ClassData:
     late: dict[tuple[str, str], float] = field(default_factory=dict)  # seconds late
     students: list[str] = field(default_factory=list)
     assignments: list[str] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)  # student id -> "First Last" (the roster's)
+    awaiting: list[AwaitingAnswer] = field(default_factory=list)  # the hand-grading queue
 
 
 def _gradebook(data: ClassData) -> None:
     """Scores from nbgrader's gradebook (the trusted record)."""
     from nbgrader.api import Gradebook
 
+    from .gradebook_state import awaiting_hand_grading
     from .nbgrader_steps import nbgrader_api
 
     api = nbgrader_api()
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        for student in gb.students:
+            name = " ".join(x for x in (student.first_name, student.last_name) if x)
+            if name:
+                data.names[student.id] = name
         for assignment in gb.assignments:
             for sub in assignment.submissions:
                 student = sub.student.id
@@ -102,6 +122,7 @@ def _gradebook(data: ClassData) -> None:
                     data.notebook_scores[(student, assignment.name, nb.name)] = (nb.score, nb.max_score)
                     for g in nb.grades:
                         data.cell_scores[(student, assignment.name, nb.name, g.name)] = (g.score, g.max_score)
+    data.awaiting = awaiting_hand_grading(api.coursedir.db_url, api.coursedir.course_id)
 
 
 def load(gradebook: bool = True) -> ClassData:
@@ -120,130 +141,10 @@ def load(gradebook: bool = True) -> ClassData:
     return data
 
 
-def exercise_of(assignment: str, notebook: str) -> dict[str, str]:
-    """grade_id of every graded cell -> the exercise it grades (a function, or the cell itself)."""
-    spec = load_spec(assignment, notebook)
-    out = {t.grade_id: t.checks[0][0] for t in spec.tests if t.checks}
-    return out
-
-
 def _solution_cells(path: Path) -> dict[str, str]:
     nb = nbformat.read(path, as_version=4)
     return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
             if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")}
-
-
-# --- HTML pieces ----------------------------------------------------------------------------------
-
-e = html.escape
-# a Markdown code span in a message (grading notes are Markdown: "fix `softmax`")
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-
-
-def text_cell(text: str) -> str:
-    """``text`` escaped, with its Markdown code spans shown as code rather than as backticks."""
-    return _CODE_SPAN.sub(r"<code>\1</code>", e(text))
-
-
-def histogram(values: list[float], top: float, title: str) -> str:
-    """An inline SVG histogram of scores in [0, top], with its alt text (the counts in words)."""
-    if top > 0 and top <= 12 and float(top).is_integer() and all(float(v).is_integer() for v in values):
-        edges = [(k, k) for k in range(int(top) + 1)]
-        label = [f"{k:g}" for k, _ in edges]
-        counts = [sum(1 for v in values if v == k) for k, _ in edges]
-    else:
-        n = 10
-        width = (top or 1.0) / n
-        edges = [(i * width, (i + 1) * width) for i in range(n)]
-        label = [f"{lo:.3g}–{hi:.3g}" for lo, hi in edges]
-        counts = [sum(1 for v in values if lo <= v < hi or (i == n - 1 and v >= hi)) for i, (lo, hi) in
-                  enumerate(edges)]
-    words = "; ".join(f"{lab} points: {c}" for lab, c in zip(label, counts, strict=True))
-    alt = f"Histogram of {title} ({len(values)} students, out of {top:g}): {words}."
-    w, h, pad = 300, 120, 18
-    bar = (w - 2 * pad) / max(1, len(counts))
-    tallest = max(counts, default=0) or 1
-    parts = [f'<svg class="hist" viewBox="0 0 {w} {h + 2 * pad}" width="{w}" height="{h + 2 * pad}" role="img" '
-             f'aria-label="{e(alt)}"><title>{e(alt)}</title>']
-    for i, (c, lab) in enumerate(zip(counts, label, strict=True)):
-        bh = (h - pad) * c / tallest
-        x = pad + i * bar
-        parts.append(f'<rect x="{x + 1:.1f}" y="{h - bh:.1f}" width="{bar - 2:.1f}" height="{bh:.1f}"/>')
-        if c:
-            parts.append(f'<text x="{x + bar / 2:.1f}" y="{h - bh - 3:.1f}" text-anchor="middle">{c}</text>')
-        if len(counts) <= 13 or i % 2 == 0:
-            parts.append(f'<text x="{x + bar / 2:.1f}" y="{h + 13}" text-anchor="middle">{e(lab)}</text>')
-    parts.append(f'<line x1="{pad}" y1="{h}" x2="{w - pad}" y2="{h}" stroke="#555"/></svg>')
-    return "".join(parts)
-
-
-def table(headers: list[str], rows: list[list[object]], cls: str = "sortable") -> str:
-    """A table whose cells are escaped text; a (text, sort key) tuple sorts by the key."""
-    out = [f'<div class="scroll"><table class="{cls}"><thead><tr>']
-    out += [f'<th scope="col">{e(h)}</th>' for h in headers]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>")
-        for cell in row:
-            if isinstance(cell, tuple):
-                text, key = cell
-                out.append(f'<td data-v="{e(str(key))}">{text_cell(str(text))}</td>')
-            else:
-                out.append(f"<td>{text_cell(str(cell))}</td>")
-        out.append("</tr>")
-    out.append("</tbody></table></div>")
-    return "".join(out)
-
-
-STYLE = """
-body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 2rem;color:#222}
-h1{font-size:1.6rem}h2{border-bottom:1px solid #ccc;margin-top:2.2rem}
-table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem}th,td{border:1px solid #ccc;padding:.2rem .45rem;
-text-align:left;vertical-align:top}th{background:#f1f1f1;cursor:pointer;user-select:none}
-th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
-.grid{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0;border:1px solid #ddd;padding:.4rem}
-figcaption{font-size:.85rem;font-weight:600}svg.hist rect{fill:#3a6ea5}svg.hist text{font-size:10px;fill:#333}
-pre{background:#f6f6f6;padding:.4rem;overflow:auto;max-height:22rem;font-size:.8rem;margin:0}
-code{background:#f1f1f1;padding:0 .2em;border-radius:3px;font-size:.9em}
-.side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}.muted{color:#666}
-.num{font-variant-numeric:tabular-nums}nav a{margin-right:1rem}
-.scroll{overflow-x:auto;max-width:100%}
-@media (max-width:40rem){body{padding:.6rem}.side{grid-template-columns:1fr}figure,figure svg{max-width:100%}}
-@media (prefers-color-scheme:dark){body{background:#1b1d21;color:#e3e3e3}th{background:#2b2f36}
-th,td{border-color:#444}figure{border-color:#444}pre{background:#262a30;color:#e3e3e3}.muted{color:#a8a8a8}
-code{background:#2b2f36}
-a{color:#8ab4f8}svg.hist rect{fill:#6d9fd6}svg.hist text{fill:#ddd}svg.hist line{stroke:#aaa}}
-"""
-
-SCRIPT = """
-document.querySelectorAll("table.sortable").forEach(function (t) {
-  t.querySelectorAll("th").forEach(function (th, col) {
-    th.tabIndex = 0;
-    function sort() {
-      var asc = th.getAttribute("aria-sort") !== "ascending";
-      t.querySelectorAll("th").forEach(function (o) { o.removeAttribute("aria-sort"); });
-      th.setAttribute("aria-sort", asc ? "ascending" : "descending");
-      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-      function key(r) {
-        var c = r.cells[col]; if (!c) return "";
-        var v = c.hasAttribute("data-v") ? c.getAttribute("data-v") : c.textContent;
-        var n = parseFloat(v); return (v.trim() !== "" && isFinite(v)) ? n : v.toLowerCase();
-      }
-      rows.sort(function (a, b) {
-        var x = key(a), y = key(b), r;
-        if (typeof x === "number" && typeof y === "number") r = x - y;
-        else r = String(x).localeCompare(String(y));
-        return asc ? r : -r;
-      });
-      rows.forEach(function (r) { body.appendChild(r); });
-    }
-    th.addEventListener("click", sort);
-    th.addEventListener("keydown", function (ev) { if (ev.key === "Enter") sort(); });
-  });
-});
-"""
-
-CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
 
 # --- the sections ---------------------------------------------------------------------------------
@@ -253,45 +154,131 @@ def _who(students: set[str] | list[str]) -> str:
     return ", ".join(sorted(students))
 
 
-def build(data: ClassData) -> str:
-    """The whole page as a string."""
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "–"
+
+
+#: the CSV files written next to the page: file name -> the table's id on the page
+CSV_TABLES = {"students.csv": "students", "exercises.csv": "difficulty", "hand-grading.csv": "queue",
+              "fixed-mistakes.csv": "history", "checks.csv": "checks", "mistakes.csv": "mistakes",
+              "faults.csv": "faults", "similarity.csv": "similarity", "notebooks.csv": "notebooks"}
+
+
+@dataclass
+class Exercise:
+    """One exercise (a graded function of one notebook) across the class."""
+
+    assignment: str
+    notebook: str
+    function: str
+    passed: set[str] = field(default_factory=set)  # every check passed
+    failed: set[str] = field(default_factory=set)  # answered, some check failed
+    mistakes: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # named mistake -> who
+
+    @property
+    def answered(self) -> int:
+        return len(self.passed) + len(self.failed)
+
+    @property
+    def rate(self) -> float:
+        return len(self.passed) / self.answered if self.answered else 1.0
+
+    def commonest(self) -> tuple[str, int] | None:
+        """The named mistake most students made here, and how many."""
+        if not self.mistakes:
+            return None
+        name, who = min(self.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        return name, len(who)
+
+
+def _function(cid: str) -> str:
+    from selfattn.checking import REGISTRY
+
+    return REGISTRY[cid].function if cid in REGISTRY else cid.split("/")[0]
+
+
+def exercises(data: ClassData) -> list[Exercise]:
+    """Every exercise that someone answered, hardest first (lowest share of students passing it)."""
+    found: dict[tuple[str, str, str], Exercise] = {}
+    for (s, a, nb), v in sorted(data.verdicts.items()):
+        by_fn: dict[str, list[object]] = defaultdict(list)
+        for cid, msg in (v.get("checks") or {}).items():
+            by_fn[_function(cid)].append(msg)
+        for fn, msgs in by_fn.items():
+            ex = found.setdefault((a, nb, fn), Exercise(a, nb, fn))
+            kinds = [classify(m) for m in msgs if m is not None]
+            if not kinds:
+                ex.passed.add(s)
+            elif any(kind != "not answered" for kind, _ in kinds) or len(kinds) < len(msgs):
+                ex.failed.add(s)
+                for kind, key in kinds:
+                    if kind == "named":
+                        ex.mistakes[key].add(s)
+    return sorted(found.values(), key=lambda x: (x.rate, -x.answered, x.notebook, x.function))
+
+
+def _feedback_link(s: str, a: str, nb: str, text: str, base: Path) -> Link | str:
+    page = FEEDBACK / s / a / f"{nb}.html"
+    if not page.exists():
+        return text
+    rel = os.path.relpath(page.parent, base)
+    return Link(text, "/".join(quote(part) for part in Path(rel).parts) + f"/{quote(nb)}.html")
+
+
+def _name(data: ClassData, s: str) -> str:
+    return data.names.get(s, "")
+
+
+def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[list[str], list[list]]] | None = None
+          ) -> str:
+    """The whole page as a string. ``base`` is the folder the page is written to (its links to the
+    feedback pages are relative to it); each table's header and rows go to ``tables`` by its id."""
     import autograder.hidden_checks  # noqa: F401 - registers the hidden checks' descriptions
     from selfattn.checking import REGISTRY
 
-    sections: list[str] = []
-    # ---- scores
-    score_parts = []
-    student_rows: dict[str, dict[str, float]] = defaultdict(dict)
+    base = base or REPORT.parent
+    tables = tables if tables is not None else {}
+
+    def tab(name: str, headers: list[str], rows: list[list[object]]) -> str:
+        tables[name] = (headers, [[plain(c) for c in r] for r in rows])
+        return table(headers, rows)
+
+    detail: list[str] = []
+    # ---- per notebook: mean, median, completion
+    handed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    complete: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for (s, a, nb), v in data.verdicts.items():
+        if any(note_kind(str(n)) == "missing notebook" for n in v.get("notes", [])):
+            continue
+        handed[(a, nb)].add(s)
+        checks = v.get("checks") or {}
+        if checks and all(m is None or classify(m)[0] != "not answered" for m in checks.values()):
+            complete[(a, nb)].add(s)
+    class_size = len(data.students)
+    nb_rows = []
     for a in data.assignments:
         for nb in notebooks_of(a):
-            entries = {s: v for (s, a2, n), v in data.notebook_scores.items() if a2 == a and n == nb}
-            if not entries:
-                continue
-            top = max(m for _, m in entries.values())
-            values = [sc for sc, _ in entries.values()]
-            for s, (sc, _) in entries.items():
-                student_rows[s][nb] = sc
-            mean = sum(values) / len(values)
-            figs = [f'<figure>{histogram(values, top, f"scores in {nb}")}'
-                    f'<figcaption>{e(nb)}: whole notebook (mean {mean:.2f} of {top:g})</figcaption></figure>']
-            ex_of = exercise_of(a, nb)
-            per_ex: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
-            for (s, a2, n, gid), (sc, mx) in data.cell_scores.items():
-                if a2 == a and n == nb:
-                    acc = per_ex[ex_of.get(gid, gid)][s]
-                    acc[0] += sc or 0.0
-                    acc[1] += mx or 0.0
-            for ex, by_student in per_ex.items():
-                vals = [v[0] for v in by_student.values()]
-                ex_top = max(v[1] for v in by_student.values())
-                figs.append(f'<figure>{histogram(vals, ex_top, f"scores of {ex} in {nb}")}'
-                            f'<figcaption>{e(nb)} · {e(ex)}</figcaption></figure>')
-            score_parts.append(f"<h3>{e(a)} / {e(nb)}</h3><div class=\"grid\">{''.join(figs)}</div>")
-    nbs = sorted({n for _, _, n in data.notebook_scores})
-    rows = [[s, *[(f"{student_rows[s].get(n, 0):g}", student_rows[s].get(n, 0)) for n in nbs],
-             (f"{sum(student_rows[s].values()):g}", sum(student_rows[s].values()))] for s in sorted(student_rows)]
-    sections.append("<section id=\"scores\"><h2>Score distribution</h2>" + "".join(score_parts)
-                    + "<h3>Every student</h3>" + table(["student", *nbs, "total"], rows) + "</section>")
+            values = [sc for (s, a2, n), (sc, _) in data.notebook_scores.items() if a2 == a and n == nb]
+            tops = [mx for (s, a2, n), (_, mx) in data.notebook_scores.items() if a2 == a and n == nb]
+            if not handed[(a, nb)]:
+                continue  # nobody handed it in (yet): nothing to say
+            top = max(tops, default=0.0)
+            mean = sum(values) / len(values) if values else 0.0
+            median = statistics.median(values) if values else 0.0
+            done = len(complete[(a, nb)])
+            nb_rows.append([nb, (f"{mean:.2f} / {top:g}", mean), (f"{median:g} / {top:g}", median),
+                            (f"{done}/{class_size} ({_pct(done, class_size)})", done),
+                            (len(handed[(a, nb)]), len(handed[(a, nb)]))])
+
+    # ---- exercises, hardest first
+    ranked = exercises(data)
+    diff_rows = []
+    for ex in ranked:
+        common = ex.commonest()
+        diff_rows.append([ex.notebook, ex.function, (_pct(len(ex.passed), ex.answered), ex.rate),
+                          (len(ex.passed), len(ex.passed)), (len(ex.failed), len(ex.failed)),
+                          common[0] if common else "", (common[1] if common else 0, common[1] if common else 0)])
+    hardest = [ex for ex in ranked if ex.failed][:3]
 
     # ---- checks, mistakes, faults
     passed: Counter = Counter()
@@ -309,7 +296,7 @@ def build(data: ClassData) -> str:
                 passed[cid] += 1
                 continue
             kind, key = classify(msg)
-            fn = REGISTRY[cid].function if cid in REGISTRY else cid.split("/")[0]
+            fn = _function(cid)
             if kind == "not answered":
                 unanswered[cid] += 1
             else:
@@ -329,13 +316,129 @@ def build(data: ClassData) -> str:
             faults.append([s, a, nb, "blank notebook", "every exercise still holds the stub"])
     for s in data.students:
         for a in data.assignments:
-            handed = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
-            missing = sorted(set(notebooks_of(a)) - handed)
-            if handed and missing:
+            handed_in = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
+            missing = sorted(set(notebooks_of(a)) - handed_in)
+            if handed_in and missing:
                 faults.append([s, a, f"{len(missing)} of {len(notebooks_of(a))}", "missing notebook",
                                "not handed in: " + ", ".join(missing)])
     for (s, a), secs in sorted(data.late.items()):
         faults.append([s, a, "", "late", f"{secs / 3600:.1f} hours late"])
+    faults = _merge_notebooks(faults)
+    pairs = find_pairs(data)
+
+    # ---- the first screen: three questions
+    how = ("<div><h2 id=\"how\">How did the class do</h2>"
+           f"<p>{class_size} students, {len(data.verdicts)} graded notebooks.</p>"
+           + tab("notebooks", ["notebook", "mean", "median", "completed", "handed in"], nb_rows)
+           + '<p class="muted">Completed: every exercise answered.</p></div>')
+    if hardest:
+        items = []
+        for ex in hardest:
+            common = ex.commonest()
+            because = (f"; most common mistake: {text_cell(common[0].split(':')[0])} ({common[1]} student"
+                       f"{'s' * (common[1] != 1)})" if common else "; no named mistake (read the answers)")
+            items.append(f"<li><b>{e(ex.function)}</b> ({e(ex.notebook)}): {len(ex.passed)} of {ex.answered} "
+                         f"passed ({_pct(len(ex.passed), ex.answered)}){because}</li>")
+        reteach = "<ul>" + "".join(items) + "</ul>"
+    else:
+        reteach = "<p>Every answered exercise passed.</p>"
+    what = ("<div><h2 id=\"reteach\">What to reteach</h2>" + reteach
+            + '<p><a href="#difficulty">every exercise, hardest first</a></p></div>')
+    kinds = Counter(row[3] for row in faults)
+    by_student: dict[str, list[str]] = defaultdict(list)
+    for w in data.awaiting:
+        by_student[w.student].append(w.notebook.split("-")[0])
+    waiting = "; ".join(f"{e(st)}: {e(', '.join(sorted(set(nbs))))}" for st, nbs in sorted(by_student.items()))
+    urgent = [k for k in ("time-out", "memory cap", "process cap", "disk cap", "crash", "grader error",
+                          "unreadable notebook") if kinds.get(k)]
+    now = ("<div><h2 id=\"now\">What needs me now</h2><ul>"
+           f"<li><a href=\"#queue\">written answers awaiting hand-grading</a>: <span class=\"big\">"
+           f"{len(data.awaiting)}</span>{' — ' + waiting if waiting else ''}</li>"
+           f"<li><a href=\"#faults\">faults</a>: <span class=\"big\">{sum(kinds[k] for k in urgent)}</span>"
+           + (" (" + ", ".join(f"{e(k)}: {kinds[k]}" for k in urgent) + ")" if urgent else "")
+           + f"; other anomalies: {sum(kinds.values()) - sum(kinds[k] for k in urgent)}</li>"
+           f"<li><a href=\"#similarity\">suspiciously similar answers</a>: <span class=\"big\">{len(pairs)}</span>"
+           f" pair{'s' * (len(pairs) != 1)}</li></ul></div>")
+    glance = f'<section id="glance" class="glance">{how}{what}{now}</section>'
+
+    # ---- difficulty, queue, history
+    detail.append("<section id=\"difficulty\"><h2>Exercises, hardest first</h2><p class=\"muted\">Passed: every "
+                  "check of the exercise passed; among the students who answered it.</p>"
+                  + tab("difficulty", ["notebook", "exercise", "pass rate", "passed", "failed",
+                                       "most common mistake", "students who made it"], diff_rows) + "</section>")
+    queue_rows = [[w.student, _name(data, w.student), w.assignment,
+                   _feedback_link(w.student, w.assignment, w.notebook, w.notebook, base), w.grade_id]
+                  for w in data.awaiting]
+    detail.append("<section id=\"queue\"><h2>Hand-grading queue</h2><p class=\"muted\">Grade them in formgrader, "
+                  "then run <code>make grades-final</code>.</p>"
+                  + (tab("queue", ["student", "name", "assignment", "notebook", "answer"], queue_rows)
+                     if queue_rows else "<p>Nothing awaits hand-grading.</p>") + "</section>")
+    hist_rows = []
+    for (s, a, nb), v in sorted(data.verdicts.items()):
+        before: dict[str, set[str]] = defaultdict(set)
+        for entry in history.read(s, a, nb):
+            for cid, name in (entry.get("mistakes") or {}).items():
+                before[_function(cid)].add(str(name))
+        if not before:
+            continue
+        now_named = defaultdict(set)
+        for cid, name in history.named_mistakes(v).items():
+            now_named[_function(cid)].add(name)
+        checks = v.get("checks") or {}
+        for fn, names in sorted(before.items()):
+            ok = all(m is None for cid, m in checks.items() if _function(cid) == fn)
+            still = "still: " + "; ".join(sorted(now_named[fn])) if now_named[fn] else "still failing"
+            state = "fixed" if ok else still
+            hist_rows.append([s, _name(data, s), nb, fn, "; ".join(sorted(names)), state])
+    detail.append("<section id=\"history\"><h2>Mistakes before a resubmission</h2><p class=\"muted\">The named "
+                  "mistakes of answers that a later submission replaced, and what the latest one does.</p>"
+                  + (tab("history", ["student", "name", "notebook", "exercise", "mistake before", "now"], hist_rows)
+                     if hist_rows else "<p>No resubmission replaced a named mistake.</p>") + "</section>")
+
+    # ---- every student, then distributions
+    score_parts = []
+    student_rows: dict[str, dict[str, float]] = defaultdict(dict)
+    student_nb: dict[tuple[str, str], str] = {}
+    for a in data.assignments:
+        for nb in notebooks_of(a):
+            entries = {s: v for (s, a2, n), v in data.notebook_scores.items() if a2 == a and n == nb}
+            if not entries:
+                continue
+            top = max(m for _, m in entries.values())
+            values = [sc for sc, _ in entries.values()]
+            for s, (sc, _) in entries.items():
+                student_rows[s][nb] = sc
+                student_nb[(s, nb)] = a
+            mean = sum(values) / len(values)
+            figs = [f'<figure>{histogram(values, top, f"scores in {nb}")}'
+                    f'<figcaption>{e(nb)}: whole notebook (mean {mean:.2f} of {top:g})</figcaption></figure>']
+            ex_of = exercise_of(a, nb)
+            per_ex: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
+            for (s, a2, n, gid), (sc, mx) in data.cell_scores.items():
+                if a2 == a and n == nb:
+                    acc = per_ex[ex_of.get(gid, gid)][s]
+                    acc[0] += sc or 0.0
+                    acc[1] += mx or 0.0
+            for ex, by_st in per_ex.items():
+                vals = [v[0] for v in by_st.values()]
+                ex_top = max(v[1] for v in by_st.values())
+                figs.append(f'<figure>{histogram(vals, ex_top, f"scores of {ex} in {nb}")}'
+                            f'<figcaption>{e(nb)} · {e(ex)}</figcaption></figure>')
+            score_parts.append(f"<h3>{e(a)} / {e(nb)}</h3><div class=\"grid\">{''.join(figs)}</div>")
+    nbs = sorted({n for _, _, n in data.notebook_scores})
+    rows = []
+    for s in sorted(student_rows):
+        cells = []
+        for n in nbs:
+            sc = student_rows[s].get(n)
+            text = f"{sc or 0:g}"
+            cells.append((_feedback_link(s, student_nb[(s, n)], n, text, base) if sc is not None else text, sc or 0))
+        total = sum(student_rows[s].values())
+        rows.append([s, _name(data, s), *cells, (f"{total:g}", total)])
+    detail.append("<section id=\"students\"><h2>Every student</h2><p class=\"muted\">Each score links to that "
+                  "notebook's feedback page.</p>" + tab("students", ["student", "name", *nbs, "total"], rows)
+                  + "</section>")
+    detail.append("<section id=\"scores\"><h2>Score distribution</h2>" + "".join(score_parts) + "</section>")
 
     check_rows = []
     for cid in sorted(set(passed) | set(failed) | set(unanswered), key=lambda c: (where.get(c, ""), c)):
@@ -345,49 +448,46 @@ def build(data: ClassData) -> str:
         check_rows.append([where.get(cid, ""), cid, desc, (passed[cid], passed[cid]), (failed[cid], failed[cid]),
                            (unanswered[cid], unanswered[cid]),
                            (f"{100 * rate:.0f}%" if answered else "–", rate if answered else -1)])
-    sections.append("<section id=\"checks\"><h2>Pass rate of every check</h2><p class=\"muted\">Among the "
-                    "notebooks that answered the exercise; “not answered” counts stubs and missing functions."
-                    "</p>" + table(["notebook", "check", "what it checks", "passed", "failed", "not answered",
-                                    "pass rate"], check_rows) + "</section>")
+    detail.append("<section id=\"checks\"><h2>Pass rate of every check</h2><p class=\"muted\">Among the "
+                  "notebooks that answered the exercise; “not answered” counts stubs and missing functions."
+                  "</p>" + tab("checks", ["notebook", "check", "what it checks", "passed", "failed", "not answered",
+                                          "pass rate"], check_rows) + "</section>")
 
-    def mistakes_table(found: dict[tuple[str, str], set[str]]) -> str:
+    def mistakes_table(name: str, found: dict[tuple[str, str], set[str]]) -> str:
         rows = [[fn, key, (len(who), len(who)), _who(who)]
                 for (fn, key), who in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-        return table(["exercise", "mistake", "students", "who"], rows) if rows else "<p>None.</p>"
+        return tab(name, ["exercise", "mistake", "students", "who"], rows) if rows else "<p>None.</p>"
 
     summary = "".join(f"<li>{text_cell(key.split(':')[0])}: {len(who)} student{'s' * (len(who) != 1)} ({e(fn)})</li>"
                       for (fn, key), who in sorted(named.items(), key=lambda kv: -len(kv[1]))[:10])
-    sections.append("<section id=\"mistakes\"><h2>Named mistakes</h2>"
-                    + (f"<ul>{summary}</ul>" if summary else "")
-                    + mistakes_table(named)
-                    + "<h3>Failures without a name</h3><p class=\"muted\">Wrong values, shapes or exceptions "
-                      "that match no known mistake: worth reading by hand.</p>"
-                    + mistakes_table(unnamed) + "</section>")
+    detail.append("<section id=\"mistakes\"><h2>Named mistakes</h2>"
+                  + (f"<ul>{summary}</ul>" if summary else "")
+                  + mistakes_table("mistakes", named)
+                  + "<h3>Failures without a name</h3><p class=\"muted\">Wrong values, shapes or exceptions "
+                    "that match no known mistake: worth reading by hand.</p>"
+                  + mistakes_table("unnamed-failures", unnamed) + "</section>")
 
-    faults = _merge_notebooks(faults)
-    kinds = Counter(row[3] for row in faults)
     per_kind = "".join(f"<li>{e(str(k))}: {n}</li>" for k, n in sorted(kinds.items()))
-    sections.append("<section id=\"faults\"><h2>Faults and anomalies</h2>"
-                    + (f"<ul>{per_kind}</ul>" if per_kind else "<p>None.</p>")
-                    + (f"<details{' open' if len(faults) <= 200 else ''}><summary>all {len(faults)} rows</summary>"
-                       + table(["student", "assignment", "notebook", "kind", "detail"], faults) + "</details>"
-                       if faults else "")
-                    + "</section>")
+    detail.append("<section id=\"faults\"><h2>Faults and anomalies</h2>"
+                  + (f"<ul>{per_kind}</ul>" if per_kind else "<p>None.</p>")
+                  + (f"<details{' open' if len(faults) <= 200 else ''}><summary>all {len(faults)} rows</summary>"
+                     + tab("faults", ["student", "assignment", "notebook", "kind", "detail"], faults) + "</details>"
+                     if faults else "")
+                  + "</section>")
+    detail.append(_similarity_section(pairs, tab))
 
-    # ---- similarity
-    sections.append(_similarity_section(data))
-
-    n_nb = len(data.verdicts)
-    head = (f"<p>{len(data.students)} students, {n_nb} graded notebooks, assignments "
-            f"{e(', '.join(data.assignments))}. Generated {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC from "
-            f"the gradebook and the grader's verdicts.</p>")
-    nav = ('<nav><a href="#scores">Scores</a><a href="#checks">Checks</a><a href="#mistakes">Mistakes</a>'
-           '<a href="#faults">Faults</a><a href="#similarity">Similarity</a></nav>')
+    csvs = " ".join(f'<a href="{quote(f)}">{e(f)}</a>' for f, t in CSV_TABLES.items() if t in tables)
+    head = (f"<p class=\"muted\">Assignments {e(', '.join(data.assignments))}. Generated "
+            f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC from the gradebook and the grader's verdicts. "
+            f"Tables as CSV: {csvs}</p>")
+    nav = ('<nav><a href="#difficulty">Exercises</a><a href="#queue">Hand-grading</a><a href="#history">'
+           'Resubmissions</a><a href="#students">Students</a><a href="#scores">Scores</a><a href="#checks">Checks</a>'
+           '<a href="#mistakes">Mistakes</a><a href="#faults">Faults</a><a href="#similarity">Similarity</a></nav>')
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>Class report</title><style>{STYLE}</style></head><body><h1>Class report</h1>{head}{nav}"
-            + "".join(sections) + f"<script>{SCRIPT}</script></body></html>")
+            f"<title>Class report</title><style>{STYLE}</style></head><body><h1>Class report</h1>{glance}"
+            f"{head}{nav}" + "".join(detail) + f"<script>{SCRIPT}</script></body></html>")
 
 
 def _merge_notebooks(rows: list[list[object]]) -> list[list[object]]:
@@ -428,8 +528,7 @@ def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[st
     return out
 
 
-def _similarity_section(data: ClassData) -> str:
-    found = find_pairs(data)
+def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, str]]], tab) -> str:
     parts = ["<section id=\"similarity\"><h2>Similar answers</h2><p class=\"muted\">Per exercise, token "
              "fingerprints after normalising names, comments and layout; the reference solution, the released "
              f"stub and idioms shared by many students are excluded. A pair shares at least "
@@ -439,8 +538,8 @@ def _similarity_section(data: ClassData) -> str:
         parts.append("<p>No suspicious pairs.</p></section>")
         return "".join(parts)
     rows = [[a, nb, p.exercise, p.a, p.b, (f"{p.score:.0%}", p.score), p.shared] for a, nb, p, _ in found]
-    parts.append(table(["assignment", "notebook", "exercise", "student", "student", "similarity",
-                        "shared fingerprints"], rows))
+    parts.append(tab("similarity", ["assignment", "notebook", "exercise", "student", "student", "similarity",
+                                    "shared fingerprints"], rows))
     by_exercise: dict[tuple[str, str, str], list[similarity.Pair]] = defaultdict(list)
     for a, nb, p, _ in found:
         by_exercise[(a, nb, p.exercise)].append(p)
@@ -456,12 +555,19 @@ def _similarity_section(data: ClassData) -> str:
 
 
 def write(path: Path = REPORT, log=print) -> Path:
-    """Build the report from the work folder and write it atomically; return its path."""
+    """Build the report from the work folder and write it, and its tables as CSV files beside it
+    (:data:`CSV_TABLES`), atomically; return its path."""
     data = load()
     if not data.verdicts:
         raise SystemExit(f"nothing to report: no verdicts under {VERDICTS} (run `make grade` first)")
-    text = build(data)
+    tables: dict[str, tuple[list[str], list[list]]] = {}
+    text = build(data, path.parent, tables)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for name, table_id in CSV_TABLES.items():
+        if table_id in tables:
+            write_csv(path.parent / name, *tables[table_id])
+        else:
+            (path.parent / name).unlink(missing_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)

@@ -23,6 +23,14 @@ class TestCell:
     checks: tuple[tuple[str, str], ...]  # (function, check id)
     hidden: frozenset[str] = field(default_factory=frozenset)  # check ids inside the hidden region
 
+    @property
+    def label(self) -> str:
+        """What a student reads for this cell: its exercise and which of its checks it holds
+        ("softmax: hidden checks")."""
+        ids = {cid for _, cid in self.checks}
+        which = "hidden checks" if ids and ids <= self.hidden else "checks" if ids & self.hidden else "public checks"
+        return f"{self.checks[0][0]}: {which}" if self.checks else self.grade_id
+
 
 @dataclass(frozen=True)
 class NotebookSpec:
@@ -78,6 +86,16 @@ def load_spec(assignment: str, notebook: str) -> NotebookSpec:
             if fn not in functions:
                 raise ValueError(f"{path.name}: test cell {t.grade_id} checks {fn}, which has no solution cell")
     return NotebookSpec(assignment, notebook, tuple(functions), tuple(tests))
+
+
+def exercise_of(assignment: str, notebook: str) -> dict[str, str]:
+    """grade_id of every test cell -> the exercise it grades (the function its checks call); empty
+    when the course has no such notebook."""
+    try:
+        spec = load_spec(assignment, notebook)
+    except (OSError, ValueError):
+        return {}
+    return {t.grade_id: t.checks[0][0] for t in spec.tests if t.checks}
 
 
 def notebooks_of(assignment: str) -> list[str]:

@@ -24,7 +24,7 @@ from selfattn.checking import REGISTRY, first_error, safe_verify
 from selfattn.exercise_checks import EXERCISES
 from selfattn.findings import Finding, Kind
 
-from . import atomic, blame, sandbox, warm
+from . import atomic, blame, history, sandbox, warm
 from .hidden_inputs import opaque
 from .paths import AUTOGRADER, GRADING, ROOT, staged_path, verdict_path
 from .paths import STAGED as STAGED  # where staged copies live (some tests find it here)
@@ -240,7 +240,9 @@ def _judged(run: sandbox.RunResult, group: list[str], cases: dict[str, list],
 
 
 def _write(path: Path, verdict_: dict) -> None:
-    """Write a verdict atomically: a killed run leaves the old verdict or the new one, never half."""
+    """Write a verdict atomically: a killed run leaves the old verdict or the new one, never half.
+    The mistakes of a verdict replaced for other answers are kept (:mod:`autograder.history`)."""
+    history.remember_replaced(path, verdict_)
     atomic.write_text(path, json.dumps(verdict_, indent=1, ensure_ascii=False))
 
 

@@ -163,6 +163,7 @@ FIRST = {
     ("carol", "04-scaling", "score_stds-public"): 0, ("carol", "04-scaling", "score_stds-hidden"): 0,
 }
 HAND = {"alice": 3.0, "bob": 1.0, "carol": 0.0}
+COMMENTS = {"alice": r"Right: $\operatorname{Var}(q^\top k) = d_k$, so divide by $\sqrt{d_k}$."}
 
 
 @pytest.fixture(scope="module")
@@ -283,6 +284,12 @@ def _formgrader(lp: Loop) -> dict:
                 except Exception:
                     pass
                 out.setdefault("typeset", []).append(page.locator("mjx-container").count())
+                if s in COMMENTS:  # typed in formgrader's comment box ("supports Markdown and MathJax")
+                    comment = page.locator(f"textarea#{WRITTEN}-comment")
+                    comment.fill(COMMENTS[s])
+                    with page.expect_response(lambda r: "/formgrader/api/comment/" in r.url
+                                              and r.request.method == "PUT", timeout=60_000):
+                        comment.dispatch_event("change")
                 box = page.locator(f"input#{WRITTEN}")
                 box.fill(str(points))
                 with page.expect_response(lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT",
@@ -416,6 +423,30 @@ def test_feedback_loads_nothing_from_outside_and_shows_math(loop):
     assert "\\mathbb" not in text and "$d_k$" not in text
 
 
+def test_fetched_feedback_draws_the_comments_math_and_names_each_exercise(loop):
+    """alice's fetched feedback in Chromium: the TeX of the comment typed in formgrader is drawn as
+    MathML (a superscript, a subscript), and the test-cell links name their exercise."""
+    from browser_support import CHROMIUM_ARGS, chromium_path
+    from playwright.sync_api import sync_playwright
+
+    lp, _ = loop
+    page_file = next((lp.tmp / "home" / "alice" / "attention" / "feedback").rglob("04-scaling.html"))
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+        page.goto(page_file.as_uri())
+        footer = page.locator(".panel-footer").all_inner_texts()
+        math = page.eval_on_selector_all(".panel-footer math", "ms => ms.map(m => [m.namespaceURI, "
+                                         "m.querySelectorAll('msup').length, m.querySelectorAll('msub').length])")
+        toc = page.locator("#toc li").all_inner_texts()
+        browser.close()
+    assert any("Right:" in t for t in footer) and not any("$" in t or "\\sqrt" in t for t in footer), footer
+    assert len(math) == 2 and all(ns == "http://www.w3.org/1998/Math/MathML" for ns, _, _ in math), math
+    assert math[0][1] == 1 and math[0][2] >= 1, math
+    assert any(t.startswith("score_stds: hidden checks") for t in toc) and not any("Test cell" in t for t in toc), toc
+
+
 def test_late_penalty_from_the_user_config_is_honoured(loop):
     _, seen = loop
     rows = seen["grades_csv"]
@@ -431,7 +462,10 @@ def test_lms_exports(loop):
     head, possible, *rows = seen["canvas"]
     assert head[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
     assert possible[0] == "Points Possible"
-    by_id = {r[2]: dict(zip(head, r, strict=True)) for r in rows}
+    # no SIS ids in this roster: those columns are empty, rows are told apart by the student's name
+    assert {r[2] for r in rows} == {""} and {r[3] for r in rows} == {""}
+    names = {"Ames Alice": "alice", "Brown Bob": "bob", "Cho Carol": "carol", "dave": "dave"}
+    by_id = {names[r[0]]: dict(zip(head, r, strict=True)) for r in rows}
     assert by_id["alice"]["attention (total)"] == "9"
     assert by_id["bob"]["attention: 01-embeddings: embed"] == "0"
     assert by_id["bob"]["attention: 04-scaling: variance-derivation"] == "1"
@@ -440,5 +474,5 @@ def test_lms_exports(loop):
     assert all(by_id[s]["attention status"] == "final" for s in STUDENTS)
     assert by_id["dave"]["attention status"] == "PENDING: 1 answers to hand-grade"  # nobody graded his answer
     mhead, *mrows = seen["moodle"]
-    assert mhead[:2] == ["ID number", "Email address"]
-    assert {r[0]: r[1] for r in mrows}["bob"] == "bob@example.org"
+    assert mhead[:3] == ["username", "ID number", "Email address"]
+    assert {r[0]: r[2] for r in mrows}["bob"] == "bob@example.org"

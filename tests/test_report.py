@@ -6,7 +6,9 @@ independent correct answers, and hostile text in answers stays text.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from collections import Counter
 
 import pytest
@@ -42,6 +44,7 @@ COPY = '''def attention(q, k, v, mask=None):
     z = np.sum(e, axis=1)[:, None]   # normaliser
     return np.dot(e/z, v)
 '''
+NAMES = {"alice": ("Alice", "Ames"), "fixer": ("Fay", "Fix")}
 UNNAMED = "def attention(Q, K, V, mask=None):\n    return softmax(scaled_scores(Q, K)) @ V + 1.0\n"
 
 
@@ -68,10 +71,19 @@ def graded(tmp_path_factory):
     # a due date in the gradebook, and one student who handed in a day after it
     from nbgrader.api import Gradebook
 
+    # a written answer nobody has graded yet
+    place(work, "writer", "04-scaling", (SOLUTIONS / "04-scaling.ipynb").read_text())
+    # fixer hands in an unscaled attention first, and the model answer after it was graded
+    place(work, "fixer", NOTEBOOKS[0], submission_text(by_name["attention_unscaled"]))
     gradebook_schema.install()  # as the course configuration does: no `alembic` command needed
     with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
         gb.update_or_create_assignment("attention", duedate="2026-11-01 12:00:00 UTC")
+        for sid, (first, last) in NAMES.items():
+            gb.update_or_create_student(sid, first_name=first, last_name=last)
     (work / "submitted" / "guess" / "attention" / "timestamp.txt").write_text("2026-11-02 12:00:00 UTC")
+    result = grade(work, "--workers", "2", "--cpu-seconds", "3", "--memory-mb", "1024")
+    assert result.returncode == 0, result.stdout + result.stderr
+    place(work, "fixer", NOTEBOOKS[0], (SOLUTIONS / f"{NOTEBOOKS[0]}.ipynb").read_text())
     result = grade(work, "--workers", "2", "--cpu-seconds", "3", "--memory-mb", "1024")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "class report in" in result.stdout, result.stdout
@@ -218,8 +230,10 @@ def test_on_a_phone_nothing_is_wider_than_the_screen(page):
     pg.set_viewport_size({"width": 390, "height": 844})
     try:
         assert pg.evaluate("document.documentElement.scrollWidth") <= 390
-        wide = pg.eval_on_selector_all("table", "ts => ts.filter(t => t.parentElement.scrollWidth > 390).length")
-        assert wide > 0  # the premise: some table is wider than the phone, and it scrolls in its box
+        # no table needs scrolling sideways either: its rows become labelled blocks
+        wide = pg.eval_on_selector_all("table", "ts => ts.filter(t => t.parentElement.scrollWidth > "
+                                                "t.parentElement.clientWidth + 1).length")
+        assert wide == 0
         pg.emulate_media(color_scheme="dark")
         body = "getComputedStyle(document.body)"
         colours = pg.evaluate(f"[{body}.color, {body}.backgroundColor]")
@@ -263,3 +277,229 @@ def test_similar_pairs_are_those_of_comparing_every_two_answers(bodies):
                for i, body in enumerate(bodies)}
     excluded = ["def f(q, k, v):\n    raise NotImplementedError()\n"]
     assert similar_pairs("f", answers, excluded) == _all_pairs("f", answers, excluded)
+
+
+# --- the first screen, the new sections, the CSV files, the phone --------------------------------
+
+def _exercise_counts(verdicts) -> dict[tuple[str, str], tuple[int, int, Counter]]:
+    """(notebook, function) -> (passed, answered, named mistake -> students), from the verdicts."""
+    import autograder.hidden_checks  # noqa: F401
+    from selfattn.checking import REGISTRY
+    from selfattn.findings import Finding, Kind
+
+    out: dict[tuple[str, str], list] = {}
+    for (_s, nb), v in verdicts.items():
+        by_fn: dict[str, list] = {}
+        for cid, msg in v.get("checks", {}).items():
+            by_fn.setdefault(REGISTRY[cid].function, []).append(msg)
+        for fn, msgs in by_fn.items():
+            acc = out.setdefault((nb, fn), [0, 0, Counter()])
+            found = [Finding.from_record(m) for m in msgs if m is not None]
+            if not found:
+                acc[0] += 1
+                acc[1] += 1
+            elif any(f.kind is not Kind.NOT_ANSWERED for f in found) or len(found) < len(msgs):
+                acc[1] += 1
+                acc[2].update({f.name for f in found if f.kind is Kind.MISTAKE and f.name})
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _awaiting(work) -> list[tuple[str, str, str, str]]:
+    """(student, assignment, notebook, grade id) of every grade in the gradebook's manual queue."""
+    import sqlite3
+
+    db = sqlite3.connect(work / "gradebook.db")
+    try:
+        return sorted(tuple(r) for r in db.execute(
+            "SELECT st.id, a.name, nb.name, gc.name FROM grade g JOIN submitted_notebook sn ON g.notebook_id = sn.id"
+            " JOIN submitted_assignment sa ON sn.assignment_id = sa.id JOIN student st ON sa.student_id = st.id"
+            " JOIN assignment a ON sa.assignment_id = a.id JOIN notebook nb ON sn.notebook_id = nb.id"
+            " JOIN base_cell gc ON g.cell_id = gc.id WHERE g.needs_manual_grade").fetchall())
+    finally:
+        db.close()
+
+
+@pytest.mark.browser
+def test_first_screen_answers_the_three_questions(page, graded):
+    """Before any histogram or detail table, at a laptop's first screen: how the class did per
+    notebook, the hardest exercises with their commonest named mistake, and what waits for me."""
+    pg, _ = page
+    _, verdicts = graded
+    pg.set_viewport_size({"width": 1280, "height": 800})
+    pg.evaluate("window.scrollTo(0, 0)")
+    first_detail = pg.locator("svg.hist").first.bounding_box()["y"]
+    for anchor in ("#how", "#reteach", "#now"):
+        box = pg.locator(anchor).bounding_box()
+        assert box["y"] + box["height"] <= 800 and box["y"] < first_detail, (anchor, box)
+    clipped = pg.eval_on_selector_all("#glance .scroll", "ds => ds.filter(d => d.scrollWidth > d.clientWidth + 1)"
+                                                        ".length")
+    assert clipped == 0  # the first screen's table is whole, not scrolled inside its card
+    # how did the class do: the notebook rows hold the gradebook's mean and median
+    rows = {r[0]: r for r in _rows(pg, "glance")}
+    assert set(NOTEBOOKS) <= set(rows), rows
+    assert (graded[0] / "report" / "notebooks.csv").is_file()
+    size = len(_rows(pg, "students"))
+    for nb in NOTEBOOKS:
+        handed = sum(1 for (_s, n), v in verdicts.items() if n == nb
+                     and not any(str(x).startswith("No file") for x in v.get("notes", [])))
+        assert re.fullmatch(rf"\d+/{size} \(\d+%\)", rows[nb][3]) and rows[nb][4] == str(handed), rows[nb]
+    # what to reteach: each item's counts are the verdicts', hardest first, with its commonest mistake
+    counts = _exercise_counts(verdicts)
+    items = pg.locator("#glance li", has_text="passed").all_inner_texts()
+    assert items, pg.inner_text("#glance")
+    rates = []
+    for item in items:
+        fn, rest = item.split(" (", 1)
+        nb = rest.split(")", 1)[0]
+        passed, answered, mistakes = counts[nb, fn]
+        assert f"{passed} of {answered} passed" in item, (item, counts[nb, fn])
+        rates.append(passed / answered)
+        if mistakes:
+            top = max(mistakes.values())
+            assert any(f"most common mistake: {m.split(':')[0]} ({top} student" in item
+                       for m, c in mistakes.items() if c == top), (item, mistakes)
+    assert rates == sorted(rates) and rates[0] == min(p / a for p, a, _ in counts.values() if a)
+    # what needs me now: writer's written answer, the faults, the planted copy
+    now = pg.inner_text("#glance")
+    waiting = _awaiting(graded[0])
+    assert any(s == "writer" and nb == "04-scaling" for s, _, nb, _ in waiting), waiting
+    assert f"written answers awaiting hand-grading: {len(waiting)} — " in " ".join(now.split()), now
+    assert "writer: 04" in now
+    pairs = len(_rows(pg, "similarity"))
+    assert f"suspiciously similar answers: {pairs} pair" in " ".join(now.split()) and pairs >= 1
+    assert "time-out: 1" in now
+
+
+@pytest.mark.browser
+def test_difficulty_ranking_and_hand_grading_queue(page, graded):
+    pg, _ = page
+    _, verdicts = graded
+    counts = _exercise_counts(verdicts)
+    ranked = _rows(pg, "difficulty")
+    assert {(r[0], r[1]) for r in ranked} == {k for k, v in counts.items() if v[1]}
+    rates = [int(r[3]) / (int(r[3]) + int(r[4])) for r in ranked]
+    assert rates == sorted(rates)
+    for nb, fn, _rate, ok, bad, mistake, n in ranked:
+        passed, answered, mistakes = counts[nb, fn]
+        assert (int(ok), int(ok) + int(bad)) == (passed, answered), (nb, fn)
+        assert (mistake, int(n)) == ((mistake, mistakes[mistake]) if mistakes else ("", 0)), (nb, fn)
+        if mistakes:
+            assert mistakes[mistake] == max(mistakes.values())
+    assert _rows(pg, "queue") == [[s, NAMES.get(s, ("", ""))[0] and " ".join(NAMES[s]), a, nb, gid]
+                                  for s, a, nb, gid in _awaiting(graded[0])]
+
+
+@pytest.mark.browser
+def test_the_mistake_before_a_resubmission_is_kept(page):
+    pg, _ = page
+    rows = _rows(pg, "history")
+    assert ["fixer", "Fay Fix", NOTEBOOKS[0], "attention", "missing the 1/√d_k scaling of the scores", "fixed"] \
+        in rows, rows
+
+
+@pytest.mark.browser
+def test_names_beside_ids_and_every_student_links_to_their_feedback(page, graded):
+    from pathlib import Path
+
+    pg, _ = page
+    work, _ = graded
+    rows = {r[0]: r for r in _rows(pg, "students")}
+    assert rows["alice"][1] == "Alice Ames" and rows["bob"][1] == ""
+    links = pg.eval_on_selector_all("#students tbody tr", "rows => rows.map(r => [r.cells[0].textContent, "
+                                    "Array.from(r.querySelectorAll('a')).map(a => a.getAttribute('href'))])")
+    assert {s for s, _ in links} == set(rows)
+    for student, hrefs in links:
+        if student == "notebook-invalid-json":
+            continue  # its feedback is there too, but say so only for those that have one
+        assert hrefs, student
+        for href in hrefs:
+            target = (work / "report" / Path(href)).resolve()
+            assert target.is_file() and target.parent.parent.name == student, (student, href)
+            assert f"<title>{target.stem}</title>" in target.read_text()
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.browser
+def test_tables_are_csv_files_next_to_the_report(page, graded):
+    import csv
+
+    pg, _ = page
+    work, _ = graded
+    for name, table_id in (("students.csv", "students"), ("exercises.csv", "difficulty"), ("checks.csv", "checks"),
+                           ("hand-grading.csv", "queue"), ("fixed-mistakes.csv", "history")):
+        with open(work / "report" / name, newline="", encoding="utf-8") as fh:
+            head, *rows = list(csv.reader(fh))
+        shown = _rows(pg, table_id)
+        # the same cells; text a spreadsheet would run as a formula is kept as text with a leading '
+        # (in any order: a header clicked by an earlier test may have sorted the page's table)
+        assert sorted(rows) == sorted(["'" + c if c[:1] in ("=", "+", "-", "@") and not _number(c) else c
+                                       for c in r] for r in shown), name
+        assert head == pg.eval_on_selector_all(f"#{table_id} thead th", "hs => hs.map(h => h.textContent)")
+    links = pg.eval_on_selector_all("a[href$='.csv']", "as => as.map(a => a.getAttribute('href'))")
+    assert "students.csv" in links and all((work / "report" / h).is_file() for h in links)
+
+
+@pytest.mark.browser
+def test_pass_rate_and_total_columns_are_readable_on_a_phone(page):
+    """At 390 px every cell of the checks' pass rate and the students' total lies inside the
+    screen, is not clipped (its text fits its box) and overlaps no other cell of its row."""
+    pg, _ = page
+    pg.set_viewport_size({"width": 390, "height": 844})
+    try:
+        for section, column in (("checks", "pass rate"), ("students", "total"), ("difficulty", "pass rate")):
+            found = pg.evaluate("""([section, column]) => {
+                const t = document.querySelector('#' + section + ' table');
+                const col = [...t.tHead.rows[0].cells].findIndex(h => h.textContent === column);
+                return [...t.tBodies[0].rows].map(r => {
+                    const c = r.cells[col], b = c.getBoundingClientRect();
+                    const others = [...r.cells].filter(o => o !== c).map(o => o.getBoundingClientRect())
+                        .filter(o => o.width && o.height && o.left < b.right - 0.5 && b.left < o.right - 0.5
+                                     && o.top < b.bottom - 0.5 && b.top < o.bottom - 0.5);
+                    return {left: b.left, right: b.right, clipped: c.scrollWidth > c.clientWidth + 1,
+                            overlaps: others.length, visible: getComputedStyle(c).display !== 'none'};
+                });
+            }""", [section, column])
+            assert found, section
+            for cell in found:
+                assert cell["visible"] and cell["left"] >= 0 and cell["right"] <= 390, (section, cell)
+                assert not cell["clipped"] and cell["overlaps"] == 0, (section, cell)
+            # the column's name is shown beside each value
+            label = pg.evaluate(f"getComputedStyle(document.querySelector('#{section} td[data-label=\"{column}\"]'),"
+                                f" '::before').content")
+            assert column in label, label
+    finally:
+        pg.set_viewport_size({"width": 1280, "height": 720})
+
+
+@pytest.mark.browser
+def test_histogram_labels_never_overlap(page):
+    """Scores out of any maximum (fractional bins included), drawn in Chromium: no two axis labels
+    of one histogram overlap, and each lies inside the figure."""
+    from autograder.report_html import STYLE, histogram
+
+    cases = [(top, values) for top in (1, 2.5, 3, 7, 9.5, 12, 13, 17, 24, 33.3, 90, 100, 0.75)
+             for values in ([0.0, top / 3, top], [float(int(top))] * 4, [top * k / 7 for k in range(8)])]
+    pg = page[0].context.browser.new_page()
+    try:
+        figures = "".join(f"<div>{histogram(v, t, f'case {i}')}</div>" for i, (t, v) in enumerate(cases))
+        pg.set_content(f"<style>{STYLE}</style>{figures}")
+        # the axis labels: the texts below the axis line
+        boxes = pg.eval_on_selector_all("svg.hist", """svgs => svgs.map(s => {
+            const o = s.getBoundingClientRect(), axis = +s.querySelector('line').getAttribute('y1');
+            return [o.left, o.right, [...s.querySelectorAll('text')].filter(t => +t.getAttribute('y') > axis).map(t => {
+                const b = t.getBoundingClientRect(); return [b.left, b.right, t.textContent]; })]; })""")
+    finally:
+        pg.close()
+    assert len(boxes) == len(cases)
+    for (left, right, ticks), (top, values) in zip(boxes, cases, strict=True):
+        assert len(ticks) >= 2, (top, values, ticks)
+        for a, b in itertools.pairwise(ticks):
+            assert a[1] <= b[0], (top, values, a, b)  # left to right, apart
+        assert ticks[0][0] >= left and ticks[-1][1] <= right, (top, ticks)

@@ -1,0 +1,98 @@
+"""A student's feedback page as it is displayed (headless Chromium, every outside request aborted),
+after ``make grade`` and an instructor's comment with TeX written in the gradebook (as formgrader
+saves it) followed by ``make grades-final`` (``--finish``): the comment's math and a heading's math
+are drawn as MathML with their sub- and superscripts, test-cell links name their exercise, and a
+written answer nobody has graded yet reads "awaiting hand-grading", not a score of 0.
+"""
+
+from __future__ import annotations
+
+import pytest
+from browser_support import CHROMIUM_ARGS, chromium_path
+from grading_support import SOLUTIONS, grade, place
+
+MATHML = "http://www.w3.org/1998/Math/MathML"
+COMMENT = r"Good. Note that $XX^\top$ is symmetric, and $\operatorname{Var}(q_i k_i) = 1$."
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    from nbgrader.api import Gradebook
+
+    work = tmp_path_factory.mktemp("feedbackpage")
+    for nb in ("02-queries-keys-values", "04-scaling"):
+        place(work, "alice", nb, (SOLUTIONS / f"{nb}.ipynb").read_text())
+    result = grade(work, "--workers", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
+        gb.find_comment("variance-derivation", "04-scaling", "attention", "alice").manual_comment = COMMENT
+        gb.db.commit()
+    result = grade(work, "--finish")
+    assert result.returncode == 0, result.stdout + result.stderr
+    from playwright.sync_api import sync_playwright
+
+    out, outside = {}, []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        page = browser.new_page()
+
+        def route(r):
+            if r.request.url.startswith(("file://", "data:")):
+                r.continue_()
+            else:
+                outside.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        for nb in ("02-queries-keys-values", "04-scaling"):
+            page.goto((work / "feedback" / "alice" / "attention" / f"{nb}.html").as_uri())
+            out[nb] = {
+                "text": page.inner_text("body"),
+                "toc": page.locator("#toc li").all_inner_texts(),
+                # every heading's math: its namespace, and whether a subscript sits below its base
+                "heading_math": page.evaluate("""() => [...document.querySelectorAll('h1 math, h2 math, h3 math')]
+                    .map(m => ({ns: m.namespaceURI, subs: [...m.querySelectorAll('msub')].map(s => {
+                        const [b, i] = s.children; const bb = b.getBoundingClientRect(), ib = i.getBoundingClientRect();
+                        return {below: ib.bottom > bb.bottom + 1, smaller: ib.height < bb.height};})}))"""),
+                "comment_math": page.evaluate("""() => [...document.querySelectorAll('.panel-footer math')]
+                    .map(m => ({ns: m.namespaceURI, sup: m.querySelectorAll('msup').length,
+                                h: m.getBoundingClientRect().height}))"""),
+                "comment": page.locator(".panel-footer").all_inner_texts(),
+            }
+        browser.close()
+    assert outside == [], outside
+    return out
+
+
+def test_math_in_a_heading_is_drawn_with_its_subscripts(pages):
+    page = pages["02-queries-keys-values"]
+    assert "ns0:" not in page["text"] and "mathbf" not in page["text"]
+    math = page["heading_math"]
+    assert math, "no MathML in any heading"
+    assert all(m["ns"] == MATHML for m in math), math
+    subs = [s for m in math for s in m["subs"]]
+    assert subs and all(s["below"] and s["smaller"] for s in subs), subs
+
+
+def test_tex_in_the_instructors_comment_is_drawn(pages):
+    page = pages["04-scaling"]
+    assert any("Good. Note that" in c for c in page["comment"]), page["comment"]
+    assert "$XX" not in page["text"] and "\\top" not in page["text"], page["comment"]
+    math = page["comment_math"]
+    assert len(math) == 2 and all(m["ns"] == MATHML and m["h"] > 5 for m in math), math
+    assert math[0]["sup"] == 1
+
+
+def test_test_cell_links_name_their_exercise(pages):
+    toc = pages["04-scaling"]["toc"]
+    assert not any(t.startswith("Test cell") for t in toc), toc
+    assert any(t.startswith("score_stds: public checks") for t in toc), toc
+    assert any(t.startswith("score_stds: hidden checks") for t in toc), toc
+
+
+def test_a_written_answer_not_yet_graded_awaits_hand_grading(pages):
+    page = pages["04-scaling"]
+    written = [t for t in page["toc"] if t.startswith("Written response")]
+    assert written and all("awaiting hand-grading" in t for t in written), page["toc"]
+    assert not any(" 0.0 / " in t for t in written), written
+    assert "points awaiting hand-grading" in page["text"]
