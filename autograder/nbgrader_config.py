@@ -23,7 +23,6 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbconvert.preprocessors.sanitize import SanitizeHTML  # noqa: E402
 from nbgrader.converters import GenerateAssignment  # noqa: E402
 from nbgrader.preprocessors import (  # noqa: E402
     AssignLatePenalties,
@@ -101,9 +100,11 @@ c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = [("language_info", "name
 c.ExportApp.plugin_class = "autograder.csv_export.QuotedCsvExportPlugin"
 
 # Feedback never shows hidden test code. Written answers were neutralised at staging (no tag
-# survives); nbconvert's sanitiser is a second layer for the feedback pages.
+# survives) and grading notes where they are written. (nbconvert's SanitizeHTML is not in this list:
+# nbgrader registers preprocessors without enabling them, so it never ran, and enabled it would
+# escape the MathML the feedback carries.)
 # nbgrader's GetGrades, also marking the grades still in the hand-grading queue ("awaiting hand-grading")
-c.GenerateFeedback.preprocessors = [GetGradesWithQueue, ClearHiddenTests, SanitizeHTML, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.preprocessors = [GetGradesWithQueue, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 # Feedback pages load nothing from outside: math is rendered to MathML at export.
 c.GenerateFeedback.exporter_class = OfflineFeedbackExporter
 # release_feedback needs a timestamp.txt beside each student's feedback, also for hand-delivered work
