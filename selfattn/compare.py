@@ -306,6 +306,8 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
     refs = [_arrays(example.reference(*c.args, **c.kwargs)) for c in cases]
     refs_arr = [np.concatenate([np.atleast_1d(v).ravel() for v in r]).reshape(-1) if len(r) > 1
                 else r[0] for r in refs]  # type: ignore[union-attr]
+    if example.secret:  # shown row by row only where yours is right, here as in the student package
+        refs_arr = [r if isinstance(r, Sealed) else Sealed.of(r) for r in refs_arr]  # type: ignore[misc]
     gots: list[np.ndarray | None] = []
     verdict, agrees = "", None
     if not callable(fn):

@@ -132,11 +132,14 @@ def _numeric(value: Any) -> np.ndarray | None:
 
 def matches(got: Any, recorded: Any) -> bool:
     """Whether a call's argument ``got`` is the recorded one: equal, numbers within 1e-9 relative
-    (another BLAS may round a product differently), infinities and NaNs in the same places."""
+    (another BLAS may round a product differently), infinities and NaNs in the same places; a
+    large array recorded by its digest (a random draw) exactly."""
     if isinstance(got, bool | int | float) != isinstance(recorded, bool | int | float):
         return False  # a Python number is not an array (nor an int a float: a check may refuse it)
     if isinstance(got, bool | int | float) and type(got) is not type(recorded):
         return False
+    if isinstance(recorded, Sealed):  # a large input, recorded by its digest: met exactly
+        return recorded.holds(got)
     a, b = _numeric(got), _numeric(recorded)
     if a is not None and b is not None:
         if a.shape != b.shape:
