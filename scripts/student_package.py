@@ -42,7 +42,7 @@ PACKAGE = ROOT / "selfattn"
 WITHHELD_MODULES = ("numerics", "cost", "experiments", "heads")
 #: Further functions withheld, by module: graded ones and those computing their formulas.
 WITHHELD = {
-    "lecture": ("lecture_shapes", "shift_matrix", "WorkedExample.raw_scores", "WorkedExample.scores",
+    "lecture": ("layer_arrays", "lecture_shapes", "shift_matrix", "WorkedExample.raw_scores", "WorkedExample.scores",
                 "WorkedExample.weights", "WorkedExample.output"),
     "text": ("embed",),
 }

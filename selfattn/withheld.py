@@ -5,7 +5,8 @@ The wheel a course hands out (``make student``) holds no implementation of a gra
 same formulas) by :func:`lookup`, and stores in ``selfattn/withheld.npz`` what the full package
 returned on every call the student's side of the course makes with fixed inputs: the public
 checks' references and named mistakes, :func:`selfattn.compare.compare`'s examples and the
-notebooks' widgets. A call with any other input raises ``NotImplementedError``.
+notebooks' widgets. A call with any other input, or from a notebook's own code, raises
+``NotImplementedError``.
 
 In the repository this file has no data and nothing calls :func:`lookup`.
 """
@@ -175,10 +176,22 @@ def _table() -> dict[str, list[tuple[dict[str, Any], Any]]]:
     return _TABLE
 
 
+def _for_the_course(caller: str) -> bool:
+    """Whether code of module ``caller`` may read the records: the package's own (checks,
+    ``compare()``, widgets), or an answer run as graded (``__student__``, which cannot import the
+    package: it meets a withheld function only as the reference standing in for a failing
+    function it calls). A notebook's own code calling the package gets nothing."""
+    return caller == "selfattn" or caller.startswith("selfattn.") or caller == "__student__"
+
+
 def lookup(name: str, args: dict[str, Any]) -> Any:
     """The recorded result of ``name`` (``module.function``) called with ``args`` (its parameters
-    by name, defaults filled in); raises :class:`Withheld` for an input with no record."""
-    for recorded, result in _table().get(name, []):
+    by name, defaults filled in) by the course's own code; raises :class:`Withheld` for an input
+    with no record, and for any call from a notebook's own code."""
+    import sys
+
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    for recorded, result in _table().get(name, []) if _for_the_course(str(caller)) else []:
         if recorded.keys() == args.keys() and all(matches(args[k], recorded[k]) for k in args):
             return decode(*_copy(result))
     raise Withheld(f"selfattn.{name.rpartition('.')[2]} is a graded exercise: the course package does not "

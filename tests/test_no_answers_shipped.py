@@ -203,7 +203,8 @@ def test_no_function_of_the_student_wheel_answers_an_exercise(wheel):
 
 
 def test_the_student_wheels_graded_functions_are_stubs(wheel):
-    """Called on an input of their own, the package's graded functions raise one line saying why."""
+    """Called from a student's code, on any input (the checks' own too), the package's graded
+    functions raise one line saying why."""
     script = textwrap.dedent("""
         import numpy as np, selfattn
         calls = [lambda: selfattn.softmax(np.ones((2, 3))), lambda: selfattn.attention(*np.ones((3, 2, 2))),
@@ -211,7 +212,8 @@ def test_the_student_wheels_graded_functions_are_stubs(wheel):
                  lambda: selfattn.scaled_scores(np.ones((2, 2)), np.ones((2, 2))),
                  lambda: selfattn.softmax_jacobian(np.ones(2) / 2), lambda: selfattn.attention_flops(3, 4),
                  lambda: selfattn.crossover_length(3), lambda: selfattn.embed(np.eye(3), [1]),
-                 lambda: selfattn.lecture_shapes(T=3), lambda: selfattn.score_stds(np.ones((2, 2)), np.ones((2, 2)))]
+                 lambda: selfattn.lecture_shapes(T=3), lambda: selfattn.score_stds(np.ones((2, 2)), np.ones((2, 2))),
+                 lambda: selfattn.causal_mask(4), lambda: selfattn.lecture_shapes()]  # inputs the checks use
         for call in calls:
             try:
                 call()
@@ -222,7 +224,7 @@ def test_the_student_wheels_graded_functions_are_stubs(wheel):
     run = subprocess.run([sys.executable, "-c", script], cwd=wheel, capture_output=True, text=True, timeout=120,
                          env={"PYTHONPATH": str(wheel), "PATH": "/usr/bin:/bin"})
     lines = run.stdout.splitlines()
-    assert run.returncode == 0 and len(lines) == 11, run.stdout + run.stderr
+    assert run.returncode == 0 and len(lines) == 13, run.stdout + run.stderr
     for line in lines:
         assert line.startswith("Withheld ") and "does not give away graded functions" in line, line
 
