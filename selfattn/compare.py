@@ -355,7 +355,8 @@ def _verdict(function: str, fn: Any, example: Example, same: bool, difference: s
     if passed and same:
         verdict = f"✓ {function} agrees with the reference on {example.title}" + (f" ({said})" if said else "")
     elif passed:
-        verdict = f"✓ {function} passes its public checks, but on this example it {differs}: {difference}"
+        verdict = (f"✓ {function} passes its public checks, but on this example it {differs}: {difference}"
+                   + (f" ({said})" if said else ""))
     elif same:
         verdict = f"✗ {function} agrees on this example but fails its public check: {said}"
     else:
