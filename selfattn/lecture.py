@@ -116,8 +116,12 @@ def conv_layers_to_connect(distance: int, kernel: int = 3) -> int:
     return -(-distance // (kernel - 1))
 
 
-def layer_arrays(T: int = 10, d: int = 512, d_k: int = 64, d_v: int = 64) -> list[tuple[str, NDArray[np.float64]]]:
+def layer_arrays(T: int = 10, d: int = 512, d_k: int = 64, d_v: int = 64,
+                 rng: np.random.Generator | None = None) -> list[tuple[str, NDArray[np.float64]]]:
     """Every array of one attention layer run on random numbers, by name, in the order of the layer.
+
+    ``X`` and then ``W_Q``, ``W_K``, ``W_V`` are drawn from ``rng`` (by default a new generator
+    seeded 0).
 
     Returns
     -------
@@ -125,7 +129,7 @@ def layer_arrays(T: int = 10, d: int = 512, d_k: int = 64, d_v: int = 64) -> lis
         ``X`` (T, d), ``W_Q, W_K`` (d, d_k), ``W_V`` (d, d_v), ``Q``, ``K`` (T, d_k), ``V`` (T, d_v),
         the scaled scores (T, T), the weights ``A`` (T, T) and the output (T, d_v).
     """
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(0) if rng is None else rng
     X = rng.standard_normal((T, d))
     W_Q, W_K, W_V = (rng.standard_normal((d, w)) / np.sqrt(d) for w in (d_k, d_k, d_v))
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
