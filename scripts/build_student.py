@@ -6,7 +6,8 @@ Writes ``_build/student/selfattn-course/`` and the same folder as one archive,
 - ``START_HERE.md``: set-up in one command (pip only), how to work, check, validate and hand in,
   and the points of each notebook (read from the released notebooks' nbgrader metadata);
 - ``notebooks/``: the released notebooks (``make release``), no solutions, no hidden checks;
-- ``wheels/``: a wheel of the helper package ``selfattn`` alone (no grading code);
+- ``wheels/``: a wheel of the helper package ``selfattn`` alone (no grading code, no graded function:
+  ``scripts/student_package.py``);
 - ``requirements.txt``: pinned, for Python 3.10-3.13 (``student/requirements.txt``);
 - ``install.py``, ``hand_in.py``, ``nbgrader_config.py`` (from ``student/``), and from ``autograder/``
   ``stored_outputs.py`` and ``ids.py`` (``hand_in.py`` measures a notebook as grading reads it, and
@@ -25,6 +26,9 @@ import zipfile
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import student_package
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "selfattn-course"
@@ -144,12 +148,14 @@ Total: {total:g} points, about {hours / 60:.1f} hours. Written answers are grade
 
 
 def build_wheel(out: Path) -> Path:
-    """A wheel of ``selfattn`` alone, built from a clean copy (no build files left in the repository)."""
+    """A wheel of ``selfattn`` alone, without its graded functions (``scripts/student_package.py``:
+    results recorded at build time stand in for them), built from a copy (no build files left in
+    the repository)."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
         shutil.copy(ROOT / "pyproject.toml", src)
-        shutil.copytree(ROOT / "selfattn", src / "selfattn", ignore=shutil.ignore_patterns("__pycache__"))
+        student_package.build(src)
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                         "--disable-pip-version-check", "-w", str(out), str(src)], check=True)
     (wheel,) = out.glob("selfattn-*.whl")

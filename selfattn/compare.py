@@ -22,8 +22,10 @@ import numpy as np
 from . import checking, cost, experiments, lecture, numerics, text
 from .calling import Case, Outcome, call_cases
 from .checking import close, judge, time_limit
-from .exercise import count_message
+from .exercise import _arrays, count_message
 from .exercise_checks import EXERCISES
+from .token_lookup import token_weights
+from .withheld import Sealed
 
 __all__ = ["EXAMPLES", "Comparison", "Example", "compare"]
 
@@ -60,11 +62,12 @@ def _hungry_tokens() -> tuple[str, ...]:
 
 
 def _hungry_qkv() -> Case:
-    """'the cat was hungry' (d = 4), projected; V is the identity, so each output row is a row of weights."""
+    """'the cat was hungry' (d = 4), projected, with the causal mask (the public checks' mask: a
+    mask bug shows); V is the identity, so each output row is a row of weights."""
     vocab = text.Vocabulary.from_texts([text.SENTENCES["hungry"]])
     X = text.embed(text.random_embeddings(len(vocab), 4, seed=4), vocab.encode(text.SENTENCES["hungry"]))
     W_Q, W_K = np.random.default_rng(5).standard_normal((2, 4, 4))
-    return Case((X @ W_Q, X @ W_K, np.eye(len(X))))
+    return Case((X @ W_Q, X @ W_K, np.eye(len(X))), {"mask": numerics.causal_mask(len(X))})
 
 
 def _hungry_embed() -> Case:
@@ -97,7 +100,7 @@ def _lookup_view(result: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray
         raise ValueError(f"W_V has shape {W_V.shape}: it needs {d_v} columns, the width of values")
     X = np.eye(m)[_SEQUENCE]
     with np.errstate(all="ignore"):
-        A = numerics.attention_weights(X @ W_Q, X @ W_K)
+        A = token_weights(X, W_Q, W_K)
         return A, A @ (X @ W_V)
 
 
@@ -120,7 +123,7 @@ EXAMPLES: dict[str, Example] = {
     "shape_answers": Example("shapes for T = 10, d = 512, d_k = d_v = 64", lecture.lecture_shapes,
                              lambda: [Case(())], kind="table", rows=("Q", "K", "V", "Q Kᵀ", "output"),
                              secret=True),
-    "attention": Example("attention on 'the cat was hungry' with V = I (each row: one query's weights)",
+    "attention": Example("causal attention on 'the cat was hungry' with V = I (each row: one query's weights)",
                          numerics.attention, lambda: [_hungry_qkv()], rows=_TOK, cols=_TOK,
                          row_name="query", col_name="key"),
     "score_stds": Example("std of unscaled and scaled scores, 2000 random pairs, d_k = 64",
@@ -171,19 +174,20 @@ def _one_line(message: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _diagnosis(function: str, fn: Callable[..., Any]) -> str:
-    """The first failing public check's message (it names the likely mistake), or the note
-    naming a function it calls that is to blame, or ''."""
+def _checked(function: str, fn: Callable[..., Any]) -> tuple[bool | None, str]:
+    """What ``check()`` says of ``fn`` on the public checks of ``function``, run as grading runs
+    them: (passed, the first failing check's message or the note on a function it calls to
+    blame), or ``(None, "")`` when a check itself could not run (the picture stands alone)."""
+    note = ""
     for check_ in EXERCISES[function].public_checks:
         try:
             message, blame = judge(check_, fn)
-        except Exception:  # a diagnosis is a bonus; the picture stands without it
-            return ""
+        except Exception:
+            return None, ""
         if message is not None:
-            return message.splitlines()[0]
-        if blame:
-            return blame
-    return ""
+            return False, message.splitlines()[0]
+        note = note or blame
+    return True, note
 
 
 def _call(fn: Callable[..., Any], cases: list[Case]) -> list[Outcome]:
@@ -228,6 +232,9 @@ def _table(example: Example, refs: list[np.ndarray], gots: list[np.ndarray | Non
     head = "<tr><th></th><th>reference (selfattn)</th><th>yours</th><th></th></tr>"
     body = []
     for i, (ref, got) in enumerate(zip(refs, gots, strict=True)):
+        if isinstance(ref, Sealed):
+            body += _sealed_rows(example, ref, got)
+            continue
         flat_ref = np.atleast_1d(ref).ravel()
         same = got is not None and close(got, ref, 1e-5, 1e-6)
         label = example.rows[i] if i < len(example.rows) else str(i)
@@ -243,6 +250,21 @@ def _table(example: Example, refs: list[np.ndarray], gots: list[np.ndarray | Non
             body.append(f"<tr><td>{html.escape(lab)}</td><td>{html.escape(shown)}</td><td>{html.escape(g)}</td>"
                         f"<td>{'✓' if ok else '✗'}</td></tr>")
     return f'<table class="compare">{head}{"".join(body)}</table>'
+
+
+def _sealed_rows(example: Example, ref: Sealed, got: np.ndarray | None) -> list[str]:
+    """Table rows of a result the package knows only sealed (``example.secret``): a row of yours
+    that is right is shown as the reference too, the others stay hidden."""
+    out = []
+    for i in range(ref.shape[0] if ref.ndim else 1):
+        label = example.rows[i] if i < len(example.rows) else str(i)
+        row = got[i] if got is not None and got.shape == ref.shape and ref.ndim else None
+        ok = row is not None and ref.holds_row(i, row)
+        yours = "—" if got is None else ("shape differs" if row is None else ", ".join(map(_fmt, np.ravel(row))))
+        shown = yours if ok else "(hidden until yours is right)"
+        out.append(f"<tr><td>{html.escape(label)}</td><td>{html.escape(shown)}</td><td>{html.escape(yours)}</td>"
+                   f"<td>{'✓' if ok else '✗'}</td></tr>")
+    return out
 
 
 def _rows(example: Example, ref: np.ndarray, got: np.ndarray | None) -> tuple[list[str], list[str]]:
@@ -281,9 +303,11 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
     if example.view is not None:
         return _compare_viewed(function, fn, example)
     cases = example.cases()
-    refs = [o.values for o in call_cases(example.reference, cases)]
+    refs = [_arrays(example.reference(*c.args, **c.kwargs)) for c in cases]
     refs_arr = [np.concatenate([np.atleast_1d(v).ravel() for v in r]).reshape(-1) if len(r) > 1
                 else r[0] for r in refs]  # type: ignore[union-attr]
+    if example.secret:  # shown row by row only where yours is right, here as in the student package
+        refs_arr = [r if isinstance(r, Sealed) else Sealed.of(r) for r in refs_arr]  # type: ignore[misc]
     gots: list[np.ndarray | None] = []
     verdict, agrees = "", None
     if not callable(fn):
@@ -303,13 +327,8 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
                 gots.append(np.concatenate([v.ravel() for v in o.values]) if len(o.values) > 1 else o.values[0])
         if not errors:
             agrees = all(close(g, r, 1e-5, 1e-6) for g, r in zip(gots, refs_arr, strict=True))  # type: ignore[arg-type]
-            if agrees:
-                verdict = f"✓ {function} agrees with the reference on {example.title}"
-            else:
-                verdict = f"✗ {function} differs from the reference: {_difference(gots, refs_arr, example)}"  # type: ignore[arg-type]
-                if why := _diagnosis(function, fn):
-                    verdict += f". Likely mistake: {why}"
-                verdict = _one_line(verdict, 400)
+            verdict, agrees = _verdict(function, fn, example, agrees,
+                                       "" if agrees else _difference(gots, refs_arr, example))  # type: ignore[arg-type]
     if agrees is not None or verdict.startswith("✗"):
         agrees = bool(agrees)
     if example.kind == "matrix":
@@ -324,11 +343,37 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
     return Comparison(function, verdict, agrees, body)
 
 
+def _verdict(function: str, fn: Any, example: Example, same: bool, difference: str,
+             differs: str = "differs from the reference") -> tuple[str, bool]:
+    """(verdict line, agrees) for a function that returned numbers: the example's comparison
+    (``same``, else ``difference``) together with what ``check()`` says, which decides: ✓ only
+    when the public checks pass as graded (so not for a mask bug the example cannot show, nor for
+    an answer that calls the course package, which grading does not have)."""
+    passed, said = _checked(function, fn)
+    if passed is None:
+        passed = same
+    if passed and same:
+        verdict = f"✓ {function} agrees with the reference on {example.title}" + (f" ({said})" if said else "")
+    elif passed:
+        verdict = (f"✓ {function} passes its public checks, but on this example it {differs}: {difference}"
+                   + (f" ({said})" if said else ""))
+    elif same:
+        verdict = f"✗ {function} agrees on this example but fails its public check: {said}"
+    else:
+        verdict = f"✗ {function} {differs}: {difference}" + (f". Likely mistake: {said}" if said else "")
+    return _one_line(verdict, 400), bool(passed)
+
+
 def _difference(gots: list[np.ndarray], refs: list[np.ndarray], example: Example) -> str:
     """Where yours and the reference differ most (the reference's value hidden when it is secret)."""
     for got, ref in zip(gots, refs, strict=True):
         if got.shape != ref.shape:
             return f"shape {got.shape}, expected {ref.shape}"
+    for got, ref in zip(gots, refs, strict=True):
+        if isinstance(ref, Sealed):
+            wrong = [j for j in range(len(ref.rows)) if not ref.holds_row(j, got[j])] or [0]
+            label = example.rows[wrong[0]] if wrong[0] < len(example.rows) else wrong[0]
+            return f"{len(wrong)} of {max(len(ref.rows), 1)} rows differ, the first for {label}"
     for i, (got, ref) in enumerate(zip(gots, refs, strict=True)):
         finite = np.isfinite(ref) & np.isfinite(got)
         gap = np.where(finite, np.abs(got - ref), np.where(np.isneginf(ref) == np.isneginf(got), 0.0, np.inf))
@@ -364,11 +409,10 @@ def _compare_viewed(function: str, fn: Any, example: Example) -> Comparison:
             except Exception as exc:
                 verdict = f"✗ {function}{case.describe()}: {exc}"
             else:
-                agrees = all(close(g, w, 1e-5, 1e-6) for g, w in zip(got, want, strict=True))
-                verdict = (f"✓ {function} agrees with the reference on {example.title}" if agrees else
-                           f"✗ {function} differs from the lookup asked for: {_lookup_difference(got, want, example)}")
-                if not agrees and (why := _diagnosis(function, fn)):
-                    verdict += f". Likely mistake: {why}"
+                same = all(close(g, w, 1e-5, 1e-6) for g, w in zip(got, want, strict=True))
+                verdict, agrees = _verdict(function, fn, example, same,
+                                           "" if same else _lookup_difference(got, want, example),
+                                           "differs from the lookup asked for")
         agrees = bool(agrees) if verdict.startswith(("✓", "✗")) else None
     verdict = _one_line(verdict, 400)
     picture = _heatmaps(example, want[0], None if got is None else got[0], function, reference="the lookup asked for")

@@ -16,6 +16,7 @@ from .exercise import Exercise, Mistake, count_message, rand
 from .experiments import score_stds
 from .findings import Finding, Kind
 from .lecture import lecture_shapes
+from .token_lookup import token_weights
 
 __all__ = ["EXERCISES", "rand"]
 
@@ -74,7 +75,7 @@ def _lookup_check(c: Case, W: tuple[np.ndarray, ...]) -> float:
     seq = np.asarray(c.meta.get("sequence", np.arange(len(targets))))
     X = np.eye(len(targets))[seq]
     W_Q, W_K, W_V = W
-    out = numerics.attention(X @ W_Q, X @ W_K, X @ W_V)
+    out = token_weights(X, W_Q, W_K) @ (X @ W_V)
     want = np.asarray(values)[np.asarray(targets)[seq]]
     return float(np.abs(out - want).max())
 
@@ -95,7 +96,7 @@ def _lookup_weights(c: Case, W: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.
     X = np.eye(len(targets))[seq]
     W_Q, W_K, _W_V = W
     with np.errstate(all="ignore"):
-        A = numerics.attention_weights(X @ W_Q, X @ W_K)
+        A = token_weights(X, W_Q, W_K)
     return A, seq[None, :] == np.asarray(targets)[seq][:, None]
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "SAT",
     "WorkedExample",
     "conv_layers_to_connect",
+    "layer_arrays",
     "lecture_shapes",
     "receptive_field",
     "shift_matrix",
@@ -115,15 +116,35 @@ def conv_layers_to_connect(distance: int, kernel: int = 3) -> int:
     return -(-distance // (kernel - 1))
 
 
+def layer_arrays(T: int = 10, d: int = 512, d_k: int = 64, d_v: int = 64,
+                 rng: np.random.Generator | None = None) -> list[tuple[str, NDArray[np.float64]]]:
+    """Every array of one attention layer run on random numbers, by name, in the order of the layer.
+
+    ``X`` and then ``W_Q``, ``W_K``, ``W_V`` are drawn from ``rng`` (by default a new generator
+    seeded 0).
+
+    Returns
+    -------
+    list of (str, ndarray)
+        ``X`` (T, d), ``W_Q, W_K`` (d, d_k), ``W_V`` (d, d_v), ``Q``, ``K`` (T, d_k), ``V`` (T, d_v),
+        the scaled scores (T, T), the weights ``A`` (T, T) and the output (T, d_v).
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    X = rng.standard_normal((T, d))
+    W_Q, W_K, W_V = (rng.standard_normal((d, w)) / np.sqrt(d) for w in (d_k, d_k, d_v))
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    return [("X", X), ("W_Q, W_K", W_Q), ("W_V", W_V), ("Q", Q), ("K", K), ("V", V),
+            ("Q Kᵀ / √d_k", scaled_scores(Q, K)), ("A = softmax(·)", attention_weights(Q, K)),
+            ("output A V", attention(Q, K, V))]
+
+
 def lecture_shapes(T: int = 10, d: int = 512, d_k: int = 64, d_v: int = 64) -> NDArray[np.int64]:
-    """Shapes of Q, K, V, Q Kᵀ and the output, found by running a random layer.
+    """Shapes of Q, K, V, Q Kᵀ and the output, found by running a random layer (:func:`layer_arrays`).
 
     Returns
     -------
     ndarray, shape (5, 2)
         Rows in that order; the lecture's question uses the defaults.
     """
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((T, d))
-    Q, K, V = (X @ rng.standard_normal((d, w)) for w in (d_k, d_k, d_v))
-    return np.array([Q.shape, K.shape, V.shape, scaled_scores(Q, K).shape, attention(Q, K, V).shape])
+    arrays = dict(layer_arrays(T, d, d_k, d_v))
+    return np.array([arrays[n].shape for n in ("Q", "K", "V", "Q Kᵀ / √d_k", "output A V")])
