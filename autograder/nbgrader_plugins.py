@@ -18,6 +18,7 @@ Set in ``nbgrader_config.py``:
   asked for (a submission put there by hand or by ``nbgrader zip_collect`` is graded there and
   then), and keep the hand grades of unchanged written answers around each autograde
   (:func:`autograder.gradebook_state.settle_hand_grades`, the same step for every way in).
+  ``nbgrader zip_collect`` lands in ``submitted/`` too, and stages what it collected.
 - :class:`ReleaseFeedbackWarningPending` (``ExchangeFactory.release_feedback``): nbgrader's
   ``release_feedback`` (and formgrader's button), warning in one line while answers of the
   assignment await hand-grading.
@@ -120,6 +121,32 @@ def install() -> None:
 
     start_staged.selfattn = True  # type: ignore[attr-defined]
     Autograde.start = start_staged
+    _zip_collect_into_submitted()
+
+
+def _zip_collect_into_submitted() -> None:
+    """``nbgrader zip_collect`` writes to nbgrader's submitted folder, here the staged copies:
+    make it land in ``submitted/`` (the folder ``make grade`` reads) and stage what it collected,
+    as :class:`CollectIntoSubmitted` does for ``nbgrader collect``."""
+    from nbgrader.apps.zipcollectapp import ZipCollectApp
+
+    process, transfer = ZipCollectApp.process_extracted_files, ZipCollectApp._transfer_files
+
+    def process_into_submitted(self) -> None:
+        staged_dir = self.coursedir.submitted_directory
+        self.coursedir.submitted_directory = str(SUBMITTED)
+        try:
+            process(self)
+        finally:
+            self.coursedir.submitted_directory = staged_dir
+
+    def transfer_and_stage(self, collected_data) -> None:
+        transfer(self, collected_data)
+        for student in sorted(collected_data):
+            _restage(student, self.coursedir.assignment_id)
+
+    ZipCollectApp.process_extracted_files = process_into_submitted
+    ZipCollectApp._transfer_files = transfer_and_stage
 
 
 class ReleaseFeedbackWarningPending(ExchangeReleaseFeedback):

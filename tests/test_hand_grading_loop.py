@@ -15,13 +15,15 @@ formgrader's pages and buttons in headless Chromium:
    the answer's comment (formgrader's comment box, read in Chromium);
 4. the grading summary, ``make grades-final`` and ``./nbgrader release_feedback`` name what waits;
 5. dave's submission is put in ``submitted/`` by hand and autograded with
-   ``./nbgrader autograde attention --student dave``: he gets a row.
+   ``./nbgrader autograde attention --student dave``: he gets a row; eve's comes in an LMS zip,
+   through ``./nbgrader zip_collect`` into ``submitted/``, then the same autograde.
 """
 
 from __future__ import annotations
 
 import base64
 import csv
+import zipfile
 
 import nbformat
 import pytest
@@ -48,10 +50,8 @@ class HandLoop(Loop):
     def nbgrader(self, *args: str, **kw):  # ./nbgrader, as the README writes it
         return self.run(str(ROOT / "nbgrader"), *args, **kw)
 
-    def hand_in(self, student: str, answers: dict[str, str], attachments: dict | None = None) -> None:
-        """Write ``submitted/<student>/attention/04-scaling.ipynb`` (replaced in place if there)."""
-        folder = self.work / "submitted" / student / "attention"
-        folder.mkdir(parents=True, exist_ok=True)
+    def answered(self, answers: dict[str, str], attachments: dict | None = None) -> nbformat.NotebookNode:
+        """The released notebook with these answers (and pasted images in the written answer)."""
         nb = nbformat.read(self.course / "notebooks" / "attention" / f"{NB}.ipynb", as_version=4)
         for cell in nb.cells:
             gid = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -59,8 +59,23 @@ class HandLoop(Loop):
                 cell.source = answers[gid]
                 if gid == WRITTEN and attachments is not None:
                     cell["attachments"] = attachments
-        nbformat.write(nb, folder / f"{NB}.ipynb")
+        return nb
+
+    def hand_in(self, student: str, answers: dict[str, str], attachments: dict | None = None) -> None:
+        """Write ``submitted/<student>/attention/04-scaling.ipynb`` (replaced in place if there)."""
+        folder = self.work / "submitted" / student / "attention"
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(self.answered(answers, attachments), folder / f"{NB}.ipynb")
         (folder / "timestamp.txt").write_text(STAMP + "\n")
+
+    def grades_of(self, student: str) -> dict[str, tuple[float, bool]] | str:
+        """grade id -> (score, needs manual grading) of a student's notebook, or why there is none."""
+        with self.db() as gb:
+            try:
+                sub = gb.find_submission_notebook(NB, "attention", student)
+            except Exception as exc:
+                return f"no row: {exc}"
+            return {g.name: (g.score, bool(g.needs_manual_grade)) for g in sub.grades}
 
     def grade_of(self, student: str) -> tuple[float | None, bool, str]:
         """(manual score, needs manual grading, manual comment) of the written answer."""
@@ -203,12 +218,18 @@ def loop(tmp_path_factory):
     # 5. dave, put in submitted/ by hand, autograded with nbgrader's own command
     lp.hand_in("dave", {**model, WRITTEN: "The variance is d_k."})
     seen["dave_autograde"] = lp.nbgrader("autograde", "attention", "--student", "dave", ok=False)
-    with lp.db() as gb:
-        try:
-            sub = gb.find_submission_notebook(NB, "attention", "dave")
-            seen["dave"] = {g.name: (g.score, bool(g.needs_manual_grade)) for g in sub.grades}
-        except Exception as exc:
-            seen["dave"] = f"no row: {exc}"
+    seen["dave"] = lp.grades_of("dave")
+    # eve's comes in an LMS download: ./nbgrader zip_collect, then nbgrader's autograde
+    archive = lp.course / "downloaded" / "attention" / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "lms.zip", "w") as z:
+        z.writestr(f"eve__{NB}.ipynb", nbformat.writes(lp.answered({**model, WRITTEN: "Sums of variances."})))
+    seen["zip_collect"] = lp.nbgrader("zip_collect", "attention",
+                                      "--FileNameCollectorPlugin.named_regexp=.*/(?P<student_id>[a-z]+)__(?P<file_id>[^/]+)",
+                                      ok=False)
+    seen["eve_in_submitted"] = sorted(p.name for p in (lp.work / "submitted" / "eve").rglob("*"))
+    seen["eve_autograde"] = lp.nbgrader("autograde", "attention", "--student", "eve", ok=False)
+    seen["eve"] = lp.grades_of("eve")
     return lp, seen
 
 
@@ -279,7 +300,7 @@ def test_awaiting_hand_grading_returns_sorted_records(loop):
 
     lp, _ = loop
     waiting = awaiting_hand_grading(str(lp.work / "gradebook.db"))
-    assert [tuple(w) for w in waiting] == [(s, "attention", NB, WRITTEN) for s in ("bob", "carol", "dave")]
+    assert [tuple(w) for w in waiting] == [(s, "attention", NB, WRITTEN) for s in ("bob", "carol", "dave", "eve")]
     assert awaiting_hand_grading(f"sqlite:///{lp.work / 'gradebook.db'}") == waiting
     assert waiting[0].student == "bob" and waiting[0].grade_id == WRITTEN
     assert awaiting_hand_grading(str(lp.tmp / "none.db")) == [] and not (lp.tmp / "none.db").exists()
@@ -292,3 +313,12 @@ def test_hand_placed_submission_is_autograded_by_nbgraders_own_command(loop):
     assert isinstance(seen["dave"], dict), seen["dave"]
     assert seen["dave"][f"{STDS}-public"] == (1, False) and seen["dave"][f"{STDS}-hidden"] == (2, False)
     assert seen["dave"][WRITTEN][1] is True
+
+
+def test_zip_collected_submission_lands_in_submitted_and_is_autograded(loop):
+    _, seen = loop
+    assert seen["zip_collect"].returncode == 0, seen["zip_collect"].stderr[-3000:]
+    assert f"{NB}.ipynb" in seen["eve_in_submitted"], seen["eve_in_submitted"]  # where make grade reads
+    assert seen["eve_autograde"].returncode == 0, seen["eve_autograde"].stderr[-3000:]
+    assert isinstance(seen["eve"], dict), seen["eve"]
+    assert seen["eve"][f"{STDS}-public"] == (1, False) and seen["eve"][f"{STDS}-hidden"] == (2, False)
