@@ -94,6 +94,10 @@ def finish(workers: int | None = None, log=print) -> None:
     failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log)
     gradebook_state.save(state)
     log(f"feedback regenerated; grades in {GRADES_CSV}, LMS files in {EXPORTS}")
+    waiting = gradebook_state.awaiting_hand_grading(api.coursedir.db_url)
+    if waiting:  # a warning, not a refusal: the exports mark these submissions PENDING
+        log(f"warning: {gradebook_state.awaiting_line(waiting)} (not final: grade them in formgrader's "
+            "Manual Grading, then make grades-final again)")
     _end(scan.refused, failed, log)
 
 
@@ -238,29 +242,28 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     # as they are now (another timestamp or other notebooks: e.g. formgrader's button was used)
     changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
     for s, a in subs:
-        notebooks = [nb for (s2, a2, nb) in staged if (s2, a2) == (s, a)]
-        if not gradebook_state.autograded_is_current(s, a, notebooks) or _decided_since_autograde(s, a, notebooks):
+        mine = {nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)}
+        if (not gradebook_state.autograded_is_current(s, a, list(mine), gradebook_state.written_answers(mine))
+                or _decided_since_autograde(s, a, list(mine))):
             changed.add((s, a))
     db, course = api.coursedir.db_url, api.coursedir.course_id
-    answers = state.setdefault("answers", {})
+    state.pop("answers", None)  # kept per submission now (gradebook_state.ANSWERS)
     failed = []
     t1 = time.perf_counter()
     for a in sorted({a for _, a in changed}):
         students = sorted(s for s, a2 in changed if a2 == a)
-        settled = {s: gradebook_state.hand_graded(db, course, s, a) for s in students}
         t = time.perf_counter()
+        # nbgrader's autograde keeps hand grading itself (nbgrader_plugins.install), as for the button
         bad = run_step("autograde", a, students, workers, log)
         failed += [f"{s} ({a}, autograde)" for s in bad]
-        kept = 0
-        for s in students:
-            if s in bad:
-                continue
-            now = gradebook_state.written_answers({nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)})
-            kept += gradebook_state.keep_hand_grading(db, course, s, a, settled[s], answers.get(f"{s}/{a}", {}), now)
-            answers[f"{s}/{a}"] = now
-            summary.autograded.append(f"{s}/{a}")
-        log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s"
-            + (f"; {kept} hand grades of unchanged written answers kept" if kept else ""))
+        summary.autograded += [f"{s}/{a}" for s in students if s not in bad]
+        log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
+    # hand grades put back in the queue by an earlier autograde (formgrader's button, say) whose
+    # answer is the one they were given for are settled again; changed answers keep waiting
+    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a))[0]
+               for s, a in subs)
+    if kept:
+        log(f"{kept} hand grades of unchanged written answers taken out of the hand-grading queue again")
     steps["autograde"] = time.perf_counter() - t1
     gradebook_state.save(state)
 
@@ -269,6 +272,8 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     summary.nbgrader_problems = failed
     summary.unknown_students, summary.late = gradebook_state.roster_report(
         db, course, sorted({s for s, _ in subs}), sorted({a for _, a in subs}))
+    summary.awaiting = [f"{w.student}/{w.assignment}/{w.notebook}: {w.grade_id}"
+                        for w in gradebook_state.awaiting_hand_grading(db)]
     summary.seconds = time.perf_counter() - t0
     summary.write(SUMMARY, log)
     log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {GRADES_CSV}")

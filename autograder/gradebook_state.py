@@ -1,9 +1,14 @@
 """What the gradebook already holds, so a run redoes only what changed.
 
-- ``.grading/state.json`` records, per submission, the written answers that ``make grade`` last
-  autograded, and a digest of the grades the feedback was last generated from.
-- After nbgrader re-autogrades a student (a resubmission), written answers whose text did not
-  change keep their hand grading: nbgrader would otherwise put them back in the manual queue.
+- ``.grading/state.json`` records the digest of the grades each submission's feedback was last
+  generated from, and of the instructor's notebooks registered in the gradebook.
+- ``.grading/answers/<student>/<assignment>/answers.json`` records the written answers (text and
+  pasted images) nbgrader last autograded, and the answer each hand grade was given for. Whenever
+  nbgrader autogrades (``make grade``, ``nbgrader autograde``, formgrader's button) written answers
+  whose text did not change keep their hand grading (nbgrader would put them back in the manual
+  queue); a changed one goes back to the queue with its previous grade in its comment
+  (:func:`settle_hand_grades`).
+- :func:`awaiting_hand_grading` lists what still waits for a human grade.
 """
 
 from __future__ import annotations
@@ -14,9 +19,12 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+from . import atomic
 from .paths import AUTOGRADED, GRADING, SOLUTIONS, STAGED
 
 STATE = GRADING / "state.json"
+#: per submission, the written answers nbgrader autograded last and those hand grades were given for
+ANSWERS = GRADING / "answers"
 
 
 def load() -> dict:
@@ -75,52 +83,159 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def answer_digest(cell) -> str:
+    """Digest of one written answer as the grader sees it: its text and its pasted images."""
+    attachments = json.dumps(cell.get("attachments") or {}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(cell.source.encode() + b"\0" + attachments.encode()).hexdigest()
+
+
 def written_answers(staged: dict[str, object]) -> dict[str, dict[str, str]]:
-    """notebook -> grade_id -> digest of each hand-graded answer (a cell that is answer and grade)."""
+    """notebook -> grade_id -> :func:`answer_digest` of each hand-graded answer (a cell that is
+    answer and grade), of notebooks by name."""
     out = {}
     for notebook, nb in staged.items():
-        out[notebook] = {c.metadata.nbgrader["grade_id"]: hashlib.sha256(c.source.encode()).hexdigest()
+        out[notebook] = {c.metadata.nbgrader["grade_id"]: answer_digest(c)
                          for c in nb.cells
                          if c.metadata.get("nbgrader", {}).get("solution") and c.metadata.nbgrader.get("grade")}
     return out
 
 
-def hand_graded(db_url: str, course: str, student: str, assignment: str) -> set[tuple[str, str]]:
-    """(notebook, grade id) of every grade a human has settled (manual score, not in the queue)."""
+def _answers_record(student: str, assignment: str) -> Path:
+    return ANSWERS / student / assignment / "answers.json"
+
+
+def _read_record(student: str, assignment: str) -> dict:
+    try:
+        record = json.loads(_answers_record(student, assignment).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def autograded_answers(student: str, assignment: str) -> dict[str, dict[str, str]]:
+    """The written answers (:func:`written_answers`) of the notebooks nbgrader autograded last
+    for one submission: what formgrader shows and a hand grade was given for."""
+    record = _read_record(student, assignment)
+    if "autograded" not in record:  # autograded before the record was kept: read the notebooks once
+        record["autograded"] = written_answers(_notebooks_in(AUTOGRADED / student / assignment))
+        atomic.write_text(_answers_record(student, assignment), json.dumps(record, sort_keys=True))
+    return record["autograded"]
+
+
+def note_autograded(student: str, assignment: str) -> None:
+    """Record the written answers nbgrader has just autograded (read from its autograded folder)."""
+    record = _read_record(student, assignment)
+    record["autograded"] = written_answers(_notebooks_in(AUTOGRADED / student / assignment))
+    atomic.write_text(_answers_record(student, assignment), json.dumps(record, sort_keys=True))
+
+
+def _notebooks_in(folder: Path) -> dict[str, object]:
+    import nbformat
+
+    out = {}
+    for path in sorted(folder.glob("*.ipynb")) if folder.is_dir() else []:
+        try:
+            out[path.stem] = nbformat.read(path, as_version=4)
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+PREVIOUS = "Previous hand grade, given for an earlier version of this answer: {score:g} / {max:g}."
+
+
+def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
+                       answers: dict[str, dict[str, str]]) -> tuple[int, int]:
+    """Keep hand grades where they belong, after nbgrader autograded (or before it does).
+
+    ``answers`` are the written answers nbgrader holds for this submission now
+    (:func:`autograded_answers`). A settled hand grade (manual score, not in the queue) is recorded
+    with the answer it was given for. nbgrader's autograde puts every manually scored answer back
+    in the queue: one whose answer is still the one its grade was given for is settled again; one
+    whose answer changed goes back to the queue without a score, its comment starting with the
+    previous grade (:data:`PREVIOUS`; formgrader shows it in the answer's comment box, the
+    feedback beside the answer). A manual score in the queue with no record of its answer (left
+    by an autograde that kept none, such as formgrader's button before this step existed) is
+    taken as given for the answer nbgrader holds, and settled.
+
+    Returns (grades settled again, answers put back in the queue)."""
     from nbgrader.api import Gradebook, MissingEntry
 
+    record = _read_record(student, assignment)
+    given = record.setdefault("hand_graded", {})
+    kept = reopened = 0
     with Gradebook(db_url, course) as gb:
         try:
             submission = gb.find_submission(assignment, student)
         except MissingEntry:
-            return set()
-        return {(nb.name, g.name) for nb in submission.notebooks for g in nb.grades
-                if g.manual_score is not None and not g.needs_manual_grade}
-
-
-def keep_hand_grading(db_url: str, course: str, student: str, assignment: str, settled: set[tuple[str, str]],
-                      before: dict[str, dict[str, str]], now: dict[str, dict[str, str]]) -> int:
-    """After re-autograding: grades a human had settled stay settled if their written answer is unchanged.
-
-    nbgrader's autograde puts every manually scored cell back in the queue; ``settled`` is what
-    :func:`hand_graded` returned before it ran. Returns how many grades were kept out of the queue."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    kept = 0
-    with Gradebook(db_url, course) as gb:
-        try:
-            submission = gb.find_submission(assignment, student)
-        except MissingEntry:
-            return 0
+            return 0, 0
         for nb in submission.notebooks:
             for grade in nb.grades:
-                same = before.get(nb.name, {}).get(grade.name)
-                if ((nb.name, grade.name) in settled and grade.manual_score is not None and grade.needs_manual_grade
-                        and same is not None and same == now.get(nb.name, {}).get(grade.name)):
+                now = answers.get(nb.name, {}).get(grade.name)
+                if now is None or grade.manual_score is None:
+                    continue
+                then = given.get(nb.name, {}).get(grade.name)
+                if not grade.needs_manual_grade:
+                    given.setdefault(nb.name, {})[grade.name] = now
+                elif then in (now, None):  # None: put back by an autograde that kept no record
                     grade.needs_manual_grade = False
+                    given.setdefault(nb.name, {})[grade.name] = now
                     kept += 1
+                else:
+                    comment = next((c for c in nb.comments if c.name == grade.name), None)
+                    previous = PREVIOUS.format(score=grade.manual_score, max=grade.max_score)
+                    if comment is not None:
+                        comment.manual_comment = "\n\n".join(t for t in (previous, comment.manual_comment) if t)
+                    grade.manual_score = None
+                    del given[nb.name][grade.name]
+                    reopened += 1
         gb.db.commit()
-    return kept
+    atomic.write_text(_answers_record(student, assignment), json.dumps(record, sort_keys=True))
+    return kept, reopened
+
+
+class Awaiting(NamedTuple):
+    """One answer waiting for a human grade in the gradebook."""
+
+    student: str
+    assignment: str
+    notebook: str
+    grade_id: str
+
+
+def awaiting_hand_grading(db_url: str) -> list[Awaiting]:
+    """Every answer awaiting hand-grading (nbgrader's ``needs_manual_grade``) in the gradebook at
+    ``db_url`` (an SQLAlchemy URL such as ``sqlite:///autograder/gradebook.db``, or a file path),
+    sorted by student, assignment, notebook and grade id."""
+    from nbgrader.api import Grade, Gradebook
+
+    if "://" not in db_url:
+        if not os.path.isfile(db_url):
+            return []
+        db_url = "sqlite:///" + os.path.abspath(db_url)
+    elif db_url.startswith("sqlite:///") and not os.path.isfile(db_url[len("sqlite:///"):]):
+        return []  # no gradebook yet: nothing awaits (and none is created)
+    with Gradebook(db_url) as gb:
+        rows = gb.db.query(Grade).filter(Grade.needs_manual_grade.is_(True)).all()
+        out = [Awaiting(g.notebook.assignment.student.id, g.notebook.assignment.name, g.notebook.name, g.name)
+               for g in rows]
+    return sorted(out)
+
+
+def awaiting_line(items: list[Awaiting]) -> str:
+    """``written answers awaiting hand-grading: 3 — dave: 02, 04, 07`` (notebooks by number;
+    the assignment is named when there are several, the grade id when a notebook has several)."""
+    if not items:
+        return "written answers awaiting hand-grading: 0"
+    several = len({i.assignment for i in items}) > 1
+    per: dict[str, list[str]] = {}
+    for i in items:
+        short = i.notebook.split("-", 1)[0] if i.notebook.split("-", 1)[0].isdigit() else i.notebook
+        twice = sum((j.student, j.assignment, j.notebook) == (i.student, i.assignment, i.notebook) for j in items) > 1
+        per.setdefault(i.student, []).append((f"{i.assignment} " if several else "") + short
+                                             + (f" ({i.grade_id})" if twice else ""))
+    return f"written answers awaiting hand-grading: {len(items)} — " + "; ".join(
+        f"{s}: {', '.join(names)}" for s, names in per.items())
 
 
 def grades_digest(db_url: str, course: str, student: str, assignment: str) -> str | None:
@@ -166,31 +281,12 @@ def roster_report(db_url: str, course: str, students: list[str], assignments: li
     return unknown, late
 
 
-def autograded_is_current(student: str, assignment: str, notebooks: list[str]) -> bool:
+def autograded_is_current(student: str, assignment: str, notebooks: list[str],
+                          answers: dict[str, dict[str, str]]) -> bool:
     """Whether nbgrader's autograded folder holds exactly these notebooks, from this submission as
-    staged now (same ``timestamp.txt``), whether ``make grade`` or formgrader's button autograded it."""
+    staged now (same ``timestamp.txt``, same written answers and pasted images: ``answers`` are the
+    staged ones, :func:`written_answers`), whether ``make grade`` or formgrader's button autograded it."""
     folder = AUTOGRADED / student / assignment
     return (folder.is_dir() and sorted(p.stem for p in folder.glob("*.ipynb")) == sorted(notebooks)
-            and _read(folder / "timestamp.txt") == _read(STAGED / student / assignment / "timestamp.txt"))
-
-
-class AwaitingAnswer(NamedTuple):
-    """One written answer in the hand-grading queue."""
-
-    student: str
-    assignment: str
-    notebook: str
-    grade_id: str
-
-
-def awaiting_hand_grading(db_url: str, course: str) -> list[AwaitingAnswer]:
-    """Every grade still in the manual queue (nbgrader's ``needs_manual_grade``), sorted."""
-    from nbgrader.api import Gradebook
-
-    out = []
-    with Gradebook(db_url, course) as gb:
-        for assignment in gb.assignments:
-            for sub in assignment.submissions:
-                out += [AwaitingAnswer(sub.student.id, assignment.name, nb.name, g.name)
-                        for nb in sub.notebooks for g in nb.grades if g.needs_manual_grade]
-    return sorted(out)
+            and _read(folder / "timestamp.txt") == _read(STAGED / student / assignment / "timestamp.txt")
+            and autograded_answers(student, assignment) == answers)

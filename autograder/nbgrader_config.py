@@ -42,14 +42,19 @@ from autograder.feedback_html import GetGradesWithQueue, OfflineFeedbackExporter
 from autograder.nbgrader_plugins import (  # noqa: E402
     ApplyVerdicts,
     CollectIntoSubmitted,
+    ReleaseFeedbackWarningPending,
     complete_feedback_folder,
     compute_missing_verdicts,
+    install,
 )
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 
 # a new gradebook learns nbgrader's schema revision in this process, not from a second Python
 gradebook_schema.install()
+# nbgrader's autograde (CLI, formgrader, make grade) stages what submitted/ holds first, and keeps
+# the hand grades of unchanged written answers
+install()
 
 c.CourseDirectory.course_id = "self-attention"
 c.CourseDirectory.root = str(paths.COURSE)
@@ -69,6 +74,8 @@ c.Autograde.create_student = True
 c.Autograde.pre_convert_hook = compute_missing_verdicts
 # nbgrader collect (CLI and formgrader) lands in submitted/ and stages what it collected
 c.ExchangeFactory.collect = CollectIntoSubmitted
+# nbgrader release_feedback (CLI and formgrader) warns in one line while answers await hand-grading
+c.ExchangeFactory.release_feedback = ReleaseFeedbackWarningPending
 # nbgrader's own lists, with its CheckCellMetadata compiling its JSON schema once (same checks)
 c.Autograde.sanitize_preprocessors = [
     ClearOutput,

@@ -13,20 +13,31 @@ Set in ``nbgrader_config.py``:
   verdict as output (a listing of the checks; an error output when one failed, which is how
   nbgrader scores a test cell). A verdict is applied only if it judged exactly this notebook (same
   answers, same checks); otherwise autograding this student fails, loudly, with the command to run.
+- :func:`install` makes nbgrader's ``Autograde`` (``nbgrader autograde``, formgrader's *Autograde*,
+  ``make grade``) first stage what ``submitted/`` holds for the students and assignments it was
+  asked for (a submission put there by hand or by ``nbgrader zip_collect`` is graded there and
+  then), and keep the hand grades of unchanged written answers around each autograde
+  (:func:`autograder.gradebook_state.settle_hand_grades`, the same step for every way in).
+  ``nbgrader zip_collect`` lands in ``submitted/`` too, and stages what it collected.
+- :class:`ReleaseFeedbackWarningPending` (``ExchangeFactory.release_feedback``): nbgrader's
+  ``release_feedback`` (and formgrader's button), warning in one line while answers of the
+  assignment await hand-grading.
 - :func:`complete_feedback_folder` (``GenerateFeedback.post_convert_hook``) gives every feedback
   folder the ``timestamp.txt`` that ``release_feedback`` needs.
 """
 
 from __future__ import annotations
 
+import glob
 import textwrap
 import time
+from fnmatch import fnmatch
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader import utils
-from nbgrader.exchange.default import ExchangeCollect
+from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseFeedback
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .paths import SOLUTIONS, STAGED, SUBMITTED
@@ -70,16 +81,97 @@ class CollectIntoSubmitted(ExchangeCollect):
             _restage(student, self.coursedir.assignment_id)
 
 
+def _stage_requested(assignment_id: str, student_id: str) -> list[tuple[str, str]]:
+    """Stage every submission in ``submitted/`` that nbgrader was asked to autograde (its
+    ``--student`` and assignment may be patterns); return (student, assignment) of each."""
+    from .intake import scan
+
+    if glob.has_magic(student_id) or glob.has_magic(assignment_id):
+        wanted = [(s, a) for s, a in scan().submissions if fnmatch(s, student_id) and fnmatch(a, assignment_id)]
+    else:
+        wanted = [(student_id, assignment_id)] if (SUBMITTED / student_id / assignment_id).is_dir() else []
+    for s, a in wanted:
+        _restage(s, a)
+    return wanted
+
+
+def install() -> None:
+    """Make nbgrader's ``Autograde`` (every way it is started) stage the submissions it was asked
+    for before it looks for notebooks (nbgrader reads the staged copies and would skip, exit 0,
+    a submission not staged yet), and keep hand grades around each autograde. Idempotent."""
+    from nbgrader.converters import Autograde
+
+    from . import gradebook_state as gs
+
+    if getattr(Autograde.start, "selfattn", False):
+        return
+    start = Autograde.start
+
+    def start_staged(self) -> None:
+        wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id)
+        db, course = self.coursedir.db_url, self.coursedir.course_id
+        for s, a in wanted:  # hand grades of what nbgrader holds now, before it resets them
+            gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a))
+        try:
+            start(self)
+        finally:
+            for s, a in wanted:
+                gs.note_autograded(s, a)
+                gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a))
+
+    start_staged.selfattn = True  # type: ignore[attr-defined]
+    Autograde.start = start_staged
+    _zip_collect_into_submitted()
+
+
+def _zip_collect_into_submitted() -> None:
+    """``nbgrader zip_collect`` writes to nbgrader's submitted folder, here the staged copies:
+    make it land in ``submitted/`` (the folder ``make grade`` reads) and stage what it collected,
+    as :class:`CollectIntoSubmitted` does for ``nbgrader collect``."""
+    from nbgrader.apps.zipcollectapp import ZipCollectApp
+
+    process, transfer = ZipCollectApp.process_extracted_files, ZipCollectApp._transfer_files
+
+    def process_into_submitted(self) -> None:
+        staged_dir = self.coursedir.submitted_directory
+        self.coursedir.submitted_directory = str(SUBMITTED)
+        try:
+            process(self)
+        finally:
+            self.coursedir.submitted_directory = staged_dir
+
+    def transfer_and_stage(self, collected_data) -> None:
+        transfer(self, collected_data)
+        for student in sorted(collected_data):
+            _restage(student, self.coursedir.assignment_id)
+
+    ZipCollectApp.process_extracted_files = process_into_submitted
+    ZipCollectApp._transfer_files = transfer_and_stage
+
+
+class ReleaseFeedbackWarningPending(ExchangeReleaseFeedback):
+    """nbgrader's release_feedback, first warning in one line if answers await hand-grading."""
+
+    def copy_files(self):
+        from .gradebook_state import awaiting_hand_grading, awaiting_line
+
+        waiting = [w for w in awaiting_hand_grading(self.coursedir.db_url)
+                   if fnmatch(w.assignment, self.coursedir.assignment_id)
+                   and fnmatch(w.student, self.coursedir.student_id or "*")]
+        if waiting:
+            self.log.warning("releasing feedback while %s (their feedback shows no grade for them yet)",
+                             awaiting_line(waiting))
+        super().copy_files()
+
+
 def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -> None:
-    """nbgrader's pre-convert hook: refresh the staged copies of this submission, then decide in the
-    sandbox every notebook whose stored verdict is missing or stale. After ``make grade`` this finds
-    nothing to do."""
+    """nbgrader's pre-convert hook: decide in the sandbox every notebook of this submission (staged
+    just before, :func:`install`) whose stored verdict is missing or stale. After ``make grade``
+    this finds nothing to do."""
     from .settings import configured_limits
     from .verdicts import freshness, grade_one
 
     parts = [p for p in (_staged_parts(n) for n in notebooks) if p is not None]
-    for s, a in sorted({(s, a) for s, a, _ in parts}):
-        _restage(s, a)
     limits = configured_limits() if parts else None  # the same settings as make grade's
     for s, a, nb in parts:
         staged = STAGED / s / a / f"{nb}.ipynb"  # just staged: judged as staged, not staged again

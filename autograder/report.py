@@ -39,7 +39,7 @@ from selfattn.findings import Finding, Kind, hidden_exception_name
 
 from . import history, similarity
 from .csv_export import write_csv
-from .gradebook_state import AwaitingAnswer
+from .gradebook_state import Awaiting
 from .paths import FEEDBACK, GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
 from .report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
 from .spec import exercise_of, notebooks_of, release_path
@@ -97,7 +97,7 @@ class ClassData:
     students: list[str] = field(default_factory=list)
     assignments: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # student id -> "First Last" (the roster's)
-    awaiting: list[AwaitingAnswer] = field(default_factory=list)  # the hand-grading queue
+    awaiting: list[Awaiting] = field(default_factory=list)  # the hand-grading queue
 
 
 def _gradebook(data: ClassData) -> None:
@@ -122,7 +122,7 @@ def _gradebook(data: ClassData) -> None:
                     data.notebook_scores[(student, assignment.name, nb.name)] = (nb.score, nb.max_score)
                     for g in nb.grades:
                         data.cell_scores[(student, assignment.name, nb.name, g.name)] = (g.score, g.max_score)
-    data.awaiting = awaiting_hand_grading(api.coursedir.db_url, api.coursedir.course_id)
+    data.awaiting = awaiting_hand_grading(api.coursedir.db_url)
 
 
 def load(gradebook: bool = True) -> ClassData:

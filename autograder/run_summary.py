@@ -66,6 +66,7 @@ class Summary:
     late: list[str] = field(default_factory=list)
     sandbox_failures: list[str] = field(default_factory=list)
     nbgrader_problems: list[str] = field(default_factory=list)
+    awaiting: list[str] = field(default_factory=list)  # answers awaiting hand-grading
     ignored: list[str] = field(default_factory=list)
     sandbox_mode: str = ""
     caps: str = ""  # the caps each run had (sandbox.caps_in_force)
@@ -84,6 +85,8 @@ class Summary:
         ("sandbox_failures", "notebooks the grader could not process (scored 0)",
          "read the note in their feedback, fix the cause, run make grade STUDENT=<id>"),
         ("nbgrader_problems", "nbgrader steps that failed", "run make grade STUDENT=<id> and read its output"),
+        ("awaiting", "written answers awaiting hand-grading (not final; PENDING in the LMS files)",
+         "grade them in formgrader (Manual Grading), then make grades-final"),
         ("ignored", "folders in submitted/ refused (not graded; the reason is given)",
          "fix or remove the folder, then run make grade"),
     )

@@ -170,3 +170,25 @@ def test_verdict_keys_cover_every_course_module_the_checks_import():
     from autograder.verdicts import CHECK_MODULES
 
     assert loaded and set(loaded) <= set(CHECK_MODULES), set(loaded) - set(CHECK_MODULES)
+
+
+def test_awaiting_line_names_students_and_notebooks():
+    from autograder.gradebook_state import Awaiting, awaiting_line
+
+    dave = [Awaiting("dave", "attention", nb, gid) for nb, gid in
+            (("02-queries-keys-values", "why-separate-projections"), ("04-scaling", "variance-derivation"),
+             ("07-masking", "causal-parallel-training"))]
+    assert awaiting_line(dave) == "written answers awaiting hand-grading: 3 — dave: 02, 04, 07"
+    assert awaiting_line([]) == "written answers awaiting hand-grading: 0"
+    two = [Awaiting("ann", "attention", "04-scaling", "a"), Awaiting("ann", "attention", "04-scaling", "b"),
+           Awaiting("bo", "extra", "notes", "c")]
+    assert awaiting_line(two) == ("written answers awaiting hand-grading: 3 — ann: attention 04 (a), "
+                                  "attention 04 (b); bo: extra notes")
+
+
+def test_summary_lists_answers_awaiting_hand_grading(tmp_path):
+    s = Summary(awaiting=["dave/attention/04-scaling: variance-derivation"])
+    s.write(tmp_path / "summary.txt", lambda _line: None)
+    text = (tmp_path / "summary.txt").read_text()
+    assert "written answers awaiting hand-grading (not final; PENDING in the LMS files): 1" in text
+    assert "    - dave/attention/04-scaling: variance-derivation" in text and "make grades-final" in text
