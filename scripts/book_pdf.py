@@ -85,8 +85,7 @@ def _last_page_lines(pdf: Path) -> tuple[int, bool]:
 
     last = PdfReader(pdf).pages[-1]
     lines = [ln for ln in (last.extract_text() or "").splitlines() if ln.strip()]
-    images = bool(last.images) if hasattr(last, "images") else False
-    return len(lines), images
+    return len(lines), bool(last.images)
 
 
 def _print(page, pdf: Path, scale: float) -> None:
@@ -211,8 +210,10 @@ def build_pdf(site: Path, output: Path) -> Path:
             finally:
                 browser.close()
         published = config.get("html", {}).get("baseurl", "").rstrip("/") + "/"
-        join(front, [Part(pdf, rel, title, h) for (title, rel, pdf, _), h in zip(parts, headings, strict=True)],
-             output, base, published)
+        links = join(front, [Part(pdf, rel, title, h) for (title, rel, pdf, _), h in zip(parts, headings, strict=True)],
+                     output, base, published)
+        print(f"links: {links['internal']} jump within the PDF, {links['published']} open {published}, "
+              f"{links['outside']} lead elsewhere")
         (output.parent / FRAMES_NAME).write_text(json.dumps(printed, indent=1, ensure_ascii=False), encoding="utf-8")
     finally:
         shutil.rmtree(work, ignore_errors=True)
