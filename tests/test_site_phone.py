@@ -51,7 +51,7 @@ WIDE_MATH_JS = """() => Array.from(document.querySelectorAll('article mjx-contai
 
 IMAGES_JS = """() => Array.from(document.querySelectorAll('article img'))
   .filter(i => i.offsetParent !== null && i.getBoundingClientRect().width > 0)
-  .map(i => ({alt: (i.alt || i.src).slice(0, 60), natural: i.naturalWidth,
+  .map(i => ({alt: (i.alt || i.src).slice(0, 60), natural: i.naturalWidth, naturalHeight: i.naturalHeight,
               shown: i.getBoundingClientRect().width, id: (i.closest('figure') || {}).id || ''}))"""
 
 
@@ -129,8 +129,8 @@ def test_figures_are_sharp_when_zoomed(browser, rel):
     assert blurred == [], f"{rel}: figures with fewer than {DENSITY} pixels per CSS pixel: {blurred}"
 
 
-def _dataflow_drawing() -> tuple[float, float]:
-    """Width (inches) of the data-flow diagram as drawn and the font size (pt) of its smallest text."""
+def _dataflow_drawing() -> tuple[float, float, float]:
+    """The data-flow diagram as drawn: its width (inches), width per height and smallest font size (pt)."""
     import matplotlib
 
     matplotlib.use("agg")
@@ -140,7 +140,8 @@ def _dataflow_drawing() -> tuple[float, float]:
     fig = dataflow_diagram()
     try:
         sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_text().strip()]
-        return float(fig.get_size_inches()[0]), min(sizes)
+        width, height = fig.get_size_inches()
+        return float(width), float(width / height), min(sizes)
     finally:
         plt.close(fig)
 
@@ -157,7 +158,10 @@ def test_dataflow_labels_are_legible_on_a_phone_and_on_paper(browser, media):
     finally:
         page.close()
     assert len(shown) == 1, f"the data-flow figure (fig-dataflow) not found: {shown}"
-    inches, smallest_pt = _dataflow_drawing()
+    inches, aspect, smallest_pt = _dataflow_drawing()
+    natural = shown[0]["natural"] / shown[0]["naturalHeight"]
+    assert abs(natural - aspect) < 0.02, f"the page shows another drawing ({natural:.2f} wide per unit height) " \
+        f"than selfattn.plots.dataflow_diagram ({aspect:.2f}): rebuild the book"
     scale = shown[0]["shown"] / (inches * 96)  # CSS px shown per CSS px drawn (96 per inch)
     label_px = smallest_pt * 96 / 72 * scale
     if media == "phone":
