@@ -182,15 +182,9 @@ def graded_class(tmp_path_factory):
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_axe_finds_no_serious_violation_in_the_report_and_feedback(graded_class, dark):
-    from browser_support import CHROMIUM_ARGS, chromium_path
-    from playwright.sync_api import sync_playwright
-
+def test_axe_finds_no_serious_violation_in_the_report_and_feedback(browser, graded_class, dark):
+    _, b = browser
     work, pages = graded_class
-    with sync_playwright() as pw:  # both are single self-contained files, opened as the instructor opens them
-        b = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            found = {rel: _audit(work.as_uri() + "/", b, rel, dark)[1] for rel in pages}
-        finally:
-            b.close()
+    # self-contained files, opened from disk as an instructor or a student opens them
+    found = {rel: _audit(work.as_uri() + "/", b, rel, dark)[1] for rel in pages}
     assert {rel: bad for rel, bad in found.items() if bad} == {}, f"axe-core ({'dark' if dark else 'light'}): {found}"
