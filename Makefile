@@ -59,7 +59,7 @@ book: $(VENV_STAMP) $(ASSETS_STAMP) $(CODE_STAMP)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
 # The whole book as one PDF, printed from the built pages by headless Chromium (offline), joined by
-# poppler's pdfunite; the site's front page links it.
+# scripts/pdf_assemble.py (pypdf: links and outline); the site's front page links it.
 PDF := _build/html/self-attention.pdf
 pdf: book $(SYS_STAMP)
 	$(BIN)/python scripts/book_pdf.py _build/html $(PDF)

@@ -20,20 +20,24 @@ def glue(name: str, value: Any) -> None:
     """Store ``value`` for ``{glue:text}`name```  in the page, without displaying it here.
 
     NumPy scalars become Python numbers first: NumPy 2 prints ``np.float64(0.5)``, which
-    myst-nb's number formatting cannot parse.  A glued matplotlib figure is closed afterwards,
-    so the inline backend does not show it a second time as the cell's own output.
+    myst-nb's number formatting cannot parse.
+    A glued matplotlib figure becomes a PNG of ``DENSITY`` pixels per CSS pixel, shown at its size in
+    CSS pixels (sharp when zoomed and in print) and closed, so the inline backend does not show it a
+    second time as the cell's own output.
     """
+    from matplotlib.figure import Figure
     from myst_nb import glue as _glue
 
     if isinstance(value, np.generic):
         value = value.item()
-    _glue(name, value, display=False)
-    from matplotlib.figure import Figure
-
     if isinstance(value, Figure):
-        import matplotlib.pyplot as plt
+        from IPython.display import Image
 
-        plt.close(value)
+        from .plots import DENSITY, fig_to_png, png_size
+
+        png = fig_to_png(value)  # closes the figure
+        value = Image(data=png, format="png", width=png_size(png)[0] // DENSITY)
+    _glue(name, value, display=False)
 
 
 def num(x: float, fmt: str = "g") -> str:
