@@ -71,6 +71,7 @@ LANES: dict[str, str] = {
     "test_site.py": "browser",
     "test_site_a11y.py": "browser",
     "test_site_pdf.py": "browser",
+    "test_site_phone.py": "browser",
     "test_site_render.py": "browser",
     "test_hand_in.py": "install",
     "test_student_bundle.py": "install",
