@@ -89,7 +89,7 @@ class HandLoop(Loop):
         with open(self.work / "exports" / "canvas.csv", newline="") as fh:
             head, _possible, *rows = list(csv.reader(fh))
         # Canvas knows a student by name here (no SIS ids in this roster: those columns stay empty)
-        by_name = {f"{s.title()} Doe": s for s in (*HAND, "dave")}
+        by_name = {f"Doe {s.title()}": s for s in (*HAND, "dave")}  # last name first, as the column holds it
         return {by_name[r[0]]: dict(zip(head, r, strict=True))["attention status"] for r in rows}
 
 
