@@ -92,6 +92,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(getattr(pytest.mark, LANES[Path(str(item.fspath)).name]))
 
 
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course's Dask TLS certificates, as ``make dask-certs`` writes them (one set per module)."""
+    from autograder import dask_tls
+
+    folder = tmp_path_factory.mktemp("certs") / "dask-tls"
+    dask_tls.write(folder)
+    return folder
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     """A skipped test fails, with its reason: the suite never passes by not running something."""
