@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from selfattn.calling import Case, Outcome
-from selfattn.findings import BUILTIN_EXCEPTIONS, Finding, Kind
+from selfattn.calling import BAD_RETURN, FAILED_KINDS, NOT_ANSWERED, RAISED, TIME_LIMIT, Case, Outcome
+from selfattn.findings import Finding, Kind, hidden_exception_name
 
 from . import cgroups, seccomp
 
@@ -261,11 +261,7 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     outcomes = []
     try:
         for enc in result["outcomes"]:
-            if "error" in enc:
-                error = str(enc["error"])[:500]
-                outcomes.append(Outcome(error=_error_type(error) if hidden else error))
-            else:
-                outcomes.append(Outcome(values=tuple(np.asarray(arrays[k], dtype=np.float64) for k in enc["values"])))
+            outcomes.append(_outcome(enc, arrays, hidden))
     except (KeyError, TypeError, ValueError):
         return RunResult(None, Finding("the grader's channel was tampered with", Kind.REFUSED), [], seconds)
     if len(outcomes) != len(cases):
@@ -308,17 +304,30 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
 _EXCEPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,60}")
 
 
-#: What a hidden run's exception may be called besides Python's built-ins: the harness's own markers.
-_HARNESS_ERRORS = frozenset({"BadReturn"})
+def _error_type(name: str) -> str:
+    """``name`` if it is one of Python's built-in exceptions; anything else, a class the student
+    could have named after a hidden input, becomes ``"an exception"``."""
+    return hidden_exception_name(name) or "an exception"
 
 
-def _error_type(error: str) -> str:
-    """Only the exception's type name of ``"Type: message"``, if it is one of Python's built-in
-    exceptions (or the harness's ``BadReturn``); anything else, a class the student could have
-    named after a hidden input, becomes ``"an exception"``."""
-    name = error.split(":", 1)[0].strip()
-    ok = _EXCEPTION_NAME.fullmatch(name) and (name in BUILTIN_EXCEPTIONS or name in _HARNESS_ERRORS)
-    return name if ok else "an exception"
+#: A hidden run's failed call, in fixed words by kind (a raised built-in keeps its name).
+_HIDDEN_WORDS = {NOT_ANSWERED: "NotImplementedError", BAD_RETURN: "returned something that is not numbers",
+                 TIME_LIMIT: "gave no result in time"}
+
+
+def _outcome(enc: dict, arrays, hidden: bool) -> Outcome:
+    """One call's outcome as the harness sent it (untrusted: its kind must be one we know, its
+    exception a plain name; a hidden run's keeps only what no input can be spelled in)."""
+    if "error" not in enc:
+        return Outcome(values=tuple(np.asarray(arrays[k], dtype=np.float64) for k in enc["values"]))
+    kind, exception = enc.get("kind", RAISED), enc.get("exception")
+    if kind not in FAILED_KINDS or not (exception is None or (isinstance(exception, str)
+                                                              and _EXCEPTION_NAME.fullmatch(exception))):
+        raise ValueError("an outcome of no known kind")
+    if not hidden:
+        return Outcome(error=str(enc["error"])[:500], kind=kind, exception=exception)
+    exception = hidden_exception_name(exception or "")
+    return Outcome(error=_HIDDEN_WORDS.get(kind, exception or "an exception"), kind=kind, exception=exception)
 
 
 def _cell_error_type(error: str, labels: list[str]) -> str | None:

@@ -19,9 +19,15 @@ import numpy as np
 
 __all__ = [
     "ALLOWED_MODULES",
+    "BAD_RETURN",
+    "NOT_ANSWERED",
+    "RAISED",
+    "TIME_LIMIT",
+    "VALUE",
     "BadReturn",
     "Case",
     "Outcome",
+    "TimeLimit",
     "allowed_imports_only",
     "call_cases",
     "exec_cells",
@@ -51,12 +57,30 @@ class Case:
         return "(" + ", ".join(parts) + ")"
 
 
+#: What one call did (:attr:`Outcome.kind`): returned numbers, raised, raised ``NotImplementedError``
+#: (the stub: not answered yet), returned something that is not numbers, or gave no result in time.
+VALUE, RAISED, NOT_ANSWERED, BAD_RETURN, TIME_LIMIT = "value", "raised", "not answered", "bad return", "time limit"
+FAILED_KINDS = frozenset({RAISED, NOT_ANSWERED, BAD_RETURN, TIME_LIMIT})
+
+
+class TimeLimit(Exception):
+    """A call gave no result in time (raised into it by :func:`selfattn.checking.time_limit`)."""
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """What one call produced: ``values`` (a tuple of float arrays) or an ``error`` string."""
+    """What one call produced, as data: ``values`` (a tuple of float arrays), or ``kind`` (one of
+    :data:`FAILED_KINDS`) with ``error``, the text for people, and ``exception``, the class name of
+    what was raised (readers decide by ``kind`` and ``exception``, never by reading ``error``)."""
 
     values: tuple[np.ndarray, ...] | None = None
     error: str | None = None
+    kind: str = VALUE
+    exception: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.error is not None and self.kind == VALUE:  # an error given alone was raised
+            object.__setattr__(self, "kind", RAISED)
 
     @property
     def value(self) -> np.ndarray:
@@ -116,22 +140,27 @@ def to_arrays(result: Any) -> tuple[np.ndarray, ...]:
 
 
 def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
-    """Call ``fn`` on every case, turning results into arrays and exceptions into messages."""
+    """Call ``fn`` on every case, turning results into arrays and exceptions into outcomes of their kind."""
     outcomes = []
     for case in cases:
         try:
             args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args)
             result = fn(*args, **case.kwargs)
+        except TimeLimit as exc:
+            outcomes.append(Outcome(error=str(exc), kind=TIME_LIMIT))
+            continue
         except (Exception, SystemExit) as exc:
-            outcomes.append(Outcome(error=f"{type(exc).__name__}: {exc}"[:500]))
+            kind = NOT_ANSWERED if isinstance(exc, NotImplementedError) else RAISED
+            outcomes.append(Outcome(error=f"{type(exc).__name__}: {exc}"[:500], kind=kind,
+                                    exception=type(exc).__name__))
             continue
         try:
             outcomes.append(Outcome(values=to_arrays(result)))
         except BadReturn as exc:
-            outcomes.append(Outcome(error=f"BadReturn: {exc}"))
+            outcomes.append(Outcome(error=str(exc), kind=BAD_RETURN))
         except Exception as exc:  # an object whose conversion itself misbehaves
-            outcomes.append(Outcome(error=f"BadReturn: returned a {type(result).__name__} that is not numbers"
-                                          f" ({type(exc).__name__})"))
+            outcomes.append(Outcome(error=f"returned a {type(result).__name__} that is not numbers"
+                                          f" ({type(exc).__name__})", kind=BAD_RETURN))
     return outcomes
 
 

@@ -27,9 +27,14 @@ import numpy as np
 from .answer import ANSWER_CELL, graded_source
 from .calling import (
     ALLOWED_MODULES,
+    BAD_RETURN,
+    NOT_ANSWERED,
+    RAISED,
+    TIME_LIMIT,
     BadReturn,
     Case,
     Outcome,
+    TimeLimit,
     allowed_imports_only,
     call_cases,
     exec_cells,
@@ -104,18 +109,18 @@ class CheckFailed(AssertionError):
 def first_error(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome]) -> Finding | None:
     """The finding for the first call that raised or returned something that is not numbers, if any."""
     for case, outcome in zip(cases, outcomes, strict=True):
-        if outcome.error is not None:
-            name = outcome.error.partition(":")[0].strip()
-            if name == "NotImplementedError":
-                return Finding(f"{check_.function} is not written yet: replace `raise NotImplementedError` with your "
-                               f"code", Kind.NOT_ANSWERED, "NotImplementedError")
-            if name == "TimeLimit":
-                return Finding(f"{check_.function}{case.describe()} {outcome.error.removeprefix('TimeLimit: ')}; "
-                               f"when graded it is stopped and its checks score 0", Kind.TIME_OUT)
-            if name == "BadReturn":
-                what = outcome.error.partition(": ")[2] or "returned something that is not numbers"
-                return Finding(f"{check_.function}{case.describe()} {what}", Kind.NOT_NUMBERS)
-            return Finding(f"calling {check_.function}{case.describe()} raised {outcome.error}", Kind.RAISED, name)
+        if outcome.kind == NOT_ANSWERED:
+            return Finding(f"{check_.function} is not written yet: replace `raise NotImplementedError` with your "
+                           f"code", Kind.NOT_ANSWERED, "NotImplementedError")
+        if outcome.kind == TIME_LIMIT:
+            return Finding(f"{check_.function}{case.describe()} {outcome.error}; "
+                           f"when graded it is stopped and its checks score 0", Kind.TIME_OUT)
+        if outcome.kind == BAD_RETURN:
+            what = outcome.error or "returned something that is not numbers"
+            return Finding(f"{check_.function}{case.describe()} {what}", Kind.NOT_NUMBERS)
+        if outcome.kind == RAISED:
+            return Finding(f"calling {check_.function}{case.describe()} raised {outcome.error}", Kind.RAISED,
+                           outcome.exception)
     return None
 
 
@@ -382,10 +387,6 @@ def _as_graded() -> Iterator[None]:
 
 #: Seconds a notebook check waits for one call before calling it stuck (grading stops it by CPU time).
 NOTEBOOK_SECONDS = 10.0
-
-
-class TimeLimit(Exception):
-    """A call of a notebook check gave no result in time (see :func:`time_limit`)."""
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import checking, cost, experiments, lecture, numerics, text
-from .calling import Case, Outcome, call_cases
+from .calling import BAD_RETURN, NOT_ANSWERED, TIME_LIMIT, VALUE, Case, Outcome, call_cases
 from .checking import close, judge, time_limit
 from .exercise import _arrays, count_message
 from .exercise_checks import EXERCISES
@@ -196,12 +196,11 @@ def _call(fn: Callable[..., Any], cases: list[Case]) -> list[Outcome]:
         return call_cases(fn, cases)
 
 
-def _failure(error: str) -> str:
+def _failure(outcome: Outcome) -> str:
     """What a failed call did, for a verdict: 'returned …', 'gave no result within …' or 'raised …'."""
-    for prefix in ("BadReturn: ", "TimeLimit: "):
-        if error.startswith(prefix):
-            return error.removeprefix(prefix)
-    return f"raised {error}"
+    if outcome.kind in (BAD_RETURN, TIME_LIMIT):
+        return outcome.error or ""
+    return f"raised {outcome.error}"
 
 
 def _fmt(v: float) -> str:
@@ -315,8 +314,8 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
         gots = [None] * len(cases)
     else:
         outcomes = _call(fn, cases)
-        errors = [o.error for o in outcomes if o.error is not None]
-        if errors and errors[0].startswith("NotImplementedError"):
+        errors = [o for o in outcomes if o.kind != VALUE]
+        if errors and errors[0].kind == NOT_ANSWERED:
             verdict = f"· {function}: not answered yet (replace `raise NotImplementedError` with your code)"
         elif errors:
             verdict = _one_line(f"✗ {function}{cases[0].describe()} {_failure(errors[0])}")
@@ -397,11 +396,10 @@ def _compare_viewed(function: str, fn: Any, example: Example) -> Comparison:
         verdict = f"· {function} is not a function yet (run its cell)"
     else:
         (outcome,) = _call(fn, [case])
-        error = outcome.error or ""
-        if error.startswith("NotImplementedError"):
+        if outcome.kind == NOT_ANSWERED:
             verdict = f"· {function}: not answered yet (replace `raise NotImplementedError` with your code)"
-        elif error:
-            verdict = f"✗ {function}{case.describe()} {_failure(error)}"
+        elif outcome.kind != VALUE:
+            verdict = f"✗ {function}{case.describe()} {_failure(outcome)}"
         else:
             try:
                 assert outcome.values is not None and example.view is not None

@@ -14,7 +14,7 @@ from hypothesis.extra import numpy as hnp
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 import selfattn as sa
-from selfattn.calling import fresh_namespace
+from selfattn.calling import BAD_RETURN, NOT_ANSWERED, RAISED, fresh_namespace
 from selfattn.checking import REGISTRY, CheckFailed, call_cases, check, run_check, to_arrays
 from selfattn.exercise_checks import EXERCISES
 
@@ -101,7 +101,26 @@ def test_returned_objects_must_be_numbers():
     with pytest.raises(TypeError):
         to_arrays(np.array([True, False]))
     out = call_cases(lambda: Liar(), [sa.checking.Case(())])
-    assert out[0].error and out[0].error.startswith("BadReturn")
+    assert out[0].kind == BAD_RETURN and out[0].values is None and out[0].error
+
+
+@pytest.mark.parametrize("name", ["TimeLimit", "BadReturn", "NotImplemented", "CheckFailed"])
+def test_an_exception_named_like_the_graders_own_is_just_raised(name):
+    """What a call did is data (its kind), not read from the exception's name: a student's own
+    ``TimeLimit`` is an exception it raised, not a time-out; only ``NotImplementedError`` (and its
+    subclasses) is the unanswered stub."""
+    own = type(name, (Exception,), {})
+
+    def answer(S, axis=-1):
+        raise own("gave no result within 10 s")
+
+    (out,) = call_cases(answer, [sa.checking.Case((np.zeros(3),))])
+    assert (out.kind, out.exception) == (RAISED, name)
+    found = sa.checking.first_error(sa.checking.REGISTRY["softmax/rows-sum-to-one"], [sa.checking.Case(())], [out])
+    assert found is not None and found.kind is sa.findings.Kind.RAISED and found.name == name
+    stub = type("MyStub", (NotImplementedError,), {})
+    (out,) = call_cases(lambda: (_ for _ in ()).throw(stub()), [sa.checking.Case(())])
+    assert out.kind == NOT_ANSWERED
 
 
 # --- one line for every wrong return --------------------------------------------------------------
