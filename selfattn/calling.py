@@ -150,7 +150,8 @@ def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
             outcomes.append(Outcome(error=str(exc), kind=TIME_LIMIT))
             continue
         except (Exception, SystemExit) as exc:
-            kind = NOT_ANSWERED if isinstance(exc, NotImplementedError) else RAISED
+            # the stub's own exception; a subclass (the student package's Withheld) says something else
+            kind = NOT_ANSWERED if type(exc) is NotImplementedError else RAISED
             outcomes.append(Outcome(error=f"{type(exc).__name__}: {exc}"[:500], kind=kind,
                                     exception=type(exc).__name__))
             continue

@@ -107,8 +107,8 @@ def test_returned_objects_must_be_numbers():
 @pytest.mark.parametrize("name", ["TimeLimit", "BadReturn", "NotImplemented", "CheckFailed"])
 def test_an_exception_named_like_the_graders_own_is_just_raised(name):
     """What a call did is data (its kind), not read from the exception's name: a student's own
-    ``TimeLimit`` is an exception it raised, not a time-out; only ``NotImplementedError`` (and its
-    subclasses) is the unanswered stub."""
+    ``TimeLimit`` is an exception it raised, not a time-out; only ``NotImplementedError`` itself is the
+    unanswered stub."""
     own = type(name, (Exception,), {})
 
     def answer(S, axis=-1):
@@ -118,9 +118,11 @@ def test_an_exception_named_like_the_graders_own_is_just_raised(name):
     assert (out.kind, out.exception) == (RAISED, name)
     found = sa.checking.first_error(sa.checking.REGISTRY["softmax/rows-sum-to-one"], [sa.checking.Case(())], [out])
     assert found is not None and found.kind is sa.findings.Kind.RAISED and found.name == name
-    stub = type("MyStub", (NotImplementedError,), {})
-    (out,) = call_cases(lambda: (_ for _ in ()).throw(stub()), [sa.checking.Case(())])
+    (out,) = call_cases(lambda: (_ for _ in ()).throw(NotImplementedError()), [sa.checking.Case(())])
     assert out.kind == NOT_ANSWERED
+    withheld = type("Withheld", (NotImplementedError,), {})  # the student package's: it says why
+    (out,) = call_cases(lambda: (_ for _ in ()).throw(withheld("not given away")), [sa.checking.Case(())])
+    assert (out.kind, out.exception) == (RAISED, "Withheld")
 
 
 # --- one line for every wrong return --------------------------------------------------------------
