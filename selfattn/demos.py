@@ -39,7 +39,7 @@ COST_WIDTHS = [768, 2048, 4096, 8192]
 #: Chapter 10's lookup: a target map on 8 types (0-based), learned in LOOKUP_STEPS steps at d_k = 256.
 LOOKUP_TAU = (2, 0, 3, 1, 5, 7, 4, 6)
 LOOKUP_STEPS = 400
-LOOKUP_RATE = 2.0
+LOOKUP_RATE = 4.0
 COST_LENGTHS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 
 # The frame the printed book shows of each widget: widget -> {control's description: option label}.

@@ -27,6 +27,7 @@ __all__ = [
     "gradient_check",
     "lookup_loss",
     "softmax_vjp",
+    "still_share",
     "teacher_forcing_gap",
     "train_lookup",
 ]
@@ -168,6 +169,21 @@ def gradient_check(T: int = 5, d_k: int = 4, d_v: int = 3, causal: bool = True, 
     return err
 
 
+def still_share(loss: ArrayLike, rtol: float = 1e-6) -> float:
+    """Share of training steps on which the loss moved by less than ``rtol`` of itself.
+
+    Parameters
+    ----------
+    loss : array_like, shape (steps + 1,)
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    loss = np.asarray(loss, dtype=float)
+    return float(np.mean(np.abs(np.diff(loss)) < rtol * np.abs(loss[:-1])))
+
+
 def lookup_loss(O: Array, target: Array) -> float:
     """Mean squared error ``sum((O - target)²) / (2 T)`` of a head's outputs.
 
@@ -207,7 +223,7 @@ class LookupRun:
 
 
 def train_lookup(tau: ArrayLike, d_k: int = 16, scaled: bool = True, steps: int = 300, lr: float = 1.0,
-                 d_v: int = 4, seed: int = 0, snapshots: int = 13) -> LookupRun:
+                 d_v: int = 16, seed: int = 0, snapshots: int = 13) -> LookupRun:
     """Learn Problem 20's lookup by gradient descent on ``W_Q, W_K`` (``W_V = U`` fixed).
 
     Parameters
@@ -225,7 +241,9 @@ def train_lookup(tau: ArrayLike, d_k: int = 16, scaled: bool = True, steps: int 
     lr : float
         Learning rate.
     d_v : int
-        Width of the random value table ``U`` (m, d_v).
+        Width of the random value table ``U`` (m, d_v). With ``d_v >= m`` the values are linearly
+        independent, so only the lookup's weights reach zero loss (a narrower table lets a blend of
+        other values stand in for the target).
     seed : int
     snapshots : int
         How many evenly spaced steps (first and last included) to record the weights at.
