@@ -26,6 +26,7 @@ __all__ = [
     "attention_forward",
     "gradient_check",
     "lookup_loss",
+    "moving_steps",
     "softmax_vjp",
     "still_share",
     "teacher_forcing_gap",
@@ -169,8 +170,26 @@ def gradient_check(T: int = 5, d_k: int = 4, d_v: int = 3, causal: bool = True, 
     return err
 
 
+def moving_steps(loss: ArrayLike, rtol: float = 1e-6) -> NDArray[np.int_]:
+    """The training steps on which the loss moved by at least ``rtol`` of itself.
+
+    Parameters
+    ----------
+    loss : array_like, shape (steps + 1,)
+        Loss before each step and after the last.
+
+    Returns
+    -------
+    ndarray of int, shape (k,)
+        Step ``s`` (0-based) is listed when ``|loss[s + 1] - loss[s]| >= rtol * |loss[s]|``.
+    """
+    loss = np.asarray(loss, dtype=float)
+    return np.flatnonzero(np.abs(np.diff(loss)) >= rtol * np.abs(loss[:-1]))
+
+
 def still_share(loss: ArrayLike, rtol: float = 1e-6) -> float:
-    """Share of training steps on which the loss moved by less than ``rtol`` of itself.
+    """Share of training steps on which the loss moved by less than ``rtol`` of itself
+    (the steps :func:`moving_steps` does not list).
 
     Parameters
     ----------
@@ -180,8 +199,7 @@ def still_share(loss: ArrayLike, rtol: float = 1e-6) -> float:
     -------
     float in [0, 1]
     """
-    loss = np.asarray(loss, dtype=float)
-    return float(np.mean(np.abs(np.diff(loss)) < rtol * np.abs(loss[:-1])))
+    return 1.0 - len(moving_steps(loss, rtol)) / (len(loss) - 1)
 
 
 def lookup_loss(O: Array, target: Array) -> float:

@@ -124,6 +124,7 @@ def test_the_unscaled_head_is_born_saturated_and_frozen_the_scaled_one_learns(se
 
 
 def test_still_share_counts_the_steps_that_do_not_move():
+    np.testing.assert_array_equal(training.moving_steps([2.0, 2.0, 1.0, 1.0, 1.0]), [1])
     assert training.still_share([2.0, 2.0, 1.0, 1.0, 1.0]) == 0.75
     assert training.still_share([3.0, 2.0, 1.0]) == 0.0
 
