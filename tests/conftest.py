@@ -70,6 +70,7 @@ LANES: dict[str, str] = {
     "test_no_answers_shipped.py": "browser",
     "test_report.py": "browser",
     "test_site.py": "browser",
+    "test_site_training.py": "browser",
     "test_site_a11y.py": "browser",
     "test_site_pdf.py": "browser",
     "test_site_render.py": "browser",
