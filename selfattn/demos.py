@@ -40,6 +40,8 @@ COST_WIDTHS = [768, 2048, 4096, 8192]
 LOOKUP_TAU = (2, 0, 3, 1, 5, 7, 4, 6)
 LOOKUP_STEPS = 400
 LOOKUP_RATE = 4.0
+#: The steps its slider shows: most of the learning happens in the first few.
+LOOKUP_FRAMES = (0, 1, 2, 3, 4, 6, 10, 50, LOOKUP_STEPS)
 COST_LENGTHS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 
 # The frame the printed book shows of each widget: widget -> {control's description: option label}.
@@ -317,23 +319,24 @@ def lookup_sharpness() -> W.VBox:
     return _print_marked("lookup_sharpness", widget)
 
 
-def lookup_training(d_k: int = 256, scaled: bool = True, frames: int = 9, seed: int = 0) -> W.VBox:
+def lookup_training(d_k: int = 256, scaled: bool = True, frames: Sequence[int] = LOOKUP_FRAMES,
+                    seed: int = 0) -> W.VBox:
     """Slider over training steps: a head's weights as it learns Problem 20's lookup by gradient descent.
 
-    Frame ``i`` is snapshot ``i`` of :func:`selfattn.training.train_lookup` on :data:`LOOKUP_TAU`
-    (rows: query types, columns: key types; the target of each row is outlined).
+    Frame ``i`` is the weights at step ``frames[i]`` of :func:`selfattn.training.train_lookup` on
+    :data:`LOOKUP_TAU` (rows: query types, columns: key types; the target of each row is outlined).
     """
     run = training.train_lookup(LOOKUP_TAU, d_k=d_k, scaled=scaled, steps=LOOKUP_STEPS, lr=LOOKUP_RATE,
                                 seed=seed, snapshots=frames)
-    types = [f"type {t + 1}" for t in range(len(LOOKUP_TAU))]
+    types = [str(t + 1) for t in range(len(LOOKUP_TAU))]
     at = {int(s): i for i, s in enumerate(run.snapshot_steps)}
 
     def frame(step: int):
         A = run.snapshots[at[step]]
         on_target = float(run.target_weight[step])
-        fig, (ax,) = new_figure(5.2, 4.2)
+        fig, (ax,) = new_figure(4.4, 3.6)
         heatmap(ax, A, types, types, title=f"step {step}: mean weight on the target {on_target:.2f}",
-                vmin=0, vmax=1, xlabel="key type", ylabel="query type")
+                vmin=0, vmax=1, fmt="{:.1f}", xlabel="key type", ylabel="query type")
         for row, col in enumerate(LOOKUP_TAU):
             ax.add_patch(Rectangle((col - 0.5, row - 0.5), 1, 1, fill=False, edgecolor=COLORS["orange"], lw=2.5))
         caption = (f"Attention weights after {step} of {LOOKUP_STEPS} gradient steps; the target key of each query "

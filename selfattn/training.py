@@ -12,6 +12,7 @@ sees every type once, in a fresh random order, so the head must learn the types,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -241,7 +242,7 @@ class LookupRun:
 
 
 def train_lookup(tau: ArrayLike, d_k: int = 16, scaled: bool = True, steps: int = 300, lr: float = 1.0,
-                 d_v: int = 16, seed: int = 0, snapshots: int = 13) -> LookupRun:
+                 d_v: int = 16, seed: int = 0, snapshots: int | Sequence[int] = 13) -> LookupRun:
     """Learn Problem 20's lookup by gradient descent on ``W_Q, W_K`` (``W_V = U`` fixed).
 
     Parameters
@@ -263,8 +264,9 @@ def train_lookup(tau: ArrayLike, d_k: int = 16, scaled: bool = True, steps: int 
         independent, so only the lookup's weights reach zero loss (a narrower table lets a blend of
         other values stand in for the target).
     seed : int
-    snapshots : int
-        How many evenly spaced steps (first and last included) to record the weights at.
+    snapshots : int or sequence of int
+        The steps (0 to ``steps``) to record the weights at, or how many evenly spaced ones (first
+        and last included).
 
     Returns
     -------
@@ -276,7 +278,12 @@ def train_lookup(tau: ArrayLike, d_k: int = 16, scaled: bool = True, steps: int 
     W_Q, W_K = rng.standard_normal((2, m, d_k))
     U = rng.standard_normal((m, d_v))
     orders = [rng.permutation(m) for _ in range(steps + 1)]
-    snap_at = np.unique(np.linspace(0, steps, snapshots).round().astype(int))
+    if isinstance(snapshots, int):
+        snap_at = np.unique(np.linspace(0, steps, snapshots).round().astype(int))
+    else:
+        snap_at = np.unique(np.asarray(snapshots, dtype=int))
+        if snap_at.size == 0 or snap_at[0] < 0 or snap_at[-1] > steps:
+            raise ValueError(f"snapshot steps must lie in 0..{steps}, got {list(snapshots)}")
     loss, gnorm, top, on_target, frames = [], [], [], [], []
     for step, order in enumerate(orders):
         X = np.eye(m)[order]                       # (m, m): row i is the one-hot of type order[i]

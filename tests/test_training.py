@@ -143,11 +143,17 @@ def test_the_lookup_slider_shows_the_weights_over_training():
     slider, stack = box.children
     assert slider.description == "training step"
     labels = list(slider._options_labels)
-    assert labels[0] == "0" and labels[-1] == str(demos.LOOKUP_STEPS) and len(labels) == len(stack.children)
+    assert labels == [str(t) for t in demos.LOOKUP_FRAMES] and len(labels) == len(stack.children)
+    assert labels[0] == "0" and labels[-1] == str(demos.LOOKUP_STEPS)
     captions = [re.search(r"<figcaption>(.*?)</figcaption>", f.value).group(1) for f in stack.children]
     on_target = [float(re.search(r"Mean weight on the target: ([\d.]+)", c).group(1)) for c in captions]
     assert on_target[-1] > 0.95 > 0.5 > on_target[0], on_target
     assert f"print-frame-{len(labels) - 1}" in slider._dom_classes  # the printed book shows the learned head
+
+
+def test_snapshot_steps_outside_the_run_are_named():
+    with pytest.raises(ValueError, match=r"snapshot steps must lie in 0\.\.5"):
+        training.train_lookup(demos.LOOKUP_TAU, steps=5, snapshots=[0, 6])
 
 
 def test_teacher_forcing_one_pass_equals_t_passes():
