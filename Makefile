@@ -53,13 +53,20 @@ $(CODE_STAMP): $(wildcard selfattn/*.py)
 	rm -rf _build/.jupyter_cache _build/jupyter_execute
 	@mkdir -p _build && touch $@
 
-book: $(VENV_STAMP) $(ASSETS_STAMP) $(CODE_STAMP)
+# The student bundle is published with the site (its chapters link it): built when what it holds changed,
+# copied to _build/html/ by Sphinx (html_extra_path in _config.yml; a missing zip fails the build).
+BUNDLE_ZIP := _build/student/selfattn-course.zip
+$(BUNDLE_ZIP): $(VENV_STAMP) $(wildcard notebooks/*/*.ipynb student/* selfattn/*.py) pyproject.toml \
+               scripts/build_student.py scripts/student_package.py autograder/stored_outputs.py autograder/ids.py
+	$(BIN)/python scripts/build_student.py
+
+book: $(VENV_STAMP) $(ASSETS_STAMP) $(CODE_STAMP) $(BUNDLE_ZIP)
 	@# --all: Sphinx copies static files only when some page is out of date, so an edited
 	@# asset alone would never reach the site. Execution stays cached (jupyter-cache).
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
 # The whole book as one PDF, printed from the built pages by headless Chromium (offline), joined by
-# poppler's pdfunite; the site's front page links it.
+# scripts/pdf_assemble.py (pypdf: links and outline); the site's front page links it.
 PDF := _build/html/self-attention.pdf
 pdf: book $(SYS_STAMP)
 	$(BIN)/python scripts/book_pdf.py _build/html $(PDF)

@@ -13,6 +13,9 @@ converter cannot read is shown as its TeX source in ``<code>``.
 The page is nbgrader's feedback template extended by ``templates/feedback.html.j2``: a test cell's
 link names its exercise ("softmax: hidden checks") and a grade still in the hand-grading queue
 reads "awaiting hand-grading" rather than a score of 0.
+The page states its language and carries a small stylesheet (:func:`accessible`) so that it passes
+axe-core's serious and critical checks: links underlined and dark enough on every panel, code wrapped
+instead of scrolling in boxes a keyboard cannot reach.
 
 nbgrader makes a new exporter for every notebook, and each would compile nbconvert's Jinja
 templates again: the compiled templates are kept for the process (a bytecode cache keyed by each
@@ -69,6 +72,30 @@ def strip_remote(page: str) -> str:
     """The page without the scripts and stylesheets it would load from other servers (nor the
     formgrader server's MathJax loader, when the feedback is generated there)."""
     return _FORMGRADER_MATHJAX.sub("", _REMOTE.sub("", page))
+
+
+_A11Y_STYLE = """<style data-selfattn-a11y>
+a, a:visited { color: #0b4f9c; text-decoration: underline; }
+.alert a, .panel-body a { color: #083b75; }
+.panel-primary > .panel-heading a, .panel-primary > .panel-heading .pull-right a { color: #ffffff !important; }
+.highlight .ne, .highlight .gr, .highlight .gt, .highlight .err { color: #a1281f; }
+.highlight .ow, .highlight .nd { color: #6a1b9a; }
+.highlight .k, .highlight .kn, .highlight .kc, .highlight .kd, .highlight .nb, .highlight .bp { color: #00600f; }
+.highlight .s, .highlight .s1, .highlight .s2, .highlight .sa, .highlight .sd { color: #8f1a1a; }
+.highlight .mi, .highlight .mf, .highlight .o { color: #4a4a4a; }
+.highlight .nf, .highlight .nc, .highlight .nn { color: #0b3fa8; }
+.highlight .si, .highlight .se { color: #7a4400; }
+.highlight .c, .highlight .c1, .highlight .ch, .highlight .cm, .highlight .cpf, .highlight .cs { color: #3f5f3f; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+</style>
+"""
+_HTML_TAG = re.compile(r"<html(?![^>]*\blang=)([^>]*)>", re.I)
+
+
+def accessible(page: str) -> str:
+    """The page with ``lang="en"`` on ``<html>`` and the accessibility stylesheet before ``</head>``."""
+    page = _HTML_TAG.sub(r'<html lang="en"\1>', page, count=1)
+    return page.replace("</head>", _A11Y_STYLE + "</head>", 1) if "data-selfattn-a11y" not in page else page
 
 
 class _CompiledTemplates(jinja2.BytecodeCache):
@@ -150,4 +177,4 @@ class OfflineFeedbackExporter(HTMLExporter):
     def from_notebook_node(self, nb, resources=None, **kw):
         # (nbconvert works on its own copy of ``nb``: the annotations never reach the caller's)
         output, resources = super().from_notebook_node(nb, resources=resources, **kw)
-        return strip_remote(output), resources
+        return accessible(strip_remote(output)), resources

@@ -5,7 +5,11 @@ Usage: python scripts/book_pdf.py [site] [output]  (defaults: _build/html, _buil
 Pages are printed in the order of ``_toc.yml`` with the network cut off, after MathJax has typeset
 them; widgets print the frame they show (their controls are hidden by the print stylesheet) and the
 answer drop-downs are opened. A title page with a table of contents (starting page of every
-chapter) goes first, and ``pdfunite`` (Debian's poppler-utils) joins the parts.
+chapter, each a link) goes first; ``scripts/pdf_assemble.py`` joins the parts, makes links to the book's
+pages jump to their page and all other links into the site point at the published site
+(``html.baseurl``), and writes the outline (chapters and their sections). A chapter whose last page
+would hold only a few lines is printed slightly smaller (down to ``MIN_SCALE``) when that pulls those
+lines back.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from pdf_assemble import Part, join  # scripts/, beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -27,6 +32,26 @@ sys.path.insert(0, str(ROOT / "tests"))
 PDF_NAME = "self-attention.pdf"
 FRAMES_NAME = "self-attention.frames.json"  # the option every marked widget control printed at
 MARGIN = {"top": "18mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
+MIN_LINES = 6  # a last page with fewer lines of text (and no figure) is a widow worth avoiding
+MIN_SCALE = 0.88  # the smallest print scale tried to avoid one
+# Chromium records where an element is (a named destination) only for elements a link names; a hidden
+# link to every element with an id lets links from other chapters and from the contents land on it.
+NAME_EVERY_ID_JS = """() => {
+  const box = document.createElement('div');
+  box.style.display = 'none';
+  for (const el of document.querySelectorAll('[id]')) {
+    const a = document.createElement('a'); a.href = '#' + encodeURIComponent(el.id); box.appendChild(a);
+  }
+  document.body.appendChild(box);
+}"""
+# The page's section headings as a reader sees them (typeset math read as its text), with their sections' ids.
+HEADINGS_JS = """() => Array.from(document.querySelectorAll('article section > h2, article section > h3'))
+  .map(h => { const c = h.cloneNode(true);
+    c.querySelectorAll('.headerlink').forEach(e => e.remove());
+    c.querySelectorAll('mjx-container').forEach(m => {
+      const mml = m.querySelector('mjx-assistive-mml'); m.replaceWith(mml ? mml.textContent : ''); });
+    return [Number(h.tagName[1]), c.textContent.replace(/\\s+/g, ' ').trim(), h.parentElement.id]; })
+  .filter(([, text, id]) => text && id)"""
 # Each chapter is printed on its own, so its footer (a CSS page-margin box: the chapter's title and
 # the page number) starts the page counter where the chapter starts in the joined PDF: the number
 # the contents list and a PDF viewer shows.
@@ -52,6 +77,36 @@ def toc_pages(root: Path = ROOT) -> list[str]:
 def _pages(pdf: Path) -> int:
     info = subprocess.run(["pdfinfo", str(pdf)], check=True, capture_output=True, text=True).stdout
     return int(re.search(r"^Pages:\s+(\d+)", info, flags=re.M).group(1))
+
+
+def _last_page_lines(pdf: Path) -> tuple[int, bool]:
+    """Lines of text on the last page of ``pdf`` and whether it shows an image."""
+    from pypdf import PdfReader
+
+    last = PdfReader(pdf).pages[-1]
+    lines = [ln for ln in (last.extract_text() or "").splitlines() if ln.strip()]
+    return len(lines), bool(last.images)
+
+
+def _print(page, pdf: Path, scale: float) -> None:
+    page.pdf(path=str(pdf), format="A4", margin=MARGIN, print_background=True, scale=scale)
+
+
+def _print_without_widow(page, pdf: Path) -> float:
+    """Print ``page``; if its last page is nearly empty, at the largest scale that avoids that. The scale."""
+    _print(page, pdf, 1.0)
+    pages = _pages(pdf)
+    lines, image = _last_page_lines(pdf)
+    if pages == 1 or image or lines >= MIN_LINES:
+        return 1.0
+    scale = 0.97
+    while scale >= MIN_SCALE - 1e-9:
+        _print(page, pdf, scale)
+        if _pages(pdf) < pages:
+            return scale
+        scale = round(scale - 0.03, 2)
+    _print(page, pdf, 1.0)
+    return 1.0
 
 
 def _title(page) -> str:
@@ -84,8 +139,10 @@ def _show_print_frames(page) -> list[dict[str, str]]:
     return shown
 
 
-def _front_matter(book_title: str, author: str, entries: list[tuple[str, int]]) -> str:
-    rows = "\n".join(f'<tr><td>{html.escape(t)}</td><td class="n">{n}</td></tr>' for t, n in entries)
+def _front_matter(book_title: str, author: str, entries: list[tuple[str, str, int]]) -> str:
+    """The title page and contents; ``entries`` are (title, address of the printed page, first page)."""
+    rows = "\n".join(f'<tr><td><a href="{html.escape(url, quote=True)}">{html.escape(t)}</a></td>'
+                     f'<td class="n">{n}</td></tr>' for t, url, n in entries)
     return f"""<!doctype html><html><head><meta charset="utf-8"><style>
       body {{ font-family: "DejaVu Sans", sans-serif; color: #111; }}
       .title {{ height: 230mm; display: flex; flex-direction: column; justify-content: center; text-align: center; }}
@@ -93,6 +150,7 @@ def _front_matter(book_title: str, author: str, entries: list[tuple[str, int]]) 
       h2 {{ font-size: 22px; page-break-before: always; }}
       table {{ width: 100%; border-collapse: collapse; font-size: 13px; }}
       td {{ padding: 6px 0; border-bottom: 1px dotted #999; }} td.n {{ text-align: right; width: 4em; }}
+      td a {{ color: inherit; text-decoration: none; }}
     </style></head><body>
       <div class="title"><h1>{html.escape(book_title)}</h1><p>{html.escape(author)}</p>
         <p>Printed from the course website; every number and figure was computed when it was built.</p></div>
@@ -103,12 +161,11 @@ def build_pdf(site: Path, output: Path) -> Path:
     from browser_support import CHROMIUM_ARGS, chromium_path, serve
     from playwright.sync_api import sync_playwright
 
-    if not shutil.which("pdfunite"):
-        raise SystemExit("pdfunite not found: install Debian's poppler-utils (scripts/install-system-deps.sh)")
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     work = Path(tempfile.mkdtemp(prefix="book-pdf-"))
     try:
-        parts: list[tuple[str, Path]] = []
+        parts: list[tuple[str, str, Path, float]] = []  # title, page, its PDF, the scale it prints at
+        headings: list[tuple[tuple[int, str, str], ...]] = []
         open_pages = []
         printed: list[dict[str, str]] = []
         with serve(site) as base, sync_playwright() as pw:
@@ -122,37 +179,41 @@ def build_pdf(site: Path, output: Path) -> Path:
                     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
                     page.evaluate("() => document.querySelectorAll('details.sd-dropdown').forEach(d => d.open = true)")
                     printed += [{"page": rel, **c} for c in _show_print_frames(page)]
+                    page.evaluate(NAME_EVERY_ID_JS)
+                    headings.append(tuple(tuple(h) for h in page.evaluate(HEADINGS_JS)))
                     page.emulate_media(media="print")
                     page.wait_for_timeout(300)
                     title = _title(page)
                     pdf = work / f"{i:02d}.pdf"
-                    page.pdf(path=str(pdf), format="A4", margin=MARGIN, print_background=True)
-                    parts.append((title, pdf))
+                    parts.append((title, rel, pdf, _print_without_widow(page, pdf)))
                     open_pages.append(page)  # printed again once its first page number is known
                 # Front matter: its own length decides where chapter 1 starts, so lay it out twice.
                 front = work / "front.pdf"
-                entries: list[tuple[str, int]] = []
+                entries: list[tuple[str, str, int]] = []
                 for _ in range(2):
                     start = 1 + (_pages(front) if front.exists() else 2)
                     entries = []
-                    for title, pdf in parts:
-                        entries.append((title, start))
+                    for title, rel, pdf, _scale in parts:
+                        entries.append((title, base + rel, start))
                         start += _pages(pdf)
                     page = browser.new_page()
                     page.set_content(_front_matter(config.get("title", ""), config.get("author", ""), entries))
                     page.pdf(path=str(front), format="A4", margin=MARGIN)
                     page.close()
-                for (title, pdf), (_, start), page in zip(parts, entries, open_pages, strict=True):
+                for (title, _rel, pdf, scale), (_, _url, start), page in zip(parts, entries, open_pages, strict=True):
                     pages = _pages(pdf)
                     page.add_style_tag(content=FOOTER_CSS.format(before=start - 1, title=_css_string(title)))
-                    page.pdf(path=str(pdf), format="A4", margin=MARGIN, print_background=True)
+                    _print(page, pdf, scale)
                     if _pages(pdf) != pages:
                         raise RuntimeError(f"{title}: the footer changed the chapter's length")
                     page.close()
             finally:
                 browser.close()
-        output.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["pdfunite", str(front), *(str(p) for _, p in parts), str(output)], check=True)
+        published = config.get("html", {}).get("baseurl", "").rstrip("/") + "/"
+        links = join(front, [Part(pdf, rel, title, h) for (title, rel, pdf, _), h in zip(parts, headings, strict=True)],
+                     output, base, published)
+        print(f"links: {links['internal']} jump within the PDF, {links['published']} open {published}, "
+              f"{links['outside']} lead elsewhere")
         (output.parent / FRAMES_NAME).write_text(json.dumps(printed, indent=1, ensure_ascii=False), encoding="utf-8")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Debian packages the tests need: chromium (headless browser checks of the site, and the PDF),
-# poppler-utils (pdfunite joins the PDF, pdftotext checks it) and
+# poppler-utils (pdfinfo counts the PDF's pages, pdftotext checks it) and
 # bubblewrap (the grading sandbox).  Installs what is missing when run as root;
 # otherwise prints the command to run.
 set -euo pipefail
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v bwrap    >/dev/null 2>&1 || need+=(bubblewrap)
-command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)  # make pdf (pdfunite) and its test (pdftotext)
+command -v pdftotext >/dev/null 2>&1 || need+=(poppler-utils)  # make pdf (pdfinfo) and its test (pdftotext)
 fc-list 2>/dev/null | grep -qi dejavu || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages present: chromium, bubblewrap, poppler-utils, fonts"

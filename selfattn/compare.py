@@ -212,7 +212,7 @@ def _fmt(v: float) -> str:
 
 def _heatmaps(example: Example, ref: np.ndarray, got: np.ndarray | None, function: str,
               reference: str = "reference (selfattn)") -> str:
-    from .plots import fig_to_png, heatmap, new_figure, png_data_uri
+    from .plots import figure_img, heatmap, new_figure
 
     mats = [ref] if got is None else [ref, got]
     finite = np.concatenate([m[np.isfinite(m)].ravel() for m in mats])
@@ -225,7 +225,7 @@ def _heatmaps(example: Example, ref: np.ndarray, got: np.ndarray | None, functio
         cols = example.cols if len(example.cols) == M.shape[1] else tuple(map(str, range(M.shape[1])))
         heatmap(ax, M, rows, cols, title=name, vmin=lo, vmax=hi, xlabel=example.col_name, ylabel=example.row_name)
     alt = f"{example.title}: the reference" + ("" if got is None else f" beside your {function}, same colour scale")
-    return f'<img src="{png_data_uri(fig_to_png(fig))}" alt="{html.escape(alt, quote=True)}" style="max-width:100%">'
+    return figure_img(fig, alt)
 
 
 def _table(example: Example, refs: list[np.ndarray], gots: list[np.ndarray | None]) -> str:

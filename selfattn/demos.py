@@ -289,7 +289,7 @@ def cost_calculator() -> W.VBox:
         att, rest = cost.attention_flops(T, d), cost.projection_mlp_flops(T, d)
         share = att / (att + rest)
         mem = cost.score_matrix_bytes(T, heads=1, bytes_per_entry=2) / 2**20
-        bar = (f'<div style="display:flex;width:420px;height:22px;border:1px solid #888">'
+        bar = (f'<div style="display:flex;width:100%;max-width:420px;height:22px;border:1px solid #888">'
                f'<div style="width:{100 * share:.1f}%;background:{COLORS["red"]}"></div>'
                f'<div style="width:{100 * (1 - share):.1f}%;background:{COLORS["blue"]}"></div></div>')
         verdict = "attention dominates" if T > cost.crossover_length(d) else "projections + MLP dominate"

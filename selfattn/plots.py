@@ -14,13 +14,17 @@ from numpy.typing import ArrayLike
 
 __all__ = [
     "COLORS",
+    "DATAFLOW_MIN_PT",
+    "DENSITY",
     "contrast_ratio",
     "dataflow_diagram",
     "fig_to_png",
+    "figure_img",
     "heatmap",
     "label_color",
     "new_figure",
     "png_data_uri",
+    "png_size",
     "relative_luminance",
     "weights_bar",
 ]
@@ -43,12 +47,36 @@ def new_figure(width: float = 6.0, height: float = 3.2, ncols: int = 1) -> tuple
     return fig, list(np.atleast_1d(axes))
 
 
-def fig_to_png(fig: Figure, dpi: int = 96) -> bytes:
-    """Render ``fig`` to PNG bytes and close it (so notebooks do not display it twice)."""
+#: Figures are shown at 96 CSS pixels per inch and drawn with this many device pixels per CSS pixel,
+#: so they stay sharp on high-density screens, when zoomed and in print.
+DENSITY = 2
+
+
+def fig_to_png(fig: Figure, dpi: int = 96 * DENSITY) -> bytes:
+    """Render ``fig`` to PNG bytes and close it (so notebooks do not display it twice).
+
+    The PNG has ``DENSITY`` pixels per CSS pixel: show it ``png_size(png)[0] // DENSITY`` wide.
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, facecolor="white")
     plt.close(fig)
     return buf.getvalue()
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) in pixels of PNG bytes, read from the IHDR chunk."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG image")
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def figure_img(fig: Figure, alt: str) -> str:
+    """``fig`` as an ``<img>`` (a ``data:`` URI, ``DENSITY`` pixels per CSS pixel) that shrinks to its column."""
+    import html
+
+    png = fig_to_png(fig)
+    return (f'<img src="{png_data_uri(png)}" alt="{html.escape(alt, quote=True)}" '
+            f'width="{png_size(png)[0] // DENSITY}" style="max-width:100%;height:auto">')
 
 
 def png_data_uri(png: bytes) -> str:
@@ -157,6 +185,10 @@ def heatmap(
     return im
 
 
+#: The smallest font size (points) of :func:`dataflow_diagram`'s labels.
+DATAFLOW_MIN_PT = 9.0
+
+
 def dataflow_diagram(T: int | str = "T", d: int | str = "d", d_k: int | str = "d_k", d_v: int | str = "d_v") -> Figure:
     """The data flow of one attention head, X -> Q, K, V -> scores -> weights -> outputs, with shapes.
 
@@ -168,37 +200,43 @@ def dataflow_diagram(T: int | str = "T", d: int | str = "d", d_k: int | str = "d
         return str(x) if isinstance(x, int) else {"T": "T", "d": "d", "d_k": "d_k", "d_v": "d_v"}[x]
 
     t, dd, k, v = (sym(x) for x in (T, d, d_k, d_v))
-    fig = plt.figure(figsize=(7.8, 3.3), facecolor="white")
+    # Drawn top to bottom and narrow (4.6 in), so that shown across a phone's column or a printed page
+    # its smallest label (DATAFLOW_MIN_PT) stays legible.
+    fig = plt.figure(figsize=(4.6, 5.4), facecolor="white")
     ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(-0.1, 8.8)
-    ax.set_ylim(0, 4)
+    ax.set_xlim(0, 4.6)
+    ax.set_ylim(0, 5.4)
     ax.axis("off")
+    narrow, wide, h = 1.3, 2.0, 0.82
     boxes = {
-        "X": (1.0, 2.0, r"$\mathbf{X}$", "input", f"{t} × {dd}", COLORS["grey"]),
-        "Q": (3.5, 3.3, r"$\mathbf{Q}$", "queries", f"{t} × {k}", COLORS["blue"]),
-        "K": (3.5, 2.0, r"$\mathbf{K}$", "keys", f"{t} × {k}", COLORS["blue"]),
-        "V": (3.5, 0.7, r"$\mathbf{V}$", "values", f"{t} × {v}", COLORS["green"]),
-        "S": (5.7, 2.65, r"$\mathbf{S} = \mathbf{Q}\mathbf{K}^\top/\sqrt{d_k}$", "scores (+ mask)", f"{t} × {t}",
-              COLORS["orange"]),
-        "A": (7.8, 2.65, r"$\mathbf{A} = \mathrm{softmax}(\mathbf{S})$", "weights, rows sum to 1", f"{t} × {t}",
-              COLORS["red"]),
-        "O": (7.8, 0.7, r"$\mathbf{O} = \mathbf{A}\mathbf{V}$", "outputs", f"{t} × {v}", COLORS["purple"]),
+        "X": (2.3, 4.85, narrow, r"$\mathbf{X}$", "input", f"{t} × {dd}", COLORS["grey"]),
+        "Q": (0.8, 3.55, narrow, r"$\mathbf{Q}$", "queries", f"{t} × {k}", COLORS["blue"]),
+        "K": (2.3, 3.55, narrow, r"$\mathbf{K}$", "keys", f"{t} × {k}", COLORS["blue"]),
+        "V": (3.8, 3.55, narrow, r"$\mathbf{V}$", "values", f"{t} × {v}", COLORS["green"]),
+        "S": (1.55, 2.2, wide, r"$\mathbf{S} = \mathbf{Q}\mathbf{K}^\top/\sqrt{d_k}$", "scores (+ mask)",
+              f"{t} × {t}", COLORS["orange"]),
+        "A": (1.55, 0.75, wide, r"$\mathbf{A} = \mathrm{softmax}(\mathbf{S})$", "weights, rows sum to 1",
+              f"{t} × {t}", COLORS["red"]),
+        "O": (3.8, 0.75, narrow, r"$\mathbf{O} = \mathbf{A}\mathbf{V}$", "outputs", f"{t} × {v}", COLORS["purple"]),
     }
-    w, h = 1.75, 0.95
-    for x, y, title, role, shape, color in boxes.values():
+    for x, y, w, title, role, shape, color in boxes.values():
         ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.03", facecolor="white",
                                     edgecolor=color, linewidth=2))
-        ax.text(x, y + 0.2, title, ha="center", va="center", fontsize=10, color="black")
-        ax.text(x, y - 0.08, role, ha="center", va="center", fontsize=7.5, color="#333333")
-        ax.text(x, y - 0.3, shape, ha="center", va="center", fontsize=8.5, color="black", family="monospace")
+        ax.text(x, y + 0.2, title, ha="center", va="center", fontsize=DATAFLOW_MIN_PT + 2, color="black")
+        ax.text(x, y - 0.06, role, ha="center", va="center", fontsize=DATAFLOW_MIN_PT, color="#333333")
+        ax.text(x, y - 0.28, shape, ha="center", va="center", fontsize=DATAFLOW_MIN_PT + 0.5, color="black",
+                family="monospace")
 
-    def arrow(a: str, b: str, label: str = "", down: bool = False) -> None:
-        (xa, ya), (xb, yb) = boxes[a][:2], boxes[b][:2]
-        start, end = ((xa, ya - h / 2), (xb, yb + h / 2)) if down else ((xa + w / 2, ya), (xb - w / 2, yb))
+    def arrow(a: str, b: str, label: str = "", side: bool = False) -> None:
+        (xa, ya, wa), (xb, yb, wb) = boxes[a][:3], boxes[b][:3]
+        if side:  # left to right
+            start, end = (xa + wa / 2, ya), (xb - wb / 2, yb)
+        else:  # top to bottom
+            start, end = (xa, ya - h / 2), (xb, yb + h / 2)
         ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "-|>", "color": "#333333", "lw": 1.2})
         if label:
-            ax.text(start[0] + 0.55 * (end[0] - start[0]) - 0.05, start[1] + 0.55 * (end[1] - start[1]), label,
-                    ha="right", va="center", fontsize=9, color="black",
+            ax.text(start[0] + 0.5 * (end[0] - start[0]) + 0.08, start[1] + 0.5 * (end[1] - start[1]), label,
+                    ha="left", va="center", fontsize=DATAFLOW_MIN_PT + 1, color="black",
                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
 
     arrow("X", "Q", r"$\mathbf{W}_Q$")
@@ -207,6 +245,6 @@ def dataflow_diagram(T: int | str = "T", d: int | str = "d", d_k: int | str = "d
     arrow("Q", "S")
     arrow("K", "S")
     arrow("S", "A")
-    arrow("A", "O", down=True)
+    arrow("A", "O", side=True)
     arrow("V", "O")
     return fig

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import ipywidgets as W
 
-from .plots import fig_to_png, png_data_uri
+from .plots import figure_img
 
 __all__ = ["figure_frame", "grid_frames", "link_index", "slider_frames", "toggle_frames"]
 
@@ -24,14 +24,12 @@ def figure_frame(fig, alt: str, caption: str = "") -> W.HTML:
     Without ``caption`` the alt text doubles as the visible caption (hidden from screen
     readers, which already read it as the alt text).
     """
-    src = png_data_uri(fig_to_png(fig))
     if caption:
         cap = f"<figcaption>{html.escape(caption)}</figcaption>"
     else:
         cap = f'<figcaption aria-hidden="true">{html.escape(alt)}</figcaption>'
     return W.HTML(
-        f'<figure class="frame"><img src="{src}" alt="{html.escape(alt, quote=True)}" '
-        f'style="max-width:100%">{cap}</figure>'
+        f'<figure class="frame">{figure_img(fig, alt)}{cap}</figure>'
     )
 
 
@@ -65,7 +63,7 @@ def slider_frames(
         description=description,
         continuous_update=True,
         style={"description_width": "initial"},
-        layout=W.Layout(width="480px"),
+        layout=W.Layout(width="100%", max_width="480px"),  # fits a 390 px phone
     )
     link_index(slider, stack)
     if print_at is not None:

@@ -45,6 +45,7 @@ LANES: dict[str, str] = {
     "test_readme.py": "unit",
     "test_sandbox_seccomp.py": "unit",
     "test_site_figures.py": "unit",
+    "test_measure.py": "unit",
     "test_withheld.py": "unit",
     "test_check_agrees_with_grader.py": "pipeline",
     "test_distributed.py": "pipeline",
@@ -73,7 +74,9 @@ LANES: dict[str, str] = {
     "test_site_training.py": "browser",
     "test_site_a11y.py": "browser",
     "test_site_pdf.py": "browser",
+    "test_site_phone.py": "browser",
     "test_site_render.py": "browser",
+    "test_site_reading.py": "browser",
     "test_hand_in.py": "install",
     "test_student_bundle.py": "install",
     "test_student_install.py": "install",
@@ -89,6 +92,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                 f"tests/conftest.py (one of {', '.join(LANE_NAMES)})")
     for item in items:
         item.add_marker(getattr(pytest.mark, LANES[Path(str(item.fspath)).name]))
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course's Dask TLS certificates, as ``make dask-certs`` writes them (one set per module)."""
+    from autograder import dask_tls
+
+    folder = tmp_path_factory.mktemp("certs") / "dask-tls"
+    dask_tls.write(folder)
+    return folder
 
 
 @pytest.hookimpl(hookwrapper=True)

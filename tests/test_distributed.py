@@ -153,14 +153,6 @@ def _verdicts(work: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Path:
-    """The course's certificates, as ``make dask-certs`` writes them."""
-    folder = tmp_path_factory.mktemp("certs") / "dask-tls"
-    dask_tls.write(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def cluster(tmp_path_factory, certs):
     """One TLS cluster for the module: w1 and w2 grade; nobwrap has no bubblewrap (w1 is killed last)."""
     c = LocalCluster(tmp_path_factory.mktemp("dask"), certs)

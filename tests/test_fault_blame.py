@@ -146,10 +146,12 @@ def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_passe
     assert ("✓  attention (3 points): public checks pass; attention is right, but it calls your softmax"
             in shown["summary"])
     assert "timer (0.0, 0.0) True" in shown["last"]  # no alarm left behind
-    # a softmax that returns wrong weights: compare shows attention's difference and names softmax
-    assert shown["then-1"].startswith("✗ attention differs from the reference"), shown["then-1"]
-    assert shown["then-1"].endswith("Likely mistake: attention is right, but it calls your softmax, which fails: "
-                                    "fix softmax"), shown["then-1"]
+    # a softmax that returns wrong weights: compare's verdict is check()'s (attention passes, judged with
+    # the course's softmax), it shows attention's difference on the example and names softmax
+    assert shown["then-1"].startswith("✓ attention passes its public checks, but on this example it differs "
+                                      "from the reference"), shown["then-1"]
+    assert shown["then-1"].endswith("(attention is right, but it calls your softmax, which fails: fix softmax)"), \
+        shown["then-1"]
 
 
 def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong_too(graded):

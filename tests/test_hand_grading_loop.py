@@ -88,7 +88,9 @@ class HandLoop(Loop):
     def canvas_status(self) -> dict[str, str]:
         with open(self.work / "exports" / "canvas.csv", newline="") as fh:
             head, _possible, *rows = list(csv.reader(fh))
-        return {r[2]: dict(zip(head, r, strict=True))["attention status"] for r in rows}
+        # Canvas knows a student by name here (no SIS ids in this roster: those columns stay empty)
+        by_name = {f"Doe {s.title()}": s for s in (*HAND, "dave")}  # last name first, as the column holds it
+        return {by_name[r[0]]: dict(zip(head, r, strict=True))["attention status"] for r in rows}
 
 
 def _written(text: str, image: bool = False) -> str:

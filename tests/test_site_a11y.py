@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import SITE, served_browser
+from browser_support import ROOT, SITE, served_browser
 
 pytestmark = pytest.mark.browser
 
@@ -117,3 +117,74 @@ def test_captions_and_labels_are_legible(browser, rel, dark):
     assert measured, f"{rel}: no captions found"
     low = [(t, round(c, 2)) for t, c in measured if c < 4.5]
     assert low == [], f"{rel} ({theme}): text below 4.5:1 contrast: {low}"
+
+
+# -- axe-core: every page of the site, the class report and a feedback page, light and dark ------------
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "_static" not in p.parts)
+SERIOUS = ("serious", "critical")
+AXE_JS = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                      nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+}"""
+
+
+def _axe(page) -> list[dict]:
+    """Serious and critical violations axe-core finds on ``page`` (injected from node_modules)."""
+    assert AXE.exists(), f"{AXE.relative_to(ROOT)} missing: run `npm ci` (make setup does)"
+    page.add_script_tag(path=str(AXE))
+    return [v for v in page.evaluate(AXE_JS) if v["impact"] in SERIOUS]
+
+
+def _audit(base: str, browser, rel: str, dark: bool) -> tuple[str, list[dict]]:
+    """The theme the page shows and axe-core's serious violations; nothing outside ``base`` is loaded."""
+    page = browser.new_page(color_scheme="dark" if dark else "light")
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:")) else r.abort())
+    if dark:
+        page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
+    try:
+        page.goto(base + rel, wait_until="networkidle")
+        page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+        page.wait_for_timeout(300)
+        return page.evaluate("document.documentElement.dataset.theme || ''"), _axe(page)
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("rel", PAGES)
+def test_axe_finds_no_serious_violation_on_the_site(browser, rel, dark):
+    base, b = browser
+    theme, bad = _audit(base, b, rel, dark)
+    assert theme == ("dark" if dark else "light"), f"{rel}: theme {theme!r}"
+    assert bad == [], f"{rel} ({theme}): axe-core: {bad}"
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """A small class graded as `make grade` grades it: a correct and a wrong notebook, so the report
+    and the feedback show passes and failures."""
+    from grading_support import RELEASE, SOLUTIONS, grade, place
+
+    work = tmp_path_factory.mktemp("a11yclass")
+    notebook = "03-softmax-attention"
+    place(work, "alice", notebook, (SOLUTIONS / f"{notebook}.ipynb").read_text())
+    place(work, "bob", notebook, (RELEASE / f"{notebook}.ipynb").read_text())
+    result = grade(work, "--workers", "2", "--cpu-seconds", "3", "--memory-mb", "1024")
+    assert result.returncode == 0, result.stdout + result.stderr
+    pages = ["report/index.html", f"feedback/alice/attention/{notebook}.html",
+             f"feedback/bob/attention/{notebook}.html"]
+    for rel in pages:
+        assert (work / rel).exists(), f"grading wrote no {rel}: {sorted(p.name for p in work.rglob('*.html'))}"
+    return work, pages
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_axe_finds_no_serious_violation_in_the_report_and_feedback(browser, graded_class, dark):
+    _, b = browser
+    work, pages = graded_class
+    # self-contained files, opened from disk as an instructor or a student opens them
+    found = {rel: _audit(work.as_uri() + "/", b, rel, dark)[1] for rel in pages}
+    assert {rel: bad for rel, bad in found.items() if bad} == {}, f"axe-core ({'dark' if dark else 'light'}): {found}"

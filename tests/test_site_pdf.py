@@ -104,3 +104,132 @@ def test_every_widget_declares_one_print_frame_and_marks_it():
 
 def test_site_links_the_pdf():
     assert f'href="../{PDF_NAME}"' in (SITE / "book" / "intro.html").read_text(encoding="utf-8")
+
+
+# -- links, outline and layout, read back from the file (pypdf) ----------------------------------------
+
+LOCAL = ("http://127.0.0.1", "http://localhost", "file:")
+
+
+@pytest.fixture(scope="module")
+def reader():
+    from pypdf import PdfReader
+
+    assert PDF.exists(), "run `make pdf` first (`make test` does)"
+    return PdfReader(PDF)
+
+
+def _published() -> str:
+    import yaml
+
+    return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["html"]["baseurl"]
+
+
+def _links(reader) -> list[tuple[int, int | None, str]]:
+    """Every link of the PDF: (page it is on, page it jumps to or None, address it opens or "")."""
+    out = []
+    for n, page in enumerate(reader.pages):
+        for ref in page.get("/Annots") or []:
+            annot = ref.get_object()
+            if annot.get("/Subtype") != "/Link":
+                continue
+            action = annot.get("/A")
+            action = action.get_object() if action is not None else {}
+            dest = annot.get("/Dest", action.get("/D"))
+            if dest is not None:
+                dest = dest.get_object() if hasattr(dest, "get_object") else dest
+                target = reader.get_page_number(dest[0].get_object()) if isinstance(dest, list) else None
+                out.append((n, target, ""))
+            else:
+                out.append((n, None, str(action.get("/URI", ""))))
+    return out
+
+
+def _flat(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_pdf_links_jump_to_their_page_or_open_the_published_site(reader, text):
+    links = _links(reader)
+    local = [u for _, _, u in links if u.startswith(LOCAL)]
+    assert local == [], f"{len(local)} links point at the server the PDF was printed from: {local[:5]}"
+    unresolved = [(n + 1) for n, target, uri in links if not uri and target is None]
+    assert unresolved == [], f"links on pages {unresolved[:10]} jump nowhere"
+    jumps = [(n, t) for n, t, uri in links if not uri]
+    assert len(jumps) >= 3 * len(toc_pages()), f"only {len(jumps)} links jump within the PDF"
+    # the contents page: each chapter's entry jumps to the page that begins that chapter
+    pages = text.split("\f")
+    for title in _titles():
+        start = int(re.search(re.escape(title) + r"\s+(\d+)\s*$", pages[1], flags=re.M).group(1))
+        assert (1, start - 1) in jumps, f"the contents entry {title!r} does not jump to page {start}"
+    # links into a chapter's sections land inside it, not all on its first page
+    starts = {int(m) - 1 for m in re.findall(r"(\d+)\s*$", pages[1], flags=re.M)}
+    assert any(t not in starts for _, t in jumps), "every link lands on a chapter's first page: sections lost"
+    site = [u for _, _, u in links if u and not u.startswith(("mailto:",))]
+    into_site = [u for u in site if "self-attention" in u.lower() or u.startswith(_published())]
+    assert all(u.startswith(_published()) for u in into_site), into_site
+
+
+def _outline(reader) -> list[tuple[str, int, list]]:
+    def walk(items):
+        out = []
+        for item in items:
+            if isinstance(item, list):
+                out[-1][2].extend(walk(item))
+            else:
+                out.append((" ".join(item.title.split()), reader.get_destination_page_number(item), []))
+        return out
+
+    return walk(reader.outline)
+
+
+def test_pdf_outline_lists_chapters_and_their_sections(reader, text):
+    outline = _outline(reader)
+    # the chapters of the lecture carry their numbers, as on their pages and in the contents
+    numbered = [f"{int(rel[5:7])}. {t}" if re.match(r"book/\d\d-", rel) else t
+                for rel, t in zip(toc_pages(), _titles(), strict=True)]
+    assert [t for t, _, _ in outline] == numbered, f"outline {[t for t, _, _ in outline]} is not the contents"
+    pages = text.split("\f")
+    for title, page, sections in outline:
+        assert title in " ".join(pages[page].split()), f"outline: {title!r} does not lead to its first page"
+        number = re.match(r"(\d+)\. ", title)
+        if not number:
+            continue
+        assert len(sections) >= 2, f"outline: chapter {title!r} has no sections"
+        for name, spage, _ in sections:
+            assert name.startswith(f"{number.group(1)}."), f"outline: section {name!r} of {title!r} is unnumbered"
+            words = _flat(re.sub(r"^[\d.]+\s*", "", name))[:25]
+            assert words in _flat(pages[spage]), f"outline: {name!r} leads to page {spage + 1}, which lacks it"
+
+
+def test_no_code_toggle_lines_in_the_pdf(text):
+    shown = [ln.strip() for ln in text.splitlines() if re.search(r"(Show|Hide) code cell", ln)]
+    assert shown == [], f"screen-only toggles printed: {shown[:5]}"
+
+
+def test_no_near_empty_pages(reader, text):
+    """Every page after the title page holds at least six lines of text (its footer aside) or a figure."""
+    widows = []
+    for n, page in enumerate(text.split("\f")[:-1]):
+        lines = [ln for ln in page.splitlines() if ln.strip()][:-1]  # the footer (or contents' last row) aside
+        if n > 0 and len(lines) < 6 and not reader.pages[n].images:
+            widows.append((n + 1, [ln.strip()[:50] for ln in lines]))
+    assert widows == [], f"near-empty pages: {widows}"
+
+
+def test_long_code_lines_wrap_instead_of_being_cut(text):
+    """Every character of the code and output the pages print is in the PDF (compared without spaces, so
+    a wrapped line matches; a line cut at the margin loses its end)."""
+    from bs4 import BeautifulSoup
+
+    flat = _flat(text)
+    cut = []
+    for rel in toc_pages():
+        soup = BeautifulSoup((SITE / rel).read_text(encoding="utf-8"), "html.parser")
+        for pre in soup.select("article div.cell pre"):
+            if pre.find_parent("details", class_="hide") or pre.find_parent(class_="tag_remove-output"):
+                continue
+            for line in pre.get_text().splitlines():
+                if len(line) > 60 and _flat(line) not in flat:
+                    cut.append((rel, line[:90]))
+    assert cut == [], f"code lines missing from the PDF (cut at the margin?): {cut[:6]}"

@@ -35,8 +35,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_distributed import _rows, _verdicts
 
-from autograder import dask_tls
-
 sys.path.insert(0, str(ROOT / "scripts"))
 from one_node_slurm import OneNodeSlurm, SlurmUnavailable
 
@@ -58,13 +56,6 @@ def slurm():
     finally:
         node.stop()
         shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("certs") / "dask-tls"
-    dask_tls.write(folder)
-    return folder
 
 
 @pytest.fixture(scope="module")

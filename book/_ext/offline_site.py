@@ -6,7 +6,8 @@ SyntaxError.  This drops its assets from every page before rendering.
 
 The theme's ``fontawesome.js`` (1.5 MB, the heaviest file a page loaded) redraws the theme's few
 icons as SVG; its stylesheet already draws them with the icon font, so the script is dropped from
-every page and from the site after the build.
+every page and from the site after the build. After the build, three theme and Sphinx markups that
+accessibility checkers (axe-core) flag are corrected on every page (see ``_HIDDEN_NAMES``).
 """
 
 from __future__ import annotations
@@ -49,13 +50,27 @@ _FONTAWESOME_JS = re.compile(r'<(?:script[^>]*src|link[^>]*href)="[^"]*_static/s
                              r"(?:</script>)?\n?")
 
 
-def _drop_fontawesome_js(app, exception) -> None:
+# Names that differ from what the control shows (axe-core's label-content-name-mismatch): a control's
+# accessible name must contain its visible text, so these take their name from their text instead.
+_HIDDEN_NAMES = (
+    # the theme's search button shows "Search Ctrl+K" but is named "Search"
+    (re.compile(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="Search"'), r"\1"),
+    # a folded code cell's toggle shows "Show code cell source" but is named "Toggle hidden content"
+    (re.compile(r'<summary aria-label="Toggle hidden content">'), "<summary>"),
+    # the bibliography is a list (role="list") whose entries must be list items for assistive technology
+    (re.compile(r'(<div class="citation" id="[^"]*") role="doc-biblioentry"'), r'\1 role="listitem"'),
+)
+
+
+def _finish_pages(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
     for page in out.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         lighter = _FONTAWESOME_JS.sub("", text)
+        for pattern, replacement in _HIDDEN_NAMES:
+            lighter = pattern.sub(replacement, lighter)
         if lighter != text:
             page.write_text(lighter, encoding="utf-8")
     for leftover in (out / "_static" / "scripts").glob("fontawesome.js*"):
@@ -66,6 +81,6 @@ def setup(app) -> dict[str, Any]:
     # Page titles hold no math (MathJax does not typeset the navigation or the <title>), so only
     # pages with an equation load MathJax.
     app.connect("html-page-context", _strip_thebe, priority=900)
-    app.connect("build-finished", _drop_fontawesome_js)
+    app.connect("build-finished", _finish_pages)
     app.connect("html-page-context", _offer_notebook, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
