@@ -28,6 +28,7 @@ from selfattn.exercise_checks import (
     SCORE_STDS,
     SOFTMAX,
     SOFTMAX_JACOBIAN,
+    SOFTMAX_VJP,
 )
 
 
@@ -128,6 +129,9 @@ SCORE_STDS.hidden("random", "other widths",
     lambda rng: [Case((rand(rng, 300, d), rand(rng, 300, d))) for d in (1, 64)])
 SOFTMAX_JACOBIAN.hidden("random", "random weight vectors, including nearly one-hot",
     lambda rng: [Case((numerics.softmax(rand(rng, n, scale=s)),)) for n, s in ((1, 1), (5, 1), (6, 30))])
+# the spread-out draws come first: on nearly one-hot weights every answer is nearly 0
+SOFTMAX_VJP.hidden("random", "random weights and upstream gradients, including nearly one-hot weights",
+    lambda rng: [Case((numerics.softmax(rand(rng, n, scale=s)), rand(rng, n))) for n, s in ((5, 1), (8, 1), (6, 30))])
 PERMUTATION_MATRIX.hidden("random", "random permutations",
     lambda rng: [Case((list(map(int, rng.permutation(n))),)) for n in (1, 8)] + [Case((_cycle(rng, 5),))])
 CAUSAL_MASK.hidden("sizes", "T = 1 and a larger T",

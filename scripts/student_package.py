@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "selfattn"
 
 #: Modules whose every function is withheld: the attention numerics, the cost model, the
-#: experiments (built on softmax and its Jacobian) and multi-head attention.
-WITHHELD_MODULES = ("numerics", "cost", "experiments", "heads")
+#: experiments (built on softmax and its Jacobian), multi-head attention and the backward pass (training).
+WITHHELD_MODULES = ("numerics", "cost", "experiments", "heads", "training")
 #: Further functions withheld, by module: graded ones and those computing their formulas.
 WITHHELD = {
     "lecture": ("layer_arrays", "lecture_shapes", "shift_matrix", "WorkedExample.raw_scores", "WorkedExample.scores",

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 import ipywidgets as W
 import numpy as np
+from matplotlib.patches import Rectangle
 
-from . import cost, experiments, lecture, numerics, text
+from . import cost, experiments, lecture, numerics, text, training
 from .plots import COLORS, heatmap, new_figure, weights_bar
 from .widgets import figure_frame, grid_frames, mark_print_frame, slider_frames, toggle_frames
 
@@ -20,6 +21,7 @@ __all__ = [
     "PRINT_FRAMES",
     "cost_calculator",
     "lookup_sharpness",
+    "lookup_training",
     "masks",
     "receptive_field",
     "receptive_field_frame",
@@ -34,6 +36,12 @@ __all__ = [
 PORCH = text.tokenize(text.SENTENCES["porch"])
 PORCH_PAIR = (PORCH.index("cat"), PORCH.index("hungry"))  # the two words chapter 1 connects
 COST_WIDTHS = [768, 2048, 4096, 8192]
+#: Chapter 10's lookup: a target map on 8 types (0-based), learned in LOOKUP_STEPS steps at d_k = 256.
+LOOKUP_TAU = (2, 0, 3, 1, 5, 7, 4, 6)
+LOOKUP_STEPS = 400
+LOOKUP_RATE = 4.0
+#: The steps its slider shows: most of the learning happens in the first few.
+LOOKUP_FRAMES = (0, 1, 2, 3, 4, 6, 10, 50, LOOKUP_STEPS)
 COST_LENGTHS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 
 # The frame the printed book shows of each widget: widget -> {control's description: option label}.
@@ -58,6 +66,8 @@ PRINT_FRAMES: dict[str, dict[str, str]] = {
                         "sequence length T": f"{min(T for T in COST_LENGTHS if T > cost.crossover_length(4096)):,}"},
     # the sharpest query: the blend has become a lookup of the cat's value
     "lookup_sharpness": {"sharpness β": "32"},
+    # the last step: the learned head reads each type's target (chapter 10's end state)
+    "lookup_training": {"training step": str(LOOKUP_STEPS)},
 }
 
 
@@ -307,3 +317,31 @@ def lookup_sharpness() -> W.VBox:
     betas = [0.25, 0.5, 1, 2, 4, 8, 16, 32]
     widget = slider_frames(betas, frame, "sharpness β", start=2, fmt=lambda b: f"{b:g}")
     return _print_marked("lookup_sharpness", widget)
+
+
+def lookup_training(d_k: int = 256, scaled: bool = True, frames: Sequence[int] = LOOKUP_FRAMES,
+                    seed: int = 0) -> W.VBox:
+    """Slider over training steps: a head's weights as it learns Problem 20's lookup by gradient descent.
+
+    Frame ``i`` is the weights at step ``frames[i]`` of :func:`selfattn.training.train_lookup` on
+    :data:`LOOKUP_TAU` (rows: query types, columns: key types; the target of each row is outlined).
+    """
+    run = training.train_lookup(LOOKUP_TAU, d_k=d_k, scaled=scaled, steps=LOOKUP_STEPS, lr=LOOKUP_RATE,
+                                seed=seed, snapshots=frames)
+    types = [str(t + 1) for t in range(len(LOOKUP_TAU))]
+    at = {int(s): i for i, s in enumerate(run.snapshot_steps)}
+
+    def frame(step: int):
+        A = run.snapshots[at[step]]
+        on_target = float(run.target_weight[step])
+        fig, (ax,) = new_figure(4.4, 3.6)
+        heatmap(ax, A, types, types, title=f"step {step}: mean weight on the target {on_target:.2f}",
+                vmin=0, vmax=1, fmt="{:.1f}", xlabel="key type", ylabel="query type")
+        for row, col in enumerate(LOOKUP_TAU):
+            ax.add_patch(Rectangle((col - 0.5, row - 0.5), 1, 1, fill=False, edgecolor=COLORS["orange"], lw=2.5))
+        caption = (f"Attention weights after {step} of {LOOKUP_STEPS} gradient steps; the target key of each query "
+                   f"type is outlined. Mean weight on the target: {on_target:.2f}, loss {run.loss[step]:.3f}.")
+        return figure_frame(fig, alt=caption, caption=caption)
+
+    return _print_marked("lookup_training", slider_frames([int(s) for s in run.snapshot_steps], frame,
+                                                          "training step", start=0))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cost, numerics, text
+from . import cost, numerics, text, training
 from .calling import Case, Outcome
 from .exercise import Exercise, Mistake, count_message, rand
 from .experiments import score_stds
@@ -275,6 +275,18 @@ SOFTMAX_JACOBIAN = Exercise("softmax_jacobian", numerics.softmax_jacobian, mista
 SOFTMAX_JACOBIAN.check("small", "the Jacobian of a softmax over three scores",
                        lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))])
 
+# Building the (n, n) Jacobian and multiplying is right in value, so no check can name it without a
+# memory or time budget, and such a budget would make a verdict depend on the machine: the hints
+# steer away from it instead. "J transposed" is no mistake here either: the softmax's J is symmetric.
+SOFTMAX_VJP = Exercise("softmax_vjp", training.softmax_vjp, mistakes=[
+    Mistake(lambda a, g: -a * np.dot(a, g), "missing the diagonal term: Jᵀg = a * (g - a·g), not -a (a·g)"),
+    Mistake(lambda a, g: a * (np.dot(a, g) - g), "sign flipped: Jᵀg = a * (g - a·g), not a * (a·g - g)"),
+    Mistake(lambda a, g: g - np.dot(a, g), "missing the factor a: multiply (g - a·g) by the weights, entry by entry"),
+    Mistake(lambda a, g: a * (1 - a) * g, "only the diagonal of J: the off-diagonal entries -a_j a_l contribute too"),
+])
+SOFTMAX_VJP.check("small", "Jᵀg for a softmax over three scores",
+                  lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])), np.array([1.0, -2.0, 0.5])))])
+
 PERMUTATION_MATRIX = Exercise("permutation_matrix", lambda perm: np.eye(len(perm))[np.asarray(perm)], exact=True, mistakes=[
     Mistake(lambda perm: np.eye(len(perm))[np.asarray(perm)].T,
             "this is the inverse permutation (the transpose): row i of P X must be X[perm[i]]"),
@@ -326,5 +338,5 @@ LOOKUP_TABLE_WEIGHTS.check("permutation", "an exact lookup table at beta = 1000"
 
 #: Every graded exercise by function name.
 EXERCISES: dict[str, Exercise] = {e.function: e for e in (
-    EMBED, PROJECT, SHAPE_ANSWERS, SOFTMAX, SCALED_SCORES, ATTENTION, SCORE_STDS, SOFTMAX_JACOBIAN,
+    EMBED, PROJECT, SHAPE_ANSWERS, SOFTMAX, SCALED_SCORES, ATTENTION, SCORE_STDS, SOFTMAX_JACOBIAN, SOFTMAX_VJP,
     PERMUTATION_MATRIX, CAUSAL_MASK, PADDING_MASK, ATTENTION_FLOPS, CROSSOVER_LENGTH, LOOKUP_TABLE_WEIGHTS)}

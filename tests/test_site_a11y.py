@@ -14,7 +14,7 @@ from browser_support import ROOT, SITE, served_browser
 
 pytestmark = pytest.mark.browser
 
-CHAPTERS = sorted(p.relative_to(SITE).as_posix() for p in (SITE / "book").glob("0*.html"))
+CHAPTERS = sorted(p.relative_to(SITE).as_posix() for p in (SITE / "book").glob("[0-9]*.html"))
 
 CONTRAST_JS = """() => {
   const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);

@@ -386,7 +386,7 @@ def test_chapter_code_has_no_unused_imports_or_names(tmp_path):
     import sys
 
     ruff = Path(sys.executable).parent / "ruff"
-    for md in sorted((SITE.parent.parent / "book").glob("0*.md")):
+    for md in sorted((SITE.parent.parent / "book").glob("[0-9]*.md")):
         cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", md.read_text(encoding="utf-8"), flags=re.S)
         script = tmp_path / f"{md.stem.replace('-', '_')}.py"
         script.write_text("\n".join(re.sub(r"^:tags:.*\n", "", c) for c in cells), encoding="utf-8")
