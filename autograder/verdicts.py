@@ -33,7 +33,7 @@ from .staging import stage, staged_notebook
 
 #: the course modules the checks import (a test keeps this list complete)
 CHECK_MODULES = ("answer", "calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "fair_blame",
-                 "findings", "lecture", "numerics", "text", "token_lookup", "withheld")
+                 "findings", "lecture", "numerics", "text", "token_lookup", "training", "withheld")
 #: the code that decides a verdict: when any of it changes, every verdict is stale
 _CHECK_CODE = (*(ROOT / "selfattn" / f"{m}.py" for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
                AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py", AUTOGRADER / "verdicts.py",
