@@ -390,9 +390,9 @@ def test_killed_worker_loses_nothing_leaves_no_secret_and_grades_equal_a_local_r
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.02)
     cluster.kill("w1")
-    # the killed worker kept a work folder (it was never removed), and no trace of the secret
+    # no trace of the secret in what the killed worker left (a notebook takes milliseconds now, so the
+    # kill may land between two notebooks: whether a work folder was left behind is not asserted)
     w1 = [cluster.folder / "w1", cluster.temp("w1"), cluster.folder / "w1.log"]
-    assert list(cluster.temp("w1").glob("autograder-worker-*")), list(cluster.temp("w1").iterdir())
     assert _files_holding(w1[:2], secret) == [] and secret not in w1[2].read_bytes()
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, out + err
@@ -407,8 +407,7 @@ def test_killed_worker_loses_nothing_leaves_no_secret_and_grades_equal_a_local_r
         assert v.get("notes") == local_v[key].get("notes"), key
     assert (remote / "report" / "index.html").exists()
     # the worker that finished the run: no secret anywhere, and its work folder emptied once idle
-    (work,) = cluster.temp("w2").glob("autograder-worker-*")
-    assert not list(work.iterdir())
+    assert all(not list(work.iterdir()) for work in cluster.temp("w2").glob("autograder-worker-*"))
     assert _files_holding([cluster.folder / "w2", cluster.temp("w2")], secret) == []
     assert secret not in (cluster.folder / "w2.log").read_bytes()
 
