@@ -25,6 +25,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from .errors import RefusedInput, command_line
+
 #: where ``make grade --scheduler tls://...`` looks for the client's files unless told otherwise
 DEFAULT_DIR = Path(__file__).resolve().parent / ".dask-tls"
 ROLES = ("scheduler", "worker", "client")
@@ -88,7 +90,7 @@ def _write(path: Path, data: bytes, mode: int) -> None:
 def write(folder: Path = DEFAULT_DIR, days: int = 365, force: bool = False) -> list[Path]:
     """Write a new authority and a certificate and key per role into ``folder``; return the files.
 
-    Raises ``SystemExit`` (one line) when ``folder`` already holds certificates and not ``force``.
+    Raises ``GradingError`` (one line) when ``folder`` already holds certificates and not ``force``.
     """
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -96,7 +98,7 @@ def write(folder: Path = DEFAULT_DIR, days: int = 365, force: bool = False) -> l
     names = [CA] + [p for r in ROLES for p in (cert_file(Path(), r).name, key_file(Path(), r).name)]
     present = [n for n in names if os.path.lexists(folder / n)]
     if present and not force:
-        raise SystemExit(f"refused: {folder} already holds the cluster's certificates ({', '.join(present)}); "
+        raise RefusedInput(f"refused: {folder} already holds the cluster's certificates ({', '.join(present)}); "
                          "pass --force to replace them (then restart the scheduler and workers with the new ones)")
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(folder, 0o700)
@@ -156,6 +158,7 @@ def instructions(folder: Path) -> str:
     ])
 
 
+@command_line
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="where to write them (default: %(default)s)")

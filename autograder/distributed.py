@@ -17,7 +17,7 @@ except on the loopback address when the instructor passes ``--insecure-loopback-
 
 Faults:
 
-- the scheduler cannot be reached: :func:`connect` raises ``SystemExit`` with one line, before
+- the scheduler cannot be reached: :func:`connect` raises ``GradingError`` with one line, before
   anything in the work folder changes;
 - a worker without a working bubblewrap sandbox gets no work (it is named in the log), unless the
   instructor passes ``--allow-fallback-sandbox``; a run where no worker qualifies stops before
@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import atomic, dask_tls, history, sandbox, warm
+from .errors import ClusterError, RefusedInput, SetupMissing
 from .stored_outputs import TooIntricate, without_outputs
 from .untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
 
@@ -238,9 +239,9 @@ class Cluster:
                 try:
                     out = future.result()
                 except SandboxRefused as exc:
-                    raise SystemExit(f"grading stopped: {exc}") from None
+                    raise ClusterError(f"grading stopped: {exc}") from None
                 except Exception as exc:  # the task itself failed (e.g. its workers kept dying)
-                    raise SystemExit(f"grading stopped: the cluster could not decide {student}/{assignment}/"
+                    raise ClusterError(f"grading stopped: the cluster could not decide {student}/{assignment}/"
                                      f"{notebook} ({type(exc).__name__}: {str(exc)[:200]})") from None
                 staged = STAGED / student / assignment / f"{notebook}.ipynb"
                 staged.parent.mkdir(parents=True, exist_ok=True)
@@ -289,7 +290,7 @@ def _is_loopback(host: str) -> bool:
 def client_security(ca: str | Path | None = None, cert: str | Path | None = None,
                     key: str | Path | None = None) -> Security:
     """The client's ``Security`` (mutual TLS, encryption required) from these files, each by default
-    in ``autograder/.dask-tls/``. Raises ``SystemExit`` (one line) if a file is missing, unusable,
+    in ``autograder/.dask-tls/``. Raises ``GradingError`` (one line) if a file is missing, unusable,
     or the key is readable by others."""
     import ssl
 
@@ -301,17 +302,17 @@ def client_security(ca: str | Path | None = None, cert: str | Path | None = None
              "client key": Path(key or dask_tls.key_file(folder, "client"))}
     for what, path in files.items():
         if not path.is_file():
-            raise SystemExit(f"no {what} for the Dask cluster: {path} is missing; run make dask-certs (and start "
+            raise SetupMissing(f"no {what} for the Dask cluster: {path} is missing; run make dask-certs (and start "
                              "the scheduler and workers with its files), or pass --tls-ca/--tls-cert/--tls-key")
     key_path = files["client key"]
     if key_path.stat().st_mode & 0o077:
-        raise SystemExit(f"refused: the client key {key_path} can be read by other users; chmod 600 {key_path}")
+        raise RefusedInput(f"refused: the client key {key_path} can be read by other users; chmod 600 {key_path}")
     security = Security(tls_ca_file=str(files["CA certificate"]), tls_client_cert=str(files["client certificate"]),
                         tls_client_key=str(key_path), require_encryption=True)
     try:
         security.get_connection_args("client")  # reads the files now: a broken one is named here
     except (OSError, ssl.SSLError, ValueError) as exc:
-        raise SystemExit(f"cannot use the Dask client certificate {files['client certificate']} (key {key_path}, "
+        raise RefusedInput(f"cannot use the Dask client certificate {files['client certificate']} (key {key_path}, "
                          f"CA {files['CA certificate']}): {str(exc).splitlines()[0][:200]}") from None
     return security
 
@@ -320,25 +321,26 @@ def scheduler_target(address: str, insecure_loopback: bool = False, ca: str | Pa
                      cert: str | Path | None = None, key: str | Path | None = None) -> Target:
     """Check ``address`` before anything is contacted: ``tls://`` with the client's credentials,
     or ``tcp://`` on the loopback address with ``insecure_loopback``. Anything else raises
-    ``SystemExit`` with one line saying why."""
+    ``GradingError`` with one line saying why."""
     from distributed.comm.addressing import parse_address, parse_host_port
 
     try:
         scheme, location = parse_address(address, strict=True)
         host = str(parse_host_port(location)[0]).strip("[]")
     except (ValueError, TypeError) as exc:
-        raise SystemExit(f"refused: {address!r} is not a Dask scheduler address like tls://HOST:PORT ({exc})") from None
+        raise RefusedInput(f"refused: {address!r} is not a Dask scheduler address like tls://HOST:PORT "
+                           f"({exc})") from None
     if scheme == "tls":
         return Target(address, client_security(ca, cert, key))
     if scheme != "tcp":
-        raise SystemExit(f"refused: the Dask scheduler {address} would be reached over {scheme}://, which is not "
+        raise RefusedInput(f"refused: the Dask scheduler {address} would be reached over {scheme}://, which is not "
                          "authenticated here; start the cluster with TLS (make dask-certs) and pass tls://HOST:PORT")
     if not _is_loopback(host):
-        raise SystemExit(f"refused: the Dask scheduler {address} is plain TCP, so anyone who can reach it can run "
+        raise RefusedInput(f"refused: the Dask scheduler {address} is plain TCP, so anyone who can reach it can run "
                          "code on its workers and read the grading secret; start the cluster with TLS (make "
                          "dask-certs prints how) and pass --scheduler tls://HOST:PORT")
     if not insecure_loopback:
-        raise SystemExit(f"refused: the Dask scheduler {address} is plain TCP, so every user of this machine can run "
+        raise RefusedInput(f"refused: the Dask scheduler {address} is plain TCP, so every user of this machine can run "
                          "code on its workers and read the grading secret; use tls:// (make dask-certs), or pass "
                          f"{INSECURE_LOOPBACK_FLAG} if you alone can log in here")
     return Target(address, None)
@@ -348,7 +350,7 @@ def connect(scheduler: str | Target, allow_fallback: bool = False, log=print) ->
     """Connect to the scheduler and choose the workers that may grade.
 
     ``scheduler`` is a :class:`Target` (or an address, checked by :func:`scheduler_target` with
-    the default credentials). Raises ``SystemExit`` with one line when the address is refused, the
+    the default credentials). Raises ``GradingError`` with one line when the address is refused, the
     scheduler cannot be reached, has no worker, or has no worker with a working sandbox (unless
     ``allow_fallback``).
     """
@@ -365,12 +367,12 @@ def connect(scheduler: str | Target, allow_fallback: bool = False, log=print) ->
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False, security=target.security)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise SystemExit(f"cannot reach the Dask scheduler at {address}: {str(exc).splitlines()[0][:200]}") from None
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {str(exc).splitlines()[0][:200]}") from None
     try:
         client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError):
         client.close()
-        raise SystemExit(f"the Dask scheduler at {address} has no workers") from None
+        raise ClusterError(f"the Dask scheduler at {address} has no workers") from None
     report = client.run(probe)
     good = [w for w, r in report.items() if r["mode"] == "bubblewrap" and r["problem"] is None]
     usable = [w for w, r in report.items() if r["problem"] is None and (allow_fallback or r["mode"] == "bubblewrap")]
@@ -380,7 +382,7 @@ def connect(scheduler: str | Target, allow_fallback: bool = False, log=print) ->
             log(f"worker {w} ({r['host']}) gets no work: {why}")
     if not usable:
         client.close()
-        raise SystemExit(f"no worker of the Dask cluster at {address} can grade safely: none has a working "
+        raise ClusterError(f"no worker of the Dask cluster at {address} can grade safely: none has a working "
                          "bubblewrap sandbox (install bubblewrap on the workers, or pass --allow-fallback-sandbox)")
     log(f"Dask cluster at {address}: {len(usable)} of {len(report)} workers grade"
         + ("" if len(good) == len(usable) else " (some without bubblewrap: weaker isolation)"))

@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from .errors import SetupMissing, command_line
 from .paths import AUTOGRADER, ROOT
 
 #: Jupyter data folder whose nbconvert templates override the CDN MathJax macro
@@ -35,7 +36,7 @@ def environment(base: dict[str, str] | None = None) -> dict[str, str]:
 def command(app: str = "lab", *, root: Path = ROOT, port: int | None = None, token: str | None = None) -> list[str]:
     """The command line of a formgrader server (run it with ``cwd=autograder/`` and :func:`environment`)."""
     if not (STATIC / "mathjax" / "tex-chtml.js").exists():
-        raise SystemExit(f"{STATIC / 'mathjax'} is missing: run `make setup` first")
+        raise SetupMissing(f"{STATIC / 'mathjax'} is missing: run `make setup` first")
     argv = [str(Path(sys.executable).parent / "jupyter"), app, "--no-browser", "--ip=127.0.0.1",
             f"--ServerApp.root_dir={root}", f"--ServerApp.extra_static_paths={STATIC}"]
     if port is not None:
@@ -47,6 +48,7 @@ def command(app: str = "lab", *, root: Path = ROOT, port: int | None = None, tok
     return argv
 
 
+@command_line
 def main(args: list[str] | None = None) -> None:
     """``make formgrader [PORT=..] [TOKEN=..]``: exec the server, in ``autograder/``."""
     import argparse

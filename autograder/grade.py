@@ -31,6 +31,7 @@ from contextlib import nullcontext
 import nbformat
 
 from . import distributed, gradebook_state, intake, report, run_lock, sandbox, settings, slurm_array, slurm_cluster
+from .errors import GradingError, RefusedInput, command_line
 from .lms_export import write_lms_exports
 from .nbgrader_steps import export, nbgrader_api, run_step
 from .paths import AUTOGRADED, EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path, verdict_path
@@ -49,7 +50,7 @@ def _end(refused: list[str], failed: list[str], log) -> None:
     """Name every student who got no trustworthy row; a non-zero exit if there is any."""
     if refused or failed:
         lines = refused + [f"nbgrader failed for {f}" for f in failed]
-        raise SystemExit(f"{len(lines)} problem(s); these students have no complete grade:\n  " + "\n  ".join(lines))
+        raise GradingError(f"{len(lines)} problem(s); these students have no complete grade:\n  " + "\n  ".join(lines))
 
 
 def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, workers: int, api, log,
@@ -186,7 +187,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     subs = [(s, a) for s, a in scan.submissions if student is None or s == student]
     if not subs:
         who = f" for student {student!r}" if student else ""
-        raise SystemExit(f"nothing to grade{who}: put notebooks under {SUBMITTED}/<student>/<assignment>/")
+        raise RefusedInput(f"nothing to grade{who}: put notebooks under {SUBMITTED}/<student>/<assignment>/")
     # the cluster is reached (or the run stops) before anything in the work folder changes
     cluster = distributed.connect(scheduler, allow_fallback, log) if scheduler else None
     if cluster is None:
@@ -222,7 +223,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
             if force_nbgrader or state.get("course", {}).get(a) != digest:
                 result = api.generate_assignment(a, force=True)
                 if not result["success"]:
-                    raise SystemExit(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
+                    raise GradingError(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
                 state.setdefault("course", {})[a] = digest
         gradebook_state.index_gradebook(api.coursedir.db_url)
         for s, a, nb, secs in pending:
@@ -302,6 +303,7 @@ def _line_buffered() -> None:
             stream.reconfigure(line_buffering=True)
 
 
+@command_line
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=None, help="parallel grading jobs (default: all cores)")
@@ -334,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     _line_buffered()
     if a.slurm is not None and a.scheduler:
-        raise SystemExit("refused: --slurm starts its own cluster; give it or --scheduler, not both")
+        raise RefusedInput("refused: --slurm starts its own cluster; give it or --scheduler, not both")
     if a.scheduler:  # refused (one line) before anything is locked, read or contacted
         a.scheduler = distributed.scheduler_target(a.scheduler, a.insecure_loopback_scheduler,
                                                    a.tls_ca, a.tls_cert, a.tls_key)
@@ -346,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.one:
         student, assignment, _notebook = a.one
         if (student, assignment) not in submissions():
-            raise SystemExit(f"not graded: {intake.shown(SUBMITTED / student / assignment)} is refused or missing "
+            raise RefusedInput(f"not graded: {intake.shown(SUBMITTED / student / assignment)} is refused or missing "
                              "(run without --one to see why)")
         with run_lock.hold(shared=True):
             v = grade_one(*a.one, limits=limits)

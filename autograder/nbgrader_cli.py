@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .errors import SetupMissing, command_line
 from .formgrader import environment
 from .paths import AUTOGRADER
 
@@ -65,11 +66,12 @@ def run_environment() -> dict[str, str]:
     return env
 
 
+@command_line
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     cmd = command(argv)
     if not Path(cmd[0]).exists():
-        raise SystemExit(f"{cmd[0]} is missing: run `make setup` first")
+        raise SetupMissing(f"{cmd[0]} is missing: run `make setup` first")
     os.chdir(AUTOGRADER)
     os.execve(cmd[0], cmd, run_environment())
 

@@ -15,6 +15,7 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from .errors import GradingError, RefusedInput
 from .paths import AUTOGRADER, GRADES_CSV, GRADING
 
 
@@ -23,7 +24,7 @@ def load_config():
 
     Raises
     ------
-    SystemExit
+    autograder.errors.Refused
         Naming the file, when a configuration file fails to load. (nbgrader itself logs the error
         and goes on with its defaults, under which autograde would run student code in this process.)
     """
@@ -36,7 +37,7 @@ def load_config():
     except Exception as exc:
         files = [f.filename for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith("_config.py")]
         where = files[-1] if files else "nbgrader's configuration"
-        raise SystemExit(f"{where} failed to load ({type(exc).__name__}: {exc}); "
+        raise RefusedInput(f"{where} failed to load ({type(exc).__name__}: {exc}); "
                          "stopped before nbgrader changed anything") from exc
     return app.config
 
@@ -119,4 +120,4 @@ def export(api=None) -> None:
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
         QuotedCsvExportPlugin(config=api.config, to=str(GRADES_CSV)).export(gb)
     if not GRADES_CSV.exists():
-        raise SystemExit("nbgrader export wrote no grades.csv")
+        raise GradingError("nbgrader export wrote no grades.csv")

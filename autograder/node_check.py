@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from . import dask_tls
+from .errors import command_line
 
 
 def _checks(tls: Path | None) -> list[tuple[str, str | None]]:
@@ -48,6 +49,7 @@ def _checks(tls: Path | None) -> list[tuple[str, str | None]]:
     return [*out, (f"TLS files in {tls}: ca.pem, worker.pem, worker-key.pem", None)]
 
 
+@command_line
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tls", nargs="?", type=Path, const=dask_tls.DEFAULT_DIR, default=None, metavar="DIR",

@@ -39,6 +39,7 @@ from selfattn.findings import Finding, Kind, hidden_exception_name
 
 from . import history, similarity
 from .csv_export import write_csv
+from .errors import RefusedInput, command_line
 from .gradebook_state import Awaiting
 from .paths import FEEDBACK, GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
 from .report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
@@ -559,7 +560,7 @@ def write(path: Path = REPORT, log=print) -> Path:
     (:data:`CSV_TABLES`), atomically; return its path."""
     data = load()
     if not data.verdicts:
-        raise SystemExit(f"nothing to report: no verdicts under {VERDICTS} (run `make grade` first)")
+        raise RefusedInput(f"nothing to report: no verdicts under {VERDICTS} (run `make grade` first)")
     tables: dict[str, tuple[list[str], list[list]]] = {}
     text = build(data, path.parent, tables)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -584,6 +585,7 @@ def write_quietly(log=print) -> None:
         log(f"warning: the class report was not written ({type(exc).__name__}: {exc}); retry with `make report`")
 
 
+@command_line
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=REPORT, help="where to write the page")

@@ -14,11 +14,11 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .errors import RunBusy
 from .paths import WORK
 
-
-class Busy(SystemExit):
-    """Another run holds the lock (an exit with a message, status 1)."""
+#: another run holds the lock (exit status 75 at the command line)
+Busy = RunBusy
 
 
 @contextmanager

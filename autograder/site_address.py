@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from .errors import command_line
 from .paths import COURSE
 
 CONFIG = COURSE / "_config.yml"
@@ -48,6 +49,7 @@ def problem(config: Path = CONFIG) -> str | None:
             "link there; set it to the course site's address")
 
 
+@command_line
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--strict", action="store_true", help="refuse (exit 1) instead of warning")

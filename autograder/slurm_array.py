@@ -26,6 +26,7 @@ import socket
 from concurrent.futures import ProcessPoolExecutor
 
 from . import intake, sandbox
+from .errors import GradingError, RefusedInput, SetupMissing
 from .run_summary import Summary
 from .verdicts import timed_job
 
@@ -34,10 +35,11 @@ SCRIPT = "scripts/slurm-grade-array.sh"
 
 
 def parse_task(text: str) -> tuple[int, int]:
-    """``"I/N"`` -> (I, N), or ``SystemExit`` with one line."""
+    """``"I/N"`` -> (I, N), or :class:`~autograder.errors.Refused` with one line."""
     m = re.fullmatch(r"(\d+)/(\d+)", text.strip())
     if not m or not 0 <= int(m[1]) < int(m[2]):
-        raise SystemExit(f"refused: --array-task wants I/N with 0 <= I < N (the array index of N tasks), not {text!r}")
+        raise RefusedInput(f"refused: --array-task wants I/N with 0 <= I < N (the array index of N tasks), "
+                           f"not {text!r}")
     return int(m[1]), int(m[2])
 
 
@@ -60,7 +62,7 @@ def decide_task(index: int, parts: int, limits: sandbox.Limits, workers: int | N
     Returns how many notebooks the grader could not process (their verdicts say so)."""
     sandbox.self_test()
     if sandbox.mode() != "bubblewrap" and not allow_fallback:
-        raise SystemExit(f"refused: {socket.gethostname()} has no working bubblewrap sandbox; install bubblewrap on "
+        raise SetupMissing(f"refused: {socket.gethostname()} has no working bubblewrap sandbox; install bubblewrap on "
                          "the compute nodes, or pass --allow-fallback-sandbox to grade with weaker isolation")
     mine = set(ranges([s for s, _ in intake.scan().submissions], parts)[index])
     jobs = _undecided([(s, a) for s, a in intake.scan().submissions if s in mine], limits)
@@ -79,7 +81,7 @@ def decide_task(index: int, parts: int, limits: sandbox.Limits, workers: int | N
 
 
 def check_merged(parts: int, limits: sandbox.Limits, options: str = "") -> None:
-    """Before ``--after-array N`` grades: every notebook has an up-to-date verdict, or ``SystemExit``
+    """Before ``--after-array N`` grades: every notebook has an up-to-date verdict, or ``GradingError``
     with one line naming the ranges (and students) left, and the ``sbatch`` that decides them
     (with the grading ``options`` of this run, which the array must share)."""
     subs = intake.scan().submissions
@@ -94,6 +96,6 @@ def check_merged(parts: int, limits: sandbox.Limits, options: str = "") -> None:
         left.setdefault(part_of[s], set()).add(s)
     which = ",".join(str(i) for i in sorted(left))
     names = "; ".join(f"task {i}: {', '.join(sorted(left[i]))}" for i in sorted(left))
-    raise SystemExit(f"not merged: {len(todo)} notebooks have no up-to-date verdict from the array ({names}); decide "
+    raise GradingError(f"not merged: {len(todo)} notebooks have no up-to-date verdict from the array ({names}); decide "
                      f"them with `sbatch --array={which} {' '.join([SCRIPT, str(parts), *options.split()])}`, then run "
                      "this again; or run make grade to decide them here")

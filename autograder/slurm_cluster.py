@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from . import dask_tls
 from .distributed import Target, client_security
+from .errors import ClusterError, GradingError, RefusedInput, SetupMissing
 from .paths import GRADING, ROOT
 
 #: how long to wait for the first worker job to start (a busy queue can take long; Ctrl-C stops)
@@ -50,20 +51,20 @@ def _slurm(*cmd: str) -> subprocess.CompletedProcess:
 
 
 def _check_slurm_answers() -> None:
-    """``SystemExit`` with one line unless Slurm's commands are here and its controller answers."""
+    """``GradingError`` with one line unless Slurm's commands are here and its controller answers."""
     if not shutil.which("sbatch") or not shutil.which("squeue"):
-        raise SystemExit("--slurm needs Slurm's commands (sbatch, squeue) on this machine: run it on the login node")
+        raise ClusterError("--slurm needs Slurm's commands (sbatch, squeue) on this machine: run it on the login node")
     try:
         answer = _slurm("squeue", "-h", "--me")
     except subprocess.TimeoutExpired:
-        raise SystemExit("Slurm does not answer here: squeue --me took more than 2 minutes") from None
+        raise ClusterError("Slurm does not answer here: squeue --me took more than 2 minutes") from None
     if answer.returncode != 0:
         said = (answer.stderr.strip().splitlines() or ["no message"])[-1]
-        raise SystemExit(f"Slurm does not answer here: squeue --me says: {said}")
+        raise ClusterError(f"Slurm does not answer here: squeue --me says: {said}")
 
 
 def _wait_for_first_worker(cluster, client, log_directory: str) -> None:
-    """Until a worker joins; ``SystemExit`` with one line when no job was accepted, or every job
+    """Until a worker joins; ``GradingError`` with one line when no job was accepted, or every job
     ended without its worker joining."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < FIRST_WORKER_TIMEOUT:
@@ -75,13 +76,13 @@ def _wait_for_first_worker(cluster, client, log_directory: str) -> None:
         ids = [str(job.job_id) for job in list(cluster.workers.values()) if getattr(job, "job_id", None)]
         if not ids:
             if time.monotonic() - t0 > SUBMIT_TIMEOUT:
-                raise SystemExit(f"Slurm accepted none of the worker jobs in {SUBMIT_TIMEOUT} s (sbatch failed?)")
+                raise ClusterError(f"Slurm accepted none of the worker jobs in {SUBMIT_TIMEOUT} s (sbatch failed?)")
             continue
         queued = _slurm("squeue", "-h", "-o", "%i", "-j", ",".join(ids))
         if not queued.stdout.strip():
-            raise SystemExit(f"the Slurm job{'s' * (len(ids) > 1)} {', '.join(ids)} ended before a Dask worker "
+            raise ClusterError(f"the Slurm job{'s' * (len(ids) > 1)} {', '.join(ids)} ended before a Dask worker "
                              f"joined; the job output is in {log_directory}")
-    raise SystemExit(f"no Slurm worker job started within {FIRST_WORKER_TIMEOUT // 3600} hours")
+    raise ClusterError(f"no Slurm worker job started within {FIRST_WORKER_TIMEOUT // 3600} hours")
 
 
 def _options(folder: Path) -> dict:
@@ -128,28 +129,28 @@ def started(jobs: int, ca: str | Path | None = None, cert: str | Path | None = N
 
     The scheduler and workers use every role's files in the folder of ``ca`` (by default
     ``autograder/.dask-tls/``); this process connects with ``ca``, ``cert`` and ``key``.
-    Raises ``SystemExit`` with one line when dask-jobqueue or the certificates are missing, or
+    Raises ``GradingError`` with one line when dask-jobqueue or the certificates are missing, or
     Slurm refuses the jobs.
     """
     if jobs < 1:
-        raise SystemExit(f"refused: --slurm needs at least one job, not {jobs}")
+        raise RefusedInput(f"refused: --slurm needs at least one job, not {jobs}")
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError:
-        raise SystemExit("--slurm needs dask-jobqueue in the course environment: run make setup") from None
+        raise SetupMissing("--slurm needs dask-jobqueue in the course environment: run make setup") from None
     folder = Path(ca).parent if ca else dask_tls.DEFAULT_DIR
     security = client_security(ca, cert, key)  # one line if the client's files are missing or open
     missing = [p.name for r in ("scheduler", "worker") for p in (dask_tls.cert_file(folder, r),
                                                                    dask_tls.key_file(folder, r)) if not p.is_file()]
     if missing:
-        raise SystemExit(f"no {', '.join(missing)} in {folder} for the Slurm jobs' cluster; run make dask-certs")
+        raise SetupMissing(f"no {', '.join(missing)} in {folder} for the Slurm jobs' cluster; run make dask-certs")
     _check_slurm_answers()
     options = _options(folder)
     Path(options["log_directory"]).mkdir(parents=True, exist_ok=True)
     try:
         cluster = SLURMCluster(**options)
     except Exception as exc:
-        raise SystemExit(f"cannot start the Dask scheduler for Slurm: {type(exc).__name__}: {exc}") from None
+        raise ClusterError(f"cannot start the Dask scheduler for Slurm: {type(exc).__name__}: {exc}") from None
     stop = threading.Event()
     watcher = threading.Thread(target=_watch, args=(cluster, jobs, stop, log), daemon=True)
     try:
@@ -162,10 +163,10 @@ def started(jobs: int, ca: str | Path | None = None, cert: str | Path | None = N
 
             with Client(cluster.scheduler_address, security=security, timeout="30s", set_as_default=False) as c:
                 _wait_for_first_worker(cluster, c, options["log_directory"])
-        except SystemExit:
+        except GradingError:
             raise
         except Exception as exc:
-            raise SystemExit(f"no Slurm worker job started: {type(exc).__name__}: {str(exc)[:300]}") from None
+            raise ClusterError(f"no Slurm worker job started: {type(exc).__name__}: {str(exc)[:300]}") from None
         host = str(options["scheduler_options"].get("dashboard_address") or "127.0.0.1:").rsplit(":", 1)[0]
         port = urlsplit(cluster.dashboard_link).port  # the link names the scheduler's host, not where it listens
         log(f"first Slurm worker joined after {time.monotonic() - t0:.0f} s; scheduler {cluster.scheduler_address}"

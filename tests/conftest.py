@@ -29,6 +29,7 @@ settings.load_profile("course")
 #: The lane of every test file (see the module docstring).
 LANES: dict[str, str] = {
     "test_answer.py": "unit",
+    "test_architecture.py": "unit",
     "test_catalogue_headers.py": "unit",
     "test_cell_metadata.py": "unit",
     "test_checks.py": "unit",

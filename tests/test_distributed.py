@@ -32,6 +32,7 @@ from grading_support import RELEASE, ROOT, SOLUTIONS, entries, grade, place, sub
 
 from autograder import dask_tls
 from autograder import distributed as dist
+from autograder.errors import RefusedInput, SetupMissing
 
 DASK = str(Path(sys.executable).parent / "dask")
 NOTEBOOKS = ["03-softmax-attention", "07-masking"]
@@ -243,7 +244,7 @@ def test_nobody_without_the_client_certificate_gets_in(cluster, certs, tmp_path)
     ("10.20.30.40:8786", "not a Dask scheduler address"),
 ])
 def test_an_unauthenticated_scheduler_is_refused_before_anything_is_contacted(address, reason):
-    with pytest.raises(SystemExit) as refused:
+    with pytest.raises(RefusedInput) as refused:
         dist.scheduler_target(address)
     assert reason in str(refused.value) and "\n" not in str(refused.value)
 
@@ -264,7 +265,7 @@ def test_a_plain_tcp_scheduler_is_refused_in_one_line_and_changes_nothing(tmp_pa
 
 def test_the_client_credentials_default_to_the_course_folder_and_must_be_private(tmp_path, monkeypatch, certs):
     monkeypatch.setattr(dask_tls, "DEFAULT_DIR", tmp_path / "none")
-    with pytest.raises(SystemExit, match="is missing; run make dask-certs"):
+    with pytest.raises(SetupMissing, match="is missing; run make dask-certs"):
         dist.scheduler_target("tls://127.0.0.1:8786")
     folder = tmp_path / "tls"
     shutil.copytree(certs, folder)
@@ -274,11 +275,11 @@ def test_the_client_credentials_default_to_the_course_folder_and_must_be_private
     assert target.security.tls_client_cert == str(folder / "client.pem")
     assert target.security.tls_client_key == str(folder / "client-key.pem")
     os.chmod(folder / "client-key.pem", 0o640)
-    with pytest.raises(SystemExit, match="can be read by other users; chmod 600"):
+    with pytest.raises(RefusedInput, match="can be read by other users; chmod 600"):
         dist.scheduler_target("tls://127.0.0.1:8786")
     os.chmod(folder / "client-key.pem", 0o600)
     (folder / "client.pem").write_text("not a certificate\n")
-    with pytest.raises(SystemExit, match="cannot use the Dask client certificate"):
+    with pytest.raises(RefusedInput, match="cannot use the Dask client certificate"):
         dist.scheduler_target("tls://127.0.0.1:8786")
 
 
@@ -305,7 +306,7 @@ def test_dask_certs_writes_private_keys_and_no_authority_key(tmp_path, capsys):
         assert whole.get_tls_config_for_role(role)["key"] == str(folder / f"{role}-key.pem")
         assert whole.get_connection_args(role)["ssl_context"].verify_mode == ssl.CERT_REQUIRED
     first = (folder / "ca.pem").read_bytes()
-    with pytest.raises(SystemExit, match="already holds the cluster's certificates"):
+    with pytest.raises(RefusedInput, match="already holds the cluster's certificates"):
         dask_tls.main(["--dir", str(folder)])
     assert (folder / "ca.pem").read_bytes() == first
     assert dask_tls.main(["--dir", str(folder), "--force"]) == 0

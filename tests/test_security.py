@@ -598,8 +598,9 @@ def test_a_failed_nbgrader_step_names_the_student(hostile):
     assert out.stdout.strip().splitlines()[-1] == "['ghost']"
     assert "failed for ghost" in out.stdout
     from autograder import grade
+    from autograder.errors import GradingError
 
-    with pytest.raises(SystemExit, match="ghost"):
+    with pytest.raises(GradingError, match="ghost"):
         grade._end([], ["ghost (attention, feedback)"], print)
 
 

@@ -263,9 +263,10 @@ def test_the_array_ranges_cover_the_class_once_in_order_and_evenly(students, par
 
 @pytest.mark.parametrize("text", ["3/3", "-1/3", "1", "a/b", "2/0", ""])
 def test_a_bad_array_task_is_refused_in_one_line(text):
+    from autograder.errors import RefusedInput
     from autograder.slurm_array import parse_task
 
-    with pytest.raises(SystemExit) as refused:
+    with pytest.raises(RefusedInput) as refused:
         parse_task(text)
     assert "I/N" in str(refused.value) and "\n" not in str(refused.value)
 

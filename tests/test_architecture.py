@@ -1,0 +1,97 @@
+"""The shape of the grader's code: errors become exit statuses only at the command line."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from autograder import errors
+
+ROOT = Path(__file__).resolve().parents[1]
+GRADER = ROOT / "autograder"
+
+
+def _grader_modules() -> list[Path]:
+    return sorted(p for p in GRADER.rglob("*.py") if "jupyter_data" not in p.parts)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _raises_system_exit(tree: ast.AST) -> list[int]:
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Raise) and node.exc is not None
+            and isinstance(target := node.exc.func if isinstance(node.exc, ast.Call) else node.exc, ast.Name)
+            and target.id == "SystemExit"]
+
+
+def test_only_the_command_line_turns_an_error_into_an_exit():
+    """Library code raises a GradingError; ``SystemExit`` is raised in errors.command_line alone."""
+    found = {}
+    for path in _grader_modules():
+        if path == GRADER / "errors.py":
+            continue
+        tree = ast.parse(path.read_text())
+        lines = _raises_system_exit(tree)
+        lines += [node.lineno for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                  and any(isinstance(b, ast.Name) and b.id == "SystemExit" for b in node.bases)]
+        if lines:
+            found[str(path.relative_to(ROOT))] = lines
+    assert not found, f"SystemExit outside autograder/errors.py: {found}"
+
+
+def test_the_check_above_finds_a_system_exit():
+    assert _raises_system_exit(ast.parse("def f():\n    raise SystemExit('no')\n")) == [2]
+    assert _raises_system_exit(ast.parse("raise SystemExit\n")) == [1]
+    assert _raises_system_exit(ast.parse("raise ValueError('no')\n")) == []
+
+
+def _commands() -> list[str]:
+    """Modules of the grader with a ``main`` run by ``python -m`` (the sandbox's inside excluded:
+    its scripts talk to the pipe, not to a person)."""
+    names = []
+    for path in _grader_modules():
+        text = path.read_text()
+        if "def main(" in text and '__name__ == "__main__"' in text and "harness" not in path.name \
+                and "zygote" not in path.name:
+            names.append(_module_name(path))
+    return names
+
+
+def test_every_command_turns_grading_errors_into_one_line_and_a_status():
+    commands = _commands()
+    assert len(commands) >= 6, commands  # grade, report, formgrader, dask_tls, node_check, nbgrader_cli, ...
+    unwrapped = [name for name in commands if not hasattr(importlib.import_module(name).main, "__wrapped__")]
+    assert not unwrapped, f"main not wrapped in errors.command_line: {unwrapped}"
+
+
+@pytest.mark.parametrize("error", [errors.GradingError, errors.RefusedInput, errors.SetupMissing,
+                                   errors.ClusterError, errors.RunBusy])
+def test_a_grading_error_becomes_its_line_on_stderr_and_its_status(error, capsys):
+    @errors.command_line
+    def main() -> int:
+        raise error("refused: this one line")
+
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == error.exit_status
+    assert capsys.readouterr().err == "refused: this one line\n"
+
+
+def test_statuses_tell_the_failures_apart():
+    statuses = [c.exit_status for c in (errors.GradingError, errors.RefusedInput, errors.SetupMissing,
+                                        errors.ClusterError, errors.RunBusy)]
+    assert len(set(statuses)) == len(statuses) and 0 not in statuses
+
+
+def test_other_exceptions_are_not_hidden():
+    @errors.command_line
+    def main() -> int:
+        raise KeyError("a bug")
+
+    with pytest.raises(KeyError):
+        main()
