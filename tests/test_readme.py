@@ -22,6 +22,8 @@ from guides_support import README, ROOT, STUDENT_GUIDE, anchors, code, documents
 
 #: how many lines a newcomer sees of the README before scrolling
 FIRST_SCREEN = 40
+#: the README says what the project is, the two commands and where to go next; the rest is in a guide
+README_LINES = 60
 
 
 def _vendor_sources() -> list[Path]:
@@ -117,6 +119,14 @@ def test_the_readme_first_screen_names_every_guide() -> None:
     assert "autograder" in folders, folders
     unnamed = [f for f in folders if f"`{f}/`" not in first]
     assert not unnamed, f"the README's first {FIRST_SCREEN} lines do not say what these folders hold: {unnamed}"
+
+
+def test_the_readme_stays_a_front_door() -> None:
+    lines = text(README).splitlines()
+    sections = [line for line in lines if line.startswith("## ")]
+    assert len(lines) <= README_LINES and sections == ["## Where to go next", "## Two commands"], (
+        f"README.md has {len(lines)} lines (at most {README_LINES}) and sections {sections}: "
+        "put what instructors, students or contributors need into their guide (docs/, student/START_HERE.md)")
 
 
 def test_instructors_type_every_nbgrader_command_through_the_wrapper() -> None:
