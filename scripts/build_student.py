@@ -3,8 +3,9 @@
 Writes ``_build/student/selfattn-course/`` and the same folder as one archive,
 ``_build/student/selfattn-course.zip``:
 
-- ``START_HERE.md``: set-up in one command (pip only), how to work, check, validate and hand in,
-  and the points of each notebook (read from the released notebooks' nbgrader metadata);
+- ``START_HERE.md``: the students' guide, ``student/START_HERE.md`` (set-up in one command, pip only;
+  how to work, check, validate and hand in), with the points of each notebook (read from the released
+  notebooks' nbgrader metadata) written in at its marker line;
 - ``notebooks/``: the released notebooks (``make release``), no solutions, no hidden checks;
 - ``wheels/``: a wheel of the helper package ``selfattn`` alone (no grading code, no graded function:
   ``scripts/student_package.py``);
@@ -33,6 +34,9 @@ import student_package
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "selfattn-course"
 COPIED = ("requirements.txt", "install.py", "hand_in.py", "nbgrader_config.py")
+#: the students' guide, shipped as the bundle's START_HERE.md with the points table at its marker
+START_HERE = ROOT / "student" / "START_HERE.md"
+POINTS_MARKER = "<!-- the points table and the total: written here by scripts/build_student.py (make student) -->"
 #: grader modules (standard library only) that hand_in.py imports, copied unchanged
 GRADER_COPIED = ("stored_outputs.py", "ids.py")
 
@@ -64,6 +68,8 @@ def minutes(path: Path) -> int:
 
 
 def start_here(notebooks: list[Path]) -> str:
+    """The bundle's ``START_HERE.md``: the students' guide (``student/START_HERE.md``) with the
+    points of each notebook, read from ``notebooks``, where its marker line stands."""
     rows, total, hours = [], 0.0, 0
     for path in notebooks:
         auto, manual = points(path)
@@ -71,80 +77,12 @@ def start_here(notebooks: list[Path]) -> str:
         hours += minutes(path)
         written = f" + {manual:g} written" if manual else ""
         rows.append(f"| `{path.parent.name}/{path.name}` | {title(path)} | {minutes(path)} min | {auto:g}{written} |")
-    table = "\n".join(rows)
-    return f"""# START HERE: self-attention, the exercises
-
-Nine notebooks, one per section of the lecture. Each shows the chapter's widget and asks you to
-write a few functions; checks in the notebook tell you at once whether an answer is right.
-
-## 1. Set up (once)
-
-You need Python 3.10 to 3.13 that can create virtual environments; nothing else, no administrator
-rights once Python is there. The one prerequisite on each system:
-
-| system | install first | then, in this folder |
-|---|---|---|
-| Debian, Ubuntu | `sudo apt install python3-venv` (`venv`, not there by default) | `python3 install.py` |
-| Fedora | nothing (its `python3` includes `venv`) | `python3 install.py` |
-| macOS | Python from python.org or `brew install python` (Apple's `python3` may be too old) | `python3 install.py` |
-| Windows | Python from python.org, with *py launcher* and *pip* ticked | `py install.py` |
-
-`install.py` creates `.venv` here and installs JupyterLab, NumPy, Matplotlib, nbgrader and the
-course's helper package into it (about a minute from a warm package cache, a few minutes
-otherwise). If something is missing it says so in one line and leaves nothing half-made: install
-what it names and run it again. An install stopped half-way (Ctrl-C, a closed window) leaves no
-`.venv` either; run it again.
-
-## 2. Work
-
-```bash
-.venv/bin/jupyter lab notebooks/attention/
-```
-
-(On Windows: `.venv\\Scripts\\jupyter lab notebooks\\attention`.) Open the notebooks in order.
-Write your code where it says `YOUR CODE HERE` and delete the `raise NotImplementedError()` line.
-
-## 3. Check
-
-Run the cell after each exercise. It prints a ✓ line for each passed check, or stops with one
-line that names the likely mistake. The check runs your answer the way the grader will: the
-answer cell on its own (plus the cells of the functions it is asked to use), with NumPy and the
-standard library only. So keep helpers and imports inside the answer's cell, and do not import
-`selfattn` in an answer. A ✓ means the public checks will pass when graded; more (hidden) checks
-with other inputs run at grading time, so test your functions on your own examples too. The cell
-`compare(...)` after an exercise draws your result beside the course's on the lecture's example.
-
-## 4. Validate
-
-Before handing in: *Kernel → Restart Kernel and Run All Cells*, or from this folder
-
-```bash
-.venv/bin/nbgrader validate notebooks/attention/03-softmax-attention.ipynb
-```
-
-(on Windows `.venv\\Scripts\\nbgrader validate notebooks\\attention\\03-softmax-attention.ipynb`; or the
-*Validate* button in JupyterLab's toolbar).
-
-## 5. Hand in
-
-```bash
-.venv/bin/python hand_in.py YOUR_LOGIN
-```
-
-(On Windows: `.venv\\Scripts\\python hand_in.py YOUR_LOGIN`.) It validates every notebook,
-names each one that still fails with one line saying why, and writes `YOUR_LOGIN.zip`
-(your notebooks as `YOUR_LOGIN/attention/<notebook>.ipynb`). Your login may hold letters, digits,
-`.`, `_` and `-` only, starting with a letter or digit, as grading requires. Hand in that file.
-Each exercise is graded on its own: an unfinished exercise costs only its own points.
-
-## Points
-
-| notebook | section | time | points |
-|---|---|---|---|
-{table}
-
-Total: {total:g} points, about {hours / 60:.1f} hours. Written answers are graded by hand.
-"""
+    table = "\n".join(["| notebook | section | time | points |", "|---|---|---|---|", *rows])
+    guide = START_HERE.read_text(encoding="utf-8")
+    if guide.count(POINTS_MARKER) != 1:
+        raise ValueError(f"{START_HERE.relative_to(ROOT)}: needs the line {POINTS_MARKER!r} exactly once")
+    return guide.replace(POINTS_MARKER, f"{table}\n\nTotal: {total:g} points, about {hours / 60:.1f} hours. "
+                         "Written answers are graded by hand.")
 
 
 def build_wheel(out: Path) -> Path:

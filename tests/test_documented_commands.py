@@ -1,7 +1,9 @@
-"""The README's instructor commands, run as it writes them: ``./nbgrader ...`` (and ``make nbgrader``,
-``make collect``) from the repository root and from another folder; nbgrader typed at the root fails
-in one line and leaves nothing there; ``nbgrader export --to`` and nbgrader's own export options;
-the placeholder site address; ``make grade``'s progress read line by line from a pipe.
+"""The instructors' guide's commands (``docs/instructors.md``), run as it writes them: ``./nbgrader ...``
+(and ``make nbgrader``, ``make collect``) from the repository root and from another folder; nbgrader
+typed at the root fails in one line and leaves nothing there; ``nbgrader export --to`` and
+nbgrader's own export options; the placeholder site address; ``make grade``'s progress read line by
+line from a pipe. (That every guide types the instructors' nbgrader commands through ``./nbgrader``
+is read, without running anything, in ``tests/test_readme.py``.)
 
 Each test grades or registers into a temporary course and work folder (``AUTOGRADER_COURSE``,
 ``AUTOGRADER_WORKDIR``) with a temporary user configuration (``JUPYTER_CONFIG_DIR``), so the
@@ -13,7 +15,6 @@ from __future__ import annotations
 import csv
 import os
 import re
-import runpy
 import shutil
 import subprocess
 import sys
@@ -31,8 +32,6 @@ from autograder.nbgrader_cli import resolve_paths
 
 BIN = Path(sys.executable).parent
 WRAPPER = ROOT / "nbgrader"
-#: the commands the repository root's nbgrader_config.py stops (loaded as nbgrader would, not as nbgrader)
-INSTRUCTOR_COMMANDS = runpy.run_path(str(ROOT / "nbgrader_config.py"))["INSTRUCTOR_COMMANDS"]
 
 
 @pytest.fixture
@@ -66,7 +65,7 @@ def students(work: Path) -> set[str]:
 
 def test_wrapper_works_from_the_root_and_from_any_folder(course):
     work, elsewhere = Path(course["AUTOGRADER_WORKDIR"]), Path(course["AUTOGRADER_COURSE"]).parent / "elsewhere"
-    # as the README writes it, from the repository root, with a plain PATH (no environment activated)
+    # as the instructors' guide writes it, from the repository root, with a plain PATH (no environment activated)
     env = dict(course, PATH="/usr/bin:/bin")
     run(["./nbgrader", "db", "student", "add", "alice", "--first-name", "Alice"], ROOT, env)
     # a roster file named relative to where the command is typed, from another folder
@@ -83,7 +82,7 @@ def test_make_targets_run_nbgrader_with_the_course_configuration(course):
     run(["make", "-s", "nbgrader", "ARGS=db student add carol --first-name Carol"], ROOT, course)
     run(["make", "-s", "-C", str(ROOT), "nbgrader", "ARGS=db student add dave"], elsewhere, course)
     assert students(work) == {"carol", "dave"}
-    # the README's release and collect through the exchange, a student fetching and submitting between
+    # the guide's release and collect through the exchange, a student fetching and submitting between
     run(["make", "-s", "nbgrader", "ARGS=generate_assignment attention --force"], ROOT, course)
     run([str(WRAPPER), "release_assignment", "attention"], elsewhere, course)
     home = elsewhere / "carol"
@@ -116,14 +115,6 @@ def test_relative_file_names_mean_what_they_meant_where_typed(tmp_path):
     assert resolve_paths(args, tmp_path) == [
         "db", "student", "import", str(tmp_path / "roster.csv"), "attention",
         "--to", str(tmp_path / "out.csv"), f"--CsvExportPlugin.to={tmp_path / 'b.csv'}"]
-
-
-def test_the_readme_types_every_instructor_nbgrader_command_through_the_wrapper():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    commands = re.findall(r"`((?:\./|\S*/)?nbgrader [a-z_]+[^`]*)`", readme)
-    instructor = [c for c in commands if c.split()[1] in INSTRUCTOR_COMMANDS]
-    wrapped = [c for c in instructor if c.split()[0] in ("./nbgrader", "/path/to/repo/nbgrader")]
-    assert len(instructor) > 5 and wrapped == instructor, sorted(set(instructor) - set(wrapped))
 
 
 # --- nbgrader from the wrong folder ---------------------------------------------------------------
@@ -186,7 +177,7 @@ def test_the_course_plugin_is_nbgraders_csv_plugin_and_make_grade_keeps_its_file
     assert QuotedCsvExportPlugin().to == str(GRADES_CSV)
     config = Config({"CsvExportPlugin": {"to": "/elsewhere.csv"}})
     assert QuotedCsvExportPlugin(config=config).to == "/elsewhere.csv"
-    # ... while make grade (autograder.nbgrader_steps.export) writes grades.csv where the README says
+    # ... while make grade (autograder.nbgrader_steps.export) writes grades.csv where the guide says
     assert QuotedCsvExportPlugin(config=config, to=str(GRADES_CSV)).to == str(GRADES_CSV)
 
 
