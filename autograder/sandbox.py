@@ -160,8 +160,8 @@ def _limits(limits: Limits, cgroup_fds: list[int] | None = None):
     return apply
 
 
-def _command(workdir: str, result_fd: int, script: str = "harness.py",
-             seccomp_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
+def sandbox_command(workdir: str, result_fd: int, script: str = "harness.py",
+                    seccomp_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
     """The command that runs the harness (or another ``script`` of ``workdir``: the pre-warmed
     sandbox's :mod:`autograder.zygote`), and the environment it gets (and nothing more).
     ``seccomp_fd`` (from :func:`autograder.seccomp.program_fd`, passed to the command) holds the
@@ -241,7 +241,7 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     if too_big:
         return RunResult(None, Finding("the results were larger than the grader accepts", Kind.REFUSED), [], seconds)
     try:
-        result, arrays = _parse(data[1:])
+        result, arrays = parse_frame(data[1:])
         if data[:1] not in (b"R", b"M"):
             raise ValueError("no greeting")
     except Exception:
@@ -278,7 +278,7 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
         shutil.copy(CALLING, workdir)
         read_fd, write_fd = os.pipe()
         filter_fd = seccomp.program_fd() if mode() == "bubblewrap" else None
-        command, env = _command(workdir, write_fd, seccomp_fd=filter_fd)
+        command, env = sandbox_command(workdir, write_fd, seccomp_fd=filter_fd)
         try:
             proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -289,10 +289,10 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
             seccomp.close(filter_fd)
         os.close(write_fd)
         asked = threading.Event()
-        feeder = threading.Thread(target=_feed, args=(proc.stdin, first, second, asked), daemon=True)
+        feeder = threading.Thread(target=feed, args=(proc.stdin, first, second, asked), daemon=True)
         feeder.start()
         try:
-            data, timed_out, too_big = _collect(read_fd, proc, limits, on_first_byte=asked.set,
+            data, timed_out, too_big = collect(read_fd, proc, limits, on_first_byte=asked.set,
                                                 stop=group.stop_if_capped if group else None)
         finally:
             asked.set()
@@ -338,7 +338,7 @@ def _cell_error_type(error: str, labels: list[str]) -> str | None:
     return f"the cell of {m.group(1)} raised {_error_type(m.group(2))}"
 
 
-def _feed(stdin, first: bytes, second: bytes, asked: threading.Event) -> None:
+def feed(stdin, first: bytes, second: bytes, asked: threading.Event) -> None:
     """Send the cells, and the cases once the harness asks for them (a thread: the pipe may fill)."""
     try:
         stdin.write(first)
@@ -355,7 +355,7 @@ def _feed(stdin, first: bytes, second: bytes, asked: threading.Event) -> None:
             pass
 
 
-def _collect(fd: int, proc, limits: Limits, on_first_byte=None, kill=None, stop=None) -> tuple[bytes, bool, bool]:
+def collect(fd: int, proc, limits: Limits, on_first_byte=None, kill=None, stop=None) -> tuple[bytes, bool, bool]:
     """Read the result pipe until EOF, the wall-clock limit, the size cap, or ``stop()`` says the run
     was ended (it ran into a cap of its cgroup); call ``on_first_byte`` when the harness first
     writes (it is asking for the cases). Then ``kill`` (by default the process group of ``proc``:
@@ -419,14 +419,14 @@ def self_test() -> None:
     ok = result.outcomes is not None and result.outcomes[0].values is not None
     if not ok or not np.array_equal(result.outcomes[0].value, [0.0, 2.0, 4.0]):
         raise RuntimeError(f"the grading sandbox ({mode()}) does not work: {result.failure or result.outcomes}; "
-                           f"command: {' '.join(_command('/WORKDIR', 3)[0])}")
+                           f"command: {' '.join(sandbox_command('/WORKDIR', 3)[0])}")
 
 
 #: Decompressed bytes the results of one run may declare (a real run sends a few kilobytes).
 MAX_RESULT_ARRAY_BYTES = 256 << 20
 
 
-def _parse(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+def parse_frame(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     """The JSON header and the arrays of a result frame, checked before anything is inflated.
 
     Every member of the ``.npz`` must be one the header names, hold float64 in a plain ``.npy``,

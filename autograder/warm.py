@@ -63,7 +63,7 @@ def sweep_orphans(prefix: str = _PREFIX) -> None:
 
 
 class _Child:
-    """What :func:`sandbox._collect` needs of a process, for a run forked inside the session."""
+    """What :func:`sandbox.collect` needs of a process, for a run forked inside the session."""
 
     def __init__(self, ctl: socket.socket):
         self.ctl = ctl
@@ -174,7 +174,7 @@ class Session:
             shutil.copy(source, self.workdir)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         filter_fd = seccomp.program_fd() if sandbox.mode() == "bubblewrap" else None
-        command, env = sandbox._command(self.workdir, theirs.fileno(), script="zygote.py", seccomp_fd=filter_fd)
+        command, env = sandbox.sandbox_command(self.workdir, theirs.fileno(), script="zygote.py", seccomp_fd=filter_fd)
         if sandbox.mode() == "bubblewrap":
             # the pre-warmed process is PID 1 of the sandbox's namespace: signals from the
             # student's code cannot kill it, and orphans of a run are its children to reap
@@ -276,11 +276,11 @@ class Session:
             return self.execute(first, second, limits, retried=True, group=group)
         asked = threading.Event()
         stdin = os.fdopen(stdin_w, "wb")
-        feeder = threading.Thread(target=sandbox._feed, args=(stdin, first, second, asked), daemon=True)
+        feeder = threading.Thread(target=sandbox.feed, args=(stdin, first, second, asked), daemon=True)
         feeder.start()
         child = _Child(self.ctl)
         try:
-            data, timed_out, too_big = sandbox._collect(result_r, child, limits, on_first_byte=asked.set,
+            data, timed_out, too_big = sandbox.collect(result_r, child, limits, on_first_byte=asked.set,
                                                         kill=lambda: None,
                                                         stop=group.stop_if_capped if group else None)
         except BaseException:

@@ -630,7 +630,7 @@ def test_decompression_bomb_on_the_result_channel_is_refused_before_inflating():
     assert len(frame) < 2 << 20
     script = ("import resource, sys\nfrom autograder import sandbox\n"
               "data = sys.stdin.buffer.read()\nbefore = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-              "try:\n    sandbox._parse(data)\n    print('accepted')\n"
+              "try:\n    sandbox.parse_frame(data)\n    print('accepted')\n"
               "except ValueError as e:\n    print('refused', e)\n"
               "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)\n")
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, input=frame, capture_output=True, timeout=120)
@@ -651,11 +651,11 @@ def test_result_archive_may_hold_only_announced_float_arrays():
         return struct.pack(">Q", len(head)) + head + struct.pack(">Q", buf.tell()) + buf.getvalue()
 
     good = {"outcomes": [{"values": ["r0_0"]}]}
-    assert sandbox._parse(frame(good, r0_0=np.ones(3)))[1]["r0_0"].tolist() == [1.0, 1.0, 1.0]
+    assert sandbox.parse_frame(frame(good, r0_0=np.ones(3)))[1]["r0_0"].tolist() == [1.0, 1.0, 1.0]
     for bad in (frame(good, r0_0=np.ones(3), extra=np.ones(2)), frame(good, r0_0=np.ones(3, dtype=np.int64)),
                 frame(good, r0_0=np.array(["text"]))):
         with pytest.raises(ValueError):
-            sandbox._parse(bad)
+            sandbox.parse_frame(bad)
 
 
 def test_sandbox_sees_numpy_and_nothing_else_of_the_environment(session):
