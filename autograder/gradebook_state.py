@@ -36,9 +36,7 @@ def load() -> dict:
 
 def save(state: dict) -> None:
     STATE.parent.mkdir(parents=True, exist_ok=True)
-    tmp = STATE.with_name(f".state.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
-    tmp.replace(STATE)
+    atomic.write_text(STATE, json.dumps(state, indent=1, sort_keys=True))
 
 
 #: Columns nbgrader looks rows up by that its schema leaves without an index of their own (its

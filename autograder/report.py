@@ -37,7 +37,7 @@ import nbformat
 
 from selfattn.findings import Finding, Kind, hidden_exception_name
 
-from . import history, similarity
+from . import atomic, history, similarity
 from .csv_export import write_csv
 from .errors import RefusedInput, command_line
 from .gradebook_state import Awaiting
@@ -569,9 +569,7 @@ def write(path: Path = REPORT, log=print) -> Path:
             write_csv(path.parent / name, *tables[table_id])
         else:
             (path.parent / name).unlink(missing_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    atomic.write_text(path, text)
     log(f"class report in {path}")
     return path
 

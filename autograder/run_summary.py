@@ -8,6 +8,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import atomic
+
 
 class Progress:
     """One line per finished notebook (at most about one a second for big classes), with the rate
@@ -113,8 +115,6 @@ class Summary:
     def write(self, path: Path, log=print) -> None:
         text = "\n".join(self.lines()) + "\n"
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        atomic.write_text(path, text)
         log(text.rstrip())
         log(f"(summary written to {path})")

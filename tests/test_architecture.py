@@ -95,3 +95,27 @@ def test_other_exceptions_are_not_hidden():
 
     with pytest.raises(KeyError):
         main()
+
+
+def _renames(tree: ast.AST) -> list[int]:
+    """Lines renaming a file over another (``os.replace``, ``os.rename``, ``Path.replace`` with one
+    argument; ``str.replace`` takes two)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name, owner = node.func.attr, node.func.value
+            if (name in {"replace", "rename"} and isinstance(owner, ast.Name) and owner.id == "os") or \
+                    (name in {"replace", "rename"} and len(node.args) == 1 and not node.keywords):
+                out.append(node.lineno)
+    return out
+
+
+def test_every_result_file_is_written_by_the_one_atomic_writer():
+    """A result file is replaced whole or not at all by autograder/atomic.py alone."""
+    found = {str(p.relative_to(ROOT)): lines for p in _grader_modules()
+             if p.name != "atomic.py" and (lines := _renames(ast.parse(p.read_text())))}
+    assert not found, f"hand-written atomic writes (use autograder.atomic): {found}"
+
+
+def test_the_check_above_finds_a_rename():
+    assert _renames(ast.parse("tmp.replace(path)\nos.replace(a, b)\n'x'.replace('a', 'b')\n")) == [1, 2]
