@@ -12,22 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache
 
-import nbformat
-
 from selfattn.checking import REGISTRY
 from selfattn.exercise_checks import EXERCISES
 from selfattn.fair_blame import fair_results
 from selfattn.findings import Finding
 
 from .paths import SOLUTIONS
+from .spec import answer_cells
 
 
 @cache
 def reference_cell(assignment: str, notebook: str, function: str) -> str:
     """The instructor's answer cell of ``function``, solution markers removed (trusted code)."""
-    nb = nbformat.read(SOLUTIONS / assignment / f"{notebook}.ipynb", as_version=4)
-    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == function]
-    return "\n".join(ln for ln in cell.source.splitlines() if "### BEGIN SOLUTION" not in ln
+    source = answer_cells(SOLUTIONS / assignment / f"{notebook}.ipynb")[function]
+    return "\n".join(ln for ln in source.splitlines() if "### BEGIN SOLUTION" not in ln
                      and "### END SOLUTION" not in ln) + "\n"
 
 

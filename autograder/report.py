@@ -33,8 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-import nbformat
-
 from selfattn.findings import Finding, Kind, hidden_exception_name
 
 from . import atomic, history, similarity
@@ -43,7 +41,7 @@ from .errors import RefusedInput, command_line
 from .gradebook_state import Awaiting
 from .paths import FEEDBACK, GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
 from .report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
-from .spec import exercise_of, notebooks_of, release_path
+from .spec import answer_cells, exercise_of, notebooks_of, release_path
 
 REPORT = WORK / "report" / "index.html"
 
@@ -140,12 +138,6 @@ def load(gradebook: bool = True) -> ClassData:
     data.students = sorted({s for s, _, _ in keys})
     data.assignments = sorted({a for _, a, _ in keys})
     return data
-
-
-def _solution_cells(path: Path) -> dict[str, str]:
-    nb = nbformat.read(path, as_version=4)
-    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
-            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")}
 
 
 # --- the sections ---------------------------------------------------------------------------------
@@ -512,13 +504,13 @@ def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[st
             graded = [s for (s, a2, n) in data.verdicts if a2 == a and n == nb]
             if len(graded) < 2:
                 continue
-            reference = _solution_cells(SOLUTIONS / a / f"{nb}.ipynb")
-            stubs = _solution_cells(release_path(a, nb))
+            reference = answer_cells(SOLUTIONS / a / f"{nb}.ipynb")
+            stubs = answer_cells(release_path(a, nb))
             answers: dict[str, dict[str, str]] = defaultdict(dict)
             for s in graded:
                 path = STAGED / s / a / f"{nb}.ipynb"
                 try:
-                    for gid, src in _solution_cells(path).items():
+                    for gid, src in answer_cells(path).items():
                         answers[gid][s] = src
                 except (OSError, ValueError, KeyError):
                     continue

@@ -66,6 +66,14 @@ def _hidden_region(source: str) -> str:
     return "\n".join(keep)
 
 
+def answer_cells(nb: Path | nbformat.NotebookNode) -> dict[str, str]:
+    """grade_id -> source of each answer code cell (nbgrader ``solution``) of a notebook: a source
+    notebook, a release or a staged copy (the one reader of answer cells)."""
+    nb = nbformat.read(nb, as_version=4) if isinstance(nb, Path) else nb
+    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
+            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")}
+
+
 @cache
 def load_spec(assignment: str, notebook: str) -> NotebookSpec:
     path = SOLUTIONS / assignment / f"{notebook}.ipynb"

@@ -28,7 +28,7 @@ from . import atomic, blame, history, sandbox, warm
 from .hidden_inputs import opaque
 from .paths import AUTOGRADER, GRADING, ROOT, staged_path, verdict_path
 from .paths import STAGED as STAGED  # where staged copies live (some tests find it here)
-from .spec import load_spec, release_path
+from .spec import answer_cells, load_spec, release_path
 from .staging import stage, staged_notebook
 
 #: the course modules the checks import (a test keeps this list complete)
@@ -67,13 +67,6 @@ def _seed(*parts: str) -> int:
     return int.from_bytes(h[:8], "big")
 
 
-def _answers(nb: Path | nbformat.NotebookNode) -> dict[str, str]:
-    """grade_id -> source of the answer code cells of a (staged or released) notebook."""
-    nb = nbformat.read(nb, as_version=4) if isinstance(nb, Path) else nb
-    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
-            if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
-
-
 def checks_version(assignment: str, notebook: str) -> str:
     """A digest of everything that decides this notebook's verdicts besides the answers: the test
     cells of the instructor's notebook (checks, points) and the code of the checks and the grader."""
@@ -92,7 +85,7 @@ def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str) -> st
 
     A verdict applies to a notebook only if the notebook's key equals the verdict's."""
     notes = nb.metadata.get("selfattn", {}).get("notes", [])
-    content = json.dumps({"answers": _answers(nb), "notes": notes}, sort_keys=True, ensure_ascii=False)
+    content = json.dumps({"answers": answer_cells(nb), "notes": notes}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256((content + checks_version(assignment, notebook)).encode()).hexdigest()
 
 
@@ -116,8 +109,8 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     """Decide every test cell of one staged notebook; write and return the verdict."""
     spec = load_spec(assignment, notebook)
     staged = nbformat.read(staged_path(student, assignment, notebook), as_version=4)
-    answers = _answers(staged)
-    stubs = _answers(release_path(assignment, notebook))
+    answers = answer_cells(staged)
+    stubs = answer_cells(release_path(assignment, notebook))
     cells: dict[str, dict] = {}
     checks: dict[str, Finding | None] = {}  # check id -> None (passed) or what it found, for the class report
     notes = list(notes)
