@@ -40,12 +40,51 @@ PACKAGE = ROOT / "selfattn"
 #: Modules whose every function is withheld: the attention numerics, the cost model, the
 #: experiments (built on softmax and its Jacobian), multi-head attention and the backward pass (training).
 WITHHELD_MODULES = ("numerics", "cost", "experiments", "heads", "training")
-#: Further functions withheld, by module: graded ones and those computing their formulas.
-WITHHELD = {
-    "lecture": ("layer_arrays", "lecture_shapes", "shift_matrix", "WorkedExample.raw_scores", "WorkedExample.scores",
+#: Further functions withheld, by module, that compute the formulas of graded ones (the graded
+#: functions' references themselves are read from the records: :func:`references`).
+FORMULAS = {
+    "lecture": ("layer_arrays", "shift_matrix", "WorkedExample.raw_scores", "WorkedExample.scores",
                 "WorkedExample.weights", "WorkedExample.output"),
-    "text": ("embed",),
 }
+
+
+def references(records: Path = PACKAGE / "exercise_checks.py") -> dict[str, tuple[str, ...]]:
+    """module -> names of the package functions the records use as references, read from the
+    source (``Exercise("embed", text.embed, ...)``, or a name imported ``from .experiments``)."""
+    tree = ast.parse(records.read_text(encoding="utf-8"))
+    imported: dict[str, tuple[str, str | None]] = {}  # local name -> (module, function or None)
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            for alias in node.names:
+                local = alias.asname or alias.name
+                imported[local] = (alias.name, None) if node.module is None else (node.module, alias.name)
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Exercise"):
+            continue
+        ref = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "reference"),
+                                                           None)
+        if isinstance(ref, ast.Attribute) and isinstance(ref.value, ast.Name):
+            module, function = imported.get(ref.value.id, (None, "?"))
+            if module is not None and function is None:
+                found.setdefault(module, []).append(ref.attr)
+        elif isinstance(ref, ast.Name) and ref.id in imported and imported[ref.id][1] is not None:
+            module, function = imported[ref.id]
+            found.setdefault(module, []).append(str(function))
+    return {m: tuple(names) for m, names in found.items()}
+
+
+def withheld() -> dict[str, tuple[str, ...]]:
+    """:data:`FORMULAS` with every reference outside :data:`WITHHELD_MODULES` added to its module."""
+    merged = dict(FORMULAS)
+    for module, names in references().items():
+        if module not in WITHHELD_MODULES:
+            merged[module] = tuple(dict.fromkeys((*merged.get(module, ()), *names)))
+    return merged
+
+
+#: Further functions withheld, by module: the graded ones' references and those computing their formulas.
+WITHHELD = withheld()
 #: Functions of those modules that stay: no formula, only the experiments' random inputs.
 KEPT = {"experiments": ("score_pairs",)}
 STUB_DOC = "Withheld from the student package: a graded exercise, or computed with one (see selfattn.withheld)."
