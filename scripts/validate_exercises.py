@@ -11,6 +11,8 @@ generates the rest. This names, in one line each, what is missing or does not fi
   the site's exercise list shows) or without its hints cell (``hints-<fn>``, two nested
   ``<details>``) between that heading and the answer cell;
 - a record without a public check, or depending on a function the notebook does not ask before it;
+- a reference that fails one of its own checks, or a named mistake that none of its checks names
+  (on the inputs of seed 0: a mistake must give values different from the reference's);
 - a notebook none of whose exercises has a ``compare()`` example (:data:`selfattn.compare.EXAMPLES`);
 - a notebook whose generated cells are out of step (run ``scripts/sync_notebooks.py``), or whose
   test cells nbgrader's grader cannot read.
@@ -33,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sync_notebooks import ROOT, answer_functions, compared, grade_id, sync
 
 from autograder.spec import _check_calls
+from selfattn.checking import run_check
 from selfattn.compare import EXAMPLES
 from selfattn.exercise_checks import EXERCISES
 
@@ -105,6 +108,22 @@ def exercise_problems(nb, where: str) -> list[str]:
     return problems
 
 
+def record_problems(function: str) -> list[str]:
+    """Problems of one record: its reference must pass its checks, each mistake must be named by one."""
+    record = EXERCISES[function]
+    problems = []
+    if record.reference is not None:
+        for check_ in record.checks:
+            if (found := run_check(check_, record.reference)) is not None:
+                problems.append(f"exercise {function}: its reference fails its own check {check_.id}: "
+                                f"{str(found).splitlines()[0]}")
+    for mistake in record.mistakes:
+        if not any(getattr(run_check(c, mistake.wrong), "name", None) == mistake.message for c in record.checks):
+            problems.append(f"exercise {function}: none of its checks names its mistake {mistake.message!r} "
+                            "(give one an input on which the mistake's values differ from the reference's)")
+    return problems
+
+
 def notebook_problems(path: Path) -> list[str]:
     """Every problem of one source notebook."""
     where = path.relative_to(ROOT).as_posix()
@@ -141,6 +160,7 @@ def course_problems(root: Path = ROOT) -> list[str]:
     answered = {fn for path in paths for fn in answer_functions(nbformat.read(path, as_version=4))}
     problems += [f"exercise {fn}: a record in {records_file()} but no answer cell (grade_id {fn}) in solutions/"
                  for fn in EXERCISES if fn not in answered]
+    problems += [p for fn in EXERCISES for p in record_problems(fn)]
     return problems
 
 

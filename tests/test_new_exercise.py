@@ -39,6 +39,9 @@ ROW_SUMS.check("small", "the sum of each row", lambda rng: [Case((rand(rng, 3, 4
 EXERCISES[ROW_SUMS.function] = ROW_SUMS
 '''
 NO_PUBLIC_CHECK = "\n".join(ln for ln in RECORD.splitlines() if not ln.startswith("ROW_SUMS.check("))
+#: a "mistake" that gives the reference's values: no check can name it
+INVISIBLE = RECORD.replace(
+    "mistakes=[", 'mistakes=[\n    Mistake(lambda X: np.asarray(X).sum(axis=1) * 1.0, "multiplied by one"),')
 HIDDEN = '''
 
 from selfattn.exercise_checks import ROW_SUMS  # noqa: E402
@@ -67,10 +70,10 @@ def copy_course(dest: Path) -> Path:
     return dest
 
 
-def add_toy(course: Path, *, leave_out: str = "", answer: str = ANSWER) -> None:
+def add_toy(course: Path, *, leave_out: str = "", answer: str = ANSWER, record: str = RECORD) -> None:
     """Write the toy exercise into ``course`` in its three places (``leave_out`` names one piece to omit)."""
     if leave_out != "record":
-        record = NO_PUBLIC_CHECK if leave_out == "public check" else RECORD
+        record = NO_PUBLIC_CHECK if leave_out == "public check" else record
         with open(course / "selfattn" / "exercise_checks.py", "a") as fh:
             fh.write(record)
         with open(course / "autograder" / "hidden_checks.py", "a") as fh:
@@ -81,8 +84,8 @@ def add_toy(course: Path, *, leave_out: str = "", answer: str = ANSWER) -> None:
     cells = [nbformat.v4.new_markdown_cell(HEADING, metadata=_meta("md-row_sums")),
              nbformat.v4.new_markdown_cell(HINTS, metadata=_meta("hints-row_sums")),
              nbformat.v4.new_code_cell(answer, metadata=_meta("row_sums", locked=False, solution=True))]
-    omit = {"heading": 0, "hints cell": 1}.get(leave_out)
-    nb.cells[at:at] = [c for i, c in enumerate(cells) if i != omit]
+    omit = {"heading": {0}, "hints cell": {1}, "answer cell": {0, 1, 2}}.get(leave_out, set())
+    nb.cells[at:at] = [c for i, c in enumerate(cells) if i not in omit]
     nbformat.write(nb, path)
 
 
@@ -197,6 +200,8 @@ def test_the_grader_gives_the_answer_its_points_and_the_mistake_none(released, t
 
 
 @pytest.mark.parametrize("leave_out, answer, line", [
+    ("answer cell", ANSWER, "exercise row_sums: a record in selfattn/exercise_checks.py but no answer cell (grade_id "
+                            "row_sums) in solutions/"),
     ("record", ANSWER, "exercise row_sums: no record in selfattn/exercise_checks.py (EXERCISES) for its answer cell "
                        f"in solutions/attention/{NOTEBOOK}.ipynb"),
     ("public check", ANSWER, "exercise row_sums: its record has no public check"),
@@ -208,11 +213,13 @@ def test_the_grader_gives_the_answer_its_points_and_the_mistake_none(released, t
                                                          f"solutions/attention/{NOTEBOOK}.ipynb does not define"),
     ("sync", ANSWER, f"solutions/attention/{NOTEBOOK}.ipynb: its generated cells are out of step: run "
                      ".venv/bin/python scripts/sync_notebooks.py"),
-], ids=["record", "public-check", "hints", "heading", "definition", "sync"])
+    ("invisible mistake", ANSWER, "exercise row_sums: none of its checks names its mistake 'multiplied by one'"),
+], ids=["answer-cell", "record", "public-check", "hints", "heading", "definition", "sync", "invisible-mistake"])
 def test_each_missing_piece_stops_the_release_with_one_line(pristine, tmp_path, leave_out, answer, line):
     course = tmp_path / "c"
     shutil.copytree(pristine, course, symlinks=True)
-    add_toy(course, leave_out=leave_out, answer=answer)
+    record = INVISIBLE if leave_out == "invisible mistake" else RECORD
+    add_toy(course, leave_out=leave_out, answer=answer, record=record)
     if leave_out != "sync":
         run([sys.executable, "scripts/sync_notebooks.py"], course)
     result = run(["make", "-s", "-o", ".venv/.installed", "release"], course)
