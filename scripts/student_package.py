@@ -48,20 +48,33 @@ FORMULAS = {
 }
 
 
-def references(records: Path = PACKAGE / "exercise_checks.py") -> dict[str, tuple[str, ...]]:
+def _exercise_calls(tree: ast.Module) -> list[ast.Call]:
+    return [n for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Exercise"]
+
+
+def records_file() -> Path:
+    """The package's module that writes the records (the one calling ``Exercise(...)`` most)."""
+    counts = {p: len(_exercise_calls(ast.parse(p.read_text(encoding="utf-8")))) for p in sorted(PACKAGE.rglob("*.py"))}
+    return max(counts, key=lambda p: counts[p])
+
+
+def references(records: Path | None = None) -> dict[str, tuple[str, ...]]:
     """module -> names of the package functions the records use as references, read from the
     source (``Exercise("embed", text.embed, ...)``, or a name imported ``from .experiments``)."""
-    tree = ast.parse(records.read_text(encoding="utf-8"))
-    imported: dict[str, tuple[str, str | None]] = {}  # local name -> (module, function or None)
+    path = records or records_file()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    here = list(path.resolve().parent.relative_to(PACKAGE.resolve()).parts)  # its package, below selfattn
+    imported: dict[str, tuple[str, str | None]] = {}  # local name -> (module below selfattn, function or None)
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
+        if isinstance(node, ast.ImportFrom) and node.level >= 1:
+            base = here[:len(here) - node.level + 1]
             for alias in node.names:
                 local = alias.asname or alias.name
-                imported[local] = (alias.name, None) if node.module is None else (node.module, alias.name)
+                imported[local] = ((".".join([*base, alias.name]), None) if node.module is None
+                                   else (".".join([*base, node.module]), alias.name))
     found: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Exercise"):
-            continue
+    for node in _exercise_calls(tree):
         ref = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "reference"),
                                                            None)
         if isinstance(ref, ast.Attribute) and isinstance(ref.value, ast.Name):

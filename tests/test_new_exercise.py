@@ -10,6 +10,7 @@ answer full points and the mistake none. Each missing piece stops ``make release
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import subprocess
@@ -20,7 +21,20 @@ import nbformat
 import pytest
 from grading_support import ROOT, scores
 
+import autograder.hidden_checks
 from selfattn.book import notebook_exercises
+from selfattn.exercise_checks import EXERCISES
+
+
+def _file_of(check_) -> str:
+    """The repository file that declared ``check_`` (where a new record, or hidden check, goes)."""
+    return Path(inspect.getfile(check_.cases)).resolve().relative_to(ROOT).as_posix()
+
+
+#: the records module and the hidden checks' file, wherever they live
+RECORDS = _file_of(EXERCISES["embed"].public_checks[0])
+HIDDEN_CHECKS = _file_of(next(c for c in EXERCISES["embed"].checks if c.hidden))
+assert Path(HIDDEN_CHECKS) == Path(autograder.hidden_checks.__file__).resolve().relative_to(ROOT)
 
 NOTEBOOK = "08-cost"
 #: what the copy needs of the repository (tracked files only: no work folders, no build)
@@ -44,9 +58,9 @@ INVISIBLE = RECORD.replace(
     "mistakes=[", 'mistakes=[\n    Mistake(lambda X: np.asarray(X).sum(axis=1) * 1.0, "multiplied by one"),')
 HIDDEN = '''
 
-from selfattn.exercise_checks import ROW_SUMS  # noqa: E402
+from selfattn.exercise_checks import EXERCISES  # noqa: E402
 
-ROW_SUMS.hidden("random", "random shapes with more columns than rows",
+EXERCISES["row_sums"].hidden("random", "random shapes with more columns than rows",
     lambda rng: [Case((rand(rng, int(rng.integers(2, 5)), int(rng.integers(5, 9))),)) for _ in range(2)])
 '''
 HEADING = "## Exercise 1: row sums\n\nWrite `row_sums(X)`: the sum of each row of `X`."
@@ -74,9 +88,9 @@ def add_toy(course: Path, *, leave_out: str = "", answer: str = ANSWER, record: 
     """Write the toy exercise into ``course`` in its three places (``leave_out`` names one piece to omit)."""
     if leave_out != "record":
         record = NO_PUBLIC_CHECK if leave_out == "public check" else record
-        with open(course / "selfattn" / "exercise_checks.py", "a") as fh:
+        with open(course / RECORDS, "a") as fh:
             fh.write(record)
-        with open(course / "autograder" / "hidden_checks.py", "a") as fh:
+        with open(course / HIDDEN_CHECKS, "a") as fh:
             fh.write(HIDDEN)
     path = course / "solutions" / "attention" / f"{NOTEBOOK}.ipynb"
     nb = nbformat.read(path, as_version=4)
@@ -200,10 +214,10 @@ def test_the_grader_gives_the_answer_its_points_and_the_mistake_none(released, t
 
 
 @pytest.mark.parametrize("leave_out, answer, line", [
-    ("answer cell", ANSWER, "exercise row_sums: a record in selfattn/exercise_checks.py but no answer cell (grade_id "
-                            "row_sums) in solutions/"),
-    ("record", ANSWER, "exercise row_sums: no record in selfattn/exercise_checks.py (EXERCISES) for its answer cell "
-                       f"in solutions/attention/{NOTEBOOK}.ipynb"),
+    ("answer cell", ANSWER, f"exercise row_sums: a record in {RECORDS} but no answer cell (grade_id row_sums) in "
+                            "solutions/"),
+    ("record", ANSWER, f"exercise row_sums: no record in {RECORDS} (EXERCISES) for its answer cell in "
+                       f"solutions/attention/{NOTEBOOK}.ipynb"),
     ("public check", ANSWER, "exercise row_sums: its record has no public check"),
     ("hints cell", ANSWER, f"exercise row_sums: no hints cell (grade_id hints-row_sums) in solutions/attention/"
                            f"{NOTEBOOK}.ipynb"),
