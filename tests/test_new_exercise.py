@@ -228,16 +228,19 @@ def test_the_grader_gives_the_answer_its_points_and_the_mistake_none(released, t
     ("sync", ANSWER, f"solutions/attention/{NOTEBOOK}.ipynb: its generated cells are out of step: run "
                      ".venv/bin/python scripts/sync_notebooks.py"),
     ("invisible mistake", ANSWER, "exercise row_sums: none of its checks names its mistake 'multiplied by one'"),
-], ids=["answer-cell", "record", "public-check", "hints", "heading", "definition", "sync", "invisible-mistake"])
+    ("broken record", ANSWER, f"the exercises do not load: {RECORDS}:"),
+], ids=["answer-cell", "record", "public-check", "hints", "heading", "definition", "sync", "invisible-mistake",
+        "broken-record"])
 def test_each_missing_piece_stops_the_release_with_one_line(pristine, tmp_path, leave_out, answer, line):
     course = tmp_path / "c"
     shutil.copytree(pristine, course, symlinks=True)
-    record = INVISIBLE if leave_out == "invisible mistake" else RECORD
+    record = {"invisible mistake": INVISIBLE, "broken record": RECORD + "ROW_SUM.check('x', 'y', list)\n"}.get(
+        leave_out, RECORD)
     add_toy(course, leave_out=leave_out, answer=answer, record=record)
     if leave_out != "sync":
         run([sys.executable, "scripts/sync_notebooks.py"], course)
     result = run(["make", "-s", "-o", ".venv/.installed", "release"], course)
-    problems = [ln for ln in result.stderr.splitlines() if ln.startswith(("exercise ", "solutions/"))]
+    problems = [ln for ln in result.stderr.splitlines() if ln.startswith(("exercise ", "solutions/", "the exercises"))]
     assert result.returncode != 0 and len(problems) == 1 and problems[0].startswith(line), result.stderr[-3000:]
     assert not (course / "notebooks" / "attention" / f"{NOTEBOOK}.ipynb").read_text().count("row_sums"), \
         "nothing was released"
