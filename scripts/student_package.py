@@ -67,12 +67,20 @@ def references(records: Path | None = None) -> dict[str, tuple[str, ...]]:
     here = list(path.resolve().parent.relative_to(PACKAGE.resolve()).parts)  # its package, below selfattn
     imported: dict[str, tuple[str, str | None]] = {}  # local name -> (module below selfattn, function or None)
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level >= 1:
-            base = here[:len(here) - node.level + 1]
-            for alias in node.names:
-                local = alias.asname or alias.name
-                imported[local] = ((".".join([*base, alias.name]), None) if node.module is None
-                                   else (".".join([*base, node.module]), alias.name))
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        named = (node.module or "").split(".") if node.module else []
+        if node.level:
+            parts = [*here[:len(here) - node.level + 1], *named]
+        elif named[:1] == ["selfattn"]:
+            parts = named[1:]
+        else:
+            continue
+        for alias in node.names:
+            local = alias.asname or alias.name
+            is_module = PACKAGE.joinpath(*parts, f"{alias.name}.py").is_file()
+            imported[local] = ((".".join([*parts, alias.name]), None) if is_module
+                               else (".".join(parts), alias.name))
     found: dict[str, list[str]] = {}
     for node in _exercise_calls(tree):
         ref = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "reference"),

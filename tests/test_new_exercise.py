@@ -5,7 +5,9 @@ answer cell (with its heading and hints) in a source notebook, its record in the
 its hidden check in ``autograder/hidden_checks.py``. Then ``scripts/sync_notebooks.py`` and
 ``make release`` give it its test cells, summary line and place on the site's exercise list; the
 released notebook's ``check()`` ticks the answer and names the mistake; and the grader gives the
-answer full points and the mistake none. Each missing piece stops ``make release`` with one line.
+answer full points and the mistake none. Its reference, in a new module of the package, joins the
+verdict key and is withheld from the student package without being listed anywhere. Each missing
+piece stops ``make release`` with one line.
 """
 
 from __future__ import annotations
@@ -44,9 +46,21 @@ MISTAKE = "summed down the columns: sum each row, along axis 1"
 ANSWER = 'def row_sums(X):\n    """The sum of each row of X (T, d) -> (T,)."""\n    ### BEGIN SOLUTION\n' \
          "    return X.sum(axis=1)\n    ### END SOLUTION"
 WRONG = 'def row_sums(X):\n    """The sum of each row of X (T, d) -> (T,)."""\n    return X.sum(axis=0)'
+#: the reference, in a module of its own (the package's one implementation of the formula)
+REFERENCE = '''"""Sums along rows: the toy exercise's reference."""
+
+import numpy as np
+
+
+def row_sums(X):
+    """The sum of each row: (T, d) -> (T,)."""
+    return np.asarray(X).sum(axis=1)
+'''
 RECORD = f'''
 
-ROW_SUMS = Exercise("row_sums", lambda X: np.asarray(X).sum(axis=1), mistakes=[
+from selfattn import rows  # noqa: E402
+
+ROW_SUMS = Exercise("row_sums", rows.row_sums, mistakes=[
     Mistake(lambda X: np.asarray(X).sum(axis=0), "{MISTAKE}"),
 ])
 ROW_SUMS.check("small", "the sum of each row", lambda rng: [Case((rand(rng, 3, 4),))])
@@ -86,6 +100,7 @@ def copy_course(dest: Path) -> Path:
 
 def add_toy(course: Path, *, leave_out: str = "", answer: str = ANSWER, record: str = RECORD) -> None:
     """Write the toy exercise into ``course`` in its three places (``leave_out`` names one piece to omit)."""
+    (course / "selfattn" / "rows.py").write_text(REFERENCE)
     if leave_out != "record":
         record = NO_PUBLIC_CHECK if leave_out == "public check" else record
         with open(course / RECORDS, "a") as fh:
@@ -211,6 +226,17 @@ def test_the_grader_gives_the_answer_its_points_and_the_mistake_none(released, t
         k: v for k, v in ada.items() if not k.startswith("row_sums")}, "the mistake costs only its own points"
     feedback = (work / "feedback" / "ben" / "attention" / f"{NOTEBOOK}.html").read_text()
     assert "summed down the columns" in feedback
+
+
+def test_the_new_reference_keys_the_verdicts_and_is_withheld_from_students(released, tmp_path):
+    code = "from autograder.verdicts import CHECK_MODULES; print(' '.join(CHECK_MODULES))"
+    assert "rows" in ok(run([sys.executable, "-c", code], released)).stdout.split(), "a change to it re-grades"
+    ok(run([sys.executable, "scripts/student_package.py", str(tmp_path)], released))
+    student = tmp_path / "selfattn"
+    assert "sum(axis=1)" not in (student / "rows.py").read_text()
+    assert "'rows.row_sums'" in (student / "rows.py").read_text(), "row_sums looks its results up"
+    records = (student / Path(RECORDS).relative_to("selfattn")).read_text()
+    assert "ROW_SUMS" in records and "sum(axis=0)" not in records, "the named mistake is withheld too"
 
 
 @pytest.mark.parametrize("leave_out, answer, line", [
