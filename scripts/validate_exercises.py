@@ -14,8 +14,9 @@ generates the rest. This names, in one line each, what is missing or does not fi
 - a reference that fails one of its own checks, or a named mistake that none of its checks names
   (on the inputs of seed 0: a mistake must give values different from the reference's);
 - a notebook none of whose exercises has a ``compare()`` example (:data:`selfattn.compare.EXAMPLES`);
-- a notebook whose generated cells are out of step (run ``scripts/sync_notebooks.py``), or whose
-  test cells nbgrader's grader cannot read.
+- a test cell calling a check that no record or hidden check declares (one removed since), or
+  that the grader cannot read;
+- a notebook whose generated cells are out of step (run ``scripts/sync_notebooks.py``).
 
 Exit status 1 when anything is wrong (each problem on its own line on stderr), else 0.
 """
@@ -50,7 +51,7 @@ try:
     from sync_notebooks import ROOT, answer_functions, compared, grade_id, sync
 
     from autograder.spec import _check_calls
-    from selfattn.checking import run_check
+    from selfattn.checking import REGISTRY, run_check
     from selfattn.compare import EXAMPLES
     from selfattn.exercise_checks import EXERCISES
 except Exception as exc:  # a record or a hidden check with an error: name its line, once
@@ -156,9 +157,12 @@ def notebook_problems(path: Path) -> list[str]:
             except (SyntaxError, ValueError) as e:
                 problems.append(str(e).splitlines()[0])
                 continue
-            for fn, _ in calls:
+            for fn, cid in calls:
                 if fn not in functions:
                     problems.append(f"{where}: test cell {grade_id(cell)} checks {fn}, which has no answer cell there")
+                elif cid not in REGISTRY or REGISTRY[cid].function != fn:
+                    problems.append(f"{where}: test cell {grade_id(cell)} calls check {cid!r}, which no record or "
+                                    f"hidden check of {fn} declares")
     if functions and compared(nb) is None:
         problems.append(f"{where}: none of its exercises ({', '.join(functions)}) has a compare() example in "
                         f"{_source_file(EXAMPLES)} (EXAMPLES)")

@@ -255,8 +255,10 @@ def test_the_new_reference_keys_the_verdicts_and_is_withheld_from_students(relea
                      ".venv/bin/python scripts/sync_notebooks.py"),
     ("invisible mistake", ANSWER, "exercise row_sums: none of its checks names its mistake 'multiplied by one'"),
     ("broken record", ANSWER, f"the exercises do not load: {RECORDS}:"),
+    ("hidden check, later", ANSWER, f"solutions/attention/{NOTEBOOK}.ipynb: test cell row_sums-hidden calls check "
+                                    "'row_sums/hidden/random', which no record or hidden check of row_sums declares"),
 ], ids=["answer-cell", "record", "public-check", "hints", "heading", "definition", "sync", "invisible-mistake",
-        "broken-record"])
+        "broken-record", "hidden-check-removed"])
 def test_each_missing_piece_stops_the_release_with_one_line(pristine, tmp_path, leave_out, answer, line):
     course = tmp_path / "c"
     shutil.copytree(pristine, course, symlinks=True)
@@ -265,6 +267,8 @@ def test_each_missing_piece_stops_the_release_with_one_line(pristine, tmp_path, 
     add_toy(course, leave_out=leave_out, answer=answer, record=record)
     if leave_out != "sync":
         run([sys.executable, "scripts/sync_notebooks.py"], course)
+    if leave_out == "hidden check, later":  # generated with it, then it is taken out again
+        (course / HIDDEN_CHECKS).write_text((pristine / HIDDEN_CHECKS).read_text())
     result = run(["make", "-s", "-o", ".venv/.installed", "release"], course)
     problems = [ln for ln in result.stderr.splitlines() if ln.startswith(("exercise ", "solutions/", "the exercises"))]
     assert result.returncode != 0 and len(problems) == 1 and problems[0].startswith(line), result.stderr[-3000:]
