@@ -87,7 +87,7 @@ def hidden_source(function: str) -> str:
                       *(f'check({function}, "{cid}")' for cid in ids), "### END HIDDEN TESTS"])
 
 
-def test_cell(function: str, kind: str, source: str):
+def graded_cell(function: str, kind: str, source: str):
     """A new locked graded cell ``<function>-<kind>`` with the default points."""
     gid = f"{function}-{kind}"
     cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
@@ -114,7 +114,7 @@ def sync_test_cells(nb) -> None:
                 continue
             after = max(i for i, c in enumerate(nb.cells) if grade_id(c) in (function, f"{function}-public"))
             source = public_source(function) if kind == "public" else hidden_source(function)
-            nb.cells.insert(after + 1, test_cell(function, kind, source))
+            nb.cells.insert(after + 1, graded_cell(function, kind, source))
 
 
 def number_headings(nb) -> None:
