@@ -86,8 +86,10 @@ test-fast: $(VENV_STAMP) $(SYS_STAMP)
 site-address: $(VENV_STAMP)
 	@$(BIN)/python -m autograder.site_address $(if $(REQUIRE_SITE),--strict)
 
-# Student notebooks (notebooks/) are generated from the instructor's solutions/ by nbgrader.
+# Student notebooks (notebooks/) are generated from the instructor's solutions/ by nbgrader, once
+# scripts/validate_exercises.py finds every exercise complete (one line per missing piece otherwise).
 release: $(VENV_STAMP) site-address
+	$(BIN)/python scripts/validate_exercises.py
 	cd autograder && for a in $$(ls ../solutions); do $(BIN)/nbgrader generate_assignment $$a --force --log-level=WARN; done
 
 # What a course hands out: _build/student/selfattn-course/ and .zip (notebooks, wheel, START HERE).

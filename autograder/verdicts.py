@@ -5,6 +5,7 @@ never runs student code. One notebook is one independent job.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import json
@@ -31,11 +32,42 @@ from .paths import STAGED as STAGED  # where staged copies live (some tests find
 from .spec import answer_cells, load_spec, release_path
 from .staging import stage, staged_notebook
 
-#: the course modules the checks import (a test keeps this list complete)
-CHECK_MODULES = ("answer", "calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "fair_blame",
-                 "findings", "lecture", "numerics", "text", "token_lookup", "training", "withheld")
+
+def _module_file(name: str) -> Path | None:
+    """The file of the module ``name`` ("selfattn.numerics") in the repository, if it is one."""
+    base = ROOT.joinpath(*name.split("."))
+    return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+
+
+def imported_modules(start: str, packages: tuple[str, ...] = ("selfattn", "autograder")) -> tuple[str, ...]:
+    """Every module of ``packages`` that importing ``start`` loads, sorted, read from the import
+    statements of the code (all of them, also those inside functions) rather than from one
+    process's ``sys.modules``, so the answer is the same in every process."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # a package's __init__ runs first
+        here = parts if path.name == "__init__.py" else parts[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                todo += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join([*here[:len(here) - node.level + 1]] if node.level else [])
+                whole = ".".join(p for p in (base, node.module or "") if p)
+                todo += [whole, *(f"{whole}.{a.name}" for a in node.names)]
+    return tuple(sorted(m for m in seen if m.split(".")[0] in packages))
+
+
+#: the course modules (below selfattn) the checks import, derived from the grader's imports
+CHECK_MODULES = tuple(m.split(".", 1)[1] for m in imported_modules("autograder.verdicts") if m.startswith("selfattn."))
 #: the code that decides a verdict: when any of it changes, every verdict is stale
-_CHECK_CODE = (*(ROOT / "selfattn" / f"{m}.py" for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
+_CHECK_CODE = (*(_module_file(f"selfattn.{m}") for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
                AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py", AUTOGRADER / "verdicts.py",
                AUTOGRADER / "blame.py")
 

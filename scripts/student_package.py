@@ -40,12 +40,72 @@ PACKAGE = ROOT / "selfattn"
 #: Modules whose every function is withheld: the attention numerics, the cost model, the
 #: experiments (built on softmax and its Jacobian), multi-head attention and the backward pass (training).
 WITHHELD_MODULES = ("numerics", "cost", "experiments", "heads", "training")
-#: Further functions withheld, by module: graded ones and those computing their formulas.
-WITHHELD = {
-    "lecture": ("layer_arrays", "lecture_shapes", "shift_matrix", "WorkedExample.raw_scores", "WorkedExample.scores",
+#: Further functions withheld, by module, that compute the formulas of graded ones (the graded
+#: functions' references themselves are read from the records: :func:`references`).
+FORMULAS = {
+    "lecture": ("layer_arrays", "shift_matrix", "WorkedExample.raw_scores", "WorkedExample.scores",
                 "WorkedExample.weights", "WorkedExample.output"),
-    "text": ("embed",),
 }
+
+
+def _exercise_calls(tree: ast.Module) -> list[ast.Call]:
+    return [n for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Exercise"]
+
+
+def records_file() -> Path:
+    """The package's module that writes the records (the one calling ``Exercise(...)`` most)."""
+    counts = {p: len(_exercise_calls(ast.parse(p.read_text(encoding="utf-8")))) for p in sorted(PACKAGE.rglob("*.py"))}
+    return max(counts, key=lambda p: counts[p])
+
+
+def references(records: Path | None = None) -> dict[str, tuple[str, ...]]:
+    """module -> names of the package functions the records use as references, read from the
+    source (``Exercise("embed", text.embed, ...)``, or a name imported ``from .experiments``)."""
+    path = records or records_file()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    here = list(path.resolve().parent.relative_to(PACKAGE.resolve()).parts)  # its package, below selfattn
+    imported: dict[str, tuple[str, str | None]] = {}  # local name -> (module below selfattn, function or None)
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        named = (node.module or "").split(".") if node.module else []
+        if node.level:
+            parts = [*here[:len(here) - node.level + 1], *named]
+        elif named[:1] == ["selfattn"]:
+            parts = named[1:]
+        else:
+            continue
+        for alias in node.names:
+            local = alias.asname or alias.name
+            is_module = PACKAGE.joinpath(*parts, f"{alias.name}.py").is_file()
+            imported[local] = ((".".join([*parts, alias.name]), None) if is_module
+                               else (".".join(parts), alias.name))
+    found: dict[str, list[str]] = {}
+    for node in _exercise_calls(tree):
+        ref = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "reference"),
+                                                           None)
+        if isinstance(ref, ast.Attribute) and isinstance(ref.value, ast.Name):
+            module, function = imported.get(ref.value.id, (None, "?"))
+            if module is not None and function is None:
+                found.setdefault(module, []).append(ref.attr)
+        elif isinstance(ref, ast.Name) and ref.id in imported and imported[ref.id][1] is not None:
+            module, function = imported[ref.id]
+            found.setdefault(module, []).append(str(function))
+    return {m: tuple(names) for m, names in found.items()}
+
+
+def withheld() -> dict[str, tuple[str, ...]]:
+    """:data:`FORMULAS` with every reference outside :data:`WITHHELD_MODULES` added to its module."""
+    merged = dict(FORMULAS)
+    for module, names in references().items():
+        if module not in WITHHELD_MODULES:
+            merged[module] = tuple(dict.fromkeys((*merged.get(module, ()), *names)))
+    return merged
+
+
+#: Further functions withheld, by module: the graded ones' references and those computing their formulas.
+WITHHELD = withheld()
 #: Functions of those modules that stay: no formula, only the experiments' random inputs.
 KEPT = {"experiments": ("score_pairs",)}
 STUB_DOC = "Withheld from the student package: a graded exercise, or computed with one (see selfattn.withheld)."

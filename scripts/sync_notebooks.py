@@ -1,10 +1,20 @@
-"""Keep the parts of the instructor notebooks that are derived from other records in step.
+"""Generate the parts of the instructor notebooks that follow from other records.
 
-Run after editing ``_config.yml``, the checks or the points, then ``make release``:
+An exercise is written in two places: its answer cell (with its ``## Exercise N:`` heading and
+hints cell) in ``solutions/``, and its record in ``selfattn/exercise_checks.py`` with its hidden
+checks in ``autograder/hidden_checks.py``. Run this after editing either, or ``_config.yml``, then
+``make release`` (which first runs ``scripts/validate_exercises.py``):
 
 - the link to the chapter in the first cell points at the published site
   (``html: baseurl:`` of ``_config.yml`` + ``book/<chapter>.html``);
-- the first line of each hidden-check cell says what those checks try (their descriptions);
+- each ``## Exercise N:`` heading is numbered in the order of the notebook's answer cells;
+- after each answer cell, its two locked test cells: ``<fn>-public`` with one ``check()`` per
+  public check of the record, and ``<fn>-hidden`` (when it has hidden checks) whose first line
+  says what they try and whose hidden region calls each of them; a missing one is created (1 and 2
+  points, the course's default: change ``points`` in its metadata), an existing one keeps its
+  points, its id and its first line;
+- the ``compare()`` cell after the checks of the notebook's exercise that has an example in
+  :data:`selfattn.compare.EXAMPLES`;
 - the last cell prints the notebook's summary (:func:`selfattn.checking.summary`), with the
   points and public checks of each exercise read from the notebook itself.
 
@@ -28,23 +38,30 @@ import selfattn.exercise_checks  # noqa: E402, F401 - registers the public check
 from autograder.spec import _check_calls, _hidden_region  # noqa: E402
 from selfattn.checking import REGISTRY  # noqa: E402
 from selfattn.compare import EXAMPLES  # noqa: E402
+from selfattn.exercise_checks import EXERCISES  # noqa: E402
 
 LINK = re.compile(r"\]\((?:\.\./\.\./_build/html/|https?://[^)\s]*?/)(book/[\w.-]+\.html)\)"
                   r"(?: \(build the site with `make book`\))?")
 SUMMARY_ID = "summary"
+HEADING = re.compile(r"## Exercise \d+:")
+#: Points of a test cell this script creates (an existing cell keeps its own).
+DEFAULT_POINTS = {"public": 1, "hidden": 2}
+HIDDEN_IMPORT = "import autograder.hidden_checks  # instructor-only checks"
 
-#: The exercise each notebook's comparison widget shows (selfattn.compare.EXAMPLES has its input).
-COMPARED = {
-    "01-embeddings.ipynb": "embed",
-    "02-queries-keys-values.ipynb": "shape_answers",
-    "03-softmax-attention.ipynb": "attention",
-    "04-scaling.ipynb": "score_stds",
-    "05-saturation.ipynb": "softmax_jacobian",
-    "06-equivariance.ipynb": "permutation_matrix",
-    "07-masking.ipynb": "causal_mask",
-    "08-cost.ipynb": "attention_flops",
-    "09-problem-20.ipynb": "lookup_table_weights",
-}
+
+def grade_id(cell) -> str:
+    return str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))
+
+
+def answer_functions(nb) -> list[str]:
+    """Grade ids of the answer code cells (the graded functions), in notebook order."""
+    return [grade_id(c) for c in nb.cells
+            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def compared(nb) -> str | None:
+    """The exercise whose ``compare()`` cell this notebook shows: the first with an example."""
+    return next((fn for fn in answer_functions(nb) if fn in EXAMPLES), None)
 
 
 def site_url() -> str:
@@ -55,6 +72,58 @@ def site_url() -> str:
 def hidden_line(function: str, check_ids: list[str]) -> str:
     what = "; ".join(REGISTRY[cid].description for cid in check_ids)
     return f"# Hidden checks of {function}, run when the notebook is graded: {what}."
+
+
+def public_source(function: str, first_line: str | None = None) -> str:
+    """The ``<function>-public`` cell: a comment, then one ``check()`` per public check of its record."""
+    calls = [f'check({function}, "{c.id}")' for c in EXERCISES[function].public_checks]
+    return "\n".join([first_line or f"# Public checks: run this cell after writing {function}.", *calls])
+
+
+def hidden_source(function: str) -> str:
+    """The ``<function>-hidden`` cell: what its checks try, then the calls, in the hidden region."""
+    ids = [c.id for c in EXERCISES[function].checks if c.hidden]
+    return "\n".join([hidden_line(function, ids), "### BEGIN HIDDEN TESTS", HIDDEN_IMPORT,
+                      *(f'check({function}, "{cid}")' for cid in ids), "### END HIDDEN TESTS"])
+
+
+def graded_cell(function: str, kind: str, source: str):
+    """A new locked graded cell ``<function>-<kind>`` with the default points."""
+    gid = f"{function}-{kind}"
+    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
+        "grade": True, "grade_id": gid, "locked": True, "points": DEFAULT_POINTS[kind], "schema_version": 3,
+        "solution": False, "task": False}})
+    cell["id"] = gid  # a fixed id: running this again changes nothing
+    return cell
+
+
+def sync_test_cells(nb) -> None:
+    """Give each answer cell with a record its test cells, right after it, in step with the record."""
+    for function in answer_functions(nb):
+        if function not in EXERCISES:
+            continue  # scripts/validate_exercises.py names it
+        has_hidden = any(c.hidden for c in EXERCISES[function].checks)
+        for kind in ("public", "hidden"):
+            cells = [c for c in nb.cells if grade_id(c) == f"{function}-{kind}"]
+            if kind == "hidden" and not has_hidden:
+                continue
+            if cells:
+                first = cells[0].source.split("\n", 1)[0]
+                cells[0].source = (public_source(function, first if first.startswith("# Public check") else None)
+                                   if kind == "public" else hidden_source(function))
+                continue
+            after = max(i for i, c in enumerate(nb.cells) if grade_id(c) in (function, f"{function}-public"))
+            source = public_source(function) if kind == "public" else hidden_source(function)
+            nb.cells.insert(after + 1, graded_cell(function, kind, source))
+
+
+def number_headings(nb) -> None:
+    """Number the ``## Exercise N:`` headings 1, 2, ... in notebook order."""
+    n = 0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and HEADING.match(cell.source):
+            n += 1
+            cell.source = HEADING.sub(f"## Exercise {n}:", cell.source, count=1)
 
 
 def summary_source(nb) -> str:
@@ -103,16 +172,10 @@ def sync(path: Path) -> bool:
     before = nbformat.writes(nb)
     base = site_url()
     nb.cells[0].source = LINK.sub(lambda m: f"]({base}{m.group(1)})", nb.cells[0].source)
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade") and cell.cell_type == "code" and "BEGIN HIDDEN TESTS" in cell.source:
-            calls = _check_calls(_hidden_region(cell.source), path.name)
-            lines = cell.source.splitlines()
-            if lines[0].startswith("# Hidden checks"):
-                lines[0] = hidden_line(calls[0][0], [cid for _, cid in calls])
-            cell.source = "\n".join(lines)
-    if path.name in COMPARED:
-        insert_compare(nb, COMPARED[path.name])
+    number_headings(nb)
+    sync_test_cells(nb)
+    if (shown := compared(nb)) is not None:
+        insert_compare(nb, shown)
     nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != SUMMARY_ID]
     nb.cells.append(nbformat.v4.new_code_cell(summary_source(nb), metadata={"nbgrader": {
         "grade": False, "grade_id": SUMMARY_ID, "locked": True, "schema_version": 3, "solution": False,

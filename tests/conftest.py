@@ -59,6 +59,7 @@ LANES: dict[str, str] = {
     "test_notebooks_execute.py": "pipeline",
     "test_plain_nbgrader.py": "pipeline",
     "test_release.py": "pipeline",
+    "test_new_exercise.py": "pipeline",
     "test_sandbox_caps.py": "pipeline",
     "test_security.py": "pipeline",
     "test_settings.py": "pipeline",

@@ -47,3 +47,19 @@ def test_a_wrong_answer_must_say_which_cells_it_fails(tmp_path):
     probe.write_text("# notebook: 03-softmax-attention\n# replace: softmax\n# message: x\n")
     with pytest.raises(ValueError, match=r"lacks.*zero"):
         read_entry(probe)
+
+
+def test_every_exercise_has_a_correct_and_a_wrong_entry():
+    """Each record's function is graded both ways by the catalogue: a correct variant (full marks)
+    and a named mistake (zero); a new exercise without them is named here."""
+    from grading_support import entries
+
+    from selfattn.exercise_checks import EXERCISES
+
+    wrong = {e.replace for e in entries("catalogue/wrong") if e.replace in e.zero}
+    right = {e.replace for e in entries("catalogue/correct") if e.replace in e.full}
+    missing = [f"exercise {fn}: no {'correct' if fn not in right else 'wrong'} entry in tests/catalogue/"
+               f"{'correct' if fn not in right else 'wrong'}/ (header `replace: {fn}`, "
+               f"`{'full' if fn not in right else 'zero'}: {fn}`)"
+               for fn in EXERCISES if fn not in right or fn not in wrong]
+    assert not missing, "\n".join(missing)
