@@ -119,3 +119,14 @@ def test_every_result_file_is_written_by_the_one_atomic_writer():
 
 def test_the_check_above_finds_a_rename():
     assert _renames(ast.parse("tmp.replace(path)\nos.replace(a, b)\n'x'.replace('a', 'b')\n")) == [1, 2]
+
+
+def test_the_verdict_key_covers_code_that_exists():
+    """Every file the verdicts' code digest reads exists (a moved file would otherwise drop out of
+    the digest in silence, and a change to it would leave old verdicts standing)."""
+    from autograder import verdicts
+
+    missing = [str(p) for p in verdicts._CHECK_CODE if p is None or not p.is_file()]
+    assert not missing, missing
+    names = {p.name for p in verdicts._CHECK_CODE}
+    assert {"hidden_checks.py", "harness.py", "calling.py", "blame.py"} <= names, names
