@@ -195,6 +195,27 @@ def test_the_notation_page_lists_every_symbol_once_with_its_meaning():
         "the notation page does not say that the lecture's n is the book's T"
 
 
+def _table_symbols() -> set[str]:
+    """The symbols the notation page's table lists (its first column), as TeX: ``\\mathbf{S}``, ``\\tau``."""
+    doc = (SITE / NOTATION).read_text(encoding="utf-8")
+    firsts = re.findall(r"<tr[^>]*>\s*<td[^>]*>(.*?)</td>", doc, flags=re.S)
+    return set(re.findall(_NAMED, htmllib.unescape(" ".join(firsts))))
+
+
+#: A bold letter or a Greek letter of the math: the symbols that carry a meaning of their own.
+_NAMED = r"\\mathbf\{[A-Za-z]\}|\\(?:alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa|lambda|mu|nu|xi|pi|rho|" \
+         r"sigma|tau|upsilon|phi|chi|psi|omega|ell|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma|Phi|Psi|Omega)(?![A-Za-z])"
+
+
+@pytest.mark.parametrize("rel", READING)
+def test_every_named_symbol_is_on_the_notation_page(rel):
+    """A bold or Greek letter in a page's math has a row on the notation page (so it has a stated meaning)."""
+    listed = _table_symbols()
+    assert {r"\mathbf{S}", r"\tau", r"\theta"} <= listed, f"the notation page's table, read: {sorted(listed)}"
+    used = {m for tex in _page(rel).math for m in re.findall(_NAMED, tex)}
+    assert used - listed == set(), f"{rel} uses symbols the notation page does not list: {sorted(used - listed)}"
+
+
 @pytest.mark.parametrize("rel", READING)
 def test_pages_use_each_symbol_with_its_one_meaning(rel):
     page = _page(rel)
