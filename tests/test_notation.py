@@ -1,6 +1,8 @@
 """One meaning per symbol, as a reader meets the symbols: the built pages (their text, the math as the
-MathJax source in the page, figure alt texts and the widgets' labels), the released notebooks' text and
-the check messages a student reads.
+MathJax source in the page, figure alt texts and the widgets' labels), the notebooks' text (released
+and sources) and the check messages a student reads.
+
+Every bold or Greek letter in a page's math must also have a row on the notation page.
 
 The notation page (``reference/notation.md``) fixes one meaning per symbol. :data:`SYMBOLS` says, for the
 symbols that have carried a second meaning (or a second letter), which meaning the page lists and which
@@ -28,7 +30,8 @@ NOTATION = "reference/notation.html"
 #: What a reader reads: every page of the site except the notation page, which defines the symbols.
 READING = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")
                  if "_static" not in p.parts and p.parent != SITE and p.relative_to(SITE).as_posix() != NOTATION)
-NOTEBOOKS = sorted((ROOT / "notebooks").rglob("*.ipynb"))
+#: The released notebooks and their sources (whose model answers and rubrics graders read).
+NOTEBOOKS = sorted([*(ROOT / "notebooks").rglob("*.ipynb"), *(ROOT / "solutions").rglob("*.ipynb")])
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ def _page(rel: str) -> Reading:
 
 
 def _notebook(path: Path) -> Reading:
-    """A released notebook's markdown, and its code cells' comments, docstrings and strings (what it prints)."""
+    """A notebook's markdown, and its code cells' comments, docstrings and strings (what it prints)."""
     text, math = [], []
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
         source = "".join(cell["source"])
@@ -223,7 +226,7 @@ def test_pages_use_each_symbol_with_its_one_meaning(rel):
     assert found == [], "\n".join(found)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_notebooks_use_each_symbol_with_its_one_meaning(path):
     notebook = _notebook(path)
     found = [line for symbol in SYMBOLS for line in notebook.misuses(symbol)]
