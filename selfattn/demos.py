@@ -51,8 +51,8 @@ PRINT_FRAMES: dict[str, dict[str, str]] = {
     "receptive_field": {"layers L": str(lecture.conv_layers_to_connect(PORCH_PAIR[1] - PORCH_PAIR[0]))},
     # shared vectors: each token scores itself highest, the flaw chapter 2 fixes with W_Q, W_K
     "score_matrices": {"scores:": "X Xᵀ"},
-    # a low temperature: the weights sharpen towards one-hot (τ = 1 is chapter 3's own figure)
-    "temperature": {"temperature τ": "0.25"},
+    # a low temperature: the weights sharpen towards one-hot (θ = 1 is chapter 3's own figure)
+    "temperature": {"temperature θ": "0.25"},
     # d_k = 64, the width whose measured spread chapter 4 compares with √64 = 8
     "score_histograms": {"head width d_k": "64"},
     # unscaled at d_k = 256, the saturated case of chapter 5's demonstration
@@ -156,15 +156,15 @@ def temperature() -> W.VBox:
     """Temperature slider on the 'hungry' query's weights."""
     ex = lecture.HUNGRY
 
-    def frame(tau: float):
-        w = numerics.softmax(ex.scores() / tau)
+    def frame(theta: float):
+        w = numerics.softmax(ex.scores() / theta)
         fig, (ax,) = new_figure(5, 2.8)
-        weights_bar(ax, ex.tokens, w, title=f"temperature τ = {tau:g}", highlight=1)
-        return figure_frame(fig, alt=f"Weights of 'hungry' at temperature {tau:g}: "
+        weights_bar(ax, ex.tokens, w, title=f"temperature θ = {theta:g}", highlight=1)
+        return figure_frame(fig, alt=f"Weights of 'hungry' at temperature {theta:g}: "
                             + ", ".join(f"{t} {a:.2f}" for t, a in zip(ex.tokens, w, strict=True)))
 
-    taus = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
-    return _print_marked("temperature", slider_frames(taus, frame, "temperature τ", start=3, fmt=lambda t: f"{t:g}"))
+    thetas = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
+    return _print_marked("temperature", slider_frames(thetas, frame, "temperature θ", start=3, fmt=lambda t: f"{t:g}"))
 
 
 def score_histograms(

@@ -191,7 +191,7 @@ def _stable(S):
 # --- the records, in the order of the notebooks ------------------------------------------------
 EMBED = Exercise("embed", text.embed, exact=True, mistakes=[
     Mistake(lambda E, ids: np.asarray(E).T[np.asarray(ids)], "looked up columns of E: rows are the token types"),
-    Mistake(lambda E, ids: np.asarray(E)[: len(ids)], "took the first n rows of E instead of the rows named by ids"),
+    Mistake(lambda E, ids: np.asarray(E)[: len(ids)], "took the first len(ids) rows of E instead of the rows named by ids"),
 ])
 EMBED.check("lookup", "X stacks the rows of E named by ids",
             lambda rng: [Case((rand(rng, 5, 6), np.array([4, 0, 4, 2])))])
@@ -253,7 +253,7 @@ ATTENTION.check("no-mask", "softmax(Q Kᵀ/√d_k) V for T_q ≠ T_k", lambda rn
 ATTENTION.check("causal-mask", "an additive causal mask", lambda rng: [_qkv_cases(rng, 4, 4, 3, 2, numerics.causal_mask(4))])
 
 def _dots(q, k):
-    return np.sum(np.asarray(q) * np.asarray(k), axis=1)  # (n,): q_i · k_i
+    return np.sum(np.asarray(q) * np.asarray(k), axis=1)  # (T,): q_i · k_i
 
 
 SCORE_STDS = Exercise("score_stds", score_stds, returns=("the std of q·k", "the std of q·k/√d_k"), mistakes=[
@@ -275,7 +275,7 @@ SOFTMAX_JACOBIAN = Exercise("softmax_jacobian", numerics.softmax_jacobian, mista
 SOFTMAX_JACOBIAN.check("small", "the Jacobian of a softmax over three scores",
                        lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))])
 
-# Building the (n, n) Jacobian and multiplying is right in value, so no check can name it without a
+# Building the (T, T) Jacobian and multiplying is right in value, so no check can name it without a
 # memory or time budget, and such a budget would make a verdict depend on the machine: the hints
 # steer away from it instead. "J transposed" is no mistake here either: the softmax's J is symmetric.
 SOFTMAX_VJP = Exercise("softmax_vjp", training.softmax_vjp, mistakes=[

@@ -18,10 +18,10 @@ def score_stds(q: NDArray[np.floating], k: NDArray[np.floating]) -> tuple[float,
 
     Parameters
     ----------
-    q, k : ndarray, shape (n, d_k)
+    q, k : ndarray, shape (T, d_k)
         Row ``i`` of ``q`` is paired with row ``i`` of ``k``.
     """
-    dots = np.einsum("nd,nd->n", q, k)  # (n,)
+    dots = np.einsum("nd,nd->n", q, k)  # (T,)
     return float(dots.std()), float((dots / np.sqrt(q.shape[1])).std())
 
 

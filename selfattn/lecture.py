@@ -27,12 +27,12 @@ class WorkedExample:
 
     Attributes
     ----------
-    tokens : tuple of str, length n
+    tokens : tuple of str, length T
     query_token : str
         The token whose output is computed.
     q : ndarray, shape (d_k,)
-    K : ndarray, shape (n, d_k)
-    V : ndarray, shape (n, d_v)
+    K : ndarray, shape (T, d_k)
+    V : ndarray, shape (T, d_v)
     """
 
     tokens: tuple[str, ...]
@@ -46,15 +46,15 @@ class WorkedExample:
         return int(self.q.shape[-1])
 
     def raw_scores(self) -> NDArray[np.float64]:
-        """Inner products ``<q, k_j>``, shape (n,)."""
+        """Inner products ``<q, k_j>``, shape (T,)."""
         return self.K @ self.q
 
     def scores(self) -> NDArray[np.float64]:
-        """Scaled scores ``<q, k_j> / sqrt(d_k)``, shape (n,)."""
+        """Scaled scores ``<q, k_j> / sqrt(d_k)``, shape (T,)."""
         return scaled_scores(self.q[None, :], self.K)[0]
 
     def weights(self) -> NDArray[np.float64]:
-        """Attention weights over the n tokens, shape (n,)."""
+        """Attention weights over the T tokens, shape (T,)."""
         return attention_weights(self.q[None, :], self.K)[0]
 
     def output(self) -> NDArray[np.float64]:

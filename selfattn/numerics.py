@@ -308,17 +308,17 @@ def softmax_jacobian(a: ArrayLike) -> Array:
 
     Parameters
     ----------
-    a : array_like, shape (n,)
+    a : array_like, shape (T,)
         Softmax weights ``a = softmax(s)``.
 
     Returns
     -------
-    ndarray, shape (n, n)
+    ndarray, shape (T, T)
         ``J[j, l] = d a_j / d s_l = a_j (1[j = l] - a_l)``.
     """
     a = _as_float(a, "a")
     if a.ndim != 1:
-        raise ValueError(f"softmax_jacobian takes one weight vector of shape (n,), got shape {a.shape}")
+        raise ValueError(f"softmax_jacobian takes one weight vector of shape (T,), got shape {a.shape}")
     return np.diag(a) - np.outer(a, a)
 
 

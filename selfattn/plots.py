@@ -89,8 +89,8 @@ def weights_bar(ax: Axes, labels: Sequence[str], weights: ArrayLike, title: str 
 
     Parameters
     ----------
-    labels : sequence of str, length n
-    weights : array_like, shape (n,)
+    labels : sequence of str, length T (one per key)
+    weights : array_like, shape (T,)
     highlight : int, optional
         Index of a bar drawn in the accent colour.
     """

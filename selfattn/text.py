@@ -53,7 +53,7 @@ class Vocabulary:
         return len(self.types)
 
     def encode(self, text: str) -> NDArray[np.int64]:
-        """Token ids, shape (n,).  Unknown words raise ``ValueError`` naming them."""
+        """Token ids, shape (T,).  Unknown words raise ``ValueError`` naming them."""
         index = {t: i for i, t in enumerate(self.types)}
         toks = tokenize(text)
         missing = sorted({t for t in toks if t not in index})
@@ -73,11 +73,11 @@ def embed(E: NDArray[np.floating], ids: Sequence[int] | NDArray[np.integer]) -> 
     ----------
     E : ndarray, shape (m, d)
         One row per token type.
-    ids : array_like of int, shape (n,)
+    ids : array_like of int, shape (T,)
 
     Returns
     -------
-    X : ndarray, shape (n, d)
+    X : ndarray, shape (T, d)
         Row ``i`` is ``E[ids[i]]``.
     """
     E = np.asarray(E)

@@ -42,14 +42,14 @@ def softmax_vjp(a: ArrayLike, g: ArrayLike) -> Array:
 
     Parameters
     ----------
-    a : array_like, shape (..., n)
+    a : array_like, shape (..., T)
         Softmax weights (each row sums to 1).
-    g : array_like, shape (..., n)
+    g : array_like, shape (..., T)
         Upstream gradient ``∂L/∂a``.
 
     Returns
     -------
-    ndarray, shape (..., n)
+    ndarray, shape (..., T)
         ``∂L/∂s``, the gradient at the scores. ``J`` is symmetric, so this is also ``J g``.
     """
     a, g = np.asarray(a, dtype=float), np.asarray(g, dtype=float)

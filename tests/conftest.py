@@ -79,6 +79,7 @@ LANES: dict[str, str] = {
     "test_site_phone.py": "browser",
     "test_site_render.py": "browser",
     "test_site_reading.py": "browser",
+    "test_notation.py": "browser",
     "test_hand_in.py": "install",
     "test_student_bundle.py": "install",
     "test_student_install.py": "install",

@@ -301,7 +301,7 @@ def test_bad_masks_raise():
         sa.padding_mask([1, 7], 4)
     with pytest.raises(ValueError, match="block_size"):
         sa.chunked_attention(Q, K, V, block_size=0)
-    with pytest.raises(ValueError, match=r"shape \(n,\)"):
+    with pytest.raises(ValueError, match=r"shape \(T,\)"):
         sa.softmax_jacobian(np.ones((2, 2)))
 
 

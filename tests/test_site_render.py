@@ -395,13 +395,13 @@ def test_chapter_code_has_no_unused_imports_or_names(tmp_path):
         assert "F401" not in found and "F841" not in found, f"{md.name}: {found}"
 
 
-def test_temperature_widget_at_tau_1_shows_the_weights_chapter_3_computes():
+def test_temperature_widget_at_theta_1_shows_the_weights_chapter_3_computes():
     rel = "book/03-scores-softmax.html"
     text = " ".join(_page_text(rel).split())
     stated = re.search(r"\\approx\\\) \( ([\d.]+) , ([\d.]+) , ([\d.]+) , ([\d.]+) \)", text)
     assert stated, "chapter 3 no longer states the weights of 'hungry'"
     frames = {m[1]: [float(v) for v in re.findall(r"\d\.\d+", m[2])]
               for m in _widget_frames(rel, r"Weights of 'hungry' at temperature ([\d.]+): (.*)")}
-    assert "1" in frames, f"the temperature widget has no frame at τ = 1: {sorted(frames)}"
+    assert "1" in frames, f"the temperature widget has no frame at θ = 1: {sorted(frames)}"
     assert frames["1"] == [round(float(v), 2) for v in stated.groups()], (frames["1"], stated.groups())
     assert frames["1"] != frames[max(frames, key=float)], "the temperature does not change the weights"

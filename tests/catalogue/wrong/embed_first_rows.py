@@ -1,6 +1,6 @@
 # notebook: 01-embeddings
 # replace: embed
 # zero: embed
-# message: first n rows
+# message: first len(ids) rows
 def embed(E, ids):
     return E[: len(ids)]
