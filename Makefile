@@ -46,17 +46,18 @@ $(SYS_STAMP): scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
 	@touch $@
 
-# jupyter-cache keys executed notebooks on their own text only: when the helper package
-# changes, the cached outputs are stale, so drop them.
+# jupyter-cache keys executed notebooks on their own text only: when the helper package or the
+# released notebooks (the chapters' exercise blocks quote them) change, the cached outputs are
+# stale, so drop them.
 CODE_STAMP := _build/.selfattn-code
-$(CODE_STAMP): $(wildcard selfattn/*.py)
+$(CODE_STAMP): $(wildcard selfattn/*.py selfattn/*/*.py notebooks/*/*.ipynb)
 	rm -rf _build/.jupyter_cache _build/jupyter_execute
 	@mkdir -p _build && touch $@
 
 # The student bundle is published with the site (its chapters link it): built when what it holds changed,
 # copied to _build/html/ by Sphinx (html_extra_path in _config.yml; a missing zip fails the build).
 BUNDLE_ZIP := _build/student/selfattn-course.zip
-$(BUNDLE_ZIP): $(VENV_STAMP) $(wildcard notebooks/*/*.ipynb student/* selfattn/*.py) pyproject.toml \
+$(BUNDLE_ZIP): $(VENV_STAMP) $(wildcard notebooks/*/*.ipynb student/* selfattn/*.py selfattn/*/*.py) pyproject.toml \
                scripts/build_student.py scripts/student_package.py autograder/stored_outputs.py autograder/ids.py
 	$(BIN)/python scripts/build_student.py
 

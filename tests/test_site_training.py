@@ -71,7 +71,9 @@ def test_the_slider_ends_on_the_learned_lookup(page):
             value = model.get("state", {}).get("value", "")
             if model.get("model_name") == "HTMLModel" and "gradient steps" in value:
                 captions.append(html.unescape(re.search(r"<figcaption>(.*?)</figcaption>", value).group(1)))
+    # the page's widget state is keyed by model id, so its frames come in no particular order
+    captions.sort(key=lambda c: int(re.match(r"Attention weights after (\d+) of", c).group(1)))
     steps = [int(re.match(r"Attention weights after (\d+) of", c).group(1)) for c in captions]
-    assert steps == sorted(steps) and steps[0] == 0 and steps[-1] == demos.LOOKUP_STEPS, steps
+    assert len(set(steps)) == len(steps) > 2 and steps[0] == 0 and steps[-1] == demos.LOOKUP_STEPS, steps
     weights = [float(re.search(r"Mean weight on the target: ([\d.]+)", c).group(1)) for c in captions]
     assert weights[0] < 0.5 and weights[-1] > 0.95, weights
