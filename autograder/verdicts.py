@@ -20,9 +20,10 @@ import nbformat
 import numpy as np
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
-from selfattn.checking import REGISTRY, first_error, safe_verify
-from selfattn.exercise_checks import EXERCISES
-from selfattn.findings import Finding, Kind
+from selfattn.checks.exercises import EXERCISES
+from selfattn.checks.findings import Finding, Kind
+from selfattn.checks.judging import first_error, safe_verify
+from selfattn.checks.record import REGISTRY
 
 from . import atomic, blame, history, sandbox, warm
 from .hidden_inputs import opaque
@@ -32,10 +33,19 @@ from .spec import load_spec, release_path
 from .staging import stage, staged_notebook
 
 #: the course modules the checks import (a test keeps this list complete)
-CHECK_MODULES = ("answer", "calling", "checking", "cost", "exercise", "exercise_checks", "experiments", "fair_blame",
-                 "findings", "lecture", "numerics", "text", "token_lookup", "training", "withheld")
+CHECK_MODULES = ("answer", "checks", "checks.calling", "checks.exercises", "checks.fair_blame", "checks.findings",
+                 "checks.judging", "checks.record", "cost", "experiments", "lecture", "numerics", "text",
+                 "token_lookup", "training", "withheld")
+
+
+def _module_file(module: str) -> Path:
+    """The source file of ``selfattn.<module>`` (a package's ``__init__.py``)."""
+    path = ROOT / "selfattn" / Path(*module.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
 #: the code that decides a verdict: when any of it changes, every verdict is stale
-_CHECK_CODE = (*(ROOT / "selfattn" / f"{m}.py" for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
+_CHECK_CODE = (*(_module_file(m) for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
                AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py", AUTOGRADER / "verdicts.py",
                AUTOGRADER / "blame.py")
 

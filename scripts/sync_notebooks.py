@@ -5,8 +5,9 @@ Run after editing ``_config.yml``, the checks or the points, then ``make release
 - the link to the chapter in the first cell points at the published site
   (``html: baseurl:`` of ``_config.yml`` + ``book/<chapter>.html``);
 - the first line of each hidden-check cell says what those checks try (their descriptions);
-- the last cell prints the notebook's summary (:func:`selfattn.checking.summary`), with the
-  points and public checks of each exercise read from the notebook itself.
+- the last cell prints the notebook's summary (:func:`selfattn.checks.notebook.summary`, imported
+  from ``selfattn.checking``), with the points and public checks of each exercise read from the
+  notebook itself.
 
 ``tests/test_release.py`` fails when a notebook is out of step.
 """
@@ -24,9 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import autograder.hidden_checks  # noqa: E402, F401 - registers the hidden checks
-import selfattn.exercise_checks  # noqa: E402, F401 - registers the public checks
+import selfattn.checks.exercises  # noqa: E402, F401 - registers the public checks
 from autograder.spec import _check_calls, _hidden_region  # noqa: E402
-from selfattn.checking import REGISTRY  # noqa: E402
+from selfattn.checks.record import REGISTRY  # noqa: E402
 from selfattn.compare import EXAMPLES  # noqa: E402
 
 LINK = re.compile(r"\]\((?:\.\./\.\./_build/html/|https?://[^)\s]*?/)(book/[\w.-]+\.html)\)"

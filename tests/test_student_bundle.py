@@ -44,7 +44,7 @@ def _solution_lines() -> set[str]:
 def _hidden_secrets() -> set[str]:
     """Hidden check ids, the module's name, and every line of it that states an input."""
     import autograder.hidden_checks as hidden
-    from selfattn.checking import REGISTRY
+    from selfattn.checks.record import REGISTRY
 
     # every hidden check's id (importing the module attached them to the exercises); not the bare
     # "/hidden/", which the package's code that names such checks holds
