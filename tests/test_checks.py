@@ -312,6 +312,8 @@ def test_fair_blame_counts_the_run_with_the_course_functions():
 def test_a_missing_name_or_module_is_read_from_the_exception_not_from_its_message():
     """A ``NameError`` Python raises names what is missing (``exc.name``); one a student raises
     with the same words names nothing, so no advice is built from text."""
+    import pickle
+
     from selfattn.checks.calling import allowed_imports_only, exec_cells
 
     def uses_a_helper(S, axis=-1):
@@ -331,6 +333,8 @@ def test_a_missing_name_or_module_is_read_from_the_exception_not_from_its_messag
         (error,) = exec_cells([("softmax", "import torch.nn\ndef softmax(S, axis=-1):\n    return S\n")], namespace)
     assert error == "the cell of softmax raised ModuleNotFoundError: No module named 'torch' (line 1)"
     assert (error.exception, error.missing) == ("ModuleNotFoundError", "torch")
+    again = pickle.loads(pickle.dumps(error))  # a process pool or Dask keeps the data
+    assert (again, again.exception, again.missing) == (error, "ModuleNotFoundError", "torch")
 
 
 def test_the_advice_follows_what_raised():

@@ -178,19 +178,20 @@ def missing_name(exc: BaseException) -> str | None:
 
 
 class CellError(str):
-    """One line saying which answer cell raised what (a ``str``, the text for people), with the
-    exception's class name and :func:`missing_name` as data."""
+    """One line saying which answer cell raised what (a ``str``, the text for people), with
+    ``exception``, the class name of what was raised, and ``missing``, :func:`missing_name` of it,
+    as data (readers decide by those, never by reading the text)."""
 
     exception: str
     missing: str | None
 
-    def __new__(cls, text: str, exc: BaseException) -> CellError:
+    def __new__(cls, text: str, exception: str, missing: str | None = None) -> CellError:
         self = super().__new__(cls, text)
-        self.exception, self.missing = type(exc).__name__, missing_name(exc)
+        self.exception, self.missing = exception, missing
         return self
 
-    def __reduce__(self):  # pickled as the plain text
-        return (str, (str(self),))
+    def __reduce__(self):  # pickling keeps the data
+        return (CellError, (str(self), self.exception, self.missing))
 
 
 def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> list[CellError]:
@@ -208,7 +209,8 @@ def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> l
             tb = traceback.extract_tb(exc.__traceback__)
             line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)
             where = f" (line {line})" if line else ""
-            errors.append(CellError(f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500], exc))
+            text = f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500]
+            errors.append(CellError(text, type(exc).__name__, missing_name(exc)))
     return errors
 
 
