@@ -127,6 +127,21 @@ def test_no_module_of_the_course_package_imports_itself_in_a_circle():
     assert not circles, "import circles: " + "; ".join(" -> ".join(c) for c in circles)
 
 
+def test_the_checks_package_imports_in_the_order_its_docstring_lists():
+    """``selfattn/checks/__init__.py`` lists its modules bottom up; each imports only those above it."""
+    import re
+
+    import selfattn.checks
+
+    order = re.findall(r":mod:`~selfattn\.checks\.(\w+)`", selfattn.checks.__doc__ or "")
+    present = sorted(p.stem for p in (PACKAGE / "checks").glob("*.py") if p.stem != "__init__")
+    assert sorted(order) == present, f"list every module of selfattn/checks in its docstring: {order} vs {present}"
+    graph, _ = _graph()
+    upward = [f"{m} imports {i}" for n, m in enumerate(order) for i in sorted(graph[f"selfattn.checks.{m}"])
+              if i.startswith("selfattn.checks.") and i.rpartition(".")[2] not in order[:n]]
+    assert not upward, "; ".join(upward)
+
+
 def test_no_import_inside_a_function_dodges_a_circle():
     """A course module imported inside a function would close a circle if imported at the top:
     that is a circle held by a lazy import (move what both need into a module below them)."""
