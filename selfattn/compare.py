@@ -175,11 +175,12 @@ def _one_line(message: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _verdict_line(agrees: bool | None, said: str, limit: int = 400) -> str:
+def _verdict_line(agrees: bool | None, said: str, limit: int | None = 400) -> str:
     """The verdict as people read it, made from its parts: ✓ when ``fn`` agrees (its public checks
-    pass as graded), ✗ when it does not, · when there is nothing to judge yet; then ``said``."""
-    mark = "·" if agrees is None else "✓" if agrees else "✗"
-    return _one_line(f"{mark} {said}", limit)
+    pass as graded), ✗ when it does not, · when there is nothing to judge yet; then ``said``, on
+    one line of at most ``limit`` characters (``None``: as it is)."""
+    line = f"{'·' if agrees is None else '✓' if agrees else '✗'} {said}"
+    return line if limit is None else _one_line(line, limit)
 
 
 def _checked(function: str, fn: Callable[..., Any]) -> tuple[bool | None, str]:
@@ -304,7 +305,7 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
     function = name or getattr(fn, "__name__", "") or "your function"
     if function not in EXAMPLES:
         known = ", ".join(EXAMPLES)
-        verdict = _verdict_line(None, f"no lecture example for {function!r}; compare() knows {known}", 10**6)
+        verdict = _verdict_line(None, f"no lecture example for {function!r}; compare() knows {known}", None)
         return Comparison(function, verdict, None, f"<p>{html.escape(verdict)}</p>")
     example = EXAMPLES[function]
     if example.view is not None:
@@ -319,14 +320,14 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
     agrees: bool | None = None
     verdict = ""
     if not callable(fn):
-        verdict = _verdict_line(None, f"{function} is not a function yet (run its cell)", 10**6)
+        verdict = _verdict_line(None, f"{function} is not a function yet (run its cell)", None)
         gots = [None] * len(cases)
     else:
         outcomes = _call(fn, cases)
         errors = [o for o in outcomes if o.kind != VALUE]
         if errors and errors[0].kind == NOT_ANSWERED:
             verdict = _verdict_line(None, f"{function}: not answered yet (replace `raise NotImplementedError` with "
-                                          "your code)", 10**6)
+                                          "your code)", None)
         elif errors:
             agrees = False
             verdict = _verdict_line(agrees, f"{function}{cases[0].describe()} {_failure(errors[0])}", 200)
