@@ -1,4 +1,4 @@
-"""Fair blame when grading: the grader's side of :mod:`selfattn.fair_blame`.
+"""Fair blame when grading: the grader's side of :mod:`selfattn.checks.fair_blame`.
 
 When a function's checks fail and a graded function it may call fails its own checks (all of them,
 hidden ones included), the function is graded again with the course's reference of each failing
@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from selfattn.checking import REGISTRY
-from selfattn.exercise_checks import EXERCISES
-from selfattn.fair_blame import fair_results
-from selfattn.findings import Finding
+from selfattn.checks.exercises import EXERCISES
+from selfattn.checks.fair_blame import fair_results
+from selfattn.checks.findings import Finding
+from selfattn.checks.record import REGISTRY
 
 from .paths import SOLUTIONS
 from .spec import answer_cells
@@ -44,7 +44,7 @@ def regrade(assignment: str, notebook: str, function: str, answers: dict[str, st
 
     ``results`` are its results with the student's own functions; ``decide(code)`` runs its checks
     on ``code`` (cells as (label, source)) exactly as its first grading did, and returns check id ->
-    finding (see :func:`selfattn.fair_blame.fair_results`).
+    finding (see :func:`selfattn.checks.fair_blame.fair_results`).
     """
     def with_references(deps: Sequence[str]) -> Results:
         code = [(dep, reference_cell(assignment, notebook, dep) if dep in deps else answers[dep])

@@ -9,7 +9,7 @@ cases exist in this process only after the student's cells have run. The results
 byte in the same framing. Only numbers and arrays cross; the caller checks every array's
 declared size, loads them with ``allow_pickle=False`` and decides.
 
-This file and ``calling.py`` (a copy of ``selfattn/calling.py``) are the only course code in
+This file and ``calling.py`` (a copy of ``selfattn/checks/calling.py``) are the only course code in
 the sandbox; the course package, the solutions and the hidden checks are not there.
 """
 

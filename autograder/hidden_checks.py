@@ -4,7 +4,7 @@ which grading seeds from the submission's code, so changed code meets new inputs
 
 Keep this file out of anything published to students: only `notebooks/` and `selfattn`
 are theirs. Importing it attaches the checks to the exercises' records
-(:mod:`selfattn.exercise_checks`), so each decides with its exercise's reference and mistakes.
+(:mod:`selfattn.checks.exercises`), so each decides with its exercise's reference and mistakes.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from selfattn import numerics
-from selfattn.calling import Case
-from selfattn.exercise import rand
-from selfattn.exercise_checks import (
+from selfattn.checks.calling import Case
+from selfattn.checks.exercises import (
     ATTENTION,
     ATTENTION_FLOPS,
     CAUSAL_MASK,
@@ -30,6 +29,7 @@ from selfattn.exercise_checks import (
     SOFTMAX_JACOBIAN,
     SOFTMAX_VJP,
 )
+from selfattn.checks.record import rand
 
 
 def _shapes(rng, n=3):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from selfattn.calling import Case
+from selfattn.checks.calling import Case
 
 
 def describe_type(value: Any) -> str:

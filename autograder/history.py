@@ -15,7 +15,7 @@ import json
 import time
 from pathlib import Path
 
-from selfattn.findings import Finding, Kind
+from selfattn.checks.findings import Finding, Kind
 
 from . import atomic
 from .paths import GRADING, VERDICTS

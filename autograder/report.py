@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from selfattn.findings import Finding, Kind, hidden_exception_name
+from selfattn.checks.findings import Finding, Kind, hidden_exception_name
 
 from . import atomic, history, similarity
 from .csv_export import write_csv
@@ -185,7 +185,7 @@ class Exercise:
 
 
 def _function(cid: str) -> str:
-    from selfattn.checking import REGISTRY
+    from selfattn.checks.record import REGISTRY
 
     return REGISTRY[cid].function if cid in REGISTRY else cid.split("/")[0]
 
@@ -227,7 +227,7 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     """The whole page as a string. ``base`` is the folder the page is written to (its links to the
     feedback pages are relative to it); each table's header and rows go to ``tables`` by its id."""
     import autograder.hidden_checks  # noqa: F401 - registers the hidden checks' descriptions
-    from selfattn.checking import REGISTRY
+    from selfattn.checks.record import REGISTRY
 
     base = base or REPORT.parent
     tables = tables if tables is not None else {}

@@ -35,14 +35,14 @@ from pathlib import Path
 
 import numpy as np
 
-from selfattn.calling import BAD_RETURN, FAILED_KINDS, NOT_ANSWERED, RAISED, TIME_LIMIT, Case, Outcome
-from selfattn.findings import Finding, Kind, hidden_exception_name
+from selfattn.checks.calling import BAD_RETURN, FAILED_KINDS, NOT_ANSWERED, RAISED, TIME_LIMIT, Case, Outcome
+from selfattn.checks.findings import Finding, Kind, hidden_exception_name
 
 from . import cgroups, seccomp
 
 HERE = Path(__file__).resolve().parent
 #: the one course module the sandbox holds, beside harness.py (standard library and NumPy only)
-CALLING = HERE.parent / "selfattn" / "calling.py"
+CALLING = HERE.parent / "selfattn" / "checks" / "calling.py"
 MAX_RESULT_BYTES = 64 << 20
 
 

@@ -21,9 +21,10 @@ import nbformat
 import numpy as np
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
-from selfattn.checking import REGISTRY, first_error, safe_verify
-from selfattn.exercise_checks import EXERCISES
-from selfattn.findings import Finding, Kind
+from selfattn.checks.exercises import EXERCISES
+from selfattn.checks.findings import Finding, Kind
+from selfattn.checks.judging import first_error, safe_verify
+from selfattn.checks.record import REGISTRY
 
 from . import atomic, blame, history, sandbox, warm
 from .hidden_inputs import opaque

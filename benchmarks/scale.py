@@ -42,7 +42,7 @@ def sandbox_overhead(repeat: int = 15) -> dict[str, float]:
     import numpy as np
 
     from autograder import sandbox, warm
-    from selfattn.checking import Case
+    from selfattn.checks.calling import Case
 
     cell = [("f", "def f(x):\n    return x\n")]
 

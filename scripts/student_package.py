@@ -8,8 +8,9 @@ book, the grader and the tests. In the copy:
   graded functions, and every function computing the same formulas) keeps its signature, gets a
   neutral docstring and a body that looks its result up in ``selfattn/withheld.npz``
   (:func:`selfattn.withheld.lookup`); those modules' docstrings and comments go too;
-- in ``exercise_checks.py`` every reference and named mistake written inline (a ``lambda``) is
-  replaced by such a lookup, and the private helpers only they used are dropped;
+- in ``checks/exercises.py`` (the records, :data:`RECORDS`) every reference and named mistake
+  written inline (a ``lambda``) is replaced by such a lookup, and the private helpers only they
+  used are dropped;
 - ``withheld.npz`` holds what the full package returned on every call the student's side makes
   with fixed inputs, recorded by running it (:func:`record`): the public checks (their inputs,
   references, named mistakes, and the calls a right answer makes to the functions it may use),
@@ -111,6 +112,8 @@ KEPT = {"experiments": ("score_pairs",)}
 STUB_DOC = "Withheld from the student package: a graded exercise, or computed with one (see selfattn.withheld)."
 MODULE_DOC = "Part of the course package; its functions are graded exercises, withheld in the student package."
 LOOKUP = "_withheld_lookup"
+#: The module of the exercise records, whose inline references and named mistakes are withheld.
+RECORDS = "checks.exercises"
 #: Input arrays with more entries than this are recorded by their digest (matched exactly).
 LARGE = 4096
 
@@ -143,15 +146,17 @@ def _withhold_functions(tree: ast.Module, module: str, names: tuple[str, ...] | 
     return done
 
 
-def _import_lookup(tree: ast.Module) -> None:
-    """Import :func:`selfattn.withheld.lookup` after the docstring and ``from __future__`` imports."""
+def _import_lookup(tree: ast.Module, module: str) -> None:
+    """Import :func:`selfattn.withheld.lookup` into ``selfattn.<module>``, after the docstring and
+    ``from __future__`` imports."""
     at = 0
     for node in tree.body:
         docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and at == 0
         if not (docstring or (isinstance(node, ast.ImportFrom) and node.module == "__future__")):
             break
         at += 1
-    tree.body.insert(at, ast.parse(f"from .withheld import lookup as {LOOKUP}").body[0])
+    up = "." * (module.count(".") + 1)
+    tree.body.insert(at, ast.parse(f"from {up}withheld import lookup as {LOOKUP}").body[0])
 
 
 def _set_docstring(tree: ast.Module, text: str) -> None:
@@ -169,8 +174,8 @@ def _lambda(key: str, fn: Callable[..., Any]) -> ast.expr:
 
 
 def _withhold_records(tree: ast.Module) -> None:
-    """In ``exercise_checks.py``: inline references and named mistakes become lookups."""
-    from selfattn.exercise_checks import EXERCISES
+    """In the records (:data:`RECORDS`): inline references and named mistakes become lookups."""
+    from selfattn.checks.exercises import EXERCISES
 
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Exercise"):
@@ -179,7 +184,7 @@ def _withhold_records(tree: ast.Module) -> None:
         exercise = EXERCISES[name]
         ref = node.args[1] if len(node.args) > 1 else next(k.value for k in node.keywords if k.arg == "reference")
         if isinstance(ref, ast.Lambda):
-            node.args[1] = _lambda(f"exercise_checks.{name}.reference", exercise.reference)
+            node.args[1] = _lambda(f"{RECORDS}.{name}.reference", exercise.reference)
         elif not ((isinstance(ref, ast.Constant) and ref.value is None) or isinstance(ref, ast.Attribute | ast.Name)):
             raise SystemExit(f"student package: the reference of {name} is neither a lambda nor a package function")
         listed = next((k.value for k in node.keywords if k.arg == "mistakes"), ast.List([]))
@@ -188,7 +193,7 @@ def _withhold_records(tree: ast.Module) -> None:
             raise SystemExit(f"student package: the mistakes of {name} are not one literal list of Mistake(...): "
                              "they cannot be withheld")
         for i, (call, mistake) in enumerate(zip(calls, exercise.mistakes, strict=True)):
-            call.args[0] = _lambda(f"exercise_checks.{name}.mistake{i}", mistake.wrong)
+            call.args[0] = _lambda(f"{RECORDS}.{name}.mistake{i}", mistake.wrong)
 
 
 def _drop_unused_private(tree: ast.Module) -> None:
@@ -210,19 +215,19 @@ def write_tree(dest: Path) -> Path:
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(PACKAGE, out, ignore=shutil.ignore_patterns("__pycache__", "withheld.npz"))
-    for path in sorted(out.glob("*.py")):
-        module = path.stem
-        if module not in (*WITHHELD_MODULES, *WITHHELD, "exercise_checks"):
+    for path in sorted(out.rglob("*.py")):
+        module = ".".join(path.relative_to(out).with_suffix("").parts)
+        if module not in (*WITHHELD_MODULES, *WITHHELD, RECORDS):
             continue
         tree = ast.parse(path.read_text())
-        if module == "exercise_checks":
+        if module == RECORDS:
             _withhold_records(tree)
             _drop_unused_private(tree)
         else:
             _withhold_functions(tree, module, None if module in WITHHELD_MODULES else WITHHELD[module])
             if module in WITHHELD_MODULES:
                 _set_docstring(tree, MODULE_DOC)
-        _import_lookup(tree)
+        _import_lookup(tree, module)
         path.write_text(ast.unparse(ast.fix_missing_locations(tree)) + "\n")
     return out
 
@@ -353,17 +358,18 @@ def record(path: Path) -> int:
 
     recorder = Recorder()
     _patch(recorder)
-    from selfattn import compare, demos, exercise_checks
+    from selfattn import compare, demos
+    from selfattn.checks import exercises
 
-    for exercise in exercise_checks.EXERCISES.values():
+    for exercise in exercises.EXERCISES.values():
         sealed = all(not c.args and not c.kwargs for chk in exercise.public_checks
                      for c in chk.cases(np.random.default_rng(0)))
         ref = exercise.reference
-        ref_key = getattr(ref, "__withheld_key__", f"exercise_checks.{exercise.function}.reference")
+        ref_key = getattr(ref, "__withheld_key__", f"{RECORDS}.{exercise.function}.reference")
         if ref is not None and not hasattr(ref, "__withheld_key__") and ref.__name__ != "<lambda>":
             raise SystemExit(f"student package: the reference of {exercise.function} is not withheld")
         if sealed:
-            recorder.sealed |= {ref_key} | {f"exercise_checks.{exercise.function}.mistake{i}"
+            recorder.sealed |= {ref_key} | {f"{RECORDS}.{exercise.function}.mistake{i}"
                                             for i in range(len(exercise.mistakes))}
         for check_ in exercise.public_checks:
             for case in check_.cases(np.random.default_rng(0)):
@@ -372,7 +378,7 @@ def record(path: Path) -> int:
                 for i, mistake in enumerate(exercise.mistakes):
                     try:
                         with np.errstate(all="ignore"):
-                            recorder.call(f"exercise_checks.{exercise.function}.mistake{i}", mistake.wrong,
+                            recorder.call(f"{RECORDS}.{exercise.function}.mistake{i}", mistake.wrong,
                                           *case.args, **case.kwargs)
                     except Exception:
                         continue  # a mistake that does not apply to this input: the check skips it too

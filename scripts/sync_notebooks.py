@@ -15,7 +15,8 @@ checks in ``autograder/hidden_checks.py``. Run this after editing either, or ``_
   points, its id and its first line;
 - the ``compare()`` cell after the checks of the notebook's exercise that has an example in
   :data:`selfattn.compare.EXAMPLES`;
-- the last cell prints the notebook's summary (:func:`selfattn.checking.summary`), with the
+- the last cell prints the notebook's summary (:func:`selfattn.checks.notebook.summary`, imported
+  from ``selfattn.checking``), with the
   points and public checks of each exercise read from the notebook itself.
 
 ``tests/test_release.py`` fails when a notebook is out of step.
@@ -34,9 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import autograder.hidden_checks  # noqa: E402, F401 - registers the hidden checks
-import selfattn.exercise_checks  # noqa: E402, F401 - registers the public checks
+import selfattn.checks.exercises  # noqa: E402, F401 - registers the public checks
 from autograder.spec import _check_calls, _hidden_region  # noqa: E402
-from selfattn.checking import REGISTRY  # noqa: E402
+from selfattn.checks.record import REGISTRY  # noqa: E402
 from selfattn.compare import EXAMPLES  # noqa: E402
 from selfattn.exercise_checks import EXERCISES  # noqa: E402
 

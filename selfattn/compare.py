@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from . import checking, cost, experiments, lecture, numerics, text
-from .calling import BAD_RETURN, NOT_ANSWERED, TIME_LIMIT, VALUE, Case, Outcome, call_cases
-from .checking import close, judge, time_limit
-from .exercise import _arrays, count_message
-from .exercise_checks import EXERCISES
+from . import cost, experiments, lecture, numerics, text
+from .checks import notebook
+from .checks.calling import BAD_RETURN, NOT_ANSWERED, TIME_LIMIT, VALUE, Case, Outcome, call_cases
+from .checks.exercises import EXERCISES
+from .checks.notebook import judge, time_limit
+from .checks.record import _arrays, close, count_message
 from .token_lookup import token_weights
 from .withheld import Sealed
 
@@ -174,6 +175,14 @@ def _one_line(message: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def _verdict_line(agrees: bool | None, said: str, limit: int | None = 400) -> str:
+    """The verdict as people read it, made from its parts: ✓ when ``fn`` agrees (its public checks
+    pass as graded), ✗ when it does not, · when there is nothing to judge yet; then ``said``, on
+    one line of at most ``limit`` characters (``None``: as it is)."""
+    line = f"{'·' if agrees is None else '✓' if agrees else '✗'} {said}"
+    return line if limit is None else _one_line(line, limit)
+
+
 def _checked(function: str, fn: Callable[..., Any]) -> tuple[bool | None, str]:
     """What ``check()`` says of ``fn`` on the public checks of ``function``, run as grading runs
     them: (passed, the first failing check's message or the note on a function it calls to
@@ -191,8 +200,8 @@ def _checked(function: str, fn: Callable[..., Any]) -> tuple[bool | None, str]:
 
 
 def _call(fn: Callable[..., Any], cases: list[Case]) -> list[Outcome]:
-    """The student's calls, each given up after ``checking.NOTEBOOK_SECONDS`` (never a hung kernel)."""
-    with time_limit(checking.NOTEBOOK_SECONDS):
+    """The student's calls, each given up after ``notebook.NOTEBOOK_SECONDS`` (never a hung kernel)."""
+    with time_limit(notebook.NOTEBOOK_SECONDS):
         return call_cases(fn, cases)
 
 
@@ -296,7 +305,7 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
     function = name or getattr(fn, "__name__", "") or "your function"
     if function not in EXAMPLES:
         known = ", ".join(EXAMPLES)
-        verdict = f"· no lecture example for {function!r}; compare() knows {known}"
+        verdict = _verdict_line(None, f"no lecture example for {function!r}; compare() knows {known}", None)
         return Comparison(function, verdict, None, f"<p>{html.escape(verdict)}</p>")
     example = EXAMPLES[function]
     if example.view is not None:
@@ -308,28 +317,30 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
     if example.secret:  # shown row by row only where yours is right, here as in the student package
         refs_arr = [r if isinstance(r, Sealed) else Sealed.of(r) for r in refs_arr]  # type: ignore[misc]
     gots: list[np.ndarray | None] = []
-    verdict, agrees = "", None
+    agrees: bool | None = None
+    verdict = ""
     if not callable(fn):
-        verdict = f"· {function} is not a function yet (run its cell)"
+        verdict = _verdict_line(None, f"{function} is not a function yet (run its cell)", None)
         gots = [None] * len(cases)
     else:
         outcomes = _call(fn, cases)
         errors = [o for o in outcomes if o.kind != VALUE]
         if errors and errors[0].kind == NOT_ANSWERED:
-            verdict = f"· {function}: not answered yet (replace `raise NotImplementedError` with your code)"
+            verdict = _verdict_line(None, f"{function}: not answered yet (replace `raise NotImplementedError` with "
+                                          "your code)", None)
         elif errors:
-            verdict = _one_line(f"✗ {function}{cases[0].describe()} {_failure(errors[0])}")
+            agrees = False
+            verdict = _verdict_line(agrees, f"{function}{cases[0].describe()} {_failure(errors[0])}", 200)
         for o in outcomes:
             if o.values is None:
                 gots.append(None)
             else:
                 gots.append(np.concatenate([v.ravel() for v in o.values]) if len(o.values) > 1 else o.values[0])
         if not errors:
-            agrees = all(close(g, r, 1e-5, 1e-6) for g, r in zip(gots, refs_arr, strict=True))  # type: ignore[arg-type]
-            verdict, agrees = _verdict(function, fn, example, agrees,
-                                       "" if agrees else _difference(gots, refs_arr, example))  # type: ignore[arg-type]
-    if agrees is not None or verdict.startswith("✗"):
-        agrees = bool(agrees)
+            same = all(close(g, r, 1e-5, 1e-6) for g, r in zip(gots, refs_arr, strict=True))  # type: ignore[arg-type]
+            agrees, said = _verdict(function, fn, example, same,
+                                    "" if same else _difference(gots, refs_arr, example))  # type: ignore[arg-type]
+            verdict = _verdict_line(agrees, said)
     if example.kind == "matrix":
         got = gots[0] if gots[0] is not None and gots[0].ndim == 2 else None
         picture = _heatmaps(example, refs_arr[0], got, function)
@@ -343,8 +354,8 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
 
 
 def _verdict(function: str, fn: Any, example: Example, same: bool, difference: str,
-             differs: str = "differs from the reference") -> tuple[str, bool]:
-    """(verdict line, agrees) for a function that returned numbers: the example's comparison
+             differs: str = "differs from the reference") -> tuple[bool, str]:
+    """(agrees, what the verdict says) for a function that returned numbers: the example's comparison
     (``same``, else ``difference``) together with what ``check()`` says, which decides: ✓ only
     when the public checks pass as graded (so not for a mask bug the example cannot show, nor for
     an answer that calls the course package, which grading does not have)."""
@@ -352,15 +363,15 @@ def _verdict(function: str, fn: Any, example: Example, same: bool, difference: s
     if passed is None:
         passed = same
     if passed and same:
-        verdict = f"✓ {function} agrees with the reference on {example.title}" + (f" ({said})" if said else "")
+        verdict = f"{function} agrees with the reference on {example.title}" + (f" ({said})" if said else "")
     elif passed:
-        verdict = (f"✓ {function} passes its public checks, but on this example it {differs}: {difference}"
+        verdict = (f"{function} passes its public checks, but on this example it {differs}: {difference}"
                    + (f" ({said})" if said else ""))
     elif same:
-        verdict = f"✗ {function} agrees on this example but fails its public check: {said}"
+        verdict = f"{function} agrees on this example but fails its public check: {said}"
     else:
-        verdict = f"✗ {function} {differs}: {difference}" + (f". Likely mistake: {said}" if said else "")
-    return _one_line(verdict, 400), bool(passed)
+        verdict = f"{function} {differs}: {difference}" + (f". Likely mistake: {said}" if said else "")
+    return bool(passed), verdict
 
 
 def _difference(gots: list[np.ndarray], refs: list[np.ndarray], example: Example) -> str:
@@ -393,26 +404,25 @@ def _compare_viewed(function: str, fn: Any, example: Example) -> Comparison:
     got: tuple[np.ndarray, ...] | None = None
     agrees: bool | None = None
     if not callable(fn):
-        verdict = f"· {function} is not a function yet (run its cell)"
+        said = f"{function} is not a function yet (run its cell)"
     else:
         (outcome,) = _call(fn, [case])
         if outcome.kind == NOT_ANSWERED:
-            verdict = f"· {function}: not answered yet (replace `raise NotImplementedError` with your code)"
+            said = f"{function}: not answered yet (replace `raise NotImplementedError` with your code)"
         elif outcome.kind != VALUE:
-            verdict = f"✗ {function}{case.describe()} {_failure(outcome)}"
+            agrees, said = False, f"{function}{case.describe()} {_failure(outcome)}"
         else:
             try:
                 assert outcome.values is not None and example.view is not None
                 got = tuple(np.asarray(v, dtype=float) for v in example.view(outcome.values))
             except Exception as exc:
-                verdict = f"✗ {function}{case.describe()}: {exc}"
+                agrees, said = False, f"{function}{case.describe()}: {exc}"
             else:
                 same = all(close(g, w, 1e-5, 1e-6) for g, w in zip(got, want, strict=True))
-                verdict, agrees = _verdict(function, fn, example, same,
-                                           "" if same else _lookup_difference(got, want, example),
-                                           "differs from the lookup asked for")
-        agrees = bool(agrees) if verdict.startswith(("✓", "✗")) else None
-    verdict = _one_line(verdict, 400)
+                agrees, said = _verdict(function, fn, example, same,
+                                        "" if same else _lookup_difference(got, want, example),
+                                        "differs from the lookup asked for")
+    verdict = _verdict_line(agrees, said)
     picture = _heatmaps(example, want[0], None if got is None else got[0], function, reference="the lookup asked for")
     picture += _lookup_table(example, want[1], None if got is None else got[1])
     body = (f'<div class="compare"><p><strong>{html.escape(example.title)}</strong></p>{picture}'

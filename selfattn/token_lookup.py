@@ -1,7 +1,7 @@
 """What three matrices do to a sequence of one-hot tokens: Problem 20's check and picture.
 
 Problem 20 asks for matrices ``W_Q, W_K, W_V`` that make attention a lookup table. Its check
-(:mod:`selfattn.exercise_checks`) and :func:`selfattn.compare.compare` judge the student's
+(:mod:`selfattn.checks.exercises`) and :func:`selfattn.compare.compare` judge the student's
 matrices by their effect, computed live in the student's kernel, where the package holds no
 graded function (see :mod:`selfattn.withheld`); so this module computes that effect itself,
 for one-hot tokens only. It is not a graded function's signature and no graded function calls it.

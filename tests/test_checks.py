@@ -14,9 +14,12 @@ from hypothesis.extra import numpy as hnp
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 import selfattn as sa
-from selfattn.calling import BAD_RETURN, NOT_ANSWERED, RAISED, fresh_namespace
-from selfattn.checking import REGISTRY, CheckFailed, call_cases, check, run_check, to_arrays
-from selfattn.exercise_checks import EXERCISES
+from selfattn.checking import CheckFailed, check
+from selfattn.checks.calling import BAD_RETURN, NOT_ANSWERED, RAISED, Case, call_cases, fresh_namespace, to_arrays
+from selfattn.checks.exercises import EXERCISES
+from selfattn.checks.findings import Kind
+from selfattn.checks.judging import first_error, run_check
+from selfattn.checks.record import REGISTRY
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions" / "attention"
 
@@ -100,7 +103,7 @@ def test_returned_objects_must_be_numbers():
         to_arrays(Liar())
     with pytest.raises(TypeError):
         to_arrays(np.array([True, False]))
-    out = call_cases(lambda: Liar(), [sa.checking.Case(())])
+    out = call_cases(lambda: Liar(), [Case(())])
     assert out[0].kind == BAD_RETURN and out[0].values is None and out[0].error
 
 
@@ -114,14 +117,14 @@ def test_an_exception_named_like_the_graders_own_is_just_raised(name):
     def answer(S, axis=-1):
         raise own("gave no result within 10 s")
 
-    (out,) = call_cases(answer, [sa.checking.Case((np.zeros(3),))])
+    (out,) = call_cases(answer, [Case((np.zeros(3),))])
     assert (out.kind, out.exception) == (RAISED, name)
-    found = sa.checking.first_error(sa.checking.REGISTRY["softmax/rows-sum-to-one"], [sa.checking.Case(())], [out])
-    assert found is not None and found.kind is sa.findings.Kind.RAISED and found.name == name
-    (out,) = call_cases(lambda: (_ for _ in ()).throw(NotImplementedError()), [sa.checking.Case(())])
+    found = first_error(REGISTRY["softmax/rows-sum-to-one"], [Case(())], [out])
+    assert found is not None and found.kind is Kind.RAISED and found.name == name
+    (out,) = call_cases(lambda: (_ for _ in ()).throw(NotImplementedError()), [Case(())])
     assert out.kind == NOT_ANSWERED
     withheld = type("Withheld", (NotImplementedError,), {})  # the student package's: it says why
-    (out,) = call_cases(lambda: (_ for _ in ()).throw(withheld("not given away")), [sa.checking.Case(())])
+    (out,) = call_cases(lambda: (_ for _ in ()).throw(withheld("not given away")), [Case(())])
     assert (out.kind, out.exception) == (RAISED, "Withheld")
 
 
@@ -250,7 +253,7 @@ def test_what_a_hidden_check_reports_is_fixed_wording(entry):
     """A hidden check's finding, put in the hidden vocabulary, is one of the record's named mistakes or
     declared diagnoses, a kind's fixed wording, or a built-in exception: never a value of the input
     or of the answer (a shape, a count, an error's size)."""
-    from selfattn.findings import BUILTIN_EXCEPTIONS, Kind
+    from selfattn.checks.findings import BUILTIN_EXCEPTIONS
 
     wrong = _defined(entry)
     exercise = EXERCISES[entry.replace]
@@ -270,7 +273,7 @@ def test_what_a_hidden_check_reports_is_fixed_wording(entry):
 @given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=2, max_side=5),
                   elements=st.floats(-1e3, 1e3)), st.data())
 def test_a_result_with_nan_matches_a_mistake_with_nan_in_the_same_places_only(values, data):
-    from selfattn.checking import close
+    from selfattn.checks.record import close
 
     where = data.draw(hnp.arrays(bool, values.shape))
     wrong = np.where(where, np.nan, values)
@@ -287,8 +290,8 @@ def test_a_result_with_nan_matches_a_mistake_with_nan_in_the_same_places_only(va
 def test_fair_blame_counts_the_run_with_the_course_functions():
     """One rule for the notebook and the grader: the results with the course's dependencies count,
     a pass names the functions to fix, a failure is the function's own mistake."""
-    from selfattn.fair_blame import fair_results
-    from selfattn.findings import Finding, Kind
+    from selfattn.checks.fair_blame import fair_results
+    from selfattn.checks.findings import Finding, Kind
 
     theirs = {"f/a": Finding("overflow", Kind.NAN), "f/b": None}
     own = {"f/a": Finding.mistake("its own slip"), "f/b": None}
@@ -303,3 +306,50 @@ def test_fair_blame_counts_the_run_with_the_course_functions():
     assert results == {"f/a": None, "f/b": None}
     assert note == ("`f` is right, but it calls your `g`, which fails: fix `g` (`f` was graded with the course's `g` "
                     "and keeps its points).")
+
+
+# --- what raised is data: the advice reads the exception, never its message ---------------------
+def test_a_missing_name_or_module_is_read_from_the_exception_not_from_its_message():
+    """A ``NameError`` Python raises names what is missing (``exc.name``); one a student raises
+    with the same words names nothing, so no advice is built from text."""
+    import pickle
+
+    from selfattn.checks.calling import allowed_imports_only, exec_cells
+
+    def uses_a_helper(S, axis=-1):
+        return helper_from_another_cell(S)  # type: ignore[name-defined]  # noqa: F821
+
+    def says_the_same_words(S, axis=-1):
+        raise NameError("name 'helper_from_another_cell' is not defined")
+
+    real, fake = call_cases(uses_a_helper, [Case((np.zeros(2),))]) + call_cases(says_the_same_words,
+                                                                                  [Case((np.zeros(2),))])
+    assert real.error == fake.error == "NameError: name 'helper_from_another_cell' is not defined"
+    assert (real.exception, real.missing) == ("NameError", "helper_from_another_cell")
+    assert (fake.exception, fake.missing) == ("NameError", None)
+
+    namespace = fresh_namespace()
+    with allowed_imports_only():
+        (error,) = exec_cells([("softmax", "import torch.nn\ndef softmax(S, axis=-1):\n    return S\n")], namespace)
+    assert error == "the cell of softmax raised ModuleNotFoundError: No module named 'torch' (line 1)"
+    assert (error.exception, error.missing) == ("ModuleNotFoundError", "torch")
+    again = pickle.loads(pickle.dumps(error))  # a process pool or Dask keeps the data
+    assert (again, again.exception, again.missing) == (error, "ModuleNotFoundError", "torch")
+
+
+def test_the_advice_follows_what_raised():
+    from selfattn.checks.notebook import _advice
+
+    def softmax(S, axis=-1):
+        return S
+
+    # `np` is in this module's namespace, as in a notebook whose other cell imported it
+    assert _advice([("NameError", "np")], softmax, "softmax") == (
+        "`np` exists in your notebook but not in the cell of softmax: each answer is graded on its own, with "
+        "NumPy only, so define or import it inside that cell")
+    assert _advice([("NameError", "nowhere_at_all")], softmax, "softmax") == ""
+    assert _advice([("NameError", None)], softmax, "softmax") == ""  # raised by hand: no name to give
+    assert _advice([("ModuleNotFoundError", "torch")], softmax, "softmax") == (
+        "answers are graded with the standard library and NumPy only: do not import `torch` in the cell of softmax")
+    assert _advice([("ModuleNotFoundError", "numpy")], softmax, "softmax") == ""
+    assert _advice([("ValueError", None)], softmax, "softmax") == ""

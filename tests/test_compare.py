@@ -176,6 +176,24 @@ def test_no_example_and_no_function_are_messages_too():
     assert "is not a function yet" in compare(None, name="embed").verdict
 
 
+def _unwritten(*args, **kwargs):
+    raise NotImplementedError
+
+
+def _crashing(*args, **kwargs):
+    raise ValueError("name 'x' is not defined")  # words like another error's: the mark does not read them
+
+
+@pytest.mark.parametrize("function", sorted(EXAMPLES))
+@pytest.mark.parametrize("fn", [None, _unwritten, _crashing, lambda *a, **k: None, lambda *a, **k: 0.5])
+def test_the_verdicts_mark_is_made_from_agrees(function, fn):
+    """The verdict line starts with the mark of ``agrees`` (· nothing to judge, ✓ agrees, ✗ not):
+    one structured fact, rendered once."""
+    shown = compare(fn, name=function)
+    assert shown.verdict[:2] == {None: "· ", True: "✓ ", False: "✗ "}[shown.agrees], (shown.agrees, shown.verdict)
+    assert (shown.agrees is None) is (fn in (None, _unwritten)), shown.verdict
+
+
 def test_each_notebook_compares_its_exercise_right_after_its_checks():
     for path in sorted((ROOT / "notebooks").glob("*/*.ipynb")):
         nb = nbformat.read(path, as_version=4)

@@ -128,7 +128,7 @@ def _notebook_side(answers: dict[str, str], then: tuple[str, ...] = ()) -> dict[
             client.execute_cell(cell, i)
             if i == 1:  # the imports: now make a stuck call give up after 1 s instead of 10
                 client.execute_cell(nbformat.v4.new_code_cell(
-                    "import selfattn.checking\nselfattn.checking.NOTEBOOK_SECONDS = 1.0"), i)
+                    "import selfattn.checks.notebook\nselfattn.checks.notebook.NOTEBOOK_SECONDS = 1.0"), i)
             shown[meta.get("grade_id", "last")] = " ".join(
                 o.get("evalue", "") + o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in cell.outputs)
     return shown
@@ -159,7 +159,7 @@ def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong
     the mask checks name the mask added after the softmax: never 1/√d_k or the row maximum (the
     mistakes of the functions it calls), and the class report counts it under that name."""
     from autograder.report import classify, note_kind
-    from selfattn.exercise_checks import ATTENTION
+    from selfattn.checks.exercises import ATTENTION
 
     verdict = graded["all-wrong"]
     cells, notes = verdict["cells"], verdict["notes"]
@@ -199,8 +199,8 @@ def test_a_softmax_printing_forever_is_stopped_and_its_output_costs_no_memory():
     import signal
     import tracemalloc
 
-    from selfattn.calling import TIME_LIMIT
-    from selfattn.checking import Case, _as_graded, call_cases, time_limit
+    from selfattn.checks.calling import TIME_LIMIT, Case, call_cases
+    from selfattn.checks.notebook import _as_graded, time_limit
 
     def softmax(S, axis=-1):
         while True:
@@ -227,8 +227,9 @@ def test_a_stuck_function_defined_outside_a_cell_fails_its_check_in_time(monkeyp
     import pytest
 
     from selfattn import checking
+    from selfattn.checks import notebook
 
-    monkeypatch.setattr(checking, "NOTEBOOK_SECONDS", 0.3)
+    monkeypatch.setattr(notebook, "NOTEBOOK_SECONDS", 0.3)
 
     def softmax(S, axis=-1):
         while True:

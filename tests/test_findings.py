@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from selfattn.findings import BUILTIN_EXCEPTIONS, Finding, Kind, hidden_exception_name
+from selfattn.checks.findings import BUILTIN_EXCEPTIONS, Finding, Kind, hidden_exception_name
 
 
 @given(st.text(), st.sampled_from(list(Kind)), st.one_of(st.none(), st.text()))

@@ -18,10 +18,10 @@ from grading_support import entries
 from test_checks import SOLUTION_CELLS
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
-from selfattn.calling import fresh_namespace
-from selfattn.checking import run_check
-from selfattn.exercise_checks import EXERCISES
-from selfattn.findings import Kind
+from selfattn.checks.calling import fresh_namespace
+from selfattn.checks.exercises import EXERCISES
+from selfattn.checks.findings import Kind
+from selfattn.checks.judging import run_check
 
 SEEDS = range(200)
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder import history
-from selfattn.findings import Finding, Kind
+from selfattn.checks.findings import Finding, Kind
 
 NAMED = Finding("weights of the queries", Kind.MISTAKE, "softmax taken over the queries (axis 0)").record()
 UNNAMED = Finding("wrong values", Kind.WRONG_VALUES).record()

@@ -4,7 +4,7 @@ For every graded function (the answer cells' grade ids), every function defined 
 wheel (``scripts/build_student.py``) and every code block of the built site, pasted as that
 function's answer, must fail its hidden checks. A pasted answer runs as grading runs an answer
 cell: in a fresh namespace with NumPy only, no import of the course package; its calls go through
-the grader's own calling and judging code (``selfattn.calling.call_cases``, then
+the grader's own calling and judging code (``selfattn.checks.calling.call_cases``, then
 ``autograder.verdicts._judged`` on the outcomes, as a sandboxed run returns them). The pasted
 code is ours (the wheel's and the site's), so it runs in this process, each call stopped after
 :data:`SECONDS`.
@@ -65,7 +65,7 @@ GRADED = _graded()
 
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
-    from selfattn.calling import allowed_imports_only
+    from selfattn.checks.calling import allowed_imports_only
 
     sink = io.StringIO()
     with (allowed_imports_only(), warnings.catch_warnings(), contextlib.redirect_stdout(sink),
@@ -79,9 +79,9 @@ def passes_hidden_checks(function: str, fn: Callable[..., Any], seed: int = 0) -
     (grading's verdict); a function without inputs (``shape_answers``) has public checks only."""
     import autograder.hidden_checks  # noqa: F401 - attaches the hidden checks
     from autograder import sandbox, verdicts
-    from selfattn.calling import call_cases
-    from selfattn.checking import TimeLimit, time_limit
-    from selfattn.exercise_checks import EXERCISES
+    from selfattn.checks.calling import TimeLimit, call_cases
+    from selfattn.checks.exercises import EXERCISES
+    from selfattn.checks.notebook import time_limit
 
     checks = EXERCISES[function].checks
     ids, hidden = [c.id for c in checks], {c.id for c in checks if c.hidden}
@@ -114,7 +114,7 @@ def pasted(source: str, label: str, assignments: bool = False) -> Iterator[tuple
     """(where, the graded function it is tried as or ``None`` for all, function) for every function
     and lambda of ``source`` run as an answer cell, and with ``assignments`` every top-level
     assignment made the body of each graded function."""
-    from selfattn.calling import fresh_namespace
+    from selfattn.checks.calling import fresh_namespace
 
     try:
         tree = ast.parse(source)
@@ -265,8 +265,9 @@ def test_no_code_block_of_the_site_answers_an_exercise():
 _VERDICTS = textwrap.dedent("""
     import json, sys
     import numpy as np
-    from selfattn.calling import fresh_namespace
-    from selfattn.checking import REGISTRY, run_check
+    from selfattn.checks.calling import fresh_namespace
+    from selfattn.checks.judging import run_check
+    from selfattn.checks.record import REGISTRY
     from selfattn.compare import EXAMPLES, compare
     import selfattn.exercise_checks
 
@@ -289,7 +290,7 @@ def _entries() -> list[tuple[str, str, list[str], str]]:
     """(name, function, cells it calls, answer) of each catalogue answer that is a plain cell."""
     from grading_support import SOLUTIONS, read_entry
 
-    from selfattn.exercise_checks import EXERCISES
+    from selfattn.checks.exercises import EXERCISES
 
     solved = {}
     for path in SOLUTIONS.glob("*.ipynb"):

@@ -12,9 +12,9 @@ import nbformat
 import pytest
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
-import selfattn.exercise_checks  # noqa: F401 - registers the public checks
+import selfattn.checks.exercises  # noqa: F401 - registers the public checks
 from autograder.spec import load_spec, notebooks_of
-from selfattn.checking import REGISTRY
+from selfattn.checks.record import REGISTRY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from sync_notebooks import site_url, sync

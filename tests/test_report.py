@@ -284,8 +284,8 @@ def test_similar_pairs_are_those_of_comparing_every_two_answers(bodies):
 def _exercise_counts(verdicts) -> dict[tuple[str, str], tuple[int, int, Counter]]:
     """(notebook, function) -> (passed, answered, named mistake -> students), from the verdicts."""
     import autograder.hidden_checks  # noqa: F401
-    from selfattn.checking import REGISTRY
-    from selfattn.findings import Finding, Kind
+    from selfattn.checks.findings import Finding, Kind
+    from selfattn.checks.record import REGISTRY
 
     out: dict[tuple[str, str], list] = {}
     for (_s, nb), v in verdicts.items():

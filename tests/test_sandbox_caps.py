@@ -25,7 +25,7 @@ from grading_support import SOLUTIONS, entries, grade, place, submission_text
 from nbgrader.api import Gradebook
 
 from autograder import cgroups, sandbox, warm
-from selfattn.checking import Case
+from selfattn.checks.calling import Case
 
 LIMITS = sandbox.Limits(cpu_seconds=5, memory_bytes=512 << 20)
 HOSTILE = {e.path.stem: e for e in entries("adversarial")

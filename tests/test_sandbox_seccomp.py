@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from autograder import sandbox, seccomp, warm
-from selfattn.checking import Case
+from selfattn.checks.calling import Case
 
 # ---------------------------------------------------------------- the program, interpreted
 

@@ -30,7 +30,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from autograder import sandbox
-from selfattn.checking import Case
+from selfattn.checks.calling import Case
 
 HOSTILE_MARKDOWN = (
     "My answer. <img src=x onerror=\"window.__pwned=1;fetch('/api/contents/pwned-xss.txt',{method:'PUT'})\">"
@@ -391,7 +391,7 @@ def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
     script = textwrap.dedent("""
         import json, sys
         from autograder import sandbox, verdicts
-        from selfattn.checking import Outcome
+        from selfattn.checks.calling import Outcome
         seen = []
         def record(code, function, cases, limits=None, hidden=False, session=None):
             if hidden:
@@ -430,7 +430,7 @@ def test_every_public_run_of_a_notebook_comes_before_any_hidden_run(tmp_path):
         import json
         from autograder import sandbox, verdicts
         from autograder.paths import SOLUTIONS
-        from selfattn.checking import Outcome
+        from selfattn.checks.calling import Outcome
         order = []
         def record(code, function, cases, limits=None, hidden=False, session=None):
             order.append([function, hidden])
@@ -738,7 +738,7 @@ def test_every_hidden_check_draws_its_inputs_from_the_seed():
     """No hidden check has fixed inputs a student could learn once and answer from a table: over ten
     seeds, each check's inputs take more than one value."""
     import autograder.hidden_checks  # noqa: F401 - registers them
-    from selfattn.checking import REGISTRY
+    from selfattn.checks.record import REGISTRY
 
     def inputs(cases) -> str:
         return repr([[np.asarray(a, dtype=float).tolist() for a in (*c.args, *c.kwargs.values())] for c in cases])

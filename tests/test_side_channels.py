@@ -12,7 +12,7 @@ note names ``softmax``, are exercised too.
 
 The same class is graded twice with two grading secrets, that is with two different sets of hidden
 inputs: every verdict line, note, feedback page, grades.csv row and the class report must read the
-same, and every hidden check must speak the fixed vocabulary of :mod:`selfattn.findings`.
+same, and every hidden check must speak the fixed vocabulary of :mod:`selfattn.checks.findings`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import pytest
 from grading_support import SOLUTIONS, TESTS, grade, place, with_answers
 
 import autograder.hidden_checks  # noqa: F401 - attaches the hidden checks to the records
-from selfattn.exercise_checks import EXERCISES
-from selfattn.findings import BUILTIN_EXCEPTIONS, Kind
+from selfattn.checks.exercises import EXERCISES
+from selfattn.checks.findings import BUILTIN_EXCEPTIONS, Kind
 
 NOTEBOOK = "03-softmax-attention"
 CHANNELS = sorted((TESTS / "side_channels").glob("*.py"))

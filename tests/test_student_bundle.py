@@ -44,7 +44,7 @@ def _solution_lines() -> set[str]:
 def _hidden_secrets() -> set[str]:
     """Hidden check ids, the module's name, and every line of it that states an input."""
     import autograder.hidden_checks as hidden
-    from selfattn.checking import REGISTRY
+    from selfattn.checks.record import REGISTRY
 
     # every hidden check's id (importing the module attached them to the exercises); not the bare
     # "/hidden/", which the package's code that names such checks holds
@@ -82,6 +82,10 @@ def test_the_bundle_holds_what_start_here_promises(bundle):
     (wheel,) = (folder / "wheels").glob("selfattn-*.whl")
     members = zipfile.ZipFile(wheel).namelist()
     assert "selfattn/checking.py" in members and not any(m.startswith("autograder/") for m in members)
+    # the checks package and the paths released notebooks import (the shims) all ship
+    wanted = {f"selfattn/checks/{p.name}" for p in (ROOT / "selfattn" / "checks").glob("*.py")}
+    assert wanted and wanted | {"selfattn/exercise_checks.py", "selfattn/compare.py"} <= set(members), (
+        sorted(wanted - set(members)))
     start = (folder / "START_HERE.md").read_text()
     for step in ("python3 install.py", "jupyter lab", "nbgrader validate", "hand_in.py"):
         assert step in start

@@ -16,7 +16,7 @@ import pytest
 
 from autograder import sandbox, warm
 from autograder.paths import ROOT
-from selfattn.checking import Case
+from selfattn.checks.calling import Case
 
 PROBE = """
 import os
@@ -191,7 +191,7 @@ def test_the_folder_of_a_killed_owner_is_removed_by_the_next_sandbox():
         import time
         import numpy as np
         from autograder import sandbox, warm
-        from selfattn.checking import Case
+        from selfattn.checks.calling import Case
         s = warm.Session()
         sandbox.run([("f", "def f(x):\\n    return x\\n")], "f", [Case((np.zeros(1),))], session=s)
         print(s.workdir, flush=True)

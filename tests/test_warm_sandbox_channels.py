@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from autograder import sandbox, warm
-from selfattn.checking import Case
+from selfattn.checks.calling import Case
 
 LIMITS = sandbox.Limits(cpu_seconds=20)
 SECRETS = (3, 7)

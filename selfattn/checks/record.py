@@ -1,11 +1,21 @@
-"""One record per graded exercise: what is right, the classic mistakes, and the checks.
+r"""The records the checks are made of: one :class:`Exercise` per graded function, its :class:`Check`\ s,
+and the comparisons every verifier uses.
 
 An :class:`Exercise` holds every fact about one graded function that the notebook's ``check()``,
 the grader and the tests read: the course's reference implementation, the mistakes it names (each
 a wrong implementation with the same signature, so a test can run it), the functions it may call,
 the names of its results, and its checks. The public checks are declared with the record
-(:mod:`selfattn.exercise_checks`); the hidden ones attach to the same object from the autograder
+(:mod:`selfattn.checks.exercises`); the hidden ones attach to the same object from the autograder
 (``SOFTMAX.hidden(...)``), so both decide with the same verifier.
+
+A :class:`Check` is split in three so that grading never has to trust student code:
+
+1. ``cases(rng)`` makes the inputs (trusted side);
+2. the student's function is called on each case, and each result becomes plain float
+   arrays, or the name and message of the exception it raised
+   (:func:`selfattn.checks.calling.call_cases`);
+3. ``verify(cases, outcomes)`` decides, looking only at those arrays (trusted side), and
+   returns ``None`` or a :class:`~selfattn.checks.findings.Finding` naming the likely misconception.
 
 A verifier compares the results of the student's function with the reference's and, when they
 differ, with those of each mistake, so the message can name the mistake ("softmax taken over the
@@ -20,12 +30,38 @@ from typing import Any
 
 import numpy as np
 
+from ..withheld import Sealed
 from .calling import Case, Outcome, to_arrays
-from .checking import REGISTRY, Check, close, register, tolerance
 from .findings import Finding, Kind
-from .withheld import Sealed
 
-__all__ = ["Exercise", "Mistake", "count_message", "largest_error", "rand", "shape_message"]
+__all__ = ["REGISTRY", "Check", "Exercise", "Mistake", "close", "count_message", "largest_error", "rand",
+           "register", "shape_message", "tolerance"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One named check of one graded function."""
+
+    id: str
+    function: str
+    description: str
+    cases: Callable[[np.random.Generator], list[Case]]
+    verify: Callable[[list[Case], list[Outcome]], Finding | None]
+    exercise: Exercise  # the record this check belongs to
+    hidden: bool = False  # run only when grading
+
+
+#: Every check by id (public ones registered by selfattn.checks.exercises, hidden ones by the grader).
+REGISTRY: dict[str, Check] = {}
+
+
+def register(check_: Check) -> Check:
+    """Add ``check_`` to :data:`REGISTRY`; a second check with the same id is an error."""
+    if check_.id in REGISTRY:
+        raise ValueError(f"duplicate check id {check_.id!r}")
+    REGISTRY[check_.id] = check_
+    return check_
+
 
 #: Makes the inputs of one check from a random generator: ``cases(rng) -> list[Case]``.
 Cases = Callable[[np.random.Generator], list[Case]]
@@ -201,3 +237,40 @@ def largest_error(got: np.ndarray, want: np.ndarray) -> float:
         return float("inf") if not np.array_equal(got, want) else 0.0
     diff = np.abs(got[keep] - want[keep])
     return float("inf") if not np.isfinite(diff).all() else float(diff.max())
+
+
+# ---------------------------------------------------------------------------------------------
+# comparisons for verifiers
+
+
+def tolerance(cases: Sequence[Case]) -> tuple[float, float]:
+    """(rtol, atol): what a correct float32 implementation reaches (looser for float32 inputs).
+
+    Every classic mistake is off by far more than this.
+    """
+    f32 = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for c in cases for a in c.args)
+    return (2e-4, 1e-5) if f32 else (1e-5, 1e-6)
+
+
+def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, equal_nan: bool = False) -> bool:
+    """Same shape and equal within tolerance; ``-inf`` must meet ``-inf`` (or a large negative).
+
+    With ``equal_nan`` (comparing with a named mistake, which may itself give NaN), NaN must meet
+    NaN in the same places, and some entry besides must be a number to compare. A sealed result
+    (:class:`selfattn.withheld.Sealed`) must be met exactly.
+    """
+    if isinstance(want, Sealed) or isinstance(got, Sealed):
+        return want.holds(got) if isinstance(want, Sealed) else got.holds(want)
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    if got.shape != want.shape:
+        return False
+    inf = np.isneginf(want)
+    nan = np.isnan(want) if equal_nan else np.zeros(want.shape, dtype=bool)
+    if (np.isnan(got) != nan).any() if equal_nan else (np.isnan(got) & ~np.isnan(want)).any():
+        return False
+    if equal_nan and nan.size and nan.all():
+        return False
+    if inf.any() and not (got[inf] <= -1e9).all():
+        return False
+    keep = ~inf & ~nan
+    return bool(np.allclose(got[keep], want[keep], rtol=rtol, atol=atol))

@@ -7,7 +7,7 @@ failing dependency, and that judgement is the one that counts: if it passes, it 
 the note names the functions to fix; if not, what its checks now say is its own mistake (never one of
 its dependencies' mistakes), and the note says how it was judged.
 
-The notebook's :func:`selfattn.checking.judge` (public checks, in the kernel) and the grader's
+The notebook's :func:`selfattn.checks.notebook.judge` (public checks, in the kernel) and the grader's
 :mod:`autograder.blame` (every check, in the sandbox) both decide through :func:`fair_results`;
 they differ only in how a run is made.
 """

@@ -1,10 +1,10 @@
 """Calling student code and turning what it returns into plain arrays.
 
-This is the one piece of course code that also runs inside the grading sandbox (next to
-``autograder/harness.py``), so it depends on nothing but the standard library and NumPy: the
-sandbox holds neither the course package nor the checks. The notebook's ``check()``
-(:mod:`selfattn.checking`) calls answers through the same functions, so a ✓ and a grade see the
-same values.
+This is the one piece of course code that also runs inside the grading sandbox (copied next to
+``autograder/harness.py`` as the top-level module ``calling``), so it depends on nothing but the
+standard library and NumPy and imports nothing relative: the sandbox holds neither the course
+package nor the checks. The notebook's ``check()`` (:mod:`selfattn.checks.notebook`) calls answers
+through the same functions, so a ✓ and a grade see the same values.
 """
 
 from __future__ import annotations
@@ -26,12 +26,14 @@ __all__ = [
     "VALUE",
     "BadReturn",
     "Case",
+    "CellError",
     "Outcome",
     "TimeLimit",
     "allowed_imports_only",
     "call_cases",
     "exec_cells",
     "fresh_namespace",
+    "missing_name",
     "to_arrays",
 ]
 
@@ -64,19 +66,22 @@ FAILED_KINDS = frozenset({RAISED, NOT_ANSWERED, BAD_RETURN, TIME_LIMIT})
 
 
 class TimeLimit(Exception):
-    """A call gave no result in time (raised into it by :func:`selfattn.checking.time_limit`)."""
+    """A call gave no result in time (raised into it by :func:`selfattn.checks.notebook.time_limit`)."""
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What one call produced, as data: ``values`` (a tuple of float arrays), or ``kind`` (one of
-    :data:`FAILED_KINDS`) with ``error``, the text for people, and ``exception``, the class name of
-    what was raised (readers decide by ``kind`` and ``exception``, never by reading ``error``)."""
+    :data:`FAILED_KINDS`) with ``error``, the text for people, ``exception``, the class name of
+    what was raised, and ``missing``, the name a ``NameError`` or ``ModuleNotFoundError`` says is
+    missing (:func:`missing_name`). Readers decide by ``kind``, ``exception`` and ``missing``, never
+    by reading ``error``."""
 
     values: tuple[np.ndarray, ...] | None = None
     error: str | None = None
     kind: str = VALUE
     exception: str | None = None
+    missing: str | None = None
 
     def __post_init__(self) -> None:
         if self.error is not None and self.kind == VALUE:  # an error given alone was raised
@@ -153,7 +158,7 @@ def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
             # the stub's own exception; a subclass (the student package's Withheld) says something else
             kind = NOT_ANSWERED if type(exc) is NotImplementedError else RAISED
             outcomes.append(Outcome(error=f"{type(exc).__name__}: {exc}"[:500], kind=kind,
-                                    exception=type(exc).__name__))
+                                    exception=type(exc).__name__, missing=missing_name(exc)))
             continue
         try:
             outcomes.append(Outcome(values=to_arrays(result)))
@@ -165,14 +170,38 @@ def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
     return outcomes
 
 
-def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> list[str]:
+def missing_name(exc: BaseException) -> str | None:
+    """The name a ``NameError`` says is not defined, or the top-level package a
+    ``ModuleNotFoundError`` says is not there (the exception's own ``name``), else ``None``."""
+    name = getattr(exc, "name", None) if type(exc) is NameError or isinstance(exc, ModuleNotFoundError) else None
+    return name.partition(".")[0] if isinstance(name, str) and name else None
+
+
+class CellError(str):
+    """One line saying which answer cell raised what (a ``str``, the text for people), with
+    ``exception``, the class name of what was raised, and ``missing``, :func:`missing_name` of it,
+    as data (readers decide by those, never by reading the text)."""
+
+    exception: str
+    missing: str | None
+
+    def __new__(cls, text: str, exception: str, missing: str | None = None) -> CellError:
+        self = super().__new__(cls, text)
+        self.exception, self.missing = exception, missing
+        return self
+
+    def __reduce__(self):  # pickling keeps the data
+        return (CellError, (str(self), self.exception, self.missing))
+
+
+def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> list[CellError]:
     """Run answer cells (label, source) one after another in ``namespace``, as grading does.
 
     A cell that raises does not stop the next one; the returned list says which cell raised what.
     """
     import traceback
 
-    errors: list[str] = []
+    errors: list[CellError] = []
     for label, source in cells:
         try:
             exec(compile(source, f"<{label}>", "exec"), namespace)
@@ -180,7 +209,8 @@ def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> l
             tb = traceback.extract_tb(exc.__traceback__)
             line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)
             where = f" (line {line})" if line else ""
-            errors.append(f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500])
+            text = f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500]
+            errors.append(CellError(text, type(exc).__name__, missing_name(exc)))
     return errors
 
 
@@ -204,7 +234,7 @@ def allowed_imports_only() -> Iterator[None]:
     def guarded(name, globals=None, locals=None, fromlist=(), level=0):
         if (level == 0 and isinstance(globals, dict) and globals.get("__name__") == "__student__"
                 and name.partition(".")[0] not in ALLOWED_MODULES):
-            raise ModuleNotFoundError(f"No module named '{name.partition('.')[0]}'")
+            raise ModuleNotFoundError(f"No module named '{name.partition('.')[0]}'", name=name.partition(".")[0])
         return real_import(name, globals, locals, fromlist, level)
 
     builtins.__import__ = guarded

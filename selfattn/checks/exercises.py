@@ -1,0 +1,342 @@
+"""The graded exercises of the course, one :class:`~selfattn.checks.record.Exercise` record each.
+
+Each record holds the reference (the package's own implementation, which the book also uses), the
+classic mistakes its messages name, the functions it may call and its public checks. Importing
+this module registers the public checks; the autograder attaches its hidden checks to the same
+records (``SOFTMAX.hidden(...)``). To add an exercise, see the README ("Adding an exercise").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import cost, numerics, text, training
+from ..experiments import score_stds
+from ..lecture import lecture_shapes
+from ..token_lookup import token_weights
+from .calling import Case, Outcome
+from .findings import Finding, Kind
+from .record import Exercise, Mistake, count_message, rand
+
+__all__ = ["EXERCISES", "rand"]
+
+
+# --- diagnoses tried after the named mistakes -------------------------------------------------
+# Fixed wording, declared with the record (``diagnoses=``): hidden checks report them as they are.
+_OVERFLOW = ("NaN or inf in the weights: exp overflowed for large scores (exp(710) is inf); "
+             "subtract the row maximum along the axis first")
+_ALL_MASKED = "NaN in the weights of a slice that is entirely -inf: such a slice must give weights 0, not NaN"
+_UNDERFLOW = ("NaN in the weights: exp underflowed to 0 for every score of a slice far below the largest score "
+              "(0/0 is NaN); subtract each slice's own maximum along the axis, not one maximum of the whole array")
+_NOT_NORMALISED = "weights do not sum to 1 along the axis asked for: normalise each slice along that axis"
+_OUTPUT_OVERFLOW = "NaN in the output for large scores: exp overflowed; subtract the row maximum before exponentiating"
+_OUTPUT_NAN = "NaN in the output: check the mask (it is added to the scores; -inf · 0 is NaN)"
+_MASK_NAN = ("NaN in the mask: NumPy gives 0 · (-inf) = NaN, so a 0/1 matrix times -inf does not work; "
+             "build the mask with np.where(condition, -np.inf, 0.0)")
+
+
+def _softmax_extra(case: Case, got):
+    g = got[0]
+    S = np.asarray(case.args[0], dtype=float)
+    axis = case.kwargs.get("axis", -1)
+    if g.shape != S.shape:
+        return None
+    bad = ~np.isfinite(g)
+    if bad.any():
+        slices = bad.any(axis=axis)
+        with np.errstate(all="ignore"):
+            top = np.max(S, axis=axis)
+        if (top[slices] > 700).any():
+            return _OVERFLOW
+        if np.isneginf(top[slices]).all():
+            return _ALL_MASKED
+        return _UNDERFLOW
+    if not np.allclose(g.sum(axis=axis), 1.0, atol=1e-5):
+        return Finding.mistake(_NOT_NORMALISED, f"weights do not sum to 1 along axis {axis}: normalise each slice "
+                                                "along that axis")
+    return None
+
+
+def _attention_extra(case: Case, got):
+    g = got[0]
+    if np.isnan(g).any():
+        Q, K = case.args[0], case.args[1]
+        return _OUTPUT_OVERFLOW if np.abs(Q @ K.T).max() > 500 else _OUTPUT_NAN
+    return None
+
+
+def _mask_extra(case: Case, got):
+    return _MASK_NAN if np.isnan(got[0]).any() else None
+
+
+def _lookup_check(c: Case, W: tuple[np.ndarray, ...]) -> float:
+    """Largest error of the hand-built lookup over a sequence holding every type once."""
+    targets, values, _beta = c.args
+    seq = np.asarray(c.meta.get("sequence", np.arange(len(targets))))
+    X = np.eye(len(targets))[seq]
+    W_Q, W_K, W_V = W
+    out = token_weights(X, W_Q, W_K) @ (X @ W_V)
+    want = np.asarray(values)[np.asarray(targets)[seq]]
+    return float(np.abs(out - want).max())
+
+
+#: Problem 20's named mistakes (fixed wording: hidden checks report them as they are).
+_NOT_SATURATED = ("close but not exact: the right key must win by a margin that grows with beta, so the softmax "
+                  "saturates")
+_WRONG_TARGET = "a token of type t does not read values[targets[t]]: check which key each query scores highest"
+_LOOKUP_IN_W_V = ("the lookup has to happen in the attention weights (query of type t matches the key of type "
+                  "targets[t]), not be stored in W_V")
+
+
+def _lookup_weights(c: Case, W: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(attention weights (T, T) of the hand-built lookup over the case's sequence, and the (T, T)
+    boolean matrix of the key each query must read: j holds the target type of token i)."""
+    targets, _values, _beta = c.args
+    seq = np.asarray(c.meta.get("sequence", np.arange(len(targets))))
+    X = np.eye(len(targets))[seq]
+    W_Q, W_K, _W_V = W
+    with np.errstate(all="ignore"):
+        A = token_weights(X, W_Q, W_K)
+    return A, seq[None, :] == np.asarray(targets)[seq][:, None]
+
+
+def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> Finding | None:
+    """Finding when some token does not put (nearly) all its attention on a position holding the
+    type it targets: the lookup must happen through the weights, not be stored in W_V."""
+    A, wanted = _lookup_weights(c, W)
+    on_target = np.where(wanted, A, 0.0).sum(axis=1)
+    if not (np.isfinite(A).all() and (on_target >= 1 - 1e-6).all()):
+        i = int(np.argmin(np.where(np.isfinite(on_target), on_target, -1)))
+        share = "none" if on_target[i] < 0.005 else f"only {on_target[i]:.0%}"
+        return Finding.mistake(_LOOKUP_IN_W_V, f"the token at position {i} puts {share} of its attention on the "
+                                               f"token it must look up: {_LOOKUP_IN_W_V}")
+    return None
+
+
+def _right_key_wins_unsaturated(c: Case, W: tuple[np.ndarray, ...]) -> bool:
+    """Whether every token gives its target the largest weight, and some token not all of it (the
+    right lookup, with a margin too small for the softmax to saturate)."""
+    A, wanted = _lookup_weights(c, W)
+    if not np.isfinite(A).all():
+        return False
+    on_target = np.where(wanted, A, 0.0).max(axis=1)
+    elsewhere = np.where(wanted, -1.0, A).max(axis=1)
+    return bool((on_target > elsewhere).all() and (on_target < 1 - 1e-6).any())
+
+
+def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome]) -> Finding | None:
+    for case, out in zip(cases, outcomes, strict=True):
+        targets, values, _beta = case.args
+        m, d_v = len(targets), np.shape(values)[1]
+        if len(out.values) != 3:
+            return Finding(count_message(exercise, out.values, 3), Kind.WRONG_COUNT)
+        want = [(m, None), (m, None), (m, d_v)]
+        for name, W, (rows, cols) in zip(("W_Q", "W_K", "W_V"), out.values, want, strict=True):
+            if W.ndim != 2 or W.shape[0] != rows or (cols is not None and W.shape[1] != cols):
+                return Finding(f"{name} has shape {W.shape}: it needs {rows} rows (one per token type)" + (
+                    f" and {cols} columns" if cols else ""), Kind.WRONG_SHAPE)
+        if out.values[0].shape[1] != out.values[1].shape[1]:
+            return Finding(f"W_Q {out.values[0].shape} and W_K {out.values[1].shape} must have the same number of "
+                           f"columns (d_k)", Kind.WRONG_SHAPE)
+        if not all(np.isfinite(W).all() for W in out.values):
+            return Finding("the matrices contain NaN or inf", Kind.NAN)
+        err = _lookup_check(case, out.values)
+        if not err <= 1e-9:
+            if _right_key_wins_unsaturated(case, out.values):
+                return Finding.mistake(_NOT_SATURATED, f"not exact (largest error {err:.2g}): the right key "
+                                                       f"must win by a margin that grows with beta, so the softmax "
+                                                       f"saturates")
+            return Finding.mistake(_WRONG_TARGET)
+        if (wrong := _lookup_misreads(case, out.values)) is not None:
+            return wrong
+    return None
+
+
+def _attention_variant(Q, K, V, mask=None, *, scale=True, axis=-1, mask_after: str | None = None,
+                       ignore_mask=False):
+    """Attention with one classic slip (for the named mistakes of ``attention``).
+
+    ``mask_after`` applies the mask to the weights instead of the scores: ``"multiply"`` zeroes the
+    forbidden weights (``A * (mask == 0)``), ``"add"`` adds it (``softmax(S) + mask``).
+    Shapes: (T_q, d_k), (T_k, d_k), (T_k, d_v), optional (T_q, T_k) -> (T_q, d_v).
+    """
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    S = Q @ K.T / (np.sqrt(Q.shape[-1]) if scale else 1.0)  # (T_q, T_k)
+    with np.errstate(all="ignore"):
+        if mask is not None and not ignore_mask and mask_after is None:
+            S = S + mask
+        if mask is not None and not ignore_mask and mask_after == "scores-times":
+            S = S * mask
+        if mask_after == "scores-times":  # +inf scores: the softmax a student writes gives NaN there
+            top = np.max(S, axis=axis, keepdims=True)
+            E = np.exp(S - np.where(np.isfinite(top), top, 0.0))
+            A = E / E.sum(axis=axis, keepdims=True)
+        else:
+            A = numerics.softmax(np.where(np.isnan(S), -np.inf, S), axis=axis)
+        if mask is not None and not ignore_mask and mask_after == "multiply":
+            A = A * np.where(np.isneginf(mask), 0.0, 1.0)
+        if mask is not None and not ignore_mask and mask_after == "add":
+            A = A + np.asarray(mask, dtype=float)
+        return A @ V  # (T_q, d_v)
+
+
+def _qkv_cases(rng, T_q=3, T_k=5, d_k=4, d_v=2, mask=None):
+    return Case((rand(rng, T_q, d_k), rand(rng, T_k, d_k), rand(rng, T_k, d_v)), {} if mask is None else {"mask": mask})
+
+
+def _stable(S):
+    return np.exp(S - np.max(S))
+
+
+# --- the records, in the order of the notebooks ------------------------------------------------
+EMBED = Exercise("embed", text.embed, exact=True, mistakes=[
+    Mistake(lambda E, ids: np.asarray(E).T[np.asarray(ids)], "looked up columns of E: rows are the token types"),
+    Mistake(lambda E, ids: np.asarray(E)[: len(ids)], "took the first len(ids) rows of E instead of the rows named by ids"),
+])
+EMBED.check("lookup", "X stacks the rows of E named by ids",
+            lambda rng: [Case((rand(rng, 5, 6), np.array([4, 0, 4, 2])))])
+
+PROJECT = Exercise("project", lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, X @ W_V), returns=("Q", "K", "V"), mistakes=[
+    Mistake(lambda X, W_Q, W_K, W_V: tuple(np.asarray(w).T @ np.asarray(X).T for w in (W_Q, W_K, W_V)),
+            "returned the transposes: Q = X W_Q has one row per token"),
+])
+PROJECT.check("shapes", "Q, K, V = X W_Q, X W_K, X W_V",
+              lambda rng: [Case((rand(rng, 5, 6), rand(rng, 6, 3), rand(rng, 6, 3), rand(rng, 6, 2)))])
+
+SHAPE_ANSWERS = Exercise("shape_answers", lecture_shapes, exact=True, mistakes=[
+    Mistake(lambda: lecture_shapes()[:, ::-1], "each shape is (rows, columns): Q has one row per token"),
+])
+SHAPE_ANSWERS.check("lecture", "shapes for T = 10, d = 512, d_k = d_v = 64", lambda rng: [Case(())])
+
+SOFTMAX = Exercise("softmax", numerics.softmax, extra=_softmax_extra,
+                   diagnoses=(_OVERFLOW, _ALL_MASKED, _UNDERFLOW, _NOT_NORMALISED), mistakes=[
+    Mistake(lambda S, axis=-1: numerics.softmax(S, axis=0),
+            "normalised along axis 0 (down the columns): normalise each row, along the given axis"),
+    Mistake(lambda S, axis=-1: _stable(S) / _stable(S).sum(),
+            "normalised over the whole array: weights must sum to 1 along the given axis only"),
+    Mistake(lambda S, axis=-1: np.exp(S), "forgot to divide by the sum: weights must sum to 1 along the axis"),
+    Mistake(lambda S, axis=-1: S, "returned the scores unchanged"),
+])
+SOFTMAX.check("rows-sum-to-one", "each row is a distribution", lambda rng: [Case((rand(rng, 3, 5),))])
+SOFTMAX.check("large-scores", "large scores do not overflow",
+              lambda rng: [Case((np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]]),))])
+SOFTMAX.check("axis", "the axis argument is respected",
+              lambda rng: [Case((rand(rng, 4, 3),), {"axis": 0}), Case((rand(rng, 2, 3, 4),), {"axis": 1})])
+
+SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, mistakes=[
+    Mistake(lambda Q, K: Q @ K.T, "missing the 1/√d_k scaling of the scores"),
+    Mistake(lambda Q, K: Q @ K.T / Q.shape[1], "divided by d_k: the scaling is 1/√d_k"),
+    Mistake(lambda Q, K: K @ Q.T / np.sqrt(Q.shape[1]),
+            "transposed: scores have shape (T_q, T_k), one row per query (Q Kᵀ, not K Qᵀ)"),
+    Mistake(lambda Q, K: Q @ K.T / np.sqrt(K.shape[0]), "scaled by √T_k: the scaling is 1/√d_k"),
+])
+SCALED_SCORES.check("shape-and-scale", "Q Kᵀ / √d_k with T_q ≠ T_k",
+                    lambda rng: [Case((rand(rng, 3, 4), rand(rng, 5, 4)))])
+
+ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_SCORES), extra=_attention_extra,
+                     diagnoses=(_OUTPUT_OVERFLOW, _OUTPUT_NAN), mistakes=[
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, scale=False),
+            "missing the 1/√d_k scaling of the scores"),
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, axis=0),
+            "softmax taken over the queries (axis 0): each query's weights over the keys must sum to 1"),
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="multiply"),
+            "mask applied after softmax: rows no longer sum to 1; add the mask to the scores"),
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="add"),
+            "mask applied after softmax (softmax(S) + mask): -inf in the weights makes the output NaN; add the "
+            "mask to the scores, before the softmax"),
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="scores-times"),
+            "multiplied the scores by the mask: the mask is additive (0 keeps, -inf forbids), add it to the scores"),
+    Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, ignore_mask=True),
+            "the mask was ignored: add it to the scores before the softmax"),
+])
+ATTENTION.check("no-mask", "softmax(Q Kᵀ/√d_k) V for T_q ≠ T_k", lambda rng: [_qkv_cases(rng)])
+ATTENTION.check("causal-mask", "an additive causal mask", lambda rng: [_qkv_cases(rng, 4, 4, 3, 2, numerics.causal_mask(4))])
+
+def _dots(q, k):
+    return np.sum(np.asarray(q) * np.asarray(k), axis=1)  # (T,): q_i · k_i
+
+
+SCORE_STDS = Exercise("score_stds", score_stds, returns=("the std of q·k", "the std of q·k/√d_k"), mistakes=[
+    Mistake(lambda q, k: (_dots(q, k).std(), (_dots(q, k) / q.shape[1]).std()),
+            "the second value divides by d_k: the scaled score is q·k/√d_k"),
+    Mistake(lambda q, k: ((_dots(q, k) / np.sqrt(q.shape[1])).std(), _dots(q, k).std()),
+            "the two values are swapped: first the std of q·k, then the std of q·k/√d_k"),
+    Mistake(lambda q, k: (_dots(q, k).var(), (_dots(q, k) / np.sqrt(q.shape[1])).var()),
+            "returned variances: take the standard deviation (.std()), the square root of the variance"),
+])
+SCORE_STDS.check("small", "standard deviations of q·k and q·k/√d_k",
+                 lambda rng: [Case((rand(rng, 200, 16), rand(rng, 200, 16)))])
+
+SOFTMAX_JACOBIAN = Exercise("softmax_jacobian", numerics.softmax_jacobian, mistakes=[
+    Mistake(lambda a: -np.outer(a, a), "missing the diagonal term a_j·1[j = l]"),
+    Mistake(lambda a: np.diag(a * (1 - a)), "only the diagonal: off-diagonal entries are -a_j a_l"),
+    Mistake(lambda a: np.outer(a, a) - np.diag(a), "sign flipped: J = diag(a) - a aᵀ"),
+])
+SOFTMAX_JACOBIAN.check("small", "the Jacobian of a softmax over three scores",
+                       lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))])
+
+# Building the (T, T) Jacobian and multiplying is right in value, so no check can name it without a
+# memory or time budget, and such a budget would make a verdict depend on the machine: the hints
+# steer away from it instead. "J transposed" is no mistake here either: the softmax's J is symmetric.
+SOFTMAX_VJP = Exercise("softmax_vjp", training.softmax_vjp, mistakes=[
+    Mistake(lambda a, g: -a * np.dot(a, g), "missing the diagonal term: Jᵀg = a * (g - a·g), not -a (a·g)"),
+    Mistake(lambda a, g: a * (np.dot(a, g) - g), "sign flipped: Jᵀg = a * (g - a·g), not a * (a·g - g)"),
+    Mistake(lambda a, g: g - np.dot(a, g), "missing the factor a: multiply (g - a·g) by the weights, entry by entry"),
+    Mistake(lambda a, g: a * (1 - a) * g, "only the diagonal of J: the off-diagonal entries -a_j a_l contribute too"),
+])
+SOFTMAX_VJP.check("small", "Jᵀg for a softmax over three scores",
+                  lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])), np.array([1.0, -2.0, 0.5])))])
+
+PERMUTATION_MATRIX = Exercise("permutation_matrix", lambda perm: np.eye(len(perm))[np.asarray(perm)], exact=True, mistakes=[
+    Mistake(lambda perm: np.eye(len(perm))[np.asarray(perm)].T,
+            "this is the inverse permutation (the transpose): row i of P X must be X[perm[i]]"),
+])
+PERMUTATION_MATRIX.check("small", "(P X)[i] = X[perm[i]]", lambda rng: [Case(([2, 0, 1],))])
+
+_MULTIPLICATIVE = "multiplicative 0/1 mask: the mask is additive, 0 to keep and -inf to forbid"
+CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_mask_extra, diagnoses=(_MASK_NAN,),
+                       mistakes=[
+    Mistake(lambda T: np.where(np.triu(np.ones((T, T)), 0) > 0, -np.inf, 0.0),
+            "off by one: the diagonal is masked, but a token may attend to itself"),
+    Mistake(lambda T: np.where(np.tril(np.ones((T, T)), -1) > 0, -np.inf, 0.0),
+            "masked below the diagonal: token i may read j ≤ i, so -inf goes above the diagonal"),
+    Mistake(lambda T: np.tril(np.ones((T, T))), _MULTIPLICATIVE),
+])
+CAUSAL_MASK.check("T4", "the causal mask for T = 4", lambda rng: [Case((4,))])
+
+PADDING_MASK = Exercise("padding_mask", numerics.padding_mask, exact=True, extra=_mask_extra, diagnoses=(_MASK_NAN,),
+                        mistakes=[
+    Mistake(lambda lengths, T: np.where(np.arange(T)[None, :] <= np.asarray(lengths)[:, None], 0.0, -np.inf),
+            "off by one: position j = lengths[b] is already padding"),
+    Mistake(lambda lengths, T: (np.arange(T)[None, :] < np.asarray(lengths)[:, None]).astype(float), _MULTIPLICATIVE),
+    Mistake(lambda lengths, T: numerics.padding_mask(lengths, T).T, "transposed: the mask has shape (B, T)"),
+])
+PADDING_MASK.check("small", "the padding mask for three sequences of lengths 2, 4, 1", lambda rng: [Case(([2, 4, 1], 4))])
+
+ATTENTION_FLOPS = Exercise("attention_flops", cost.attention_flops, exact=True, mistakes=[
+    # 2 T² d is both slips (one product at 2 FLOPs per multiply-add, or both at 1): the message names both
+    Mistake(lambda T, d: 2 * T**2 * d,
+            "half the FLOPs: a multiply-add counted as one FLOP (it is 2, a multiply and an add), or only one of "
+            "the two products Q Kᵀ and A V counted"),
+    Mistake(lambda T, d: 2 * T**2 * d / 2,
+            "a quarter of the FLOPs: a multiply-add counts as 2 FLOPs, and both products Q Kᵀ and A V count"),
+    Mistake(lambda T, d: 4 * T * d**2, "T and d swapped: the score matrix is T×T"),
+])
+ATTENTION_FLOPS.check("lecture", "the FLOPs of Q Kᵀ and A V for the lecture's T = 10, d = 512", lambda rng: [Case((10, 512))])
+
+CROSSOVER_LENGTH = Exercise("crossover_length", cost.crossover_length, exact=True, mistakes=[
+    Mistake(lambda d: 24 * d / 2, "solve 4 T² d = 24 T d² for T"),
+    Mistake(lambda d: 6 * d**2, "T = 6 d, not 6 d²: divide both sides by 4 T d"),
+])
+CROSSOVER_LENGTH.check("lecture", "the crossover lengths at the lecture's two widths", lambda rng: [Case((4096,)), Case((8192,))])
+
+# no reference here: the package students install must not hold Problem 20's answer
+LOOKUP_TABLE_WEIGHTS = Exercise("lookup_table_weights", None, returns=("W_Q", "W_K", "W_V"), verifier=_lookup_verify,
+                                diagnoses=(_NOT_SATURATED, _WRONG_TARGET, _LOOKUP_IN_W_V))
+LOOKUP_TABLE_WEIGHTS.check("permutation", "an exact lookup table at beta = 1000",
+                           lambda rng: [Case(([2, 0, 1], rand(rng, 3, 2), 1000.0), meta={"sequence": [1, 2, 0]})])
+
+#: Every graded exercise by function name.
+EXERCISES: dict[str, Exercise] = {e.function: e for e in (
+    EMBED, PROJECT, SHAPE_ANSWERS, SOFTMAX, SCALED_SCORES, ATTENTION, SCORE_STDS, SOFTMAX_JACOBIAN, SOFTMAX_VJP,
+    PERMUTATION_MATRIX, CAUSAL_MASK, PADDING_MASK, ATTENTION_FLOPS, CROSSOVER_LENGTH, LOOKUP_TABLE_WEIGHTS)}

@@ -1,0 +1,270 @@
+"""The notebook's side of the checks: ``check()``, ``summary()`` and the judging they share.
+
+In a notebook a check runs in the student's kernel, for instant feedback, but the way grading
+runs it: the text the grader reads (:mod:`selfattn.checks.kernel_cells`) runs again in a fresh
+namespace holding only NumPy, its calls are given up after :data:`NOTEBOOK_SECONDS`, and the
+result is decided by the same functions as the grader's (:mod:`selfattn.checks.judging`), so the
+student sees the same verdict and message either way.
+
+Importing this module registers the public checks (:mod:`selfattn.checks.exercises`), so
+``check()`` and ``summary()`` work in a kernel that has run no other cell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import signal
+import textwrap
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import exercises as _exercises  # noqa: F401 - importing the records registers the public checks
+from .calling import (
+    ALLOWED_MODULES,
+    RAISED,
+    VALUE,
+    CellError,
+    Outcome,
+    TimeLimit,
+    allowed_imports_only,
+    call_cases,
+    exec_cells,
+    fresh_namespace,
+)
+from .fair_blame import fair_results
+from .findings import Finding, Kind
+from .judging import first_error, run_check, safe_verify
+from .kernel_cells import answer_of, cell_of, globals_of
+from .record import REGISTRY, Check, Exercise
+
+__all__ = ["NOTEBOOK_SECONDS", "CheckFailed", "check", "judge", "summary", "time_limit"]
+
+#: (exception type name, the name it says is missing) of what raised while a check ran
+Raised = tuple[str | None, str | None]
+
+
+class CheckFailed(AssertionError):
+    """Raised in a notebook when a check fails; its message names the likely mistake."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows this instead of a traceback through the course's checking code; short
+        # lines, so that `nbgrader validate` (which cuts lines at 90 characters) shows it whole
+        lines = [ln for par in str(self).splitlines() for ln in (textwrap.wrap(par, 76) or [""])]
+        return [f"\x1b[0;31mCheckFailed\x1b[0m: {lines[0]}", *("    " + ln for ln in lines[1:])]
+
+
+class _Discard(io.TextIOBase):
+    """A text stream that keeps nothing (a flood of prints costs no memory)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+@contextlib.contextmanager
+def _as_graded() -> Iterator[None]:
+    """Student code runs as in grading: output discarded, warnings silent, and no imports but
+    the standard library and NumPy (the course package is not there when grading)."""
+    sink = _Discard()
+    with (allowed_imports_only(), warnings.catch_warnings(), contextlib.redirect_stdout(sink),
+          contextlib.redirect_stderr(sink)):
+        warnings.simplefilter("ignore")
+        yield
+
+
+#: Seconds a notebook check waits for one call before calling it stuck (grading stops it by CPU time).
+NOTEBOOK_SECONDS = 10.0
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`TimeLimit` in the code run inside after ``seconds``, and again every
+    ``seconds`` until it ends: a call that loops forever fails its check instead of hanging the
+    kernel, and so does the next stuck call of the same check.
+
+    Needs ``SIGALRM`` and the main thread (a notebook kernel runs cells there); elsewhere it
+    does nothing.
+    """
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeLimit(f"gave no result within {seconds:g} s (an infinite loop?)")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _graded_copy(fn: Any, exercise: Exercise, replaced: dict[str, Any] | None = None) -> tuple[Any, list[CellError]]:
+    """Re-run the cells of ``fn`` (and of the graded functions it may call) in a fresh namespace.
+
+    ``replaced`` maps dependencies to implementations used instead of their cells. Returns the
+    function as grading will see it (or ``None``) and the errors of the cells.
+    """
+    replaced = replaced or {}
+    function = exercise.function
+    own = cell_of(fn, function)
+    cells = []
+    kernel = globals_of(fn)
+    namespace = fresh_namespace()
+    for dep in exercise.dependency_names:
+        if dep in replaced:
+            namespace[dep] = replaced[dep]
+            continue
+        source = cell_of(kernel.get(dep), dep)
+        if source is not None and source != own:
+            cells.append((dep, source))
+    cells.append((function, own or ""))
+    with _as_graded():
+        errors = exec_cells(cells, namespace)
+    graded = namespace.get(function)
+    return (graded if callable(graded) else None), errors
+
+
+def _advice(raised: Sequence[Raised], fn: Any, function: str) -> str:
+    """A sentence on how grading differs from the notebook, when what ``raised`` explains it: the
+    first ``NameError`` names something the kernel has, or the first ``ModuleNotFoundError`` a
+    module grading does not have."""
+    kernel = globals_of(fn)
+    name = next((missing for exception, missing in raised if exception == "NameError"), None)
+    if name is not None and name in kernel:
+        return (f"`{name}` exists in your notebook but not in the cell of {function}: each answer is "
+                f"graded on its own, with NumPy only, so define or import it inside that cell")
+    module = next((missing for exception, missing in raised if exception == "ModuleNotFoundError"), None)
+    if module is not None and module not in ALLOWED_MODULES:
+        return (f"answers are graded with the standard library and NumPy only: do not import "
+                f"`{module}` in the cell of {function}")
+    return ""
+
+
+def _first_raised(outcomes: Sequence[Outcome]) -> list[Raised]:
+    """What the call that decides the check raised (the first call that gave no numbers), if it raised."""
+    failed = next((o for o in outcomes if o.kind != VALUE), None)
+    return [(failed.exception, failed.missing)] if failed is not None and failed.kind == RAISED else []
+
+
+def _run_graded(check_: Check, fn: Any, seed: int,
+                replaced: dict[str, Any] | None = None) -> tuple[Finding | None, list[Raised]]:
+    """(what the check finds, what raised on the way) for the copy of ``fn`` grading would see."""
+    graded, errors = _graded_copy(fn, check_.exercise, replaced)
+    if graded is None:
+        message = f"no function named {check_.function} was defined"
+        return (Finding(message + (" (" + "; ".join(errors) + ")" if errors else ""), Kind.NOT_ANSWERED),
+                [(e.exception, e.missing) for e in errors])
+    cases = check_.cases(np.random.default_rng(seed))
+    with _as_graded(), time_limit(NOTEBOOK_SECONDS):
+        outcomes = call_cases(graded, cases)
+    return first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes), _first_raised(outcomes)
+
+
+def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exercise]:
+    """The graded functions ``exercise`` may call, defined in cells, that fail their public checks
+    (the notebook knows no hidden check, so it blames on public checks only; grading uses all)."""
+    kernel = globals_of(fn)
+    own = cell_of(fn, exercise.function)
+    failing = []
+    for dep in exercise.depends:
+        dep_fn = kernel.get(dep.function)
+        dep_cell = cell_of(dep_fn, dep.function) if dep_fn is not None else None
+        if dep.reference is None or dep_cell is None or dep_cell == own:
+            continue
+        if any(_run_graded(c, dep_fn, seed)[0] is not None for c in dep.public_checks):
+            failing.append(dep)
+    return failing
+
+
+def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding | None, str]:
+    """(message or ``None``, blame note) of one check run the way grading runs it.
+
+    When ``fn`` comes from a notebook, the text the grader reads runs again in a fresh namespace
+    holding only NumPy, where the course package cannot be imported, and the check calls that
+    copy: the answer cell (when the front end names the cells it runs, else the cell that defined
+    ``fn``, or for a decorated function the last cell defining its name), turned into plain Python
+    by :func:`selfattn.answer.graded_source`, with the cells of the graded functions it may call.
+    Elsewhere ``fn`` is called directly. When a function it calls fails its public checks, it is
+    judged with the course's reference of that function (:mod:`selfattn.checks.fair_blame`): if it then
+    passes, it passes with a note naming the function to fix, else the message names its own mistake.
+    The note also says when the text judged is not the cell that defined ``fn``, or when magics were
+    stripped or refused.
+    """
+    source, note = answer_of(fn, check_.function)
+    if source is None:  # defined in a module or by exec: called as it is, with the same time limit
+        with time_limit(NOTEBOOK_SECONDS):
+            return run_check(check_, fn, seed), ""
+    message, raised = _run_graded(check_, fn, seed)
+    if message is not None and (deps := _failing_dependencies(fn, check_.exercise, seed)):
+        references = {d.function: d.reference for d in deps}
+
+        def rerun(_deps: Sequence[str]) -> dict[str, Finding | None]:
+            nonlocal raised
+            found, raised = _run_graded(check_, fn, seed, references)
+            return {check_.id: found}
+
+        fair, blame = fair_results(check_.function, {check_.id: message}, list(references), rerun)
+        message = fair[check_.id]
+        if message is None:
+            return None, "; ".join(n for n in (note, blame) if n)
+        message = Finding(f"{message} ({blame})", message.kind, message.name)
+    if message is not None and (advice := _advice(raised, fn, check_.function)):
+        message = Finding(f"{advice}. {message}", message.kind, message.name)
+    if message is not None and note:
+        message = Finding(f"{note}. {message}", message.kind, message.name)
+    return message, note
+
+
+def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
+    """Notebook entry point: run check ``check_id`` on ``fn`` as grading will; print a tick or
+    raise :class:`CheckFailed` with the diagnosis first."""
+    if check_id not in REGISTRY:
+        raise KeyError(f"unknown check {check_id!r}")
+    check_ = REGISTRY[check_id]
+    message, blame = judge(check_, fn, seed)
+    if message is not None:
+        raise CheckFailed(f"{message}\n(check of {check_.function}: {check_.description})")
+    print(f"✓ {check_.function}: {check_.description}" + (f" ({blame})" if blame else ""))
+
+
+def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequence[str]]]) -> None:
+    """Print one line per exercise: its points, and whether its public checks pass, fail or are
+    not attempted yet (like Otter's ``check_all``). Never raises, whatever is unwritten.
+
+    ``exercises`` maps each graded function to (its points, its public check ids).
+    """
+    total = earned = 0.0
+    for function, (points, check_ids) in exercises.items():
+        total += points
+        fn = namespace.get(function)
+        if not callable(fn):
+            print(f"·  {function} ({points:g} points): not attempted (run its cell)")
+            continue
+        unknown = [c for c in check_ids if c not in REGISTRY]
+        if unknown:
+            print(f"✗  {function} ({points:g} points): no check named {unknown[0]!r} (is selfattn up to date?)")
+            continue
+        failed, blame = None, ""
+        for check_id in check_ids:
+            failed, why = judge(REGISTRY[check_id], fn)
+            blame = blame or why
+            if failed is not None:
+                break
+        if failed is None:
+            earned += points
+            print(f"✓  {function} ({points:g} points): public checks pass" + (f"; {blame}" if blame else ""))
+        elif getattr(failed, "name", None) == "NotImplementedError":  # still the stub
+            print(f"·  {function} ({points:g} points): not attempted")
+        else:
+            print(f"✗  {function} ({points:g} points): {failed.splitlines()[0]}")
+    print(f"Public checks pass for exercises worth {earned:g} of {total:g} points; hidden checks decide the rest.")

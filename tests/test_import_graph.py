@@ -1,0 +1,239 @@
+"""The course package imports in one direction: no circle between its modules, no import inside
+a function that is there only to dodge a circle, a sandbox module that needs nothing of the
+course, and a ``summary()`` that works in a kernel whose setup cell has not run."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "selfattn"
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import of a course module: who imports what, where (line), and whether it runs when the
+    importer is imported (module level, class bodies, ``if TYPE_CHECKING``) or only when a function runs."""
+
+    importer: str
+    imported: str
+    line: int
+    in_function: bool
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the course package by dotted name (a package by its own name)."""
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _imports(module: str, path: Path, known: set[str]) -> list[Import]:
+    """The course modules ``module`` imports (relative and absolute), each with its place."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[Import] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            targets: list[str] = []
+            if isinstance(child, ast.Import):
+                targets = [alias.name for alias in child.names]
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")[: len(package.split(".")) - (child.level - 1)]
+                    source = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    source = child.module or ""
+                # `from pkg import name` imports the module pkg.name when there is one, else pkg
+                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in child.names]
+            for target in targets:
+                if target in known and target != module:
+                    found.append(Import(module, target, child.lineno, in_function))
+            visit(child, inside)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return found
+
+
+def _graph() -> tuple[dict[str, set[str]], list[Import]]:
+    """(module -> the course modules it imports when imported, every import inside a function)."""
+    modules = _modules()
+    known = set(modules)
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    lazy: list[Import] = []
+    for module, path in modules.items():
+        for imp in _imports(module, path, known):
+            if imp.in_function:
+                lazy.append(imp)
+            else:
+                graph[module].add(imp.imported)
+    return graph, lazy
+
+
+def _path(graph: dict[str, set[str]], start: str, goal: str) -> list[str] | None:
+    """A chain of imports from ``start`` to ``goal``, or ``None``."""
+    seen, stack = {start}, [[start]]
+    while stack:
+        chain = stack.pop()
+        for nxt in sorted(graph[chain[-1]]):
+            if nxt == goal:
+                return [*chain, nxt]
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append([*chain, nxt])
+    return None
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle through each module that is on one (each circle reported once)."""
+    found: list[list[str]] = []
+    reported: set[frozenset[str]] = set()
+    for module in sorted(graph):
+        for nxt in sorted(graph[module]):
+            chain = _path(graph, nxt, module)
+            if chain is not None and frozenset(chain) not in reported:
+                reported.add(frozenset(chain))
+                found.append([module, *chain])
+    return found
+
+
+def test_the_graph_sees_the_course_modules_and_their_imports():
+    """The parser finds what it must: else an empty graph would pass the tests below."""
+    graph, _ = _graph()
+    assert {"selfattn.checking", "selfattn.checks.notebook", "selfattn.checks.calling"} <= set(graph)
+    assert "selfattn.checks.exercises" in graph["selfattn.checks.notebook"]  # `from . import exercises`
+    assert "selfattn.numerics" in graph["selfattn.checks.exercises"]  # `from .. import numerics`
+    assert "selfattn.withheld" in graph["selfattn.checks.record"]  # `from ..withheld import Sealed`
+    assert "selfattn.checks.notebook" in graph["selfattn.checking"]
+
+
+def test_the_cycle_finder_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_of_the_course_package_imports_itself_in_a_circle():
+    circles = _cycles(_graph()[0])
+    assert not circles, "import circles: " + "; ".join(" -> ".join(c) for c in circles)
+
+
+def test_the_checks_package_imports_in_the_order_its_docstring_lists():
+    """``selfattn/checks/__init__.py`` lists its modules bottom up; each imports only those above it."""
+    import re
+
+    import selfattn.checks
+
+    order = re.findall(r":mod:`~selfattn\.checks\.(\w+)`", selfattn.checks.__doc__ or "")
+    present = sorted(p.stem for p in (PACKAGE / "checks").glob("*.py") if p.stem != "__init__")
+    assert sorted(order) == present, f"list every module of selfattn/checks in its docstring: {order} vs {present}"
+    graph, _ = _graph()
+    upward = [f"{m} imports {i}" for n, m in enumerate(order) for i in sorted(graph[f"selfattn.checks.{m}"])
+              if i.startswith("selfattn.checks.") and i.rpartition(".")[2] not in order[:n]]
+    assert not upward, "; ".join(upward)
+
+
+def test_no_import_inside_a_function_dodges_a_circle():
+    """A course module imported inside a function would close a circle if imported at the top:
+    that is a circle held by a lazy import (move what both need into a module below them)."""
+    graph, lazy = _graph()
+    dodges = [f"{imp.importer} line {imp.line} imports {imp.imported} inside a function, and "
+              f"{' -> '.join(chain)} at the top" for imp in lazy
+              if (chain := _path(graph, imp.imported, imp.importer)) is not None]
+    assert not dodges, "; ".join(dodges)
+
+
+def test_the_lazy_import_finder_sees_an_import_inside_a_function(tmp_path):
+    path = tmp_path / "mod.py"
+    path.write_text("from . import top\n\ndef f():\n    from .other import g\n    return g\n")
+    found = _imports("selfattn.mod", path, {"selfattn.mod", "selfattn.top", "selfattn.other"})
+    assert [(i.imported, i.in_function) for i in found] == [("selfattn.top", False), ("selfattn.other", True)]
+
+
+def test_the_sandbox_module_needs_only_the_standard_library_and_numpy():
+    """``checks/calling.py`` runs in the sandbox as a top-level module: no relative import, and
+    nothing but the standard library and NumPy, at any depth."""
+    tree = ast.parse((PACKAGE / "checks" / "calling.py").read_text(encoding="utf-8"))
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            bad.append(f"line {node.lineno}: relative import")
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+        bad += [f"line {node.lineno}: {n}" for n in names
+                if n.partition(".")[0] not in (*sys.stdlib_module_names, "numpy")]
+    assert not bad, "selfattn/checks/calling.py imports " + ", ".join(bad)
+
+
+def _fresh(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_summary_prints_in_a_fresh_interpreter_whose_setup_cell_has_not_run():
+    """The last cell of a notebook run alone (``from selfattn.checking import summary`` and nothing
+    else imported): one line per exercise, never a ``KeyError`` for checks not yet registered."""
+    # the ids as the notebook's summary cell holds them (read here, so the child imports nothing more)
+    from selfattn.checks.exercises import EXERCISES
+
+    ids = {f: [c.id for c in EXERCISES[f].public_checks] for f in ("softmax", "scaled_scores", "attention")}
+    run = _fresh(f"""
+        import numpy as np
+        from selfattn.checking import summary
+
+        def softmax(S, axis=-1):
+            e = np.exp(S - S.max(axis=axis, keepdims=True))
+            return e / e.sum(axis=axis, keepdims=True)
+
+        def scaled_scores(Q, K):
+            raise NotImplementedError
+
+        summary(globals(), {{"softmax": (2, {ids["softmax"]!r}), "scaled_scores": (1, {ids["scaled_scores"]!r}),
+                            "attention": (3, {ids["attention"]!r})}})
+    """)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "✓  softmax (2 points): public checks pass",
+        "·  scaled_scores (1 points): not attempted",
+        "·  attention (3 points): not attempted (run its cell)",
+        "Public checks pass for exercises worth 2 of 6 points; hidden checks decide the rest.",
+    ], run.stdout
+
+
+def test_summary_names_a_check_it_does_not_know_instead_of_raising():
+    run = _fresh("""
+        from selfattn.checking import summary
+
+        def softmax(S, axis=-1):
+            return S
+
+        summary(globals(), {"softmax": (2, ["softmax/no-such-check"])})
+    """)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == ("✗  softmax (2 points): no check named 'softmax/no-such-check' "
+                                          "(is selfattn up to date?)"), run.stdout
+
+
+def test_check_finds_its_check_in_a_fresh_interpreter():
+    """``check()`` imported alone knows every public check (the records are imported with it)."""
+    run = _fresh("""
+        import numpy as np
+        from selfattn.checking import check
+
+        def softmax(S, axis=-1):
+            e = np.exp(S - S.max(axis=axis, keepdims=True))
+            return e / e.sum(axis=axis, keepdims=True)
+
+        check(softmax, "softmax/rows-sum-to-one")
+    """)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "✓ softmax: each row is a distribution", run.stdout
