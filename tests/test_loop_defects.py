@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from autograder import paths, run_summary, spec, staging
 from autograder.nbgrader_plugins import ApplyVerdicts, StaleVerdict
+from autograder.notes import NoteKind, notes_of
 from autograder.run_summary import Progress, Summary
 from autograder.verdicts import verdict_key
 
@@ -55,7 +56,7 @@ def test_changing_a_test_after_release_raises_no_tampering_note(course):
         cell.metadata.nbgrader["points"] = 5
         cell.source += "\n# changed after release"
     _edit(release, change)
-    notes = staging.staged_notebook("ann", "attention", NB).metadata["selfattn"]["notes"]
+    notes = notes_of(staging.staged_notebook("ann", "attention", NB).metadata["selfattn"])
     assert not [n for n in notes if "changed" in n or "edited" in n], notes
 
 
@@ -66,7 +67,8 @@ def test_a_student_edit_of_a_locked_cell_is_noted(course):
         _cell(nb, "embed-hidden").metadata.nbgrader["points"] = 50
     _edit(submitted, tamper)
     nb = staging.staged_notebook("ann", "attention", NB)
-    assert any("points of `embed-hidden` were changed" in n for n in nb.metadata["selfattn"]["notes"])
+    assert any("points of `embed-hidden` were changed" in n and n.kind is NoteKind.REPAIRED
+               for n in notes_of(nb.metadata["selfattn"]))
     assert _cell(nb, "embed-hidden").metadata.nbgrader["points"] == 2  # the course's points
 
 
@@ -85,7 +87,7 @@ def test_added_cells_are_kept_in_place_and_explained(course):
     assert "not run" in texts[helper - 1] and "not run" in texts[-2]
     assert texts[-1] == "my scratch notes" and nb.cells[-1].cell_type == "code"  # shown, never rendered
     assert "nbgrader" not in nb.cells[helper].metadata  # neither graded nor locked
-    assert any("2 cell(s) you added" in n for n in nb.metadata["selfattn"]["notes"])
+    assert any("2 cell(s) you added" in n for n in notes_of(nb.metadata["selfattn"]))
 
 
 def _apply(nb, student="ann"):
