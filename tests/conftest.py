@@ -34,6 +34,7 @@ LANES: dict[str, str] = {
     "test_checks.py": "unit",
     "test_compare.py": "unit",
     "test_findings.py": "unit",
+    "test_notes_data.py": "unit",
     "test_heads.py": "unit",
     "test_training.py": "unit",
     "test_hidden_draws.py": "unit",
