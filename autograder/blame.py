@@ -17,6 +17,7 @@ from selfattn.checks.fair_blame import fair_results
 from selfattn.checks.findings import Finding
 from selfattn.checks.record import REGISTRY
 
+from .notes import Note, NoteKind
 from .paths import SOLUTIONS
 from .spec import answer_cells
 
@@ -39,8 +40,12 @@ Results = dict[str, Finding | None]
 
 
 def regrade(assignment: str, notebook: str, function: str, answers: dict[str, str], checks: dict[str, str | None],
-            results: Results, decide: Callable[[list[tuple[str, str]]], Results]) -> tuple[Results, str]:
-    """(the results that count for ``function``, the note for its feedback, ``""`` for none).
+            results: Results, decide: Callable[[list[tuple[str, str]]], Results]) -> tuple[Results, Note | None]:
+    """(the results that count for ``function``, the note for its feedback or ``None``).
+
+    The note's kind is :attr:`NoteKind.DEPENDENCY_BLAMED` when ``function`` passes with the course's
+    functions (it keeps its points), else :attr:`NoteKind.JUDGED_WITH_COURSE` (what is said of it is
+    its own mistake): decided from the results, never from the note's words.
 
     ``results`` are its results with the student's own functions; ``decide(code)`` runs its checks
     on ``code`` (cells as (label, source)) exactly as its first grading did, and returns check id ->
@@ -53,4 +58,7 @@ def regrade(assignment: str, notebook: str, function: str, answers: dict[str, st
 
     fair, note = fair_results(function, results, failing_dependencies(function, checks), with_references,
                               quote="`", graded=True)
-    return fair, note + ("." if note and not note.endswith(".") else "")
+    if not note:
+        return fair, None
+    kind = NoteKind.DEPENDENCY_BLAMED if all(f is None for f in fair.values()) else NoteKind.JUDGED_WITH_COURSE
+    return fair, Note(note if note.endswith(".") else note + ".", kind)

@@ -207,8 +207,9 @@ class Cluster:
         ``secret`` goes with every task (over the cluster's TLS), sealed against logging."""
         from distributed import as_completed
 
+        from .notes import NoteKind, notes_of, records
         from .paths import STAGED, SUBMITTED, verdict_path
-        from .staging import stage_timestamp
+        from .staging import refused_note, stage_timestamp
 
         futures = {}
         refused: dict[tuple[str, str, str], str] = {}
@@ -247,13 +248,12 @@ class Cluster:
                 staged.parent.mkdir(parents=True, exist_ok=True)
                 staged.write_text(out["staged"], encoding="utf-8")
                 verdict = json.loads(out["verdict"])  # a verdict that is not JSON never reaches nbgrader
-                notes = [n for n in verdict.get("notes", []) if not n.startswith(f"No file {notebook}.ipynb")
-                         or (student, assignment, notebook) not in refused]
-                if (student, assignment, notebook) in refused:
-                    notes.insert(0, f"{notebook}.ipynb was not read: {refused[student, assignment, notebook]}; "
-                                    "it is graded as unanswered.")
+                notes = notes_of(verdict)
+                if (student, assignment, notebook) in refused:  # the worker saw no file: say why there was none
+                    notes = [refused_note(notebook, refused[student, assignment, notebook]),
+                             *(n for n in notes if n.kind is not NoteKind.MISSING)]
                 notes += [n for n in [stage_timestamp(SUBMITTED / student / assignment, staged.parent)] if n]
-                verdict["notes"] = notes
+                verdict["notes"] = records(notes)
                 path = verdict_path(student, assignment, notebook)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 history.remember_replaced(path, verdict)

@@ -37,7 +37,7 @@ from .nbgrader_steps import export, nbgrader_api, run_step
 from .paths import AUTOGRADED, EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path, verdict_path
 from .run_summary import Progress, Summary
 from .spec import notebooks_of
-from .staging import STAGING_FAILED, stage
+from .staging import stage
 from .verdicts import _secret, freshness, grade_one, stored_verdict, timed_job
 
 
@@ -116,12 +116,7 @@ def _stage_all(subs, force: bool, limits, summary: Summary) -> tuple[list[tuple]
                 staged_path(s, a, nb).unlink(missing_ok=True)
         for nb in handed_in or notebooks_of(a):
             for note in stage(s, a, nb):
-                if note.startswith(STAGING_FAILED):
-                    summary.sandbox_failures.append(f"{s}/{a}/{nb}: {note}")
-                elif not note.startswith("No file"):
-                    kind = summary.unreadable if ("could not be read" in note or "was not read" in note) \
-                        else summary.repaired
-                    kind.append(f"{s}/{a}/{nb}: {note}")
+                summary.add_note(f"{s}/{a}/{nb}", note)
             staged[s, a, nb] = nbformat.read(staged_path(s, a, nb), as_version=4)
             state = "stale" if force else freshness(s, a, nb, staged[s, a, nb], limits)
             if state != "fresh":

@@ -40,6 +40,7 @@ from nbgrader import utils
 from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseFeedback
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from .notes import notes_of
 from .paths import SOLUTIONS, STAGED, SUBMITTED
 from .untrusted import entry_problem, id_problem, note_markdown
 
@@ -211,10 +212,10 @@ class ApplyVerdicts(NbGraderPreprocessor):
                 f"{student}/{assignment}/{notebook}: {why}; nothing was applied. "
                 f"Run `make grade STUDENT={student}` (or `python -m autograder.grade --student {student}`).")
         nb, resources = super().preprocess(nb, resources)
-        notes = self.verdict.get("notes") or []
+        notes = notes_of(self.verdict)
         if notes:
             # notes quote student text (exception messages): rendered as text, never as HTML
-            text = "**Grading notes.**\n\n" + "\n".join(note_markdown(str(n)) for n in notes)
+            text = "**Grading notes.**\n\n" + "\n".join(note_markdown(n) for n in notes)
             nb.cells.insert(0, new_markdown_cell(text, metadata={"grading_notes": True}))
         return nb, resources
 
@@ -236,8 +237,8 @@ class ApplyVerdicts(NbGraderPreprocessor):
             wrapped = [textwrap.fill(ln, width=96, subsequent_indent="    ") for ln in lines]
             cell.outputs.append(new_output("stream", name="stdout", text="\n".join(wrapped) + "\n"))
         if not result["passed"]:
-            failed = [ln for ln in lines if ln.startswith("✗")]
+            failed = int(result.get("failed") or 0)  # counted when the verdict was decided
             cell.outputs.append(new_output(
-                "error", ename="CheckFailed", evalue=f"{len(failed)} check(s) failed",
-                traceback=[f"CheckFailed: {len(failed)} check(s) failed (see above)"]))
+                "error", ename="CheckFailed", evalue=f"{failed} check(s) failed",
+                traceback=[f"CheckFailed: {failed} check(s) failed (see above)"]))
         return cell, resources

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -33,12 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from selfattn.checks.findings import Finding, Kind, hidden_exception_name
+from selfattn.checks.findings import FAULTS, Finding, Kind, hidden_exception_name
 
 from . import atomic, history, similarity
 from .csv_export import write_csv
 from .errors import RefusedInput, command_line
 from .gradebook_state import Awaiting
+from .notes import Note, NoteKind, notes_of, records
 from .paths import FEEDBACK, GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
 from .report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
 from .spec import answer_cells, exercise_of, notebooks_of, release_path
@@ -50,18 +50,6 @@ REPORT = WORK / "report" / "index.html"
 #: The report's word for each kind of failure that got no answer to judge.
 FAULT_WORDS = {Kind.TIME_OUT: "time-out", Kind.MEMORY: "memory cap", Kind.PROCESSES: "process cap",
                Kind.DISK: "disk cap", Kind.CRASHED: "crash", Kind.REFUSED: "crash", Kind.NOT_ANSWERED: "not answered"}
-#: (kind, pattern) for grading notes.
-NOTE_KINDS = [
-    ("unreadable notebook", re.compile(r"could not be read as a notebook")),
-    ("missing notebook", re.compile(r"^No file .* was submitted")),
-    ("grader error", re.compile(r"grader could not process")),
-    ("repaired notebook", re.compile(r"was missing \(deleted\?\)|appears \d+ times|changed type|locked cell|"
-                                     r"points of .* were changed")),
-    ("cell raised", re.compile(r"^While grading")),
-    ("weaker sandbox", re.compile(r"without the bubblewrap sandbox")),
-    ("dependency blamed", re.compile(r"is right, but it calls your")),
-    ("judged with the course's functions", re.compile(r"was judged with the course's")),
-]
 
 
 def classify(stored: object) -> tuple[str, str]:
@@ -78,8 +66,10 @@ def classify(stored: object) -> tuple[str, str]:
     return "unnamed", found.kind.value
 
 
-def note_kind(note: str) -> str:
-    return next((kind for kind, pattern in NOTE_KINDS if pattern.search(note)), "other note")
+def note_kind(stored: object) -> str:
+    """The report's word for a grading note as a verdict stores it (:meth:`Note.record`; a bare
+    string, as older verdicts hold, is an "other note"): its kind's, never read from its text."""
+    return Note.from_record(stored).kind.value
 
 
 # --- the data -------------------------------------------------------------------------------------
@@ -131,7 +121,7 @@ def load(gradebook: bool = True) -> ClassData:
         try:
             data.verdicts[key] = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, OSError):
-            data.verdicts[key] = {"cells": {}, "notes": ["The verdict file could not be read."]}
+            data.verdicts[key] = {"cells": {}, "notes": records([Note("The verdict file could not be read.")])}
     if gradebook:
         _gradebook(data)
     keys = set(data.verdicts) | set(data.notebook_scores)
@@ -241,7 +231,7 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     handed: dict[tuple[str, str], set[str]] = defaultdict(set)
     complete: dict[tuple[str, str], set[str]] = defaultdict(set)
     for (s, a, nb), v in data.verdicts.items():
-        if any(note_kind(str(n)) == "missing notebook" for n in v.get("notes", [])):
+        if any(n.kind is NoteKind.MISSING for n in notes_of(v)):
             continue
         handed[(a, nb)].add(s)
         checks = v.get("checks") or {}
@@ -301,9 +291,8 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
             elif kind != "not answered" and (fn, kind) not in fault_seen:
                 fault_seen.add((fn, kind))
                 faults.append([s, a, nb, kind, f"{fn}: {Finding.from_record(msg)}"])
-        for note in v.get("notes", []):
-            kind = note_kind(str(note))
-            faults.append([s, a, nb, kind, note])
+        for note in notes_of(v):
+            faults.append([s, a, nb, note.kind.value, str(note)])
         if v.get("checks") and all(classify(m)[0] == "not answered" for m in v["checks"].values()
                                    if m is not None) and not any(m is None for m in v["checks"].values()):
             faults.append([s, a, nb, "blank notebook", "every exercise still holds the stub"])
@@ -312,7 +301,7 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
             handed_in = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
             missing = sorted(set(notebooks_of(a)) - handed_in)
             if handed_in and missing:
-                faults.append([s, a, f"{len(missing)} of {len(notebooks_of(a))}", "missing notebook",
+                faults.append([s, a, f"{len(missing)} of {len(notebooks_of(a))}", NoteKind.MISSING.value,
                                "not handed in: " + ", ".join(missing)])
     for (s, a), secs in sorted(data.late.items()):
         faults.append([s, a, "", "late", f"{secs / 3600:.1f} hours late"])
@@ -342,8 +331,8 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     for w in data.awaiting:
         by_student[w.student].append(w.notebook.split("-")[0])
     waiting = "; ".join(f"{e(st)}: {e(', '.join(sorted(set(nbs))))}" for st, nbs in sorted(by_student.items()))
-    urgent = [k for k in ("time-out", "memory cap", "process cap", "disk cap", "crash", "grader error",
-                          "unreadable notebook") if kinds.get(k)]
+    urgent = [k for k in (*dict.fromkeys(word for kind, word in FAULT_WORDS.items() if kind in FAULTS),
+                          NoteKind.GRADER_ERROR.value, NoteKind.UNREADABLE.value) if kinds.get(k)]
     now = ("<div><h2 id=\"now\">What needs me now</h2><ul>"
            f"<li><a href=\"#queue\">written answers awaiting hand-grading</a>: <span class=\"big\">"
            f"{len(data.awaiting)}</span>{' — ' + waiting if waiting else ''}</li>"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import atomic
+from .notes import Note, NoteKind
 
 
 class Progress:
@@ -49,6 +50,12 @@ class Progress:
 def _duration(seconds: float) -> str:
     seconds = round(seconds)
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
+#: the list of the :class:`Summary` a staging note of each kind goes to (a kind not here is a
+#: repair); a notebook not handed in is listed in ``missing`` already
+NOTE_LISTS: dict[NoteKind, str | None] = {NoteKind.GRADER_ERROR: "sandbox_failures",
+                                          NoteKind.UNREADABLE: "unreadable", NoteKind.MISSING: None}
 
 
 @dataclass
@@ -92,6 +99,12 @@ class Summary:
         ("ignored", "folders in submitted/ refused (not graded; the reason is given)",
          "fix or remove the folder, then run make grade"),
     )
+
+    def add_note(self, where: str, note: Note) -> None:
+        """List one staging note of the notebook ``where`` (``student/assignment/notebook``) by its kind."""
+        name = NOTE_LISTS.get(note.kind, "repaired")
+        if name is not None:
+            getattr(self, name).append(f"{where}: {note}")
 
     def lines(self) -> list[str]:
         out = [f"Grading summary ({time.strftime('%Y-%m-%d %H:%M:%S')}, {self.seconds:.1f} s, "

@@ -15,7 +15,8 @@ Cells the student added (a helper, a scratch cell) are kept where they were, as 
 but never run or graded, each after a line saying so: the grader in formgrader and the student
 reading the feedback can then see what an error was about.
 
-The staged notebook carries its notes in ``metadata.selfattn.notes``.
+The staged notebook carries its notes in ``metadata.selfattn.notes``, each as data (its kind and
+its text: :mod:`autograder.notes`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from nbgrader import utils
 
 from selfattn.answer import graded_source
 
+from .notes import Note, NoteKind, notes_of, records
 from .paths import SUBMITTED, staged_path
 from .spec import notebooks_of, release_path
 from .untrusted import (
@@ -105,22 +107,32 @@ def _change_since_release(theirs: dict, ours) -> str | None:
     return "points" if course_points is not None and points != course_points else None
 
 
-def read_submission(student: str, assignment: str, notebook: str) -> tuple[list[dict], list[str]]:
+def read_submission(student: str, assignment: str, notebook: str) -> tuple[list[dict], list[Note]]:
     """The cells of a handed-in notebook as plain data (none if absent or unreadable), and notes.
 
     Its stored outputs are dropped while it is read, every string is made storable, and any other
     repair is noted (:func:`autograder.untrusted.read_notebook`)."""
     original = SUBMITTED / student / assignment / f"{notebook}.ipynb"
     if not original.exists() and not original.is_symlink():
-        return [], [f"No file {notebook}.ipynb was submitted; it is graded as unanswered."]
+        return [], [missing_note(notebook)]
     try:
         cells, notes = read_notebook(original)
     except Refused as exc:
-        return [], [f"{notebook}.ipynb was not read: {exc}; it is graded as unanswered."]
+        return [], [refused_note(notebook, str(exc))]
     except NotANotebook as exc:
-        return [], [f"{notebook}.ipynb could not be read as a notebook ({one_line(exc, 160)}); "
-                    "it is graded as unanswered."]
-    return cells, notes
+        return [], [Note(f"{notebook}.ipynb could not be read as a notebook ({one_line(exc, 160)}); "
+                         "it is graded as unanswered.", NoteKind.UNREADABLE)]
+    return cells, [Note(n, NoteKind.OTHER) for n in notes]  # repairs made while reading the file
+
+
+def missing_note(notebook: str) -> Note:
+    """The note of a notebook that was not handed in."""
+    return Note(f"No file {notebook}.ipynb was submitted; it is graded as unanswered.", NoteKind.MISSING)
+
+
+def refused_note(notebook: str, why: str) -> Note:
+    """The note of a file refused unread (a link, a special file, too large): ``why`` says which."""
+    return Note(f"{notebook}.ipynb was not read: {why}; it is graded as unanswered.", NoteKind.UNREADABLE)
 
 
 def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.NotebookNode:
@@ -139,57 +151,62 @@ def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.No
         found = by_id.get(gid, [])
         if meta.get("solution"):
             if not found and student_cells:
-                notes.append(f"The answer cell `{gid}` was missing (deleted?); it is graded as unanswered.")
+                notes.append(Note(f"The answer cell `{gid}` was missing (deleted?); it is graded as unanswered.",
+                                  NoteKind.REPAIRED))
             elif found:
                 if len(found) > 1:
-                    notes.append(f"The answer cell `{gid}` appears {len(found)} times; the first one was graded.")
+                    notes.append(Note(f"The answer cell `{gid}` appears {len(found)} times; the first one was "
+                                      "graded.", NoteKind.REPAIRED))
                 if found[0].get("cell_type") != cell.cell_type:
-                    notes.append(f"The answer cell `{gid}` changed type; it is graded as unanswered.")
+                    notes.append(Note(f"The answer cell `{gid}` changed type; it is graded as unanswered.",
+                                      NoteKind.REPAIRED))
                 elif cell.cell_type == "markdown":
                     # a written answer is shown by HTML renderers (formgrader, feedback): no tag survives;
                     # the original stays in submitted/ for the record
                     source = _source_text(found[0])
                     if len(source) > MAX_WRITTEN_CHARS:
-                        notes.append(f"The written answer `{gid}` holds {len(source):,} characters; only the first "
-                                     f"{MAX_WRITTEN_CHARS:,} are shown.")
+                        notes.append(Note(f"The written answer `{gid}` holds {len(source):,} characters; only the "
+                                          f"first {MAX_WRITTEN_CHARS:,} are shown."))
                         source = source[:MAX_WRITTEN_CHARS]
                     linked = link_outside_images(source)
                     cell.source = disarm_markup(linked)
                     if cell.source != linked:
-                        notes.append(f"Markup in the written answer `{gid}` is shown as text, not rendered.")
+                        notes.append(Note(f"Markup in the written answer `{gid}` is shown as text, not rendered."))
                     if linked != source:
-                        notes.append(f"An image in the written answer `{gid}` that is not pasted into it is shown as "
-                                     "a link to where it points (nothing is fetched from elsewhere).")
+                        notes.append(Note(f"An image in the written answer `{gid}` that is not pasted into it is "
+                                          "shown as a link to where it points (nothing is fetched from elsewhere)."))
                     attachments, dropped = safe_attachments(found[0].get("attachments"))
                     if attachments:
                         cell["attachments"] = attachments
-                    notes += [f"In `{gid}`: {d}." for d in dropped]
+                    notes += [Note(f"In `{gid}`: {d}.") for d in dropped]
                     shown = link_missing_attachments(cell.source, set(attachments))
                     if shown != cell.source:
                         cell.source = shown
-                        notes.append(f"An image in the written answer `{gid}` names an attachment it does not "
-                                     "hold (or by a name that cannot be shown); it is shown as a link.")
+                        notes.append(Note(f"An image in the written answer `{gid}` names an attachment it does not "
+                                          "hold (or by a name that cannot be shown); it is shown as a link."))
                 elif len(answer := _source_text(found[0])) > MAX_ANSWER_CHARS:
-                    notes.append(f"The answer cell `{gid}` holds {len(answer):,} characters, more than the "
-                                 f"{MAX_ANSWER_CHARS:,} an answer may have; it is graded as unanswered.")
+                    notes.append(Note(f"The answer cell `{gid}` holds {len(answer):,} characters, more than the "
+                                      f"{MAX_ANSWER_CHARS:,} an answer may have; it is graded as unanswered."))
                 else:  # the Python the grader runs, the same text a notebook check judges
                     graded = graded_source(answer)
                     cell.source = graded.python
-                    notes += [f"In `{gid}`: {graded.note}."] if graded.note else []
+                    notes += [Note(f"In `{gid}`: {graded.note}.")] if graded.note else []
         elif (meta.get("grade") or meta.get("locked")) and found:
             change = _change_since_release(found[0], cell)
             if change == "text":
-                notes.append(f"The locked cell `{gid}` was edited; the original was used.")
+                notes.append(Note(f"The locked cell `{gid}` was edited; the original was used.", NoteKind.REPAIRED))
             elif change == "points":
-                notes.append(f"The points of `{gid}` were changed; the course's points were used.")
+                notes.append(Note(f"The points of `{gid}` were changed; the course's points were used.",
+                                  NoteKind.REPAIRED))
     added, left_out = _keep_added_cells(release, student_cells)
     if added:
-        notes.append(f"{added} cell(s) you added are shown where you put them but were not run or graded: "
-                     "each exercise is graded from its own answer cell alone.")
+        notes.append(Note(f"{added} cell(s) you added are shown where you put them but were not run or graded: "
+                          "each exercise is graded from its own answer cell alone."))
     if left_out:
-        notes.append(f"{left_out} more cell(s) you added are not shown (only the first {MAX_ADDED_CELLS} added "
-                     f"cells, {MAX_ADDED_TEXT:,} characters in all, are kept); added cells are never graded.")
-    release.metadata["selfattn"] = {"notes": notes}
+        notes.append(Note(f"{left_out} more cell(s) you added are not shown (only the first {MAX_ADDED_CELLS} "
+                          f"added cells, {MAX_ADDED_TEXT:,} characters in all, are kept); added cells are never "
+                          "graded."))
+    release.metadata["selfattn"] = {"notes": records(notes)}
     return release
 
 
@@ -241,11 +258,12 @@ def _keep_added_cells(release: nbformat.NotebookNode, student_cells: list[dict])
 STAGING_FAILED = "The grader could not process this notebook while staging it"
 
 
-def stage(student: str, assignment: str, notebook: str) -> list[str]:
+def stage(student: str, assignment: str, notebook: str) -> list[Note]:
     """Write the repaired copy of one submission under ``.grading/submitted``; return notes.
 
     Whatever goes wrong with one notebook stays with it: the release is staged in its place (graded
-    as unanswered) with a note beginning with :data:`STAGING_FAILED`, and the class goes on."""
+    as unanswered) with a note of kind :attr:`NoteKind.GRADER_ERROR` beginning with
+    :data:`STAGING_FAILED`, and the class goes on."""
     target = staged_path(student, assignment, notebook)
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -254,10 +272,11 @@ def stage(student: str, assignment: str, notebook: str) -> list[str]:
     except Exception as exc:  # a fault of the grader on this input: the note says so, nobody else is touched
         nb = nbformat.read(release_path(assignment, notebook), as_version=4)
         why = f"{type(exc).__name__}: {one_line(storable(str(exc)), 160)}"
-        nb.metadata["selfattn"] = {"notes": [f"{STAGING_FAILED} ({why}); it is graded as unanswered, and the "
-                                             "instructor is told."]}
+        failed = Note(f"{STAGING_FAILED} ({why}); it is graded as unanswered, and the instructor is told.",
+                      NoteKind.GRADER_ERROR)
+        nb.metadata["selfattn"] = {"notes": records([failed])}
         nbformat.write(nb, target)
-    notes = list(nb.metadata["selfattn"]["notes"])
+    notes = notes_of(nb.metadata["selfattn"])
     note = stage_timestamp(SUBMITTED / student / assignment, target.parent)
     stage_secret(SUBMITTED / student / assignment, target.parent)
     return notes + ([note] if note else [])
@@ -275,7 +294,7 @@ def stage_submission(student: str, assignment: str) -> None:
             staged_path(student, assignment, notebook).unlink(missing_ok=True)
 
 
-def stage_timestamp(folder: Path, target: Path) -> str | None:
+def stage_timestamp(folder: Path, target: Path) -> Note | None:
     """Copy ``folder/timestamp.txt`` into ``target`` if it is a regular file holding a date; else a note."""
     stamp = folder / "timestamp.txt"
     if not (stamp.exists() or stamp.is_symlink()):
@@ -286,7 +305,7 @@ def stage_timestamp(folder: Path, target: Path) -> str | None:
         _parse_timestamp(text)
     except (Refused, ValueError, UnicodeDecodeError) as exc:
         (target / "timestamp.txt").unlink(missing_ok=True)
-        return f"timestamp.txt was not used ({one_line(exc, 120)}); graded as handed in on time."
+        return Note(f"timestamp.txt was not used ({one_line(exc, 120)}); graded as handed in on time.")
     (target / "timestamp.txt").write_text(text + "\n", encoding="utf-8")
     return None
 

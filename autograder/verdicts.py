@@ -28,6 +28,7 @@ from selfattn.checks.record import REGISTRY
 
 from . import atomic, blame, history, sandbox, warm
 from .hidden_inputs import opaque
+from .notes import Note, NoteKind, notes_of, records
 from .paths import AUTOGRADER, GRADING, ROOT, staged_path, verdict_path
 from .paths import STAGED as STAGED  # where staged copies live (some tests find it here)
 from .spec import answer_cells, load_spec, release_path
@@ -70,7 +71,7 @@ CHECK_MODULES = tuple(m.split(".", 1)[1] for m in imported_modules("autograder.v
 #: the code that decides a verdict: when any of it changes, every verdict is stale
 _CHECK_CODE = (*(_module_file(f"selfattn.{m}") for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
                AUTOGRADER / "hidden_inputs.py", AUTOGRADER / "harness.py", AUTOGRADER / "verdicts.py",
-               AUTOGRADER / "blame.py")
+               AUTOGRADER / "blame.py", AUTOGRADER / "notes.py")
 
 
 #: the secret handed to this thread in memory (a task on a Dask worker): never written to disk
@@ -117,7 +118,7 @@ def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str) -> st
     """What a verdict judged: the staged answers and notes, and the version of the checks.
 
     A verdict applies to a notebook only if the notebook's key equals the verdict's."""
-    notes = nb.metadata.get("selfattn", {}).get("notes", [])
+    notes = records(notes_of(nb.metadata.get("selfattn", {})))
     content = json.dumps({"answers": answer_cells(nb), "notes": notes}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256((content + checks_version(assignment, notebook)).encode()).hexdigest()
 
@@ -137,7 +138,7 @@ def stored_verdict(student: str, assignment: str, notebook: str) -> dict | None:
         return None
 
 
-def verdict(student: str, assignment: str, notebook: str, notes: list[str],
+def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
             limits: sandbox.Limits = sandbox.DEFAULT) -> dict:
     """Decide every test cell of one staged notebook; write and return the verdict."""
     spec = load_spec(assignment, notebook)
@@ -146,7 +147,8 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
     stubs = answer_cells(release_path(assignment, notebook))
     cells: dict[str, dict] = {}
     checks: dict[str, Finding | None] = {}  # check id -> None (passed) or what it found, for the class report
-    notes = list(notes)
+    notes = [Note.from_record(n) for n in notes]
+    noted: set[str] = set()  # the functions whose runs' cell errors are noted
     timings = {}
     # the pre-warmed sandbox(es) for this notebook's runs, a fresh child per run (autograder.warm)
     sessions = warm.sessions()
@@ -186,11 +188,10 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
                                       hidden=secret, session=sessions[secret])
                 last_run[function] = run
                 timings[function] = round(timings[function] + run.seconds, 3)
-                for err in run.cell_errors:
-                    note = f"While grading {function}: {err}."
-                    if not err.startswith(f"the cell of {function} ") and not any(n.startswith(note[:-1])
-                                                                                    for n in notes):
-                        notes.append(note)
+                if function not in noted:  # its cells run the same code before any input: once is enough
+                    noted.add(function)
+                    notes += [Note(f"While grading {function}: {err}.", NoteKind.CELL_RAISED)
+                              for err in run.cell_errors if not err.startswith(f"the cell of {function} ")]
                 found[function].update(_judged(run, group, cases, hidden))
     for function, tests, ids, hidden, code, cases in graded:
         results = found[function]
@@ -211,29 +212,31 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[str],
 
             # one mistake, one deduction: judged with the course's functions where its own fail
             results, why = blame.regrade(assignment, notebook, function, answers, checks, results, decide)
-            if why:
+            if why is not None:
                 notes.append(why)
         checks.update(results)
         for t in tests:
-            lines = []
-            for f, cid in t.checks:
-                if f != function:
-                    continue
-                label = ("hidden check: " if cid in t.hidden else "") + REGISTRY[cid].description
-                msg = results[cid]
-                lines.append(f"✓ {function}: {label}" if msg is None else f"✗ {function}: {label}: {msg}")
-            prev = cells.get(t.grade_id, {"passed": True, "lines": []})
-            cells[t.grade_id] = {"passed": prev["passed"] and all(ln.startswith("✓") for ln in lines),
+            mine = [cid for f, cid in t.checks if f == function]
+            lines = [_line(function, ("hidden check: " if cid in t.hidden else "") + REGISTRY[cid].description,
+                           results[cid]) for cid in mine]
+            failed = sum(results[cid] is not None for cid in mine)
+            prev = cells.get(t.grade_id, {"passed": True, "lines": [], "failed": 0})
+            cells[t.grade_id] = {"passed": prev["passed"] and not failed, "failed": prev["failed"] + failed,
                                  "lines": prev["lines"] + lines, "points": t.points}
     warm.release(sessions)
     if sandbox.mode() == "fallback":
-        notes.append("Graded without the bubblewrap sandbox (weaker isolation).")
+        notes.append(Note("Graded without the bubblewrap sandbox (weaker isolation).", NoteKind.WEAKER_SANDBOX))
     out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
-           "notes": notes, "sandbox": sandbox.mode(), "seconds": timings,
+           "notes": records(notes), "sandbox": sandbox.mode(), "seconds": timings,
            "checks": {cid: None if f is None else f.record() for cid, f in checks.items()},
            "key": verdict_key(staged, assignment, notebook), "settings": settings(limits)}
     _write(verdict_path(student, assignment, notebook), out)
     return out
+
+
+def _line(function: str, label: str, found: Finding | None) -> str:
+    """The line a test cell's output shows for one check: ✓ passed, ✗ with what it found."""
+    return f"✓ {function}: {label}" if found is None else f"✗ {function}: {label}: {found}"
 
 
 def _groups(ids: list[str], hidden: set[str]) -> list[list[str]]:
@@ -278,12 +281,13 @@ def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limi
         notes = stage(student, assignment, notebook)
         return verdict(student, assignment, notebook, notes, limits)
     except Exception as exc:
-        note = f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero."
+        note = Note(f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero.",
+                    NoteKind.GRADER_ERROR)
         target = staged_path(student, assignment, notebook)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(release_path(assignment, notebook), target)
-        out = {"cells": {}, "notes": [note], "failed": True, "settings": settings(limits)}
+        out = {"cells": {}, "notes": records([note]), "failed": True, "settings": settings(limits)}
         try:  # the key of the notebook nbgrader will see, so it applies this verdict instead of refusing
             out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook)
         except Exception:

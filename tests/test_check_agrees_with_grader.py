@@ -132,9 +132,10 @@ def _submission(entry: Entry) -> str:
 GRADE_ALL = """
 import json, sys
 from autograder.grade import grade_one
+from autograder.notes import notes_of
 for student, notebook in json.load(sys.stdin):
     v = grade_one(student, "attention", notebook)
-    print(json.dumps([student, {g: c["passed"] for g, c in v["cells"].items()}, v["notes"]]))
+    print(json.dumps([student, {g: c["passed"] for g, c in v["cells"].items()}, notes_of(v)]))
 """
 
 

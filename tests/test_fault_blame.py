@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autograder.notes import NoteKind, notes_of
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: name -> (the cell of softmax, words its failure message must contain)
@@ -46,8 +48,18 @@ ALL_WRONG = {
 MASK_AFTER = "mask applied after softmax (softmax(S) + mask)"
 DEPENDENCY_WORDS = ("1/√d_k", "row maximum", "-inf · 0", "overflow")
 
+#: Students whose own words are the grader's (issue 20): a cell that raises "could not be read as a
+#: notebook" after defining a right softmax, and a softmax that raises "ran out of time ..." at once.
+MIMICS = {
+    "says-unreadable": {"softmax": "def softmax(S, axis=-1):\n    E = np.exp(S - S.max(axis=axis, keepdims=True))\n"
+                                   "    return E / E.sum(axis=axis, keepdims=True)\n\n\n"
+                                   "raise ValueError('could not be read as a notebook')\n"},
+    "says-time-out": {"softmax": "def softmax(S, axis=-1):\n    raise ValueError('ran out of time (an infinite loop "
+                                 "or a very slow computation?)')\n"},
+}
+
 #: student -> the answers that replace the course's in their notebook 03
-STUDENTS = {k: {"softmax": v[0]} for k, v in FAULTS.items()} | {"all-wrong": ALL_WRONG}
+STUDENTS = {k: {"softmax": v[0]} for k, v in FAULTS.items()} | {"all-wrong": ALL_WRONG} | MIMICS
 
 GRADE = """
 import json, sys, time
@@ -87,7 +99,7 @@ def graded(tmp_path_factory) -> dict:
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_a_faulty_softmax_costs_softmax_its_points_only(graded, fault):
     verdict = graded[fault]
-    cells, notes = verdict["cells"], verdict["notes"]
+    cells, notes = verdict["cells"], notes_of(verdict)
     print(f"{fault}: graded in {verdict['seconds']:.1f} s")
     for gid in ("softmax-public", "softmax-hidden"):
         assert not cells[gid]["passed"], f"{gid}: {cells[gid]['lines']}"
@@ -95,8 +107,30 @@ def test_a_faulty_softmax_costs_softmax_its_points_only(graded, fault):
     for gid in ("scaled_scores-public", "scaled_scores-hidden", "attention-public", "attention-hidden"):
         assert cells[gid]["passed"], f"{gid}: {cells[gid]['lines']} (notes: {notes})"
     assert any(n.startswith("`attention` is right, but it calls your `softmax`, which fails: fix `softmax`")
-               for n in notes), notes
+               and n.kind is NoteKind.DEPENDENCY_BLAMED for n in notes), notes
     assert not any("scaled_scores` is right" in n or "locked cell" in n for n in notes), notes
+
+
+def test_a_student_whose_words_are_the_graders_is_counted_as_what_happened(graded):
+    """The cell that raised "could not be read as a notebook" is a note of a cell that raised (attention
+    was graded with it), and a softmax raising "ran out of time" raised: the class report built from
+    these verdicts counts no unreadable notebook and no time-out."""
+    from collections import Counter
+
+    from autograder.report import ClassData, build, classify
+
+    loud = notes_of(graded["says-unreadable"])
+    raised = [n for n in loud if "could not be read as a notebook" in n]
+    assert raised and all(n.kind is NoteKind.CELL_RAISED for n in raised), loud
+    assert all(n.startswith("While grading ") for n in raised), raised  # the text people read, as before
+    timed = [classify(f) for cid, f in graded["says-time-out"]["checks"].items() if cid.startswith("softmax/") and f]
+    assert timed and all(kind == "unnamed" for kind, _ in timed), timed
+    data = ClassData(students=sorted(MIMICS), assignments=["attention"],
+                     verdicts={(s, "attention", "03-softmax-attention"): graded[s] for s in MIMICS})
+    tables: dict = {}
+    build(data, None, tables)
+    kinds = Counter(row[3] for row in tables["faults"][1])
+    assert kinds["cell raised"] >= 1 and not kinds["unreadable notebook"] and not kinds["time-out"], kinds
 
 
 # ------------------------------------------------------------------------- the notebook side
@@ -162,7 +196,7 @@ def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong
     from selfattn.checks.exercises import ATTENTION
 
     verdict = graded["all-wrong"]
-    cells, notes = verdict["cells"], verdict["notes"]
+    cells, notes = verdict["cells"], notes_of(verdict)
     for gid in ("softmax-public", "scaled_scores-public", "attention-public", "attention-hidden"):
         assert not cells[gid]["passed"], f"{gid}: {cells[gid]['lines']}"
     assert "missing the 1/√d_k scaling" in " ".join(cells["scaled_scores-public"]["lines"])

@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from autograder import paths, run_summary, spec, staging
 from autograder.nbgrader_plugins import ApplyVerdicts, StaleVerdict
+from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.run_summary import Progress, Summary
 from autograder.verdicts import verdict_key
 
@@ -55,7 +56,7 @@ def test_changing_a_test_after_release_raises_no_tampering_note(course):
         cell.metadata.nbgrader["points"] = 5
         cell.source += "\n# changed after release"
     _edit(release, change)
-    notes = staging.staged_notebook("ann", "attention", NB).metadata["selfattn"]["notes"]
+    notes = notes_of(staging.staged_notebook("ann", "attention", NB).metadata["selfattn"])
     assert not [n for n in notes if "changed" in n or "edited" in n], notes
 
 
@@ -66,7 +67,8 @@ def test_a_student_edit_of_a_locked_cell_is_noted(course):
         _cell(nb, "embed-hidden").metadata.nbgrader["points"] = 50
     _edit(submitted, tamper)
     nb = staging.staged_notebook("ann", "attention", NB)
-    assert any("points of `embed-hidden` were changed" in n for n in nb.metadata["selfattn"]["notes"])
+    assert any("points of `embed-hidden` were changed" in n and n.kind is NoteKind.REPAIRED
+               for n in notes_of(nb.metadata["selfattn"]))
     assert _cell(nb, "embed-hidden").metadata.nbgrader["points"] == 2  # the course's points
 
 
@@ -85,7 +87,7 @@ def test_added_cells_are_kept_in_place_and_explained(course):
     assert "not run" in texts[helper - 1] and "not run" in texts[-2]
     assert texts[-1] == "my scratch notes" and nb.cells[-1].cell_type == "code"  # shown, never rendered
     assert "nbgrader" not in nb.cells[helper].metadata  # neither graded nor locked
-    assert any("2 cell(s) you added" in n for n in nb.metadata["selfattn"]["notes"])
+    assert any("2 cell(s) you added" in n for n in notes_of(nb.metadata["selfattn"]))
 
 
 def _apply(nb, student="ann"):
@@ -116,6 +118,24 @@ def test_autograde_refuses_a_verdict_made_for_other_answers(course):
         _apply(new)
     out, _ = _apply(old)  # the verdict still applies to what it judged
     assert "✓ embed: x" in _cell(out, "embed-public").outputs[0]["text"]
+
+
+def test_autograde_shows_the_verdicts_data_not_a_reading_of_its_words(course):
+    """A failed test cell says how many checks failed from the verdict's count, whatever its lines
+    look like, and the notes come first as their text (a record's kind is not shown)."""
+    nb = staging.staged_notebook("ann", "attention", NB)
+    path = paths.verdict_path("ann", "attention", NB)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cells = {"embed-public": {"passed": False, "failed": 2, "lines": ["✓ looks fine", "✓ also fine"], "points": 1},
+             "embed-hidden": {"passed": True, "failed": 0, "lines": ["✗ but passed"], "points": 1}}
+    notes = records([Note("The answer cell `embed` appears 2 times; the first one was graded.", NoteKind.REPAIRED)])
+    path.write_text(json.dumps({"cells": cells, "notes": notes, "key": verdict_key(nb, "attention", NB)}))
+    out, _ = _apply(nb)
+    public = [o for o in _cell(out, "embed-public").outputs if o["output_type"] == "error"]
+    assert [o["evalue"] for o in public] == ["2 check(s) failed"], public
+    assert not [o for o in _cell(out, "embed-hidden").outputs if o["output_type"] == "error"]
+    assert out.cells[0].metadata.get("grading_notes") and "appears 2 times" in out.cells[0].source
+    assert "REPAIRED" not in out.cells[0].source and "kind" not in out.cells[0].source, out.cells[0].source
 
 
 def test_nbgrader_config_chain_includes_the_user_config(tmp_path, monkeypatch):

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder import gradebook_schema
+from autograder.notes import NoteKind, notes_of
 from autograder.similarity import fingerprints, normalise, similar_pairs
 
 NOTEBOOKS = ["03-softmax-attention", "07-masking"]
@@ -341,7 +342,7 @@ def test_first_screen_answers_the_three_questions(page, graded):
     size = len(_rows(pg, "students"))
     for nb in NOTEBOOKS:
         handed = sum(1 for (_s, n), v in verdicts.items() if n == nb
-                     and not any(str(x).startswith("No file") for x in v.get("notes", [])))
+                     and not any(n.kind is NoteKind.MISSING for n in notes_of(v)))
         assert re.fullmatch(rf"\d+/{size} \(\d+%\)", rows[nb][3]) and rows[nb][4] == str(handed), rows[nb]
     # what to reteach: each item's counts are the verdicts', hardest first, with its commonest mistake
     counts = _exercise_counts(verdicts)

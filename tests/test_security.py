@@ -184,7 +184,11 @@ def autograded(work: Path, student: str, name: str):
 
 
 def verdict(work: Path, student: str, name: str) -> dict:
-    return json.loads((work / ".grading" / "verdicts" / student / "attention" / f"{name}.json").read_text())
+    """A verdict as stored, its notes read back as :class:`~autograder.notes.Note` (text and kind)."""
+    from autograder.notes import notes_of
+
+    v = json.loads((work / ".grading" / "verdicts" / student / "attention" / f"{name}.json").read_text())
+    return v | {"notes": notes_of(v)}
 
 
 class Markup(html.parser.HTMLParser):
@@ -549,7 +553,7 @@ def test_killed_during_export_leaves_the_previous_csv_whole(hostile):
 def test_symlinked_notebook_is_not_read(hostile):
     work = hostile[0]
     v = verdict(work, "s-link-nb", "08-cost")
-    assert any("symbolic link" in n for n in v["notes"]), v["notes"]
+    assert any("symbolic link" in n and n.kind.value == "unreadable notebook" for n in v["notes"]), v["notes"]
     assert not any(c["passed"] for c in v["cells"].values())
 
 
@@ -572,7 +576,7 @@ def test_unreadable_timestamp_is_named(hostile):
 def test_a_fifo_as_notebook_does_not_block(hostile):
     work = hostile[0]
     v = verdict(work, "s-fifo", "03-softmax-attention")
-    assert any("not a regular file" in n for n in v["notes"]), v["notes"]
+    assert any("not a regular file" in n and n.kind.value == "unreadable notebook" for n in v["notes"]), v["notes"]
     assert float(rows(work)["s-fifo"]["score"]) == 6.0  # its other notebook is graded as usual
 
 
