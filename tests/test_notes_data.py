@@ -21,11 +21,11 @@ from grading_support import RELEASE
 from hypothesis import given
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell
-from selfattn.checks.findings import Finding, Kind
 
 from autograder import blame, paths, report, spec, staging
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.run_summary import Summary
+from selfattn.checks.findings import Finding, Kind
 
 NB = "03-softmax-attention"
 ASSIGNMENT = "attention"
