@@ -89,7 +89,7 @@ def main() -> int:
             outcomes = None
     sys.stdout, sys.stderr = real_out, real_err
 
-    result: dict = {"cell_errors": cell_errors}
+    result: dict = {"cell_errors": [e.record() for e in cell_errors]}
     store: dict[str, np.ndarray] = {}
     if outcomes is None:
         result["missing"] = reason

@@ -32,10 +32,11 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from selfattn.checks.calling import BAD_RETURN, FAILED_KINDS, NOT_ANSWERED, RAISED, TIME_LIMIT, Case, Outcome
+from selfattn.checks.calling import BAD_RETURN, FAILED_KINDS, NOT_ANSWERED, RAISED, TIME_LIMIT, Case, CellError, Outcome
 from selfattn.checks.findings import Finding, Kind, hidden_exception_name
 
 from . import cgroups, seccomp
@@ -71,7 +72,7 @@ class RunResult:
 
     outcomes: list[Outcome] | None
     failure: Finding | None
-    cell_errors: list[str]
+    cell_errors: list[CellError]
     seconds: float
 
 
@@ -249,9 +250,7 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     if _disk_full(result):
         return RunResult(None, cap_message(DISK, limits), [], seconds)
     labels = [label for label, _ in cells]
-    cell_errors = [str(e)[:500] for e in result.get("cell_errors", [])]
-    if hidden:
-        cell_errors = [e for e in (_cell_error_type(e, labels) for e in cell_errors) if e]
+    cell_errors = _cell_errors(result.get("cell_errors"), labels, hidden)
     if "missing" in result:
         reason = str(result["missing"])[:1000]
         if hidden:
@@ -330,12 +329,22 @@ def _outcome(enc: dict, arrays, hidden: bool) -> Outcome:
     return Outcome(error=_HIDDEN_WORDS.get(kind, exception or "an exception"), kind=kind, exception=exception)
 
 
-def _cell_error_type(error: str, labels: list[str]) -> str | None:
-    """``"the cell of f raised Type"`` from a harness cell error, checked against the labels sent."""
-    m = re.match(r"the cell of (\S+) raised ([^:\s]+)", error)
-    if not m or m.group(1) not in labels:
-        return None
-    return f"the cell of {m.group(1)} raised {_error_type(m.group(2))}"
+def _cell_errors(sent: Any, labels: list[str], hidden: bool) -> list[CellError]:
+    """The harness's cell errors (untrusted data): each names a cell that was sent and an exception
+    class; anything else is dropped. A hidden run's keeps only the cell and a built-in exception's
+    name (its text could carry a hidden input), in fixed words."""
+    out = []
+    for e in sent if isinstance(sent, list) else []:
+        if not isinstance(e, dict) or e.get("label") not in labels or not isinstance(e.get("exception"), str) \
+                or not _EXCEPTION_NAME.fullmatch(e["exception"]):
+            continue
+        label, exception = e["label"], e["exception"]
+        if hidden:
+            exception = _error_type(exception)
+            out.append(CellError(f"the cell of {label} raised {exception}", exception, label=label))
+        else:
+            out.append(CellError(str(e.get("text", ""))[:500], exception, label=label))
+    return out
 
 
 def feed(stdin, first: bytes, second: bytes, asked: threading.Event) -> None:

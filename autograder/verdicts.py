@@ -191,7 +191,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
                 if function not in noted:  # its cells run the same code before any input: once is enough
                     noted.add(function)
                     notes += [Note(f"While grading {function}: {err}.", NoteKind.CELL_RAISED)
-                              for err in run.cell_errors if not err.startswith(f"the cell of {function} ")]
+                              for err in run.cell_errors if err.label != function]
                 found[function].update(_judged(run, group, cases, hidden))
     for function, tests, ids, hidden, code, cases in graded:
         results = found[function]

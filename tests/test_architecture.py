@@ -130,3 +130,22 @@ def test_the_verdict_key_covers_code_that_exists():
     assert not missing, missing
     names = {p.name for p in verdicts._CHECK_CODE}
     assert {"hidden_checks.py", "harness.py", "calling.py", "blame.py"} <= names, names
+
+
+def test_cell_errors_cross_the_pipe_as_data():
+    """The harness sends each cell error as data (label, exception, text); the grader keeps only
+    errors of cells it sent, and from a hidden run only the cell and a built-in exception's name."""
+    from autograder import sandbox
+    from selfattn.checks.calling import exec_cells, fresh_namespace
+
+    sent = [e.record() for e in exec_cells([("f", "raise KeyError('secret 7')"), ("g", "class Mine(Exception): pass\n"
+                                                                                     "raise Mine('secret 8')")],
+                                           fresh_namespace())]
+    sent += ["the cell of f raised SECRET", {"label": "h", "exception": "ValueError", "text": "not sent"},
+             {"label": "f", "exception": "not a name!", "text": "x"}]
+    public = sandbox._cell_errors(sent, ["f", "g"], hidden=False)
+    assert [(e.label, e.exception) for e in public] == [("f", "KeyError"), ("g", "Mine")]
+    assert "secret 7" in public[0] and "secret 8" in public[1]
+    hidden = sandbox._cell_errors(sent, ["f", "g"], hidden=True)
+    assert [str(e) for e in hidden] == ["the cell of f raised KeyError", "the cell of g raised an exception"]
+    assert sandbox._cell_errors("not a list", ["f"], hidden=False) == []

@@ -485,7 +485,9 @@ def test_hidden_run_forging_the_channel_gets_types_only(session):
         import io, json, os, struct
         def f(x):
             fd = int(os.environ["RESULT_FD"])
-            head = json.dumps({"cell_errors": ["the cell of f raised SECRET 42"],
+            head = json.dumps({"cell_errors": ["the cell of f raised SECRET 42",
+                                               {"label": "f", "exception": "SECRET42", "text": "SECRET 42"},
+                                               {"label": "SECRET42", "exception": "ValueError", "text": "x"}],
                                "outcomes": [{"error": "SECRET 42 no colon"}]}).encode()
             buf = io.BytesIO(); np.savez(buf)
             os.write(fd, b"R" + struct.pack(">Q", len(head)) + head + struct.pack(">Q", buf.tell()) + buf.getvalue())

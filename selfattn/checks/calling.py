@@ -179,19 +179,25 @@ def missing_name(exc: BaseException) -> str | None:
 
 class CellError(str):
     """One line saying which answer cell raised what (a ``str``, the text for people), with
-    ``exception``, the class name of what was raised, and ``missing``, :func:`missing_name` of it,
-    as data (readers decide by those, never by reading the text)."""
+    ``exception``, the class name of what was raised, ``missing``, :func:`missing_name` of it, and
+    ``label``, the cell's (the function it answers), as data (readers decide by those, never by
+    reading the text)."""
 
     exception: str
     missing: str | None
+    label: str | None
 
-    def __new__(cls, text: str, exception: str, missing: str | None = None) -> CellError:
+    def __new__(cls, text: str, exception: str, missing: str | None = None, label: str | None = None) -> CellError:
         self = super().__new__(cls, text)
-        self.exception, self.missing = exception, missing
+        self.exception, self.missing, self.label = exception, missing, label
         return self
 
     def __reduce__(self):  # pickling keeps the data
-        return (CellError, (str(self), self.exception, self.missing))
+        return (CellError, (str(self), self.exception, self.missing, self.label))
+
+    def record(self) -> dict[str, str | None]:
+        """As JSON data: how the sandbox's harness sends it to the grader."""
+        return {"text": str(self), "exception": self.exception, "label": self.label}
 
 
 def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> list[CellError]:
@@ -210,7 +216,7 @@ def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> l
             line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)
             where = f" (line {line})" if line else ""
             text = f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500]
-            errors.append(CellError(text, type(exc).__name__, missing_name(exc)))
+            errors.append(CellError(text, type(exc).__name__, missing_name(exc), label))
     return errors
 
 
