@@ -11,7 +11,7 @@ The grader's own scratch space is ``.grading/``: everything in it can be rebuilt
 reads the *staged* copies in ``.grading/submitted/`` (its ``submitted_directory``), never the raw
 files.
 
-:func:`from_environment` is the one place that reads the two environment variables; it is called
+:func:`from_environment` builds it from the two environment variables (:mod:`autograder.environment`); it is called
 at the edges (``python -m autograder.grade``, nbgrader's configuration file, a hook nbgrader
 calls). Everything below takes a :class:`Workspace`, so two of them can be used in one process (a
 Dask worker's private folder beside the instructor's, a test's temporary folders).
@@ -19,17 +19,16 @@ Dask worker's private folder beside the instructor's, a test's temporary folders
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import environment
 
 #: the repository's ``autograder/`` folder (the default work folder, and nbgrader's working directory)
 AUTOGRADER = Path(__file__).resolve().parent
 #: the repository (the default course root; the course's code is always read from here)
 ROOT = AUTOGRADER.parent
-#: the environment variables naming the course root and the work folder
-COURSE_VARIABLE, WORK_VARIABLE = "AUTOGRADER_COURSE", "AUTOGRADER_WORKDIR"
 
 
 @dataclass(frozen=True)
@@ -133,6 +132,6 @@ class Workspace:
 
 def from_environment(environ: Mapping[str, str] | None = None) -> Workspace:
     """The workspace ``$AUTOGRADER_WORKDIR`` and ``$AUTOGRADER_COURSE`` name (``autograder/`` and
-    the repository where unset): the one place these variables are read."""
-    env = os.environ if environ is None else environ
-    return Workspace(work=Path(env.get(WORK_VARIABLE) or AUTOGRADER), course=Path(env.get(COURSE_VARIABLE) or ROOT))
+    the repository where unset)."""
+    work, course = environment.folders(environ)
+    return Workspace(work=Path(work or AUTOGRADER), course=Path(course or ROOT))
