@@ -31,8 +31,10 @@ from __future__ import annotations
 import glob
 import textwrap
 import time
+from contextvars import ContextVar
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 from nbformat.v4 import new_markdown_cell, new_output
@@ -42,6 +44,13 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .paths import SOLUTIONS, STAGED, SUBMITTED
 from .untrusted import entry_problem, id_problem, note_markdown
+
+if TYPE_CHECKING:
+    from .settings import Settings
+
+
+#: the settings of the autograde running in this thread (set by :func:`install`'s ``Autograde.start``)
+_GRADING: ContextVar[Settings | None] = ContextVar("grading_settings", default=None)
 
 
 class StaleVerdict(RuntimeError):
@@ -108,6 +117,13 @@ def install() -> None:
     start = Autograde.start
 
     def start_staged(self) -> None:
+        from .settings import GradingSettings
+
+        # the settings of this autograde's own configuration (nbgrader's chain, the command line's
+        # --GradingSettings.*, or the overrides of the make grade run that started it)
+        grading = GradingSettings(parent=self).resolve()
+        grading.apply()
+        token = _GRADING.set(grading)
         wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id)
         db, course = self.coursedir.db_url, self.coursedir.course_id
         for s, a in wanted:  # hand grades of what nbgrader holds now, before it resets them
@@ -115,6 +131,7 @@ def install() -> None:
         try:
             start(self)
         finally:
+            _GRADING.reset(token)
             for s, a in wanted:
                 gs.note_autograded(s, a)
                 gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a))
@@ -167,12 +184,14 @@ class ReleaseFeedbackWarningPending(ExchangeReleaseFeedback):
 def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -> None:
     """nbgrader's pre-convert hook: decide in the sandbox every notebook of this submission (staged
     just before, :func:`install`) whose stored verdict is missing or stale. After ``make grade``
-    this finds nothing to do."""
-    from .settings import configured_limits
+    this finds nothing to do. It decides with the settings of the autograde that calls it
+    (:func:`install`), else with those of nbgrader's configuration chain."""
+    from .settings import configured
     from .verdicts import freshness, grade_one
 
     parts = [p for p in (_staged_parts(n) for n in notebooks) if p is not None]
-    limits = configured_limits() if parts else None  # the same settings as make grade's
+    grading = _GRADING.get() or (configured() if parts else None)
+    limits = grading.limits if grading else None
     for s, a, nb in parts:
         staged = STAGED / s / a / f"{nb}.ipynb"  # just staged: judged as staged, not staged again
         current = nbformat.read(staged, as_version=4) if staged.is_file() else None

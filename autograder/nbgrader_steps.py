@@ -15,6 +15,8 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from traitlets.config import Config
+
 from .paths import AUTOGRADER, GRADES_CSV, GRADING
 
 
@@ -51,18 +53,22 @@ def _chdir(path: Path):  # contextlib.chdir needs Python 3.11
         os.chdir(old)
 
 
-def nbgrader_api():
-    """nbgrader's Python API with nbgrader's configuration chain (one import per process)."""
+def nbgrader_api(overrides: Config | None = None):
+    """nbgrader's Python API with nbgrader's configuration chain (one import per process), and
+    ``overrides`` above it (a ``make grade`` run's :meth:`~autograder.settings.Settings.config`:
+    the hook its autograde runs decides with the run's settings)."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
     config = load_config()  # also makes a new gradebook read its schema revision in-process
+    if overrides:
+        config.merge(overrides)
     # the release that grading needs goes to the work folder, leaving notebooks/ alone
     config.CourseDirectory.release_directory = str(GRADING / "release")
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
-def _run_step_group(args: tuple[str, str, list[str]]) -> list[tuple[str, str]]:
+def _run_step_group(args: tuple[str, str, list[str], Config | None]) -> list[tuple[str, str]]:
     """Run one nbgrader step for a group of students in this process; return (student, problem)."""
     import warnings
 
@@ -70,8 +76,8 @@ def _run_step_group(args: tuple[str, str, list[str]]) -> list[tuple[str, str]]:
 
     # nbgrader's own ORM use warns on notebooks that were not handed in; the grades are right
     warnings.filterwarnings("ignore", category=SAWarning)
-    step, assignment, students = args
-    api = nbgrader_api()
+    step, assignment, students, overrides = args
+    api = nbgrader_api(overrides)
     problems = []
     for student in students:
         result = (api.autograde(assignment, student, force=True, create=True) if step == "autograde"
@@ -91,17 +97,20 @@ def _last_error(result: dict) -> str:
     return (result.get("error") or "")[-1500:]
 
 
-def run_step(step: str, assignment: str, students: list[str], workers: int, log) -> list[str]:
+def run_step(step: str, assignment: str, students: list[str], workers: int, log,
+             overrides: Config | None = None) -> list[str]:
     """Run an nbgrader step over disjoint groups of students at once, then redo any student that
     reported a problem on its own (e.g. a busy SQLite gradebook), so the result never depends on
-    the parallelism. Return the students it still failed for (each also logged)."""
+    the parallelism. Return the students it still failed for (each also logged). ``overrides``
+    go above nbgrader's configuration chain (:func:`nbgrader_api`)."""
     if not students:
         return []
     groups = [students[i::workers] for i in range(min(workers, len(students)))]
     with ProcessPoolExecutor(max_workers=max(1, len(groups))) as pool:
-        problems = [p for ps in pool.map(_run_step_group, [(step, assignment, g) for g in groups]) for p in ps]
+        jobs = [(step, assignment, g, overrides) for g in groups]
+        problems = [p for ps in pool.map(_run_step_group, jobs) for p in ps]
     retry = [student for student, _ in problems]
-    failed = _run_step_group((step, assignment, retry)) if retry else []
+    failed = _run_step_group((step, assignment, retry, overrides)) if retry else []
     for student, message in failed:
         log(f"error: nbgrader {step} failed for {student} ({assignment}): {message}")
     return [student for student, _ in failed]
