@@ -222,7 +222,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     progress = Progress(len(jobs), log)
     with ProcessPoolExecutor(max_workers=workers) as pool:
         if cluster:
-            pending = cluster.decide(jobs, _secret(ws).decode(), log, ws)
+            pending = cluster.decide(jobs, _secret(ws).decode(), log, ws, grading)
         else:
             futures = _submit_with_progress(pool, jobs, progress, ws)
             pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
