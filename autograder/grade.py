@@ -76,7 +76,7 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
             if s not in bad:
                 digests[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
     t1 = time.perf_counter()
-    export(api)
+    export(api, ws)
     write_lms_exports(db, course, ws.exports, log=log)
     t2 = time.perf_counter()
     report.write_quietly(log)
@@ -90,7 +90,7 @@ def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> No
     workers = workers or os.cpu_count() or 1
     scan = intake.scan(ws=ws)
     state = gradebook_state.load()
-    api = nbgrader_api()
+    api = nbgrader_api(ws=ws)
     gradebook_state.index_gradebook(api.coursedir.db_url)
     failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log, ws=ws)
     gradebook_state.save(state)
@@ -226,7 +226,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         else:
             futures = _submit_with_progress(pool, jobs, progress, ws)
             pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
-        api = nbgrader_api(overrides)  # meanwhile, register changed assignments in the gradebook
+        api = nbgrader_api(overrides, ws)  # meanwhile, register changed assignments in the gradebook
         for a in sorted({a for _, a in subs}):
             digest = gradebook_state.course_digest(a)
             if force_nbgrader or state.get("course", {}).get(a) != digest:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from .paths import AUTOGRADER, GRADES_CSV, GRADING
+from .paths import AUTOGRADER, DEFAULT
+from .workspace import Workspace
 
 
 def load_config():
@@ -53,18 +54,29 @@ def _chdir(path: Path):  # contextlib.chdir needs Python 3.11
         os.chdir(old)
 
 
-def nbgrader_api(overrides: Config | None = None):
-    """nbgrader's Python API with nbgrader's configuration chain (one import per process), and
-    ``overrides`` above it (a ``make grade`` run's :meth:`~autograder.settings.Settings.config`:
-    the hook its autograde runs decides with the run's settings)."""
+def course_directory(ws: Workspace) -> dict[str, str]:
+    """nbgrader's ``CourseDirectory`` settings for the workspace ``ws`` (``nbgrader_config.py``
+    sets these for the process's default one): the course root, the staged copies as nbgrader's
+    submitted folder, the autograded and feedback folders and the gradebook of the work folder."""
+    return {"root": str(ws.course), "source_directory": "solutions", "release_directory": "notebooks",
+            "submitted_directory": str(ws.staged_root), "autograded_directory": str(ws.autograded),
+            "feedback_directory": str(ws.feedback), "db_url": "sqlite:///" + str(ws.gradebook)}
+
+
+def nbgrader_api(overrides: Config | None = None, ws: Workspace = DEFAULT):
+    """nbgrader's Python API with nbgrader's configuration chain (one import per process), the
+    folders of ``ws``, and ``overrides`` above it (a ``make grade`` run's
+    :meth:`~autograder.settings.Settings.config`: the hook its autograde runs decides with the
+    run's settings)."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
     config = load_config()  # also makes a new gradebook read its schema revision in-process
+    config.merge(Config({"CourseDirectory": course_directory(ws)}))
     if overrides:
         config.merge(overrides)
     # the release that grading needs goes to the work folder, leaving notebooks/ alone
-    config.CourseDirectory.release_directory = str(GRADING / "release")
+    config.CourseDirectory.release_directory = str(ws.grading / "release")
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
@@ -116,7 +128,7 @@ def run_step(step: str, assignment: str, students: list[str], workers: int, log,
     return [student for student, _ in failed]
 
 
-def export(api=None) -> None:
+def export(api=None, ws: Workspace = DEFAULT) -> None:
     """Write grades.csv from the gradebook (nbgrader's export columns, quoted, replaced atomically),
     always to the work folder's grades.csv: an instructor's ``c.CsvExportPlugin.to`` is for their own
     ``nbgrader export``."""
@@ -124,8 +136,8 @@ def export(api=None) -> None:
 
     from .csv_export import QuotedCsvExportPlugin
 
-    api = api or nbgrader_api()
+    api = api or nbgrader_api(ws=ws)
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
-        QuotedCsvExportPlugin(config=api.config, to=str(GRADES_CSV)).export(gb)
-    if not GRADES_CSV.exists():
+        QuotedCsvExportPlugin(config=api.config, to=str(ws.grades_csv)).export(gb)
+    if not ws.grades_csv.exists():
         raise SystemExit("nbgrader export wrote no grades.csv")
