@@ -323,7 +323,7 @@ def _settings(a: argparse.Namespace) -> settings.Settings:
         raise SystemExit(f"refused: {str(exc).splitlines()[0]}") from None
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=None,
                    help="parallel grading jobs (default: c.GradingSettings.workers, else all cores)")
@@ -356,7 +356,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--help-config", action="store_true",
                    help="print every grading setting (c.GradingSettings.* in nbgrader_config.py) with its help and "
                         "default, as nbgrader generate_config writes them, and exit")
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _parser().parse_args(argv)
     if a.help_config:
         print(settings.help_config())
         return 0

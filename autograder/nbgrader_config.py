@@ -46,6 +46,7 @@ from autograder.nbgrader_plugins import (  # noqa: E402
     complete_feedback_folder,
     compute_missing_verdicts,
     install,
+    list_settings_in_generate_config,
 )
 from autograder.nbgrader_steps import course_directory  # noqa: E402
 
@@ -56,6 +57,8 @@ gradebook_schema.install()
 # nbgrader's autograde (CLI, formgrader, make grade) stages what submitted/ holds first, and keeps
 # the hand grades of unchanged written answers
 install()
+# `nbgrader generate_config` lists c.GradingSettings (the grader's settings) beside nbgrader's own
+list_settings_in_generate_config()
 
 c.CourseDirectory.course_id = "self-attention"
 # the course root, solutions/ -> notebooks/, the staged copies as nbgrader's submitted folder, and

@@ -141,6 +141,23 @@ def install() -> None:
     _zip_collect_into_submitted()
 
 
+def list_settings_in_generate_config() -> None:
+    """Make ``nbgrader generate_config`` (started in ``autograder/``, so it loads the course's
+    ``nbgrader_config.py``, which calls this) write the course's ``c.GradingSettings`` options too.
+
+    nbgrader's ``GenerateConfigApp`` lists a fixed set of classes, nbgrader's own, taken from its
+    modules (``NbGrader.all_configurable_classes``); it loads the configuration files before it
+    writes, so the course's class is added to that list here."""
+    from nbgrader.apps.generateconfigapp import GenerateConfigApp
+
+    from .settings import GradingSettings
+
+    if GenerateConfigApp.initialized():
+        classes = GenerateConfigApp.instance().classes
+        if GradingSettings not in classes:
+            classes.append(GradingSettings)
+
+
 def _zip_collect_into_submitted() -> None:
     """``nbgrader zip_collect`` writes to nbgrader's submitted folder, here the staged copies:
     make it land in ``submitted/`` (the folder ``make grade`` reads) and stage what it collected,
