@@ -31,6 +31,8 @@ from __future__ import annotations
 import glob
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from fnmatch import fnmatch
 from pathlib import Path
@@ -104,6 +106,25 @@ def _stage_requested(assignment_id: str, student_id: str) -> list[tuple[str, str
     return wanted
 
 
+def autograde_settings(converter) -> Settings:
+    """The grading settings of one nbgrader autograde: those of its own configuration (nbgrader's
+    chain, the command line's ``--GradingSettings.*``, or the overrides of the ``make grade`` run
+    that started it, :func:`autograder.nbgrader_steps.nbgrader_api`), then the environment's."""
+    from .settings import GradingSettings
+
+    return GradingSettings(parent=converter).resolve()
+
+
+@contextmanager
+def deciding_with(grading: Settings) -> Iterator[None]:
+    """Within the block, :func:`compute_missing_verdicts` decides with ``grading``."""
+    token = _GRADING.set(grading)
+    try:
+        yield
+    finally:
+        _GRADING.reset(token)
+
+
 def install() -> None:
     """Make nbgrader's ``Autograde`` (every way it is started) stage the submissions it was asked
     for before it looks for notebooks (nbgrader reads the staged copies and would skip, exit 0,
@@ -117,21 +138,16 @@ def install() -> None:
     start = Autograde.start
 
     def start_staged(self) -> None:
-        from .settings import GradingSettings
-
-        # the settings of this autograde's own configuration (nbgrader's chain, the command line's
-        # --GradingSettings.*, or the overrides of the make grade run that started it)
-        grading = GradingSettings(parent=self).resolve()
+        grading = autograde_settings(self)
         grading.apply()
-        token = _GRADING.set(grading)
         wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id)
         db, course = self.coursedir.db_url, self.coursedir.course_id
         for s, a in wanted:  # hand grades of what nbgrader holds now, before it resets them
             gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a))
         try:
-            start(self)
+            with deciding_with(grading):
+                start(self)
         finally:
-            _GRADING.reset(token)
             for s, a in wanted:
                 gs.note_autograded(s, a)
                 gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a))
