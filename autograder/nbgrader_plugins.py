@@ -168,10 +168,9 @@ def list_settings_in_generate_config() -> None:
 
     from .settings import GradingSettings
 
-    if GenerateConfigApp.initialized():
-        classes = GenerateConfigApp.instance().classes
-        if GradingSettings not in classes:
-            classes.append(GradingSettings)
+    app = getattr(GenerateConfigApp, "_instance", None)  # the running app, if this is generate_config
+    if isinstance(app, GenerateConfigApp) and GradingSettings not in app.classes:
+        app.classes.append(GradingSettings)
 
 
 def _zip_collect_into_submitted() -> None:
