@@ -79,7 +79,7 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     export(api, ws)
     write_lms_exports(db, course, ws.exports, log=log)
     t2 = time.perf_counter()
-    report.write_quietly(log)
+    report.write_quietly(log, ws)
     steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
     return failed
 
