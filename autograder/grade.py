@@ -89,11 +89,11 @@ def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> No
     and the exports, re-running nothing."""
     workers = workers or os.cpu_count() or 1
     scan = intake.scan(ws=ws)
-    state = gradebook_state.load()
+    state = gradebook_state.load(ws)
     api = nbgrader_api(ws=ws)
     gradebook_state.index_gradebook(api.coursedir.db_url)
     failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log, ws=ws)
-    gradebook_state.save(state)
+    gradebook_state.save(state, ws)
     log(f"feedback regenerated; grades in {ws.grades_csv}, LMS files in {ws.exports}")
     waiting = gradebook_state.awaiting_hand_grading(api.coursedir.db_url)
     if waiting:  # a warning, not a refusal: the exports mark these submissions PENDING
@@ -206,7 +206,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     summary.settings = settings.describe(limits)
     summary.caps = "those of each Dask worker's machine" if cluster else sandbox.caps_in_force(limits)
     summary.students = len(subs)
-    state = gradebook_state.load()
+    state = gradebook_state.load(ws)
     force_nbgrader = force or not ws.gradebook.exists()  # a new (or deleted) gradebook: every nbgrader step
     if not ws.gradebook.exists():
         state = {}
@@ -228,7 +228,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
             pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
         api = nbgrader_api(overrides, ws)  # meanwhile, register changed assignments in the gradebook
         for a in sorted({a for _, a in subs}):
-            digest = gradebook_state.course_digest(a)
+            digest = gradebook_state.course_digest(a, ws)
             if force_nbgrader or state.get("course", {}).get(a) != digest:
                 result = api.generate_assignment(a, force=True)
                 if not result["success"]:
@@ -253,7 +253,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
     for s, a in subs:
         mine = {nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)}
-        if (not gradebook_state.autograded_is_current(s, a, list(mine), gradebook_state.written_answers(mine))
+        if (not gradebook_state.autograded_is_current(s, a, list(mine), gradebook_state.written_answers(mine), ws)
                 or _decided_since_autograde(s, a, list(mine), ws)):
             changed.add((s, a))
     db, course = api.coursedir.db_url, api.coursedir.course_id
@@ -270,15 +270,15 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
     # hand grades put back in the queue by an earlier autograde (formgrader's button, say) whose
     # answer is the one they were given for are settled again; changed answers keep waiting
-    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a))[0]
+    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a, ws))[0]
                for s, a in subs)
     if kept:
         log(f"{kept} hand grades of unchanged written answers taken out of the hand-grading queue again")
     steps["autograde"] = time.perf_counter() - t1
-    gradebook_state.save(state)
+    gradebook_state.save(state, ws)
 
     failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws)
-    gradebook_state.save(state)
+    gradebook_state.save(state, ws)
     summary.nbgrader_problems = failed
     summary.unknown_students, summary.late = gradebook_state.roster_report(
         db, course, sorted({s for s, _ in subs}), sorted({a for _, a in subs}))

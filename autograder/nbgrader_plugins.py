@@ -44,8 +44,9 @@ from nbgrader import utils
 from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseFeedback
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .paths import SOLUTIONS, STAGED, SUBMITTED
+from .paths import DEFAULT
 from .untrusted import entry_problem, id_problem, note_markdown
+from .workspace import Workspace
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -53,56 +54,61 @@ if TYPE_CHECKING:
 
 #: the settings of the autograde running in this thread (set by :func:`install`'s ``Autograde.start``)
 _GRADING: ContextVar[Settings | None] = ContextVar("grading_settings", default=None)
+#: the workspace of the autograde running in this thread (the one its CourseDirectory names)
+_WORKSPACE: ContextVar[Workspace] = ContextVar("grading_workspace", default=DEFAULT)
 
 
 class StaleVerdict(RuntimeError):
     """No verdict judged this notebook: autograding it would apply a wrong grade."""
 
 
-def _staged_parts(filename: str | Path) -> tuple[str, str, str] | None:
-    """(student, assignment, notebook) of a staged notebook, else None."""
+def _staged_parts(filename: str | Path, ws: Workspace) -> tuple[str, str, str] | None:
+    """(student, assignment, notebook) of a staged notebook of ``ws``, else None."""
     try:
-        parts = Path(filename).resolve().relative_to(STAGED.resolve()).parts
+        parts = Path(filename).resolve().relative_to(ws.staged_root.resolve()).parts
     except ValueError:
         return None
     return (parts[0], parts[1], Path(parts[2]).stem) if len(parts) == 3 and parts[2].endswith(".ipynb") else None
 
 
-def _restage(student: str, assignment: str) -> None:
+def _restage(student: str, assignment: str, ws: Workspace) -> None:
     """Stage one submission again from ``submitted/`` (if it is there and may be graded)."""
     from .staging import stage_submission
 
-    folder = SUBMITTED / student / assignment
-    if (id_problem(student) is None and (SOLUTIONS / assignment).is_dir()
+    folder = ws.submission(student, assignment)
+    if (id_problem(student) is None and (ws.solutions / assignment).is_dir()
             and entry_problem(folder.parent, "dir") is None and entry_problem(folder, "dir") is None):
-        stage_submission(student, assignment)
+        stage_submission(student, assignment, ws)
 
 
 class CollectIntoSubmitted(ExchangeCollect):
     """nbgrader's collect, landing in ``submitted/`` and staging what it collected."""
 
     def copy_files(self):
+        from .nbgrader_steps import workspace_of
+
+        ws = workspace_of(self.coursedir)
         staged_dir = self.coursedir.submitted_directory
-        self.coursedir.submitted_directory = str(SUBMITTED)
+        self.coursedir.submitted_directory = str(ws.submitted)
         try:
             super().copy_files()
         finally:
             self.coursedir.submitted_directory = staged_dir
         for student in sorted({rec["username"] for rec in self.src_records}):
-            _restage(student, self.coursedir.assignment_id)
+            _restage(student, self.coursedir.assignment_id, ws)
 
 
-def _stage_requested(assignment_id: str, student_id: str) -> list[tuple[str, str]]:
+def _stage_requested(assignment_id: str, student_id: str, ws: Workspace) -> list[tuple[str, str]]:
     """Stage every submission in ``submitted/`` that nbgrader was asked to autograde (its
     ``--student`` and assignment may be patterns); return (student, assignment) of each."""
     from .intake import scan
 
     if glob.has_magic(student_id) or glob.has_magic(assignment_id):
-        wanted = [(s, a) for s, a in scan().submissions if fnmatch(s, student_id) and fnmatch(a, assignment_id)]
+        wanted = [(s, a) for s, a in scan(ws=ws).submissions if fnmatch(s, student_id) and fnmatch(a, assignment_id)]
     else:
-        wanted = [(student_id, assignment_id)] if (SUBMITTED / student_id / assignment_id).is_dir() else []
+        wanted = [(student_id, assignment_id)] if ws.submission(student_id, assignment_id).is_dir() else []
     for s, a in wanted:
-        _restage(s, a)
+        _restage(s, a, ws)
     return wanted
 
 
@@ -116,13 +122,15 @@ def autograde_settings(converter) -> Settings:
 
 
 @contextmanager
-def deciding_with(grading: Settings) -> Iterator[None]:
-    """Within the block, :func:`compute_missing_verdicts` decides with ``grading``."""
-    token = _GRADING.set(grading)
+def deciding_with(grading: Settings, ws: Workspace = DEFAULT) -> Iterator[None]:
+    """Within the block, :func:`compute_missing_verdicts` decides with ``grading`` in ``ws``, and
+    :class:`ApplyVerdicts` reads the verdicts of ``ws``."""
+    tokens = _GRADING.set(grading), _WORKSPACE.set(ws)
     try:
         yield
     finally:
-        _GRADING.reset(token)
+        _GRADING.reset(tokens[0])
+        _WORKSPACE.reset(tokens[1])
 
 
 def install() -> None:
@@ -138,19 +146,21 @@ def install() -> None:
     start = Autograde.start
 
     def start_staged(self) -> None:
-        grading = autograde_settings(self)
+        from .nbgrader_steps import workspace_of
+
+        grading, ws = autograde_settings(self), workspace_of(self.coursedir)
         grading.apply()
-        wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id)
+        wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id, ws)
         db, course = self.coursedir.db_url, self.coursedir.course_id
         for s, a in wanted:  # hand grades of what nbgrader holds now, before it resets them
-            gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a))
+            gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws))
         try:
-            with deciding_with(grading):
+            with deciding_with(grading, ws):
                 start(self)
         finally:
             for s, a in wanted:
-                gs.note_autograded(s, a)
-                gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a))
+                gs.note_autograded(s, a, ws)
+                gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws))
 
     start_staged.selfattn = True  # type: ignore[attr-defined]
     Autograde.start = start_staged
@@ -182,17 +192,23 @@ def _zip_collect_into_submitted() -> None:
     process, transfer = ZipCollectApp.process_extracted_files, ZipCollectApp._transfer_files
 
     def process_into_submitted(self) -> None:
+        from .nbgrader_steps import workspace_of
+
+        self.selfattn_workspace = ws = workspace_of(self.coursedir)  # before its folder is swapped
         staged_dir = self.coursedir.submitted_directory
-        self.coursedir.submitted_directory = str(SUBMITTED)
+        self.coursedir.submitted_directory = str(ws.submitted)
         try:
             process(self)
         finally:
             self.coursedir.submitted_directory = staged_dir
 
     def transfer_and_stage(self, collected_data) -> None:
+        from .nbgrader_steps import workspace_of
+
         transfer(self, collected_data)
+        ws = getattr(self, "selfattn_workspace", None) or workspace_of(self.coursedir)
         for student in sorted(collected_data):
-            _restage(student, self.coursedir.assignment_id)
+            _restage(student, self.coursedir.assignment_id, ws)
 
     ZipCollectApp.process_extracted_files = process_into_submitted
     ZipCollectApp._transfer_files = transfer_and_stage
@@ -221,15 +237,16 @@ def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -
     from .settings import configured
     from .verdicts import freshness, grade_one
 
-    parts = [p for p in (_staged_parts(n) for n in notebooks) if p is not None]
+    ws = _WORKSPACE.get()
+    parts = [p for p in (_staged_parts(n, ws) for n in notebooks) if p is not None]
     grading = _GRADING.get() or (configured() if parts else None)
     limits = grading.limits if grading else None
     for s, a, nb in parts:
-        staged = STAGED / s / a / f"{nb}.ipynb"  # just staged: judged as staged, not staged again
+        staged = ws.staged(s, a, nb)  # just staged: judged as staged, not staged again
         current = nbformat.read(staged, as_version=4) if staged.is_file() else None
         # a verdict make grade just had decided on a Dask worker keeps the worker's sandbox mode
-        if freshness(s, a, nb, current, limits, any_sandbox=True) != "fresh":
-            grade_one(s, a, nb, limits)
+        if freshness(s, a, nb, current, limits, any_sandbox=True, ws=ws) != "fresh":
+            grade_one(s, a, nb, limits, ws)
 
 
 def complete_feedback_folder(assignment=None, student=None, notebooks=(), **_) -> None:
@@ -254,7 +271,7 @@ class ApplyVerdicts(NbGraderPreprocessor):
 
         info = resources["nbgrader"]
         student, assignment, notebook = info["student"], info["assignment"], info["notebook"]
-        self.verdict = stored_verdict(student, assignment, notebook)
+        self.verdict = stored_verdict(student, assignment, notebook, _WORKSPACE.get())
         if self.verdict is None or self.verdict.get("key") != verdict_key(nb, assignment, notebook):
             why = ("no verdict was computed" if self.verdict is None
                    else "its verdict was made for other answers or checks")

@@ -63,6 +63,17 @@ def course_directory(ws: Workspace) -> dict[str, str]:
             "feedback_directory": str(ws.feedback), "db_url": "sqlite:///" + str(ws.gradebook)}
 
 
+def workspace_of(coursedir) -> Workspace:
+    """The workspace whose folders an nbgrader ``CourseDirectory`` names (:func:`course_directory`
+    inverted): how nbgrader's hooks and plugins know where the run that called them works. A
+    course directory configured otherwise (by hand) means the process's default workspace."""
+    candidate = Workspace(work=Path(coursedir.submitted_directory).parent.parent, course=Path(coursedir.root))
+    expected = course_directory(candidate)
+    named = {k: str(getattr(coursedir, k)) for k in ("submitted_directory", "autograded_directory",
+                                                     "feedback_directory", "db_url")}
+    return candidate if all(expected[k] == v for k, v in named.items()) else DEFAULT
+
+
 def nbgrader_api(overrides: Config | None = None, ws: Workspace = DEFAULT):
     """nbgrader's Python API with nbgrader's configuration chain (one import per process), the
     folders of ``ws``, and ``overrides`` above it (a ``make grade`` run's

@@ -18,7 +18,7 @@ from grading_support import ROOT, SOLUTIONS, help_lines_shown, place, with_answe
 from traitlets.config import Config
 
 from autograder import distributed, environment, grade, nbgrader_plugins, paths, settings, verdicts
-from autograder.nbgrader_steps import nbgrader_api
+from autograder.nbgrader_steps import nbgrader_api, workspace_of
 from autograder.sandbox import Limits
 from autograder.workspace import Workspace, from_environment
 
@@ -73,14 +73,17 @@ def test_the_pre_convert_hook_decides_with_its_autograde_s_settings(user_config,
     handed = nbgrader_plugins.autograde_settings(Autograde(coursedir=step.coursedir, parent=step))
     assert handed == run
 
-    decided: list[tuple[str, Limits]] = []
+    assert workspace_of(step.coursedir) == ws and workspace_of(nbgrader_api().coursedir) == paths.DEFAULT
+
+    decided: list[tuple[str, Limits, Workspace]] = []
     monkeypatch.setattr(verdicts, "freshness", lambda *args, **kw: "stale")
-    monkeypatch.setattr(verdicts, "grade_one", lambda s, a, nb, limits, *rest: decided.append((s, limits)))
-    staged = [str(paths.DEFAULT.staged("ann", "attention", COST))]
-    with nbgrader_plugins.deciding_with(handed):
-        nbgrader_plugins.compute_missing_verdicts(assignment="attention", student="ann", notebooks=staged)
-    nbgrader_plugins.compute_missing_verdicts(assignment="attention", student="ann", notebooks=staged)
-    assert decided == [("ann", run.limits), ("ann", configured.limits)]
+    monkeypatch.setattr(verdicts, "grade_one", lambda s, a, nb, limits, ws: decided.append((s, limits, ws)))
+    with nbgrader_plugins.deciding_with(handed, ws):  # as within the autograde of that make grade step
+        nbgrader_plugins.compute_missing_verdicts(assignment="attention", student="ann",
+                                                  notebooks=[str(ws.staged("ann", "attention", COST))])
+    nbgrader_plugins.compute_missing_verdicts(assignment="attention", student="bo",  # outside any autograde
+                                              notebooks=[str(paths.DEFAULT.staged("bo", "attention", COST))])
+    assert decided == [("ann", run.limits, ws), ("bo", configured.limits, paths.DEFAULT)]
 
 
 def test_a_dask_task_grades_with_the_settings_it_carries_in_its_own_folder(user_config, tmp_path):
