@@ -270,7 +270,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
     # hand grades put back in the queue by an earlier autograde (formgrader's button, say) whose
     # answer is the one they were given for are settled again; changed answers keep waiting
-    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a, ws))[0]
+    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a, ws), ws)[0]
                for s, a in subs)
     if kept:
         log(f"{kept} hand grades of unchanged written answers taken out of the hand-grading queue again")

@@ -156,7 +156,7 @@ PREVIOUS = "Previous hand grade, given for an earlier version of this answer: {s
 
 
 def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
-                       answers: dict[str, dict[str, str]]) -> tuple[int, int]:
+                       answers: dict[str, dict[str, str]], ws: Workspace = DEFAULT) -> tuple[int, int]:
     """Keep hand grades where they belong, after nbgrader autograded (or before it does).
 
     ``answers`` are the written answers nbgrader holds for this submission now
@@ -172,7 +172,7 @@ def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
     Returns (grades settled again, answers put back in the queue)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    record = _read_record(student, assignment)
+    record = _read_record(student, assignment, ws)
     given = record.setdefault("hand_graded", {})
     kept = reopened = 0
     with Gradebook(db_url, course) as gb:
@@ -201,7 +201,7 @@ def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
                     del given[nb.name][grade.name]
                     reopened += 1
         gb.db.commit()
-    atomic.write_text(_answers_record(student, assignment), json.dumps(record, sort_keys=True))
+    atomic.write_text(_answers_record(student, assignment, ws), json.dumps(record, sort_keys=True))
     return kept, reopened
 
 

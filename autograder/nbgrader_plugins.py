@@ -153,14 +153,14 @@ def install() -> None:
         wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id, ws)
         db, course = self.coursedir.db_url, self.coursedir.course_id
         for s, a in wanted:  # hand grades of what nbgrader holds now, before it resets them
-            gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws))
+            gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
         try:
             with deciding_with(grading, ws):
                 start(self)
         finally:
             for s, a in wanted:
                 gs.note_autograded(s, a, ws)
-                gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws))
+                gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
 
     start_staged.selfattn = True  # type: ignore[attr-defined]
     Autograde.start = start_staged
