@@ -122,8 +122,9 @@ def autograde_settings(converter) -> Settings:
 
 
 @contextmanager
-def deciding_with(grading: Settings, ws: Workspace = DEFAULT) -> Iterator[None]:
-    """Within the block, :func:`compute_missing_verdicts` decides with ``grading`` in ``ws``, and
+def deciding_with(grading: Settings | None, ws: Workspace = DEFAULT) -> Iterator[None]:
+    """Within the block, :func:`compute_missing_verdicts` decides with ``grading`` (``None``:
+    those of nbgrader's configuration chain) in ``ws``, and
     :class:`ApplyVerdicts` reads the verdicts of ``ws``."""
     tokens = _GRADING.set(grading), _WORKSPACE.set(ws)
     try:
