@@ -128,12 +128,6 @@ def configured(config: Config | None = None, environ: Mapping[str, str] | None =
     return GradingSettings(config=config).resolve(environ, **flags)
 
 
-def configured_limits(config: Config | None = None, cpu_seconds: int | None = None,
-                      memory_mb: int | None = None) -> Limits:
-    """The limits of :func:`configured`."""
-    return configured(config, cpu_seconds=cpu_seconds, memory_mb=memory_mb).limits
-
-
 def help_config() -> str:
     """Every setting with its help and default, as ``nbgrader generate_config`` writes a class."""
     return GradingSettings.class_config_section()
