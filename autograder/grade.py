@@ -77,7 +77,7 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
                 digests[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
     t1 = time.perf_counter()
     export(api, ws)
-    write_lms_exports(db, course, ws.exports, log=log)
+    write_lms_exports(db, course, ws.exports, ws.roster, log=log)
     t2 = time.perf_counter()
     report.write_quietly(log, ws)
     steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
@@ -374,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     grading.apply()  # this process and the workers it forks grade in the chosen sandbox
     ws = from_environment()  # the one workspace of this run, passed down
     if a.finish:
-        with run_lock.hold():
+        with run_lock.hold(ws=ws):
             finish(grading.worker_count(), ws=ws)
         return 0
     limits = grading.limits
@@ -383,17 +383,17 @@ def main(argv: list[str] | None = None) -> int:
         if (student, assignment) not in submissions(ws=ws):
             where = intake.shown(ws.submission(student, assignment), ws)
             raise SystemExit(f"not graded: {where} is refused or missing (run without --one to see why)")
-        with run_lock.hold(shared=True):
+        with run_lock.hold(shared=True, ws=ws):
             v = grade_one(*a.one, limits=limits, ws=ws)
         print(json.dumps({k: v.get(k) for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
         return 0
     if a.array_task:
         task = slurm_array.parse_task(a.array_task)
-        with run_lock.hold(shared=True):
+        with run_lock.hold(shared=True, ws=ws):
             failed = slurm_array.decide_task(*task, limits, grading.workers or None,
                                              grading.allow_fallback_sandbox)
         return 1 if failed else 0
-    with run_lock.hold():
+    with run_lock.hold(ws=ws):
         if a.after_array:
             options = [f"--{k.replace('_', '-')} {v}" for k, v in (("cpu_seconds", a.cpu_seconds),
                                                                     ("memory_mb", a.memory_mb)) if v is not None]
