@@ -69,7 +69,7 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     failed = []
     for a, students in sorted(todo.items()):
         t = time.perf_counter()
-        bad = run_step("generate_feedback", a, students, workers, log, overrides)
+        bad = run_step("generate_feedback", a, students, workers, log, overrides, ws)
         failed += [f"{s} ({a}, feedback)" for s in bad]
         log(f"nbgrader generate_feedback {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
         for s in students:
@@ -178,9 +178,10 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
 
     ``grading`` is the run's settings (:func:`autograder.settings.configured`); without it, those
     of ``workers``, ``limits`` and ``allow_fallback``. The nbgrader steps get them as their
-    configuration's overrides, so their hook decides with the same settings. Staging, verdicts and
-    the outputs named here are those of ``ws``; the nbgrader steps, the gradebook's bookkeeping
-    and the report still use the process's default workspace (:mod:`autograder.paths`).
+    configuration's overrides, so their hook decides with the same settings. Everything is read
+    and written in the work folder of ``ws``; the course itself (its notebooks and checks) is
+    still read where :mod:`autograder.spec` finds it, the course root of the process's default
+    workspace.
 
     With ``scheduler`` (a checked :class:`~autograder.distributed.Target`, or an address checked
     with the default credentials), the notebooks are decided on that cluster
@@ -264,7 +265,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         students = sorted(s for s, a2 in changed if a2 == a)
         t = time.perf_counter()
         # nbgrader's autograde keeps hand grading itself (nbgrader_plugins.install), as for the button
-        bad = run_step("autograde", a, students, workers, log, overrides)
+        bad = run_step("autograde", a, students, workers, log, overrides, ws)
         failed += [f"{s} ({a}, autograde)" for s in bad]
         summary.autograded += [f"{s}/{a}" for s in students if s not in bad]
         log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")

@@ -91,7 +91,7 @@ def nbgrader_api(overrides: Config | None = None, ws: Workspace = DEFAULT):
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
-def _run_step_group(args: tuple[str, str, list[str], Config | None]) -> list[tuple[str, str]]:
+def _run_step_group(args: tuple[str, str, list[str], Config | None, Workspace]) -> list[tuple[str, str]]:
     """Run one nbgrader step for a group of students in this process; return (student, problem)."""
     import warnings
 
@@ -99,8 +99,8 @@ def _run_step_group(args: tuple[str, str, list[str], Config | None]) -> list[tup
 
     # nbgrader's own ORM use warns on notebooks that were not handed in; the grades are right
     warnings.filterwarnings("ignore", category=SAWarning)
-    step, assignment, students, overrides = args
-    api = nbgrader_api(overrides)
+    step, assignment, students, overrides, ws = args
+    api = nbgrader_api(overrides, ws)
     problems = []
     for student in students:
         result = (api.autograde(assignment, student, force=True, create=True) if step == "autograde"
@@ -121,19 +121,19 @@ def _last_error(result: dict) -> str:
 
 
 def run_step(step: str, assignment: str, students: list[str], workers: int, log,
-             overrides: Config | None = None) -> list[str]:
+             overrides: Config | None = None, ws: Workspace = DEFAULT) -> list[str]:
     """Run an nbgrader step over disjoint groups of students at once, then redo any student that
     reported a problem on its own (e.g. a busy SQLite gradebook), so the result never depends on
     the parallelism. Return the students it still failed for (each also logged). ``overrides``
-    go above nbgrader's configuration chain (:func:`nbgrader_api`)."""
+    go above nbgrader's configuration chain, and the folders are those of ``ws`` (:func:`nbgrader_api`)."""
     if not students:
         return []
     groups = [students[i::workers] for i in range(min(workers, len(students)))]
     with ProcessPoolExecutor(max_workers=max(1, len(groups))) as pool:
-        jobs = [(step, assignment, g, overrides) for g in groups]
+        jobs = [(step, assignment, g, overrides, ws) for g in groups]
         problems = [p for ps in pool.map(_run_step_group, jobs) for p in ps]
     retry = [student for student, _ in problems]
-    failed = _run_step_group((step, assignment, retry, overrides)) if retry else []
+    failed = _run_step_group((step, assignment, retry, overrides, ws)) if retry else []
     for student, message in failed:
         log(f"error: nbgrader {step} failed for {student} ({assignment}): {message}")
     return [student for student, _ in failed]
