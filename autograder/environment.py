@@ -7,7 +7,8 @@ They are overrides at the edge, for one machine or one run, above nbgrader's con
 - ``$AUTOGRADER_COURSE``: the course root, a folder with ``solutions/`` and ``notebooks/``
   (default the repository) (both: :func:`autograder.workspace.from_environment`);
 - ``$SELFATTN_SANDBOX=fallback``: never bubblewrap (``c.GradingSettings.sandbox = "fallback"``);
-- ``$SELFATTN_WARM_SANDBOX=0``: a newly started sandbox per run (``c.GradingSettings.warm_sandbox = False``).
+- ``$SELFATTN_WARM_SANDBOX=0``: a newly started sandbox per run (``c.GradingSettings.warm_sandbox = False``);
+- ``$SELFATTN_CGROUPS=0``: no cgroup per run (``c.GradingSettings.cgroups = False``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ COURSE_VARIABLE, WORK_VARIABLE = "AUTOGRADER_COURSE", "AUTOGRADER_WORKDIR"
 SETTING_VARIABLES: dict[str, tuple[str, str, object]] = {
     "SELFATTN_SANDBOX": ("sandbox", "fallback", "fallback"),
     "SELFATTN_WARM_SANDBOX": ("warm_sandbox", "0", False),
+    "SELFATTN_CGROUPS": ("cgroups", "0", False),
 }
 
 

@@ -9,14 +9,16 @@ nbgrader option: in ``autograder/nbgrader_config.py`` or a user-level ``nbgrader
 
 or on an nbgrader command line (``./nbgrader autograde attention --GradingSettings.cpu_seconds=120``).
 ``python -m autograder.grade --help-config`` prints every option with its help, in the format of
-``nbgrader generate_config`` (which lists nbgrader's own classes only).
+``nbgrader generate_config``, which lists them too (the course's configuration file adds the class
+to its list, :func:`autograder.nbgrader_plugins.list_settings_in_generate_config`).
 
-Later ones win: the configuration chain, then the environment variables ``$SELFATTN_SANDBOX=fallback``
-and ``$SELFATTN_WARM_SANDBOX=0`` (read in :mod:`autograder.environment` and nowhere else), then
-``make grade``'s flags (``--cpu-seconds``, ``--memory-mb``, ``--workers``,
-``--allow-fallback-sandbox``), which hold for that run only. The run hands its settings to the
-nbgrader steps it starts as traitlets configuration (:meth:`Settings.config`, merged into their
-``NbGraderAPI``'s), to its pool workers with each job, and to Dask workers inside each task.
+Later ones win: the configuration chain, then the environment variables
+``$SELFATTN_SANDBOX=fallback``, ``$SELFATTN_WARM_SANDBOX=0`` and ``$SELFATTN_CGROUPS=0`` (read in
+:mod:`autograder.environment` and nowhere else), then ``make grade``'s flags (``--cpu-seconds``,
+``--memory-mb``, ``--workers``, ``--allow-fallback-sandbox``), which hold for that run only. The
+run hands its settings to the nbgrader steps it starts as traitlets configuration
+(:meth:`Settings.config`, merged into their ``NbGraderAPI``'s), to its pool workers with each job,
+and to Dask workers inside each task.
 
 Where the run is (``--scheduler``, ``--slurm``, ``--array-task``, the TLS files) is a choice of one
 run, not a setting: those stay flags. Every verdict records the settings that can change it
@@ -33,7 +35,7 @@ from collections.abc import Mapping
 from traitlets import Bool, Enum, Integer
 from traitlets.config import Config, Configurable
 
-from . import environment, warm
+from . import cgroups, environment, warm
 from .sandbox import DEFAULT, Limits, choose_fallback
 
 
@@ -53,6 +55,9 @@ class GradingSettings(Configurable):
     sandbox = Enum(["auto", "fallback"], "auto", help=(
         "'auto': bubblewrap where it works, else the weaker fallback sandbox; 'fallback': never "
         "bubblewrap (to compare; $SELFATTN_SANDBOX=fallback does the same)")).tag(config=True)
+    cgroups = Bool(True, help=(
+        "Give each run a cgroup where one can be made, so its memory cap holds for all its processes "
+        "together; $SELFATTN_CGROUPS=0 turns it off (to compare)")).tag(config=True)
     allow_fallback_sandbox = Bool(False, help=(
         "With a Dask cluster, Slurm jobs or an array task: let workers without bubblewrap grade "
         "(weaker isolation); make grade's --allow-fallback-sandbox")).tag(config=True)
@@ -71,7 +76,8 @@ class GradingSettings(Configurable):
             self.class_traits()[name]._validate(self, value)
         return Settings(limits=Limits(cpu_seconds=values["cpu_seconds"], memory_bytes=values["memory_mb"] << 20),
                         workers=values["workers"], warm_sandbox=values["warm_sandbox"],
-                        sandbox=values["sandbox"], allow_fallback_sandbox=values["allow_fallback_sandbox"])
+                        sandbox=values["sandbox"], allow_fallback_sandbox=values["allow_fallback_sandbox"],
+                        cgroups=values["cgroups"])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +99,7 @@ class Settings:
     warm_sandbox: bool = True
     sandbox: str = "auto"
     allow_fallback_sandbox: bool = False
+    cgroups: bool = True
 
     def worker_count(self) -> int:
         return self.workers or os.cpu_count() or 1
@@ -103,7 +110,7 @@ class Settings:
         return Config({"GradingSettings": {
             "cpu_seconds": self.limits.cpu_seconds, "memory_mb": self.limits.memory_bytes >> 20,
             "workers": self.workers, "warm_sandbox": self.warm_sandbox, "sandbox": self.sandbox,
-            "allow_fallback_sandbox": self.allow_fallback_sandbox}})
+            "allow_fallback_sandbox": self.allow_fallback_sandbox, "cgroups": self.cgroups}})
 
     def command_line(self) -> list[str]:
         """These settings as nbgrader command-line options (``--GradingSettings.cpu_seconds=N`` ...)."""
@@ -111,9 +118,12 @@ class Settings:
 
     def apply(self) -> None:
         """Make this process's sandbox follow these settings: the fallback sandbox if chosen, warm
-        sessions or not. (Never un-chooses a fallback this process was started with.)"""
+        sessions or not, cgroups or not. (Never takes back a fallback or cgroups turned off that
+        this process was started with.)"""
         if self.sandbox == "fallback":
             choose_fallback()
+        if not self.cgroups:
+            cgroups.turn_off()
         warm.enable(self.warm_sandbox)
 
 

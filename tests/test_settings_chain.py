@@ -103,7 +103,8 @@ def test_a_dask_task_grades_with_the_settings_it_carries_in_its_own_folder(user_
 
 def test_every_setting_has_help_and_help_config_prints_it(capsys):
     traits = settings.GradingSettings.class_traits(config=True)
-    assert {"cpu_seconds", "memory_mb", "workers", "warm_sandbox", "sandbox", "allow_fallback_sandbox"} <= set(traits)
+    assert {"cpu_seconds", "memory_mb", "workers", "warm_sandbox", "sandbox", "allow_fallback_sandbox",
+            "cgroups"} <= set(traits)
     assert all(len(t.help.split()) >= 5 for t in traits.values()), {n: t.help for n, t in traits.items()}
     assert grade.main(["--help-config"]) == 0
     help_lines_shown(capsys.readouterr().out)
@@ -113,17 +114,26 @@ def test_the_environment_overrides_the_configuration(tmp_path):
     config = Config({"GradingSettings": {"warm_sandbox": True, "cpu_seconds": 5}})
     plain = settings.configured(config, environ={})
     assert (plain.sandbox, plain.warm_sandbox, plain.limits.cpu_seconds) == ("auto", True, 5)
-    overridden = settings.configured(config, environ={"SELFATTN_SANDBOX": "fallback", "SELFATTN_WARM_SANDBOX": "0"})
-    assert (overridden.sandbox, overridden.warm_sandbox) == ("fallback", False)
+    overridden = settings.configured(config, environ={"SELFATTN_SANDBOX": "fallback", "SELFATTN_WARM_SANDBOX": "0",
+                                                      "SELFATTN_CGROUPS": "0"})
+    assert (overridden.sandbox, overridden.warm_sandbox, overridden.cgroups) == ("fallback", False, False)
+    assert plain.cgroups
     assert settings.configured(Config({"GradingSettings": {"sandbox": "fallback"}}), environ={}).sandbox == "fallback"
     ws = from_environment({"AUTOGRADER_WORKDIR": str(tmp_path / "w"), "AUTOGRADER_COURSE": str(tmp_path / "c")})
     assert (ws.work, ws.solutions, ws.staged_root) == (tmp_path / "w", tmp_path / "c" / "solutions",
                                                        tmp_path / "w" / ".grading" / "submitted")
     assert from_environment({}) == Workspace(ROOT / "autograder", ROOT)
-    code = "from autograder import sandbox, warm; print(sandbox.mode(), warm.enabled())"
-    env = {**os.environ, "SELFATTN_SANDBOX": "fallback", "SELFATTN_WARM_SANDBOX": "0"}
+    code = "from autograder import cgroups, sandbox, warm; print(sandbox.mode(), warm.enabled(), cgroups.hierarchies())"
+    env = {**os.environ, "SELFATTN_SANDBOX": "fallback", "SELFATTN_WARM_SANDBOX": "0", "SELFATTN_CGROUPS": "0"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert out.stdout.split() == ["fallback", "False"], out.stderr
+    assert out.stdout.split() == ["fallback", "False", "{}"], out.stderr
+    # and the same chosen in the configuration, applied to a process (what make grade and a Dask task do)
+    code = ("from autograder import cgroups, sandbox, settings, warm\n"
+            "settings.Settings(sandbox='fallback', warm_sandbox=False, cgroups=False).apply()\n"
+            "print(sandbox.mode(), warm.enabled(), cgroups.hierarchies())")
+    env = {k: v for k, v in os.environ.items() if k not in environment.SETTING_VARIABLES}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["fallback", "False", "{}"], out.stderr
 
 
 def test_the_environment_is_read_in_one_place():
@@ -136,7 +146,7 @@ def test_the_environment_is_read_in_one_place():
 
 def test_settings_travel_as_data_and_as_configuration():
     run = settings.Settings(limits=Limits(cpu_seconds=4, memory_bytes=512 << 20), workers=2, warm_sandbox=False,
-                            sandbox="fallback", allow_fallback_sandbox=True)
+                            sandbox="fallback", allow_fallback_sandbox=True, cgroups=False)
     assert settings.GradingSettings(config=run.config()).resolve(environ={}) == run
     loaded = Config()
     for option in run.command_line():  # what an nbgrader command line would carry
