@@ -148,11 +148,11 @@ def test_settings_travel_as_data_and_as_configuration():
     run = settings.Settings(limits=Limits(cpu_seconds=4, memory_bytes=512 << 20), workers=2, warm_sandbox=False,
                             sandbox="fallback", allow_fallback_sandbox=True, cgroups=False)
     assert settings.GradingSettings(config=run.config()).resolve(environ={}) == run
-    loaded = Config()
-    for option in run.command_line():  # what an nbgrader command line would carry
-        key, value = option.removeprefix("--GradingSettings.").split("=")
-        loaded.GradingSettings[key] = settings.GradingSettings.class_traits()[key].from_string(value)
-    assert settings.GradingSettings(config=loaded).resolve(environ={}) == run
+    from nbgrader.apps import AutogradeApp
+
+    app = AutogradeApp()  # nbgrader autograde's own command line, as ./nbgrader passes it on
+    app.parse_command_line(["attention", *run.command_line()])
+    assert settings.GradingSettings(config=app.config).resolve(environ={}) == run
     assert dataclasses.replace(run, workers=0).worker_count() >= 1
 
 
