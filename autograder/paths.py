@@ -2,7 +2,11 @@
 :mod:`autograder.workspace` for the modules not yet handed a :class:`~autograder.workspace.Workspace`.
 
 The constants are those of :func:`autograder.workspace.from_environment` when this module was first
-imported. New code takes a ``Workspace`` argument instead (see :mod:`autograder.workspace`).
+imported; :data:`DEFAULT` is that workspace, the default argument of the functions that take one.
+New code takes a ``Workspace`` argument instead (see :mod:`autograder.workspace`). Still reading
+constants here: the course's own files (``spec``, ``blame``, ``site_address``), the defaults of
+nbgrader's export plugin (``csv_export``) and of the roster (``lms_export``), the Slurm job logs
+(``slurm_cluster``) and generate_feedback's post-convert hook (``nbgrader_plugins``).
 """
 
 from __future__ import annotations
