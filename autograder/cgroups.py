@@ -155,12 +155,27 @@ def _probe(h: Hierarchy) -> bool:
         return False
 
 
+#: cgroups turned off in this process (:func:`turn_off`)
+_OFF = False
+
+
+def turn_off() -> None:
+    """Make no cgroup in this process from now on (``c.GradingSettings.cgroups = False``, applied by
+    :meth:`autograder.settings.Settings.apply`)."""
+    global _OFF
+    _OFF = True
+    hierarchies.cache_clear()
+
+
 @functools.cache
 def hierarchies() -> dict[str, Hierarchy]:
     """Controller -> the hierarchy where each run gets its cgroup, for the controllers that work
     here (probed once per process: a cgroup is made, capped and removed). Empty where cgroups
-    cannot be made; ``$SELFATTN_CGROUPS=0`` turns them off (to compare, or to test the fallback)."""
-    if os.environ.get("SELFATTN_CGROUPS", "1") == "0":
+    cannot be made; ``c.GradingSettings.cgroups = False`` or ``$SELFATTN_CGROUPS=0`` turns them off
+    (to compare, or to test the fallback)."""
+    from .environment import setting_overrides
+
+    if _OFF or setting_overrides().get("cgroups") is False:
         return {}
     try:
         cgroup_text = Path("/proc/self/cgroup").read_text()

@@ -29,23 +29,25 @@ Faults:
 Nothing secret rests on a worker: the grading secret travels inside each task and stays in the
 worker's memory (:func:`autograder.verdicts.secret_given`), and the hidden checks are the worker's
 own checkout. Every task of one worker process works in one private folder
-(``$TMPDIR/autograder-worker-<pid>-*``, set as ``$AUTOGRADER_WORKDIR`` before the grading modules
-are imported there): a task's files go when it ends, everything in the folder goes whenever no
-task runs, the folder itself at the process's exit, and the folders of worker processes that were
-killed are swept by the next one on the machine (and by every grading run's probe). A worker
-serves one class at a time.
+(``$TMPDIR/autograder-worker-<pid>-*``, the work folder of the :class:`~autograder.workspace.Workspace`
+each task grades in; the worker's environment is never changed): a task's files go when it ends,
+everything in the folder goes whenever no task runs, the folder itself at the process's exit, and
+the folders of worker processes that were killed are swept by the next one on the machine (and by
+every grading run's probe). A worker serves one class at a time. Each task carries the run's
+:class:`~autograder.settings.Settings` (limits, warm sandbox, sandbox mode, whether a worker without
+bubblewrap may grade), so a worker grades with the instructor's settings.
 """
 
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import ipaddress
 import json
 import multiprocessing.util
 import os
 import shutil
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -58,8 +60,11 @@ from typing import TYPE_CHECKING
 
 from . import atomic, dask_tls, history, sandbox, warm
 from .errors import ClusterError, RefusedInput, SetupMissing
+from .paths import DEFAULT
+from .settings import Settings
 from .stored_outputs import TooIntricate, without_outputs
 from .untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
+from .workspace import Workspace
 
 if TYPE_CHECKING:
     from distributed.security import Security
@@ -69,7 +74,6 @@ CONNECT_TIMEOUT = "10s"
 INSECURE_LOOPBACK_FLAG = "--insecure-loopback-scheduler"
 _LOCK = threading.Lock()
 _WORKDIR: Path | None = None
-_OWNED = False  # the work folder is one this module made (and may empty)
 _ACTIVE = 0  # tasks running now in this worker process
 #: A worker process's work folder is named ``autograder-worker-<pid of the process>-<random>``.
 _PREFIX = "autograder-worker-"
@@ -104,21 +108,14 @@ def _sweep_orphans() -> None:
 
 def _worker_workdir() -> Path:
     """This worker process's private work folder (created on first use)."""
-    global _WORKDIR, _OWNED
+    global _WORKDIR
     with _LOCK:
         if _WORKDIR is None:
-            if "autograder.paths" in sys.modules:
-                from . import paths
-
-                _WORKDIR = paths.WORK  # a worker started with $AUTOGRADER_WORKDIR set (or a local test)
-            else:
-                _sweep_orphans()
-                _WORKDIR = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")).resolve()
-                _OWNED = True
-                os.environ["AUTOGRADER_WORKDIR"] = str(_WORKDIR)
-                atexit.register(shutil.rmtree, _WORKDIR, True)
-                # a worker under a nanny is a multiprocessing child, which ends without atexit
-                multiprocessing.util.Finalize(None, shutil.rmtree, (_WORKDIR, True), exitpriority=0)
+            _sweep_orphans()
+            _WORKDIR = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")).resolve()
+            atexit.register(shutil.rmtree, _WORKDIR, True)
+            # a worker under a nanny is a multiprocessing child, which ends without atexit
+            multiprocessing.util.Finalize(None, shutil.rmtree, (_WORKDIR, True), exitpriority=0)
     return _WORKDIR
 
 
@@ -145,7 +142,7 @@ def _task(work: Path, files: list[Path]) -> Iterator[None]:
             _ACTIVE -= 1
             for path in files:
                 path.unlink(missing_ok=True)
-            if _OWNED and _ACTIVE == 0:
+            if _ACTIVE == 0:
                 _empty(work)
 
 
@@ -161,21 +158,24 @@ def probe() -> dict:
 
 
 def decide_remote(student: str, assignment: str, notebook: str, submission: bytes | None,
-                  timestamp: bytes | None, secret: Sealed, limits: sandbox.Limits, allow_fallback: bool) -> dict:
-    """One task on a worker: stage and decide one notebook; return its verdict and staged notebook.
+                  timestamp: bytes | None, secret: Sealed, grading: Settings, work: Path | None = None) -> dict:
+    """One task on a worker: stage and decide one notebook with the run's settings ``grading``, in
+    the work folder ``work`` (by default this worker process's private one); return its verdict and
+    staged notebook.
 
     The secret stays in memory; the task's files are removed when it ends, whatever the outcome."""
-    work = _worker_workdir()
-    if sandbox.mode() != "bubblewrap" and not allow_fallback:
+    work = _worker_workdir() if work is None else work
+    grading.apply()
+    if sandbox.mode() != "bubblewrap" and not grading.allow_fallback_sandbox:
         raise SandboxRefused(f"worker on {socket.gethostname()} has no working bubblewrap sandbox; install "
                              "bubblewrap there, or pass --allow-fallback-sandbox to grade with weaker isolation")
-    from . import paths, verdicts
+    from . import verdicts
 
-    assert paths.WORK == work, (paths.WORK, work)
-    folder = paths.SUBMITTED / student / assignment
+    ws = Workspace(work=work)  # the course: this worker's own checkout
+    folder = ws.submission(student, assignment)
     original = folder / f"{notebook}.ipynb"
-    staged = paths.staged_path(student, assignment, notebook)
-    verdict_file = paths.verdict_path(student, assignment, notebook)
+    staged = ws.staged(student, assignment, notebook)
+    verdict_file = ws.verdict(student, assignment, notebook)
     with _task(work, [original, staged, verdict_file]):
         folder.mkdir(parents=True, exist_ok=True)
         if submission is not None:
@@ -184,7 +184,7 @@ def decide_remote(student: str, assignment: str, notebook: str, submission: byte
             (folder / "timestamp.txt").write_bytes(timestamp)
         t0 = time.perf_counter()
         with verdicts.secret_given(secret.value):
-            verdicts.grade_one(student, assignment, notebook, limits)
+            verdicts.grade_one(student, assignment, notebook, grading.limits, ws)
         seconds = time.perf_counter() - t0
         return {"verdict": verdict_file.read_text(encoding="utf-8"), "staged": staged.read_text(encoding="utf-8"),
                 "seconds": seconds, "worker": socket.gethostname()}
@@ -201,22 +201,25 @@ class Cluster:
     workers: list[str] | None  # None: every worker
     allow_fallback: bool
 
-    def decide(self, jobs: list[tuple], secret: str | bytes, log=print) -> Iterator[tuple[str, str, str, float]]:
+    def decide(self, jobs: list[tuple], secret: str | bytes, log=print, ws: Workspace = DEFAULT,
+               grading: Settings | None = None) -> Iterator[tuple[str, str, str, float]]:
         """Submit every (student, assignment, notebook, limits) job now; yield each as its result
-        is written locally (verdict and staged notebook), in completion order. The grading
-        ``secret`` goes with every task (over the cluster's TLS), sealed against logging."""
+        is written into ``ws`` (verdict and staged notebook), in completion order. The grading
+        ``secret`` goes with every task (over the cluster's TLS), sealed against logging, and so do
+        the run's settings ``grading`` (each job's limits)."""
         from distributed import as_completed
 
         from .notes import NoteKind, notes_of, records
-        from .paths import STAGED, SUBMITTED, verdict_path
         from .staging import refused_note, stage_timestamp
+
+        grading = grading or Settings(allow_fallback_sandbox=self.allow_fallback)
 
         futures = {}
         refused: dict[tuple[str, str, str], str] = {}
         run = uuid.uuid4().hex[:8]
         sealed = Sealed(secret.encode() if isinstance(secret, str) else secret)
         for student, assignment, notebook, limits in jobs:
-            folder = SUBMITTED / student / assignment
+            folder = ws.submission(student, assignment)
             original = folder / f"{notebook}.ipynb"
             try:  # a regular file only: never through a link, never blocking on a FIFO
                 submission = read_regular(original, MAX_NOTEBOOK_BYTES) if os.path.lexists(original) else None
@@ -227,8 +230,8 @@ class Cluster:
             except Refused as exc:
                 submission, refused[student, assignment, notebook] = None, str(exc)
             future = self.client.submit(
-                decide_remote, student, assignment, notebook, submission, None,
-                sealed, limits, self.allow_fallback,
+                decide_remote, student, assignment, notebook, submission, None, sealed,
+                dataclasses.replace(grading, limits=limits, allow_fallback_sandbox=self.allow_fallback),
                 key=f"grade-{run}-{len(futures)}",  # no student's name in the cluster's pages and logs
                 workers=self.workers, allow_other_workers=False, retries=0,
             )
@@ -244,7 +247,7 @@ class Cluster:
                 except Exception as exc:  # the task itself failed (e.g. its workers kept dying)
                     raise ClusterError(f"grading stopped: the cluster could not decide {student}/{assignment}/"
                                      f"{notebook} ({type(exc).__name__}: {str(exc)[:200]})") from None
-                staged = STAGED / student / assignment / f"{notebook}.ipynb"
+                staged = ws.staged(student, assignment, notebook)
                 staged.parent.mkdir(parents=True, exist_ok=True)
                 staged.write_text(out["staged"], encoding="utf-8")
                 verdict = json.loads(out["verdict"])  # a verdict that is not JSON never reaches nbgrader
@@ -252,11 +255,11 @@ class Cluster:
                 if (student, assignment, notebook) in refused:  # the worker saw no file: say why there was none
                     notes = [refused_note(notebook, refused[student, assignment, notebook]),
                              *(n for n in notes if n.kind is not NoteKind.MISSING)]
-                notes += [n for n in [stage_timestamp(SUBMITTED / student / assignment, staged.parent)] if n]
+                notes += [n for n in [stage_timestamp(ws.submission(student, assignment), staged.parent)] if n]
                 verdict["notes"] = records(notes)
-                path = verdict_path(student, assignment, notebook)
+                path = ws.verdict(student, assignment, notebook)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                history.remember_replaced(path, verdict)
+                history.remember_replaced(path, verdict, ws)
                 atomic.write_text(path, json.dumps(verdict, indent=1, ensure_ascii=False))
                 yield student, assignment, notebook, float(out["seconds"])
 

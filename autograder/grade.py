@@ -34,16 +34,17 @@ from . import distributed, gradebook_state, intake, report, run_lock, sandbox, s
 from .errors import GradingError, RefusedInput, command_line
 from .lms_export import write_lms_exports
 from .nbgrader_steps import export, nbgrader_api, run_step
-from .paths import AUTOGRADED, EXPORTS, GRADEBOOK, GRADES_CSV, GRADING, SUBMITTED, SUMMARY, staged_path, verdict_path
+from .paths import DEFAULT
 from .run_summary import Progress, Summary
 from .spec import notebooks_of
 from .staging import stage
 from .verdicts import _secret, freshness, grade_one, stored_verdict, timed_job
+from .workspace import Workspace, from_environment
 
 
-def submissions(student: str | None = None) -> list[tuple[str, str]]:
+def submissions(student: str | None = None, ws: Workspace = DEFAULT) -> list[tuple[str, str]]:
     """(student, assignment) for every folder under submitted/ that may be graded (of one student)."""
-    return [(s, a) for s, a in intake.scan().submissions if student is None or s == student]
+    return [(s, a) for s, a in intake.scan(ws=ws).submissions if student is None or s == student]
 
 
 def _end(refused: list[str], failed: list[str], log) -> None:
@@ -54,7 +55,7 @@ def _end(refused: list[str], failed: list[str], log) -> None:
 
 
 def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, workers: int, api, log,
-                         steps: dict | None = None) -> list[str]:
+                         steps: dict | None = None, overrides=None, ws: Workspace = DEFAULT) -> list[str]:
     """generate_feedback for every submission whose grades changed since its feedback (or that was
     autograded now), then nbgrader's export, the LMS exports and the class report. Returns failures;
     the seconds of each step go to ``steps``."""
@@ -69,32 +70,32 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     failed = []
     for a, students in sorted(todo.items()):
         t = time.perf_counter()
-        bad = run_step("generate_feedback", a, students, workers, log)
+        bad = run_step("generate_feedback", a, students, workers, log, overrides, ws)
         failed += [f"{s} ({a}, feedback)" for s in bad]
         log(f"nbgrader generate_feedback {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
         for s in students:
             if s not in bad:
                 digests[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
     t1 = time.perf_counter()
-    export(api)
-    write_lms_exports(db, course, EXPORTS, log=log)
+    export(api, ws)
+    write_lms_exports(db, course, ws.exports, ws.roster, log=log)
     t2 = time.perf_counter()
-    report.write_quietly(log)
+    report.write_quietly(log, ws)
     steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
     return failed
 
 
-def finish(workers: int | None = None, log=print) -> None:
+def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> None:
     """After hand-grading in formgrader: regenerate the feedback (where grades changed), grades.csv
     and the exports, re-running nothing."""
     workers = workers or os.cpu_count() or 1
-    scan = intake.scan()
-    state = gradebook_state.load()
-    api = nbgrader_api()
+    scan = intake.scan(ws=ws)
+    state = gradebook_state.load(ws)
+    api = nbgrader_api(ws=ws)
     gradebook_state.index_gradebook(api.coursedir.db_url)
-    failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log)
-    gradebook_state.save(state)
-    log(f"feedback regenerated; grades in {GRADES_CSV}, LMS files in {EXPORTS}")
+    failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log, ws=ws)
+    gradebook_state.save(state, ws)
+    log(f"feedback regenerated; grades in {ws.grades_csv}, LMS files in {ws.exports}")
     waiting = gradebook_state.awaiting_hand_grading(api.coursedir.db_url)
     if waiting:  # a warning, not a refusal: the exports mark these submissions PENDING
         log(f"warning: {gradebook_state.awaiting_line(waiting)} (not final: grade them in formgrader's "
@@ -102,23 +103,23 @@ def finish(workers: int | None = None, log=print) -> None:
     _end(scan.refused, failed, log)
 
 
-def _stage_all(subs, force: bool, limits, summary: Summary) -> tuple[list[tuple], dict]:
+def _stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFAULT) -> tuple[list[tuple], dict]:
     """Stage every submission; return the jobs whose verdict is missing or stale, and the staged
     notebooks by (student, assignment, notebook)."""
     jobs, staged = [], {}
     for s, a in subs:
-        handed_in = [nb for nb in notebooks_of(a) if os.path.lexists(SUBMITTED / s / a / f"{nb}.ipynb")]
+        handed_in = [nb for nb in notebooks_of(a) if os.path.lexists(ws.submission(s, a) / f"{nb}.ipynb")]
         summary.missing += [f"{s}/{a}/{nb}" for nb in notebooks_of(a) if nb not in handed_in]
         # a notebook not handed in scores zero in nbgrader without being staged; a student who
         # handed in nothing readable still gets every notebook staged, so the notes reach them
         for nb in notebooks_of(a):
             if nb not in (handed_in or notebooks_of(a)):
-                staged_path(s, a, nb).unlink(missing_ok=True)
+                ws.staged(s, a, nb).unlink(missing_ok=True)
         for nb in handed_in or notebooks_of(a):
-            for note in stage(s, a, nb):
+            for note in stage(s, a, nb, ws):
                 summary.add_note(f"{s}/{a}/{nb}", note)
-            staged[s, a, nb] = nbformat.read(staged_path(s, a, nb), as_version=4)
-            state = "stale" if force else freshness(s, a, nb, staged[s, a, nb], limits)
+            staged[s, a, nb] = nbformat.read(ws.staged(s, a, nb), as_version=4)
+            state = "stale" if force else freshness(s, a, nb, staged[s, a, nb], limits, ws=ws)
             if state != "fresh":
                 jobs.append((s, a, nb, limits))
                 summary.settings_stale += state == "settings"
@@ -139,7 +140,8 @@ def _job_results(futures: dict, summary: Summary, log):
             yield s, a, nb, 0.0
 
 
-def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progress) -> list[Future]:
+def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progress,
+                          ws: Workspace = DEFAULT) -> list[Future]:
     """Submit every job; each reports its progress line the moment it finishes (from the pool's
     thread), not when the results are collected, which waits for the gradebook to be prepared."""
     def report(future: Future) -> None:
@@ -147,17 +149,17 @@ def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progr
             s, a, nb, secs = future.result()
             progress.step(f"{s}/{a}/{nb}", secs)
 
-    futures = [pool.submit(timed_job, job) for job in jobs]
+    futures = [pool.submit(timed_job, job, ws) for job in jobs]
     for future in futures:
         future.add_done_callback(report)
     return futures
 
 
-def _decided_since_autograde(student: str, assignment: str, notebooks: list[str]) -> bool:
+def _decided_since_autograde(student: str, assignment: str, notebooks: list[str], ws: Workspace = DEFAULT) -> bool:
     """Whether a verdict of these notebooks was written after nbgrader's autograded copy of it (by
     ``--one`` or a Slurm array task): nbgrader's autograde must apply it."""
     for nb in notebooks:
-        verdict, done = verdict_path(student, assignment, nb), AUTOGRADED / student / assignment / f"{nb}.ipynb"
+        verdict, done = ws.verdict(student, assignment, nb), ws.autograded / student / assignment / f"{nb}.ipynb"
         if verdict.exists() and done.exists() and verdict.stat().st_mtime_ns > done.stat().st_mtime_ns:
             return True
     return False
@@ -165,41 +167,50 @@ def _decided_since_autograde(student: str, assignment: str, notebooks: list[str]
 
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
                 scheduler: str | distributed.Target | None = None, allow_fallback: bool = False,
-                student: str | None = None, force: bool = False) -> dict:
+                student: str | None = None, force: bool = False,
+                grading: settings.Settings | None = None, ws: Workspace = DEFAULT) -> dict:
     """Grade what changed since the last run (everything with ``force``; one student with
     ``student``) and produce the gradebook, feedback, grades.csv, the exports and the summary.
+
+    ``grading`` is the run's settings (:func:`autograder.settings.configured`); without it, those
+    of ``workers``, ``limits`` and ``allow_fallback``. The nbgrader steps get them as their
+    configuration's overrides, so their hook decides with the same settings. Everything is read
+    and written in the work folder of ``ws``; the course itself (its notebooks and checks) is
+    still read where :mod:`autograder.spec` finds it, the course root of the process's default
+    workspace.
 
     With ``scheduler`` (a checked :class:`~autograder.distributed.Target`, or an address checked
     with the default credentials), the notebooks are decided on that cluster
     (:mod:`autograder.distributed`) and only the nbgrader steps run here.
     """
     t0 = time.perf_counter()
+    grading = grading or settings.Settings(limits=limits, workers=workers or 0, allow_fallback_sandbox=allow_fallback)
+    limits, allow_fallback, overrides = grading.limits, grading.allow_fallback_sandbox, grading.config()
     summary = Summary()
-    scan = intake.scan()
+    scan = intake.scan(ws=ws)
     for line in scan.refused:
         log(f"refused: {line}")
     summary.ignored = list(scan.refused)
     subs = [(s, a) for s, a in scan.submissions if student is None or s == student]
     if not subs:
         who = f" for student {student!r}" if student else ""
-        raise RefusedInput(f"nothing to grade{who}: put notebooks under {SUBMITTED}/<student>/<assignment>/")
+        raise RefusedInput(f"nothing to grade{who}: put notebooks under {ws.submitted}/<student>/<assignment>/")
     # the cluster is reached (or the run stops) before anything in the work folder changes
     cluster = distributed.connect(scheduler, allow_fallback, log) if scheduler else None
     if cluster is None:
         sandbox.self_test()
     summary.sandbox_mode = f"Dask cluster at {scheduler}" if cluster else sandbox.mode()
     summary.settings = settings.describe(limits)
-    settings.hand_down(limits)  # the nbgrader steps' hook decides with the same limits
     summary.caps = "those of each Dask worker's machine" if cluster else sandbox.caps_in_force(limits)
     summary.students = len(subs)
-    state = gradebook_state.load()
-    force_nbgrader = force or not GRADEBOOK.exists()  # a new (or deleted) gradebook: every nbgrader step
-    if not GRADEBOOK.exists():
+    state = gradebook_state.load(ws)
+    force_nbgrader = force or not ws.gradebook.exists()  # a new (or deleted) gradebook: every nbgrader step
+    if not ws.gradebook.exists():
         state = {}
-    workers = workers or os.cpu_count() or 1
+    workers = grading.worker_count()
 
     t_stage = time.perf_counter()
-    jobs, staged = _stage_all(subs, force, limits, summary)
+    jobs, staged = _stage_all(subs, force, limits, summary, ws)
     t_stage = time.perf_counter() - t_stage
     summary.reused = len(staged) - len(jobs)
     where = f"on the Dask cluster at {scheduler}" if cluster else f"with {workers} workers (sandbox: {sandbox.mode()})"
@@ -208,13 +219,13 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     progress = Progress(len(jobs), log)
     with ProcessPoolExecutor(max_workers=workers) as pool:
         if cluster:
-            pending = cluster.decide(jobs, _secret().decode(), log)
+            pending = cluster.decide(jobs, _secret(ws).decode(), log, ws, grading)
         else:
-            futures = _submit_with_progress(pool, jobs, progress)
+            futures = _submit_with_progress(pool, jobs, progress, ws)
             pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
-        api = nbgrader_api()  # meanwhile, register changed assignments in the gradebook
+        api = nbgrader_api(overrides, ws)  # meanwhile, register changed assignments in the gradebook
         for a in sorted({a for _, a in subs}):
-            digest = gradebook_state.course_digest(a)
+            digest = gradebook_state.course_digest(a, ws)
             if force_nbgrader or state.get("course", {}).get(a) != digest:
                 result = api.generate_assignment(a, force=True)
                 if not result["success"]:
@@ -228,7 +239,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     if cluster:
         cluster.close()
     for s, a, nb, _l in jobs:
-        if (stored_verdict(s, a, nb) or {}).get("failed"):
+        if (stored_verdict(s, a, nb, ws) or {}).get("failed"):
             summary.sandbox_failures.append(f"{s}/{a}/{nb}")
     t_verdicts = time.perf_counter() - t0
     # staging is timed on its own; "verdicts" is the rest up to here (the sandbox runs and checks)
@@ -239,8 +250,8 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
     for s, a in subs:
         mine = {nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)}
-        if (not gradebook_state.autograded_is_current(s, a, list(mine), gradebook_state.written_answers(mine))
-                or _decided_since_autograde(s, a, list(mine))):
+        if (not gradebook_state.autograded_is_current(s, a, list(mine), gradebook_state.written_answers(mine), ws)
+                or _decided_since_autograde(s, a, list(mine), ws)):
             changed.add((s, a))
     db, course = api.coursedir.db_url, api.coursedir.course_id
     state.pop("answers", None)  # kept per submission now (gradebook_state.ANSWERS)
@@ -250,31 +261,31 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
         students = sorted(s for s, a2 in changed if a2 == a)
         t = time.perf_counter()
         # nbgrader's autograde keeps hand grading itself (nbgrader_plugins.install), as for the button
-        bad = run_step("autograde", a, students, workers, log)
+        bad = run_step("autograde", a, students, workers, log, overrides, ws)
         failed += [f"{s} ({a}, autograde)" for s in bad]
         summary.autograded += [f"{s}/{a}" for s in students if s not in bad]
         log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
     # hand grades put back in the queue by an earlier autograde (formgrader's button, say) whose
     # answer is the one they were given for are settled again; changed answers keep waiting
-    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a))[0]
+    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a, ws), ws)[0]
                for s, a in subs)
     if kept:
         log(f"{kept} hand grades of unchanged written answers taken out of the hand-grading queue again")
     steps["autograde"] = time.perf_counter() - t1
-    gradebook_state.save(state)
+    gradebook_state.save(state, ws)
 
-    failed += _feedback_and_export(subs, changed, state, workers, api, log, steps)
-    gradebook_state.save(state)
+    failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws)
+    gradebook_state.save(state, ws)
     summary.nbgrader_problems = failed
     summary.unknown_students, summary.late = gradebook_state.roster_report(
         db, course, sorted({s for s, _ in subs}), sorted({a for _, a in subs}))
     summary.awaiting = [f"{w.student}/{w.assignment}/{w.notebook}: {w.grade_id}"
                         for w in gradebook_state.awaiting_hand_grading(db)]
     summary.seconds = time.perf_counter() - t0
-    summary.write(SUMMARY, log)
-    log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {GRADES_CSV}")
+    summary.write(ws.summary, log)
+    log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {ws.grades_csv}")
     out = {"notebooks": len(jobs), "seconds": summary.seconds, "verdict_seconds": t_verdicts, "steps": steps}
-    (GRADING / "timings.json").write_text(json.dumps(out))
+    (ws.grading / "timings.json").write_text(json.dumps(out))
     _end(scan.refused + [f"{f.split(':')[0]}: the grader could not process it" for f in summary.sandbox_failures],
          failed, log)
     return out
@@ -298,10 +309,21 @@ def _line_buffered() -> None:
             stream.reconfigure(line_buffering=True)
 
 
-@command_line
-def main(argv: list[str] | None = None) -> int:
+def _settings(a: argparse.Namespace) -> settings.Settings:
+    """The run's settings: nbgrader's configuration chain, the environment, then the flags."""
+    from traitlets import TraitError
+
+    try:
+        return settings.configured(cpu_seconds=a.cpu_seconds, memory_mb=a.memory_mb, workers=a.workers,
+                                   allow_fallback_sandbox=a.allow_fallback_sandbox)
+    except TraitError as exc:
+        raise RefusedInput(f"refused: {str(exc).splitlines()[0]}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workers", type=int, default=None, help="parallel grading jobs (default: all cores)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="parallel grading jobs (default: c.GradingSettings.workers, else all cores)")
     p.add_argument("--cpu-seconds", type=int, default=None,
                    help="CPU limit per exercise (default: c.GradingSettings.cpu_seconds, else 60)")
     p.add_argument("--memory-mb", type=int, default=None,
@@ -318,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
                         "still run here")
     p.add_argument("--allow-fallback-sandbox", action="store_true",
                    help="with --scheduler, --slurm or --array-task: let workers without bubblewrap grade (weaker "
-                        "isolation)")
+                        "isolation; default: c.GradingSettings.allow_fallback_sandbox)")
     p.add_argument("--slurm", type=int, metavar="JOBS",
                    help="decide the notebooks on JOBS Slurm jobs (dask-jobqueue, TLS with every role's files in the "
                         "folder of --tls-ca, default autograder/.dask-tls/; job sizes: Dask config jobqueue.slurm)")
@@ -328,41 +350,55 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--after-array", type=int, metavar="N",
                    help="after an array of N tasks: refuse, naming the ranges left, unless every notebook is decided")
     _scheduler_security_flags(p)
-    a = p.parse_args(argv)
+    p.add_argument("--help-config", action="store_true",
+                   help="print every grading setting (c.GradingSettings.* in nbgrader_config.py) with its help and "
+                        "default, as nbgrader generate_config writes them, and exit")
+    return p
+
+
+@command_line
+def main(argv: list[str] | None = None) -> int:
+    a = _parser().parse_args(argv)
+    if a.help_config:
+        print(settings.help_config())
+        return 0
     _line_buffered()
     if a.slurm is not None and a.scheduler:
         raise RefusedInput("refused: --slurm starts its own cluster; give it or --scheduler, not both")
     if a.scheduler:  # refused (one line) before anything is locked, read or contacted
         a.scheduler = distributed.scheduler_target(a.scheduler, a.insecure_loopback_scheduler,
                                                    a.tls_ca, a.tls_cert, a.tls_key)
+    grading = _settings(a)
+    grading.apply()  # this process and the workers it forks grade in the chosen sandbox
+    ws = from_environment()  # the one workspace of this run, passed down
     if a.finish:
-        with run_lock.hold():
-            finish(a.workers)
+        with run_lock.hold(ws=ws):
+            finish(grading.worker_count(), ws=ws)
         return 0
-    limits = settings.configured_limits(cpu_seconds=a.cpu_seconds, memory_mb=a.memory_mb)
+    limits = grading.limits
     if a.one:
         student, assignment, _notebook = a.one
-        if (student, assignment) not in submissions():
-            raise RefusedInput(f"not graded: {intake.shown(SUBMITTED / student / assignment)} is refused or missing "
-                             "(run without --one to see why)")
-        with run_lock.hold(shared=True):
-            v = grade_one(*a.one, limits=limits)
+        if (student, assignment) not in submissions(ws=ws):
+            where = intake.shown(ws.submission(student, assignment), ws)
+            raise RefusedInput(f"not graded: {where} is refused or missing (run without --one to see why)")
+        with run_lock.hold(shared=True, ws=ws):
+            v = grade_one(*a.one, limits=limits, ws=ws)
         print(json.dumps({k: v.get(k) for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
         return 0
     if a.array_task:
         task = slurm_array.parse_task(a.array_task)
-        with run_lock.hold(shared=True):
-            failed = slurm_array.decide_task(*task, limits, a.workers, a.allow_fallback_sandbox)
+        with run_lock.hold(shared=True, ws=ws):
+            failed = slurm_array.decide_task(*task, limits, grading.workers or None,
+                                             grading.allow_fallback_sandbox)
         return 1 if failed else 0
-    with run_lock.hold():
+    with run_lock.hold(ws=ws):
         if a.after_array:
             options = [f"--{k.replace('_', '-')} {v}" for k, v in (("cpu_seconds", a.cpu_seconds),
                                                                     ("memory_mb", a.memory_mb)) if v is not None]
             slurm_array.check_merged(a.after_array, limits, " ".join(options))
         with (slurm_cluster.started(a.slurm, a.tls_ca, a.tls_cert, a.tls_key) if a.slurm is not None
               else nullcontext(a.scheduler)) as scheduler:
-            grade_class(a.workers, limits, scheduler=scheduler, allow_fallback=a.allow_fallback_sandbox,
-                        student=a.student, force=a.force)
+            grade_class(scheduler=scheduler, student=a.student, force=a.force, grading=grading, ws=ws)
     return 0
 
 

@@ -20,23 +20,34 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import atomic
-from .paths import AUTOGRADED, GRADING, SOLUTIONS, STAGED
-
-STATE = GRADING / "state.json"
-#: per submission, the written answers nbgrader autograded last and those hand grades were given for
-ANSWERS = GRADING / "answers"
+from .paths import DEFAULT
+from .workspace import Workspace
 
 
-def load() -> dict:
+def state_file(ws: Workspace) -> Path:
+    """What the runs of ``ws`` remember between them (digests of the course and of the feedback)."""
+    return ws.grading / "state.json"
+
+
+def answers_folder(ws: Workspace) -> Path:
+    """Per submission, the written answers nbgrader autograded last and those hand grades were given for."""
+    return ws.grading / "answers"
+
+
+STATE, ANSWERS = state_file(DEFAULT), answers_folder(DEFAULT)  # the default workspace's
+
+
+def load(ws: Workspace = DEFAULT) -> dict:
     try:
-        return json.loads(STATE.read_text())
+        return json.loads(state_file(ws).read_text())
     except (OSError, ValueError):
         return {}
 
 
-def save(state: dict) -> None:
-    STATE.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(STATE, json.dumps(state, indent=1, sort_keys=True))
+def save(state: dict, ws: Workspace = DEFAULT) -> None:
+    path = state_file(ws)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(path, json.dumps(state, indent=1, sort_keys=True))
 
 
 #: Columns nbgrader looks rows up by that its schema leaves without an index of their own (its
@@ -65,12 +76,12 @@ def index_gradebook(db_url: str) -> None:
         db.close()
 
 
-def course_digest(assignment: str) -> str:
+def course_digest(assignment: str, ws: Workspace = DEFAULT) -> str:
     """Digest of the instructor's notebooks of one assignment (re-register them when it changes)."""
     h = hashlib.sha256()
-    for path in sorted((SOLUTIONS / assignment).rglob("*")):
+    for path in sorted((ws.solutions / assignment).rglob("*")):
         if path.is_file():
-            h.update(str(path.relative_to(SOLUTIONS)).encode() + b"\0" + path.read_bytes())
+            h.update(str(path.relative_to(ws.solutions)).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
 
@@ -98,33 +109,33 @@ def written_answers(staged: dict[str, object]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _answers_record(student: str, assignment: str) -> Path:
-    return ANSWERS / student / assignment / "answers.json"
+def _answers_record(student: str, assignment: str, ws: Workspace) -> Path:
+    return answers_folder(ws) / student / assignment / "answers.json"
 
 
-def _read_record(student: str, assignment: str) -> dict:
+def _read_record(student: str, assignment: str, ws: Workspace) -> dict:
     try:
-        record = json.loads(_answers_record(student, assignment).read_text())
+        record = json.loads(_answers_record(student, assignment, ws).read_text())
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
 
 
-def autograded_answers(student: str, assignment: str) -> dict[str, dict[str, str]]:
+def autograded_answers(student: str, assignment: str, ws: Workspace = DEFAULT) -> dict[str, dict[str, str]]:
     """The written answers (:func:`written_answers`) of the notebooks nbgrader autograded last
     for one submission: what formgrader shows and a hand grade was given for."""
-    record = _read_record(student, assignment)
+    record = _read_record(student, assignment, ws)
     if "autograded" not in record:  # autograded before the record was kept: read the notebooks once
-        record["autograded"] = written_answers(_notebooks_in(AUTOGRADED / student / assignment))
-        atomic.write_text(_answers_record(student, assignment), json.dumps(record, sort_keys=True))
+        record["autograded"] = written_answers(_notebooks_in(ws.autograded / student / assignment))
+        atomic.write_text(_answers_record(student, assignment, ws), json.dumps(record, sort_keys=True))
     return record["autograded"]
 
 
-def note_autograded(student: str, assignment: str) -> None:
+def note_autograded(student: str, assignment: str, ws: Workspace = DEFAULT) -> None:
     """Record the written answers nbgrader has just autograded (read from its autograded folder)."""
-    record = _read_record(student, assignment)
-    record["autograded"] = written_answers(_notebooks_in(AUTOGRADED / student / assignment))
-    atomic.write_text(_answers_record(student, assignment), json.dumps(record, sort_keys=True))
+    record = _read_record(student, assignment, ws)
+    record["autograded"] = written_answers(_notebooks_in(ws.autograded / student / assignment))
+    atomic.write_text(_answers_record(student, assignment, ws), json.dumps(record, sort_keys=True))
 
 
 def _notebooks_in(folder: Path) -> dict[str, object]:
@@ -143,7 +154,7 @@ PREVIOUS = "Previous hand grade, given for an earlier version of this answer: {s
 
 
 def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
-                       answers: dict[str, dict[str, str]]) -> tuple[int, int]:
+                       answers: dict[str, dict[str, str]], ws: Workspace = DEFAULT) -> tuple[int, int]:
     """Keep hand grades where they belong, after nbgrader autograded (or before it does).
 
     ``answers`` are the written answers nbgrader holds for this submission now
@@ -159,7 +170,7 @@ def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
     Returns (grades settled again, answers put back in the queue)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    record = _read_record(student, assignment)
+    record = _read_record(student, assignment, ws)
     given = record.setdefault("hand_graded", {})
     kept = reopened = 0
     with Gradebook(db_url, course) as gb:
@@ -188,7 +199,7 @@ def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
                     del given[nb.name][grade.name]
                     reopened += 1
         gb.db.commit()
-    atomic.write_text(_answers_record(student, assignment), json.dumps(record, sort_keys=True))
+    atomic.write_text(_answers_record(student, assignment, ws), json.dumps(record, sort_keys=True))
     return kept, reopened
 
 
@@ -280,11 +291,11 @@ def roster_report(db_url: str, course: str, students: list[str], assignments: li
 
 
 def autograded_is_current(student: str, assignment: str, notebooks: list[str],
-                          answers: dict[str, dict[str, str]]) -> bool:
+                          answers: dict[str, dict[str, str]], ws: Workspace = DEFAULT) -> bool:
     """Whether nbgrader's autograded folder holds exactly these notebooks, from this submission as
     staged now (same ``timestamp.txt``, same written answers and pasted images: ``answers`` are the
     staged ones, :func:`written_answers`), whether ``make grade`` or formgrader's button autograded it."""
-    folder = AUTOGRADED / student / assignment
+    folder = ws.autograded / student / assignment
     return (folder.is_dir() and sorted(p.stem for p in folder.glob("*.ipynb")) == sorted(notebooks)
-            and _read(folder / "timestamp.txt") == _read(STAGED / student / assignment / "timestamp.txt")
-            and autograded_answers(student, assignment) == answers)
+            and _read(folder / "timestamp.txt") == _read(ws.staged_root / student / assignment / "timestamp.txt")
+            and autograded_answers(student, assignment, ws) == answers)

@@ -18,9 +18,10 @@ from pathlib import Path
 from selfattn.checks.findings import Finding, Kind
 
 from . import atomic
-from .paths import GRADING, VERDICTS
+from .paths import DEFAULT
+from .workspace import Workspace
 
-HISTORY = GRADING / "history"
+HISTORY = DEFAULT.history  # the default workspace's (each function takes its Workspace)
 
 
 def named_mistakes(verdict: dict) -> dict[str, str]:
@@ -38,20 +39,20 @@ def named_mistakes(verdict: dict) -> dict[str, str]:
     return out
 
 
-def history_path(student: str, assignment: str, notebook: str) -> Path:
-    return HISTORY / student / assignment / f"{notebook}.json"
+def history_path(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> Path:
+    return ws.history / student / assignment / f"{notebook}.json"
 
 
-def read(student: str, assignment: str, notebook: str) -> list[dict]:
+def read(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> list[dict]:
     """Earlier verdicts' mistakes of one notebook, oldest first: ``{"replaced": time, "mistakes": {...}}``."""
     try:
-        entries = json.loads(history_path(student, assignment, notebook).read_text(encoding="utf-8"))
+        entries = json.loads(history_path(student, assignment, notebook, ws).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     return entries if isinstance(entries, list) else []
 
 
-def remember_replaced(verdict_file: Path, new: dict) -> None:
+def remember_replaced(verdict_file: Path, new: dict, ws: Workspace = DEFAULT) -> None:
     """Before ``verdict_file`` is overwritten by ``new``: keep the old verdict's named mistakes when
     it judged other answers (another verdict key)."""
     try:
@@ -63,10 +64,10 @@ def remember_replaced(verdict_file: Path, new: dict) -> None:
     mistakes = named_mistakes(old)
     if not mistakes:
         return
-    rel = verdict_file.relative_to(VERDICTS)
+    rel = verdict_file.relative_to(ws.verdicts)
     student, assignment, notebook = rel.parts[0], rel.parts[1], rel.stem
-    entries = read(student, assignment, notebook)
+    entries = read(student, assignment, notebook, ws)
     entries.append({"replaced": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "mistakes": mistakes})
-    path = history_path(student, assignment, notebook)
+    path = history_path(student, assignment, notebook, ws)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(entries, indent=1, ensure_ascii=False))

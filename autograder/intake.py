@@ -12,8 +12,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .paths import SOLUTIONS, SUBMITTED
+from .paths import DEFAULT
 from .untrusted import entry_problem, id_problem
+from .workspace import Workspace
 
 
 @dataclass
@@ -24,26 +25,28 @@ class Intake:
     refused: list[str] = field(default_factory=list)
 
 
-def shown(path: Path) -> str:
+def shown(path: Path, ws: Workspace = DEFAULT) -> str:
     """A folder name as safe to print: control characters, odd bytes and quotes made visible."""
-    return ascii(os.fsdecode(path.relative_to(SUBMITTED.parent)))
+    return ascii(os.fsdecode(path.relative_to(ws.work)))
 
 
-def scan(submitted: Path = SUBMITTED) -> Intake:
-    """Every ``submitted/<student>/<assignment>/`` folder, graded or refused."""
+def scan(submitted: Path | None = None, ws: Workspace = DEFAULT) -> Intake:
+    """Every ``submitted/<student>/<assignment>/`` folder (of ``ws``, or the folder ``submitted``),
+    graded or refused."""
+    submitted = ws.submitted if submitted is None else submitted
     out = Intake()
     if not submitted.is_dir():
         return out
     for student in sorted(submitted.iterdir()):
         why = entry_problem(student, "dir") or id_problem(student.name)
         if why:
-            out.refused.append(f"{shown(student)} is not graded: {why}")
+            out.refused.append(f"{shown(student, ws)} is not graded: {why}")
             continue
         for assignment in sorted(student.iterdir()):
-            if not (SOLUTIONS / assignment.name).is_dir():
-                out.refused.append(f"{shown(assignment)} is not graded: there is no assignment of that name")
+            if not (ws.solutions / assignment.name).is_dir():
+                out.refused.append(f"{shown(assignment, ws)} is not graded: there is no assignment of that name")
             elif why := entry_problem(assignment, "dir"):
-                out.refused.append(f"{shown(assignment)} is not graded: {why}")
+                out.refused.append(f"{shown(assignment, ws)} is not graded: {why}")
             else:
                 out.submissions.append((student.name, assignment.name))
     return out

@@ -22,7 +22,8 @@ from .formgrader import environment
 from .paths import AUTOGRADER
 
 #: options whose value is a file to write, relative to where the command was typed
-_OUTPUT_OPTIONS = ("--to", "--ExportPlugin.to", "--CsvExportPlugin.to", "--QuotedCsvExportPlugin.to")
+_OUTPUT_OPTIONS = ("--to", "--ExportPlugin.to", "--CsvExportPlugin.to", "--QuotedCsvExportPlugin.to",
+                   "--GenerateConfigApp.filename")
 
 
 def _absolute(value: str, cwd: Path) -> str:

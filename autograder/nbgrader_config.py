@@ -46,7 +46,9 @@ from autograder.nbgrader_plugins import (  # noqa: E402
     complete_feedback_folder,
     compute_missing_verdicts,
     install,
+    list_settings_in_generate_config,
 )
+from autograder.nbgrader_steps import course_directory  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 
@@ -55,15 +57,15 @@ gradebook_schema.install()
 # nbgrader's autograde (CLI, formgrader, make grade) stages what submitted/ holds first, and keeps
 # the hand grades of unchanged written answers
 install()
+# `nbgrader generate_config` lists c.GradingSettings (the grader's settings) beside nbgrader's own
+list_settings_in_generate_config()
 
 c.CourseDirectory.course_id = "self-attention"
-c.CourseDirectory.root = str(paths.COURSE)
-c.CourseDirectory.source_directory = "solutions"
-c.CourseDirectory.release_directory = "notebooks"
-c.CourseDirectory.submitted_directory = str(paths.STAGED)
-c.CourseDirectory.autograded_directory = str(paths.AUTOGRADED)
-c.CourseDirectory.feedback_directory = str(paths.FEEDBACK)
-c.CourseDirectory.db_url = "sqlite:///" + str(paths.GRADEBOOK)
+# the course root, solutions/ -> notebooks/, the staged copies as nbgrader's submitted folder, and
+# the work folder's autograded/, feedback/ and gradebook.db (the workspace $AUTOGRADER_WORKDIR and
+# $AUTOGRADER_COURSE name: autograder.workspace)
+for name, value in course_directory(paths.DEFAULT).items():
+    setattr(c.CourseDirectory, name, value)
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

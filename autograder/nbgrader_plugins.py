@@ -31,8 +31,12 @@ from __future__ import annotations
 import glob
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 from nbformat.v4 import new_markdown_cell, new_output
@@ -41,59 +45,94 @@ from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseFeedback
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .notes import notes_of
-from .paths import SOLUTIONS, STAGED, SUBMITTED
+from .paths import DEFAULT
 from .untrusted import entry_problem, id_problem, note_markdown
+from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .settings import Settings
+
+
+#: the settings of the autograde running in this thread (set by :func:`install`'s ``Autograde.start``)
+_GRADING: ContextVar[Settings | None] = ContextVar("grading_settings", default=None)
+#: the workspace of the autograde running in this thread (the one its CourseDirectory names)
+_WORKSPACE: ContextVar[Workspace] = ContextVar("grading_workspace", default=DEFAULT)
 
 
 class StaleVerdict(RuntimeError):
     """No verdict judged this notebook: autograding it would apply a wrong grade."""
 
 
-def _staged_parts(filename: str | Path) -> tuple[str, str, str] | None:
-    """(student, assignment, notebook) of a staged notebook, else None."""
+def _staged_parts(filename: str | Path, ws: Workspace) -> tuple[str, str, str] | None:
+    """(student, assignment, notebook) of a staged notebook of ``ws``, else None."""
     try:
-        parts = Path(filename).resolve().relative_to(STAGED.resolve()).parts
+        parts = Path(filename).resolve().relative_to(ws.staged_root.resolve()).parts
     except ValueError:
         return None
     return (parts[0], parts[1], Path(parts[2]).stem) if len(parts) == 3 and parts[2].endswith(".ipynb") else None
 
 
-def _restage(student: str, assignment: str) -> None:
+def _restage(student: str, assignment: str, ws: Workspace) -> None:
     """Stage one submission again from ``submitted/`` (if it is there and may be graded)."""
     from .staging import stage_submission
 
-    folder = SUBMITTED / student / assignment
-    if (id_problem(student) is None and (SOLUTIONS / assignment).is_dir()
+    folder = ws.submission(student, assignment)
+    if (id_problem(student) is None and (ws.solutions / assignment).is_dir()
             and entry_problem(folder.parent, "dir") is None and entry_problem(folder, "dir") is None):
-        stage_submission(student, assignment)
+        stage_submission(student, assignment, ws)
 
 
 class CollectIntoSubmitted(ExchangeCollect):
     """nbgrader's collect, landing in ``submitted/`` and staging what it collected."""
 
     def copy_files(self):
+        from .nbgrader_steps import workspace_of
+
+        ws = workspace_of(self.coursedir)
         staged_dir = self.coursedir.submitted_directory
-        self.coursedir.submitted_directory = str(SUBMITTED)
+        self.coursedir.submitted_directory = str(ws.submitted)
         try:
             super().copy_files()
         finally:
             self.coursedir.submitted_directory = staged_dir
         for student in sorted({rec["username"] for rec in self.src_records}):
-            _restage(student, self.coursedir.assignment_id)
+            _restage(student, self.coursedir.assignment_id, ws)
 
 
-def _stage_requested(assignment_id: str, student_id: str) -> list[tuple[str, str]]:
+def _stage_requested(assignment_id: str, student_id: str, ws: Workspace) -> list[tuple[str, str]]:
     """Stage every submission in ``submitted/`` that nbgrader was asked to autograde (its
     ``--student`` and assignment may be patterns); return (student, assignment) of each."""
     from .intake import scan
 
     if glob.has_magic(student_id) or glob.has_magic(assignment_id):
-        wanted = [(s, a) for s, a in scan().submissions if fnmatch(s, student_id) and fnmatch(a, assignment_id)]
+        wanted = [(s, a) for s, a in scan(ws=ws).submissions if fnmatch(s, student_id) and fnmatch(a, assignment_id)]
     else:
-        wanted = [(student_id, assignment_id)] if (SUBMITTED / student_id / assignment_id).is_dir() else []
+        wanted = [(student_id, assignment_id)] if ws.submission(student_id, assignment_id).is_dir() else []
     for s, a in wanted:
-        _restage(s, a)
+        _restage(s, a, ws)
     return wanted
+
+
+def autograde_settings(converter) -> Settings:
+    """The grading settings of one nbgrader autograde: those of its own configuration (nbgrader's
+    chain, the command line's ``--GradingSettings.*``, or the overrides of the ``make grade`` run
+    that started it, :func:`autograder.nbgrader_steps.nbgrader_api`), then the environment's."""
+    from .settings import GradingSettings
+
+    return GradingSettings(parent=converter).resolve()
+
+
+@contextmanager
+def deciding_with(grading: Settings | None, ws: Workspace = DEFAULT) -> Iterator[None]:
+    """Within the block, :func:`compute_missing_verdicts` decides with ``grading`` (``None``:
+    those of nbgrader's configuration chain) in ``ws``, and
+    :class:`ApplyVerdicts` reads the verdicts of ``ws``."""
+    tokens = _GRADING.set(grading), _WORKSPACE.set(ws)
+    try:
+        yield
+    finally:
+        _GRADING.reset(tokens[0])
+        _WORKSPACE.reset(tokens[1])
 
 
 def install() -> None:
@@ -109,20 +148,41 @@ def install() -> None:
     start = Autograde.start
 
     def start_staged(self) -> None:
-        wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id)
+        from .nbgrader_steps import workspace_of
+
+        grading, ws = autograde_settings(self), workspace_of(self.coursedir)
+        grading.apply()
+        wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id, ws)
         db, course = self.coursedir.db_url, self.coursedir.course_id
         for s, a in wanted:  # hand grades of what nbgrader holds now, before it resets them
-            gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a))
+            gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
         try:
-            start(self)
+            with deciding_with(grading, ws):
+                start(self)
         finally:
             for s, a in wanted:
-                gs.note_autograded(s, a)
-                gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a))
+                gs.note_autograded(s, a, ws)
+                gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
 
     start_staged.selfattn = True  # type: ignore[attr-defined]
     Autograde.start = start_staged
     _zip_collect_into_submitted()
+
+
+def list_settings_in_generate_config() -> None:
+    """Make ``nbgrader generate_config`` (started in ``autograder/``, so it loads the course's
+    ``nbgrader_config.py``, which calls this) write the course's ``c.GradingSettings`` options too.
+
+    nbgrader's ``GenerateConfigApp`` lists a fixed set of classes, nbgrader's own, taken from its
+    modules (``NbGrader.all_configurable_classes``); it loads the configuration files before it
+    writes, so the course's class is added to that list here."""
+    from nbgrader.apps.generateconfigapp import GenerateConfigApp
+
+    from .settings import GradingSettings
+
+    app = getattr(GenerateConfigApp, "_instance", None)  # the running app, if this is generate_config
+    if isinstance(app, GenerateConfigApp) and GradingSettings not in app.classes:
+        app.classes.append(GradingSettings)
 
 
 def _zip_collect_into_submitted() -> None:
@@ -134,17 +194,23 @@ def _zip_collect_into_submitted() -> None:
     process, transfer = ZipCollectApp.process_extracted_files, ZipCollectApp._transfer_files
 
     def process_into_submitted(self) -> None:
+        from .nbgrader_steps import workspace_of
+
+        self.selfattn_workspace = ws = workspace_of(self.coursedir)  # before its folder is swapped
         staged_dir = self.coursedir.submitted_directory
-        self.coursedir.submitted_directory = str(SUBMITTED)
+        self.coursedir.submitted_directory = str(ws.submitted)
         try:
             process(self)
         finally:
             self.coursedir.submitted_directory = staged_dir
 
     def transfer_and_stage(self, collected_data) -> None:
+        from .nbgrader_steps import workspace_of
+
         transfer(self, collected_data)
+        ws = getattr(self, "selfattn_workspace", None) or workspace_of(self.coursedir)
         for student in sorted(collected_data):
-            _restage(student, self.coursedir.assignment_id)
+            _restage(student, self.coursedir.assignment_id, ws)
 
     ZipCollectApp.process_extracted_files = process_into_submitted
     ZipCollectApp._transfer_files = transfer_and_stage
@@ -168,18 +234,21 @@ class ReleaseFeedbackWarningPending(ExchangeReleaseFeedback):
 def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -> None:
     """nbgrader's pre-convert hook: decide in the sandbox every notebook of this submission (staged
     just before, :func:`install`) whose stored verdict is missing or stale. After ``make grade``
-    this finds nothing to do."""
-    from .settings import configured_limits
+    this finds nothing to do. It decides with the settings of the autograde that calls it
+    (:func:`install`), else with those of nbgrader's configuration chain."""
+    from .settings import configured
     from .verdicts import freshness, grade_one
 
-    parts = [p for p in (_staged_parts(n) for n in notebooks) if p is not None]
-    limits = configured_limits() if parts else None  # the same settings as make grade's
+    ws = _WORKSPACE.get()
+    parts = [p for p in (_staged_parts(n, ws) for n in notebooks) if p is not None]
+    grading = _GRADING.get() or (configured() if parts else None)
+    limits = grading.limits if grading else None
     for s, a, nb in parts:
-        staged = STAGED / s / a / f"{nb}.ipynb"  # just staged: judged as staged, not staged again
+        staged = ws.staged(s, a, nb)  # just staged: judged as staged, not staged again
         current = nbformat.read(staged, as_version=4) if staged.is_file() else None
         # a verdict make grade just had decided on a Dask worker keeps the worker's sandbox mode
-        if freshness(s, a, nb, current, limits, any_sandbox=True) != "fresh":
-            grade_one(s, a, nb, limits)
+        if freshness(s, a, nb, current, limits, any_sandbox=True, ws=ws) != "fresh":
+            grade_one(s, a, nb, limits, ws)
 
 
 def complete_feedback_folder(assignment=None, student=None, notebooks=(), **_) -> None:
@@ -204,7 +273,7 @@ class ApplyVerdicts(NbGraderPreprocessor):
 
         info = resources["nbgrader"]
         student, assignment, notebook = info["student"], info["assignment"], info["notebook"]
-        self.verdict = stored_verdict(student, assignment, notebook)
+        self.verdict = stored_verdict(student, assignment, notebook, _WORKSPACE.get())
         if self.verdict is None or self.verdict.get("key") != verdict_key(nb, assignment, notebook):
             why = ("no verdict was computed" if self.verdict is None
                    else "its verdict was made for other answers or checks")

@@ -15,8 +15,11 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from traitlets.config import Config
+
 from .errors import GradingError, RefusedInput
-from .paths import AUTOGRADER, GRADES_CSV, GRADING
+from .paths import AUTOGRADER, DEFAULT
+from .workspace import Workspace
 
 
 def load_config():
@@ -52,18 +55,44 @@ def _chdir(path: Path):  # contextlib.chdir needs Python 3.11
         os.chdir(old)
 
 
-def nbgrader_api():
-    """nbgrader's Python API with nbgrader's configuration chain (one import per process)."""
+def course_directory(ws: Workspace) -> dict[str, str]:
+    """nbgrader's ``CourseDirectory`` settings for the workspace ``ws`` (``nbgrader_config.py``
+    sets these for the process's default one): the course root, the staged copies as nbgrader's
+    submitted folder, the autograded and feedback folders and the gradebook of the work folder."""
+    return {"root": str(ws.course), "source_directory": "solutions", "release_directory": "notebooks",
+            "submitted_directory": str(ws.staged_root), "autograded_directory": str(ws.autograded),
+            "feedback_directory": str(ws.feedback), "db_url": "sqlite:///" + str(ws.gradebook)}
+
+
+def workspace_of(coursedir) -> Workspace:
+    """The workspace whose folders an nbgrader ``CourseDirectory`` names (:func:`course_directory`
+    inverted): how nbgrader's hooks and plugins know where the run that called them works. A
+    course directory configured otherwise (by hand) means the process's default workspace."""
+    candidate = Workspace(work=Path(coursedir.submitted_directory).parent.parent, course=Path(coursedir.root))
+    expected = course_directory(candidate)
+    named = {k: str(getattr(coursedir, k)) for k in ("submitted_directory", "autograded_directory",
+                                                     "feedback_directory", "db_url")}
+    return candidate if all(expected[k] == v for k, v in named.items()) else DEFAULT
+
+
+def nbgrader_api(overrides: Config | None = None, ws: Workspace = DEFAULT):
+    """nbgrader's Python API with nbgrader's configuration chain (one import per process), the
+    folders of ``ws``, and ``overrides`` above it (a ``make grade`` run's
+    :meth:`~autograder.settings.Settings.config`: the hook its autograde runs decides with the
+    run's settings)."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
     config = load_config()  # also makes a new gradebook read its schema revision in-process
+    config.merge(Config({"CourseDirectory": course_directory(ws)}))
+    if overrides:
+        config.merge(overrides)
     # the release that grading needs goes to the work folder, leaving notebooks/ alone
-    config.CourseDirectory.release_directory = str(GRADING / "release")
+    config.CourseDirectory.release_directory = str(ws.grading / "release")
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
-def _run_step_group(args: tuple[str, str, list[str]]) -> list[tuple[str, str]]:
+def _run_step_group(args: tuple[str, str, list[str], Config | None, Workspace]) -> list[tuple[str, str]]:
     """Run one nbgrader step for a group of students in this process; return (student, problem)."""
     import warnings
 
@@ -71,8 +100,8 @@ def _run_step_group(args: tuple[str, str, list[str]]) -> list[tuple[str, str]]:
 
     # nbgrader's own ORM use warns on notebooks that were not handed in; the grades are right
     warnings.filterwarnings("ignore", category=SAWarning)
-    step, assignment, students = args
-    api = nbgrader_api()
+    step, assignment, students, overrides, ws = args
+    api = nbgrader_api(overrides, ws)
     problems = []
     for student in students:
         result = (api.autograde(assignment, student, force=True, create=True) if step == "autograde"
@@ -92,23 +121,26 @@ def _last_error(result: dict) -> str:
     return (result.get("error") or "")[-1500:]
 
 
-def run_step(step: str, assignment: str, students: list[str], workers: int, log) -> list[str]:
+def run_step(step: str, assignment: str, students: list[str], workers: int, log,
+             overrides: Config | None = None, ws: Workspace = DEFAULT) -> list[str]:
     """Run an nbgrader step over disjoint groups of students at once, then redo any student that
     reported a problem on its own (e.g. a busy SQLite gradebook), so the result never depends on
-    the parallelism. Return the students it still failed for (each also logged)."""
+    the parallelism. Return the students it still failed for (each also logged). ``overrides``
+    go above nbgrader's configuration chain, and the folders are those of ``ws`` (:func:`nbgrader_api`)."""
     if not students:
         return []
     groups = [students[i::workers] for i in range(min(workers, len(students)))]
     with ProcessPoolExecutor(max_workers=max(1, len(groups))) as pool:
-        problems = [p for ps in pool.map(_run_step_group, [(step, assignment, g) for g in groups]) for p in ps]
+        jobs = [(step, assignment, g, overrides, ws) for g in groups]
+        problems = [p for ps in pool.map(_run_step_group, jobs) for p in ps]
     retry = [student for student, _ in problems]
-    failed = _run_step_group((step, assignment, retry)) if retry else []
+    failed = _run_step_group((step, assignment, retry, overrides, ws)) if retry else []
     for student, message in failed:
         log(f"error: nbgrader {step} failed for {student} ({assignment}): {message}")
     return [student for student, _ in failed]
 
 
-def export(api=None) -> None:
+def export(api=None, ws: Workspace = DEFAULT) -> None:
     """Write grades.csv from the gradebook (nbgrader's export columns, quoted, replaced atomically),
     always to the work folder's grades.csv: an instructor's ``c.CsvExportPlugin.to`` is for their own
     ``nbgrader export``."""
@@ -116,8 +148,8 @@ def export(api=None) -> None:
 
     from .csv_export import QuotedCsvExportPlugin
 
-    api = api or nbgrader_api()
+    api = api or nbgrader_api(ws=ws)
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
-        QuotedCsvExportPlugin(config=api.config, to=str(GRADES_CSV)).export(gb)
-    if not GRADES_CSV.exists():
+        QuotedCsvExportPlugin(config=api.config, to=str(ws.grades_csv)).export(gb)
+    if not ws.grades_csv.exists():
         raise GradingError("nbgrader export wrote no grades.csv")

@@ -1,44 +1,45 @@
-"""Where grading reads and writes.
+"""The process's default workspace as module constants: a compatibility layer over
+:mod:`autograder.workspace` for the modules not yet handed a :class:`~autograder.workspace.Workspace`.
 
-The course files (``solutions/``, ``notebooks/``) are in the repository (or in
-``$AUTOGRADER_COURSE``, a folder with the same two subfolders: the tests grade a small course this
-way); the class's files live in the *work folder*, ``autograder/`` unless ``$AUTOGRADER_WORKDIR``
-names another one. All of it is git-ignored.
-
-The work folder holds one folder of submissions, ``submitted/<student>/<assignment>/``: nbgrader's
-``collect`` (CLI or formgrader) lands there, and ``make grade`` reads it and never writes to it.
-The grader's own scratch space is ``.grading/``: everything in it can be rebuilt. nbgrader itself
-reads the *staged* copies in ``.grading/submitted/`` (its ``submitted_directory``), never the raw
-files.
+The constants are those of :func:`autograder.workspace.from_environment` when this module was first
+imported; :data:`DEFAULT` is that workspace, the default argument of the functions that take one.
+New code takes a ``Workspace`` argument instead (see :mod:`autograder.workspace`). Still reading
+constants here: the course's own files (``spec``, ``blame``, ``site_address``), the defaults of
+nbgrader's export plugin (``csv_export``) and of the roster (``lms_export``), the Slurm job logs
+(``slurm_cluster``) and generate_feedback's post-convert hook (``nbgrader_plugins``).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-AUTOGRADER = Path(__file__).resolve().parent
-ROOT = AUTOGRADER.parent
-COURSE = Path(os.environ.get("AUTOGRADER_COURSE", ROOT)).resolve()
-SOLUTIONS = COURSE / "solutions"
-RELEASE = COURSE / "notebooks"
-WORK = Path(os.environ.get("AUTOGRADER_WORKDIR", AUTOGRADER)).resolve()
-SUBMITTED = WORK / "submitted"
-GRADING = WORK / ".grading"
-STAGED = GRADING / "submitted"
-VERDICTS = GRADING / "verdicts"
-GRADEBOOK = WORK / "gradebook.db"
-GRADES_CSV = WORK / "grades.csv"
-FEEDBACK = WORK / "feedback"
-AUTOGRADED = WORK / "autograded"
-SUMMARY = WORK / "grading-summary.txt"
-EXPORTS = WORK / "exports"
-ROSTER = WORK / "roster.csv"  # the course roster (lms_export: SIS ids)
+from .workspace import AUTOGRADER, ROOT, from_environment
+
+DEFAULT = from_environment()
+COURSE = DEFAULT.course
+SOLUTIONS = DEFAULT.solutions
+RELEASE = DEFAULT.release
+WORK = DEFAULT.work
+SUBMITTED = DEFAULT.submitted
+GRADING = DEFAULT.grading
+STAGED = DEFAULT.staged_root
+VERDICTS = DEFAULT.verdicts
+GRADEBOOK = DEFAULT.gradebook
+GRADES_CSV = DEFAULT.grades_csv
+FEEDBACK = DEFAULT.feedback
+AUTOGRADED = DEFAULT.autograded
+SUMMARY = DEFAULT.summary
+EXPORTS = DEFAULT.exports
+ROSTER = DEFAULT.roster  # the course roster (lms_export: SIS ids)
+
+__all__ = ["AUTOGRADED", "AUTOGRADER", "COURSE", "DEFAULT", "EXPORTS", "FEEDBACK", "GRADEBOOK", "GRADES_CSV",
+           "GRADING", "RELEASE", "ROOT", "ROSTER", "SOLUTIONS", "STAGED", "SUBMITTED", "SUMMARY", "VERDICTS",
+           "WORK", "staged_path", "verdict_path"]
 
 
 def verdict_path(student: str, assignment: str, notebook: str) -> Path:
-    return VERDICTS / student / assignment / f"{notebook}.json"
+    return DEFAULT.verdict(student, assignment, notebook)
 
 
 def staged_path(student: str, assignment: str, notebook: str) -> Path:
-    return STAGED / student / assignment / f"{notebook}.ipynb"
+    return DEFAULT.staged(student, assignment, notebook)

@@ -39,11 +39,12 @@ from .csv_export import write_csv
 from .errors import RefusedInput, command_line
 from .gradebook_state import Awaiting
 from .notes import Note, NoteKind, notes_of, records
-from .paths import FEEDBACK, GRADING, SOLUTIONS, STAGED, VERDICTS, WORK
+from .paths import DEFAULT
 from .report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
 from .spec import answer_cells, exercise_of, notebooks_of, release_path
+from .workspace import Workspace, from_environment
 
-REPORT = WORK / "report" / "index.html"
+REPORT = DEFAULT.report / "index.html"  # the default workspace's page (write() takes a Workspace)
 
 # --- what a check's message or a grading note means ------------------------------------------
 
@@ -87,6 +88,7 @@ class ClassData:
     assignments: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # student id -> "First Last" (the roster's)
     awaiting: list[Awaiting] = field(default_factory=list)  # the hand-grading queue
+    ws: Workspace = DEFAULT  # where it was read (the feedback pages and staged answers it links to)
 
 
 def _gradebook(data: ClassData) -> None:
@@ -96,7 +98,7 @@ def _gradebook(data: ClassData) -> None:
     from .gradebook_state import awaiting_hand_grading
     from .nbgrader_steps import nbgrader_api
 
-    api = nbgrader_api()
+    api = nbgrader_api(ws=data.ws)
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
         for student in gb.students:
             name = " ".join(x for x in (student.first_name, student.last_name) if x)
@@ -114,9 +116,10 @@ def _gradebook(data: ClassData) -> None:
     data.awaiting = awaiting_hand_grading(api.coursedir.db_url)
 
 
-def load(gradebook: bool = True) -> ClassData:
-    data = ClassData()
-    for path in sorted(VERDICTS.glob("*/*/*.json")) if VERDICTS.exists() else []:
+def load(gradebook: bool = True, ws: Workspace = DEFAULT) -> ClassData:
+    """The verdicts of ``ws`` and (with ``gradebook``) the scores of its gradebook."""
+    data = ClassData(ws=ws)
+    for path in sorted(ws.verdicts.glob("*/*/*.json")) if ws.verdicts.exists() else []:
         key = (path.parent.parent.name, path.parent.name, path.stem)
         try:
             data.verdicts[key] = json.loads(path.read_text(encoding="utf-8"))
@@ -200,8 +203,8 @@ def exercises(data: ClassData) -> list[Exercise]:
     return sorted(found.values(), key=lambda x: (x.rate, -x.answered, x.notebook, x.function))
 
 
-def _feedback_link(s: str, a: str, nb: str, text: str, base: Path) -> Link | str:
-    page = FEEDBACK / s / a / f"{nb}.html"
+def _feedback_link(s: str, a: str, nb: str, text: str, base: Path, ws: Workspace = DEFAULT) -> Link | str:
+    page = ws.feedback / s / a / f"{nb}.html"
     if not page.exists():
         return text
     rel = os.path.relpath(page.parent, base)
@@ -219,7 +222,7 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     import autograder.hidden_checks  # noqa: F401 - registers the hidden checks' descriptions
     from selfattn.checks.record import REGISTRY
 
-    base = base or REPORT.parent
+    base = base or data.ws.report
     tables = tables if tables is not None else {}
 
     def tab(name: str, headers: list[str], rows: list[list[object]]) -> str:
@@ -349,7 +352,7 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
                   + tab("difficulty", ["notebook", "exercise", "pass rate", "passed", "failed",
                                        "most common mistake", "students who made it"], diff_rows) + "</section>")
     queue_rows = [[w.student, _name(data, w.student), w.assignment,
-                   _feedback_link(w.student, w.assignment, w.notebook, w.notebook, base), w.grade_id]
+                   _feedback_link(w.student, w.assignment, w.notebook, w.notebook, base, data.ws), w.grade_id]
                   for w in data.awaiting]
     detail.append("<section id=\"queue\"><h2>Hand-grading queue</h2><p class=\"muted\">Grade them in formgrader, "
                   "then run <code>make grades-final</code>.</p>"
@@ -358,7 +361,7 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     hist_rows = []
     for (s, a, nb), v in sorted(data.verdicts.items()):
         before: dict[str, set[str]] = defaultdict(set)
-        for entry in history.read(s, a, nb):
+        for entry in history.read(s, a, nb, data.ws):
             for cid, name in (entry.get("mistakes") or {}).items():
                 before[_function(cid)].add(str(name))
         if not before:
@@ -414,7 +417,8 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
         for n in nbs:
             sc = student_rows[s].get(n)
             text = f"{sc or 0:g}"
-            cells.append((_feedback_link(s, student_nb[(s, n)], n, text, base) if sc is not None else text, sc or 0))
+            link = _feedback_link(s, student_nb[(s, n)], n, text, base, data.ws) if sc is not None else text
+            cells.append((link, sc or 0))
         total = sum(student_rows[s].values())
         rows.append([s, _name(data, s), *cells, (f"{total:g}", total)])
     detail.append("<section id=\"students\"><h2>Every student</h2><p class=\"muted\">Each score links to that "
@@ -493,11 +497,11 @@ def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[st
             graded = [s for (s, a2, n) in data.verdicts if a2 == a and n == nb]
             if len(graded) < 2:
                 continue
-            reference = answer_cells(SOLUTIONS / a / f"{nb}.ipynb")
+            reference = answer_cells(data.ws.solutions / a / f"{nb}.ipynb")
             stubs = answer_cells(release_path(a, nb))
             answers: dict[str, dict[str, str]] = defaultdict(dict)
             for s in graded:
-                path = STAGED / s / a / f"{nb}.ipynb"
+                path = data.ws.staged(s, a, nb)
                 try:
                     for gid, src in answer_cells(path).items():
                         answers[gid][s] = src
@@ -536,12 +540,14 @@ def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, s
     return "".join(parts)
 
 
-def write(path: Path = REPORT, log=print) -> Path:
-    """Build the report from the work folder and write it, and its tables as CSV files beside it
-    (:data:`CSV_TABLES`), atomically; return its path."""
-    data = load()
+def write(path: Path | None = None, log=print, ws: Workspace = DEFAULT) -> Path:
+    """Build the report from the work folder of ``ws`` and write it (by default to its
+    ``report/index.html``), and its tables as CSV files beside it (:data:`CSV_TABLES`), atomically;
+    return its path."""
+    path = path or ws.report / "index.html"
+    data = load(ws=ws)
     if not data.verdicts:
-        raise RefusedInput(f"nothing to report: no verdicts under {VERDICTS} (run `make grade` first)")
+        raise RefusedInput(f"nothing to report: no verdicts under {ws.verdicts} (run `make grade` first)")
     tables: dict[str, tuple[list[str], list[list]]] = {}
     text = build(data, path.parent, tables)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -555,11 +561,11 @@ def write(path: Path = REPORT, log=print) -> Path:
     return path
 
 
-def write_quietly(log=print) -> None:
+def write_quietly(log=print, ws: Workspace = DEFAULT) -> None:
     """:func:`write` at the end of a grading run: the grades are final already, so a failure to
     draw the report is one warning line, never a failed run."""
     try:
-        write(log=log)
+        write(log=log, ws=ws)
     except Exception as exc:  # the report must not cost anyone a grade
         log(f"warning: the class report was not written ({type(exc).__name__}: {exc}); retry with `make report`")
 
@@ -567,12 +573,14 @@ def write_quietly(log=print) -> None:
 @command_line
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=REPORT, help="where to write the page")
+    p.add_argument("--out", type=Path, default=None, help="where to write the page (default: the work folder's "
+                                                          "report/index.html)")
     a = p.parse_args(argv)
-    if not GRADING.exists():
-        print(f"nothing to report: {GRADING} does not exist (run `make grade` first)", file=sys.stderr)
+    ws = from_environment()
+    if not ws.grading.exists():
+        print(f"nothing to report: {ws.grading} does not exist (run `make grade` first)", file=sys.stderr)
         return 1
-    write(a.out)
+    write(a.out, ws=ws)
     return 0
 
 

@@ -15,22 +15,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from .errors import RunBusy
-from .paths import WORK
+from .paths import DEFAULT
+from .workspace import Workspace
 
 #: another run holds the lock (exit status 75 at the command line)
 Busy = RunBusy
 
 
 @contextmanager
-def hold(shared: bool = False) -> Iterator[None]:
-    """Hold the work folder's run lock (exclusive unless ``shared``) or raise :class:`Busy`."""
-    WORK.mkdir(parents=True, exist_ok=True)
-    fd = os.open(WORK, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+def hold(shared: bool = False, ws: Workspace = DEFAULT) -> Iterator[None]:
+    """Hold the run lock of the work folder of ``ws`` (exclusive unless ``shared``) or raise :class:`Busy`."""
+    ws.work.mkdir(parents=True, exist_ok=True)
+    fd = os.open(ws.work, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     try:
         try:
             fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise Busy(f"another grading run is using {WORK}; wait for it to finish, then run again") from None
+            raise Busy(f"another grading run is using {ws.work}; wait for it to finish, then run again") from None
         yield
     finally:
         os.close(fd)

@@ -31,7 +31,7 @@ from nbgrader import utils
 from selfattn.answer import graded_source
 
 from .notes import Note, NoteKind, notes_of, records
-from .paths import SUBMITTED, staged_path
+from .paths import DEFAULT
 from .spec import notebooks_of, release_path
 from .untrusted import (
     MAX_TIMESTAMP_BYTES,
@@ -46,6 +46,7 @@ from .untrusted import (
     safe_attachments,
     storable,
 )
+from .workspace import Workspace
 
 #: longest text of an added cell shown in the feedback
 MAX_EXTRA_CHARS = 20_000
@@ -107,12 +108,13 @@ def _change_since_release(theirs: dict, ours) -> str | None:
     return "points" if course_points is not None and points != course_points else None
 
 
-def read_submission(student: str, assignment: str, notebook: str) -> tuple[list[dict], list[Note]]:
+def read_submission(student: str, assignment: str, notebook: str,
+                    ws: Workspace = DEFAULT) -> tuple[list[dict], list[Note]]:
     """The cells of a handed-in notebook as plain data (none if absent or unreadable), and notes.
 
     Its stored outputs are dropped while it is read, every string is made storable, and any other
     repair is noted (:func:`autograder.untrusted.read_notebook`)."""
-    original = SUBMITTED / student / assignment / f"{notebook}.ipynb"
+    original = ws.submission(student, assignment) / f"{notebook}.ipynb"
     if not original.exists() and not original.is_symlink():
         return [], [missing_note(notebook)]
     try:
@@ -135,11 +137,11 @@ def refused_note(notebook: str, why: str) -> Note:
     return Note(f"{notebook}.ipynb was not read: {why}; it is graded as unanswered.", NoteKind.UNREADABLE)
 
 
-def staged_notebook(student: str, assignment: str, notebook: str) -> nbformat.NotebookNode:
+def staged_notebook(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> nbformat.NotebookNode:
     """The repaired copy of one submission (the release with the student's answers), with its notes
     in ``metadata.selfattn.notes``. Reads ``submitted/``, writes nothing."""
     release = nbformat.read(release_path(assignment, notebook), as_version=4)
-    student_cells, notes = read_submission(student, assignment, notebook)
+    student_cells, notes = read_submission(student, assignment, notebook, ws)
     by_id: dict[str, list[dict]] = {}
     for c in student_cells:
         gid = _grade_id(c)
@@ -258,16 +260,16 @@ def _keep_added_cells(release: nbformat.NotebookNode, student_cells: list[dict])
 STAGING_FAILED = "The grader could not process this notebook while staging it"
 
 
-def stage(student: str, assignment: str, notebook: str) -> list[Note]:
+def stage(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> list[Note]:
     """Write the repaired copy of one submission under ``.grading/submitted``; return notes.
 
     Whatever goes wrong with one notebook stays with it: the release is staged in its place (graded
     as unanswered) with a note of kind :attr:`NoteKind.GRADER_ERROR` beginning with
     :data:`STAGING_FAILED`, and the class goes on."""
-    target = staged_path(student, assignment, notebook)
+    target = ws.staged(student, assignment, notebook)
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        nb = staged_notebook(student, assignment, notebook)
+        nb = staged_notebook(student, assignment, notebook, ws)
         nbformat.write(nb, target)
     except Exception as exc:  # a fault of the grader on this input: the note says so, nobody else is touched
         nb = nbformat.read(release_path(assignment, notebook), as_version=4)
@@ -277,21 +279,21 @@ def stage(student: str, assignment: str, notebook: str) -> list[Note]:
         nb.metadata["selfattn"] = {"notes": records([failed])}
         nbformat.write(nb, target)
     notes = notes_of(nb.metadata["selfattn"])
-    note = stage_timestamp(SUBMITTED / student / assignment, target.parent)
-    stage_secret(SUBMITTED / student / assignment, target.parent)
+    note = stage_timestamp(ws.submission(student, assignment), target.parent)
+    stage_secret(ws.submission(student, assignment), target.parent)
     return notes + ([note] if note else [])
 
 
-def stage_submission(student: str, assignment: str) -> None:
+def stage_submission(student: str, assignment: str, ws: Workspace = DEFAULT) -> None:
     """Stage every notebook handed in for one assignment, and drop staged notebooks whose original
     is gone (what ``nbgrader collect`` calls after copying a submission, so formgrader sees it)."""
-    folder = SUBMITTED / student / assignment
+    folder = ws.submission(student, assignment)
     for notebook in notebooks_of(assignment):
         raw = folder / f"{notebook}.ipynb"
         if raw.exists() or raw.is_symlink():
-            stage(student, assignment, notebook)
+            stage(student, assignment, notebook, ws)
         else:
-            staged_path(student, assignment, notebook).unlink(missing_ok=True)
+            ws.staged(student, assignment, notebook).unlink(missing_ok=True)
 
 
 def stage_timestamp(folder: Path, target: Path) -> Note | None:

@@ -29,10 +29,11 @@ from selfattn.checks.record import REGISTRY
 from . import atomic, blame, history, sandbox, warm
 from .hidden_inputs import opaque
 from .notes import Note, NoteKind, notes_of, records
-from .paths import AUTOGRADER, GRADING, ROOT, staged_path, verdict_path
+from .paths import DEFAULT
 from .paths import STAGED as STAGED  # where staged copies live (some tests find it here)
 from .spec import answer_cells, load_spec, release_path
 from .staging import stage, staged_notebook
+from .workspace import AUTOGRADER, ROOT, Workspace
 
 
 def _module_file(name: str) -> Path | None:
@@ -88,16 +89,16 @@ def secret_given(secret: bytes) -> Iterator[None]:
         _GIVEN_SECRET.reset(token)
 
 
-def _secret() -> bytes:
+def _secret(ws: Workspace = DEFAULT) -> bytes:
     given = _GIVEN_SECRET.get()
     if given is not None:
         return given
     # parallel jobs may start at once: the first secret written is everyone's
-    return atomic.create_once(GRADING / "secret", secrets.token_hex(16).encode())
+    return atomic.create_once(ws.grading / "secret", secrets.token_hex(16).encode())
 
 
-def _seed(*parts: str) -> int:
-    h = hashlib.sha256(_secret() + "\0".join(parts).encode()).digest()
+def _seed(*parts: str, ws: Workspace = DEFAULT) -> int:
+    h = hashlib.sha256(_secret(ws) + "\0".join(parts).encode()).digest()
     return int.from_bytes(h[:8], "big")
 
 
@@ -130,19 +131,19 @@ def settings(limits: sandbox.Limits) -> dict:
     return {"limits": dataclasses.asdict(limits), "sandbox": sandbox.mode()}
 
 
-def stored_verdict(student: str, assignment: str, notebook: str) -> dict | None:
+def stored_verdict(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> dict | None:
     """The verdict on file for one notebook, or None (absent or unreadable)."""
     try:
-        return json.loads(verdict_path(student, assignment, notebook).read_text())
+        return json.loads(ws.verdict(student, assignment, notebook).read_text())
     except (OSError, ValueError):
         return None
 
 
 def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
-            limits: sandbox.Limits = sandbox.DEFAULT) -> dict:
-    """Decide every test cell of one staged notebook; write and return the verdict."""
+            limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> dict:
+    """Decide every test cell of one staged notebook of ``ws``; write and return the verdict."""
     spec = load_spec(assignment, notebook)
-    staged = nbformat.read(staged_path(student, assignment, notebook), as_version=4)
+    staged = nbformat.read(ws.staged(student, assignment, notebook), as_version=4)
     answers = answer_cells(staged)
     stubs = answer_cells(release_path(assignment, notebook))
     cells: dict[str, dict] = {}
@@ -163,7 +164,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
         code.append((function, answers[function]))
         # inputs follow the code graded: a changed answer meets new hidden inputs at its re-grade
         content = hashlib.sha256(json.dumps(code).encode()).hexdigest()
-        cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content)))
+        cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content, ws=ws)))
                  for cid in ids}
         cases = {cid: [opaque(c) for c in cs] if cid in hidden else cs for cid, cs in cases.items()}
         graded.append((function, tests, ids, hidden, code, cases))
@@ -230,7 +231,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
            "notes": records(notes), "sandbox": sandbox.mode(), "seconds": timings,
            "checks": {cid: None if f is None else f.record() for cid, f in checks.items()},
            "key": verdict_key(staged, assignment, notebook), "settings": settings(limits)}
-    _write(verdict_path(student, assignment, notebook), out)
+    _write(ws.verdict(student, assignment, notebook), out, ws)
     return out
 
 
@@ -268,22 +269,23 @@ def _judged(run: sandbox.RunResult, group: list[str], cases: dict[str, list],
     return out
 
 
-def _write(path: Path, verdict_: dict) -> None:
+def _write(path: Path, verdict_: dict, ws: Workspace = DEFAULT) -> None:
     """Write a verdict atomically: a killed run leaves the old verdict or the new one, never half.
     The mistakes of a verdict replaced for other answers are kept (:mod:`autograder.history`)."""
-    history.remember_replaced(path, verdict_)
+    history.remember_replaced(path, verdict_, ws)
     atomic.write_text(path, json.dumps(verdict_, indent=1, ensure_ascii=False))
 
 
-def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT) -> dict:
-    """One independent job: stage and decide one notebook (fan this out for big classes)."""
+def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT,
+              ws: Workspace = DEFAULT) -> dict:
+    """One independent job: stage and decide one notebook of ``ws`` (fan this out for big classes)."""
     try:
-        notes = stage(student, assignment, notebook)
-        return verdict(student, assignment, notebook, notes, limits)
+        notes = stage(student, assignment, notebook, ws)
+        return verdict(student, assignment, notebook, notes, limits, ws)
     except Exception as exc:
         note = Note(f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero.",
                     NoteKind.GRADER_ERROR)
-        target = staged_path(student, assignment, notebook)
+        target = ws.staged(student, assignment, notebook)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(release_path(assignment, notebook), target)
@@ -292,26 +294,26 @@ def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limi
             out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook)
         except Exception:
             pass
-        _write(verdict_path(student, assignment, notebook), out)
+        _write(ws.verdict(student, assignment, notebook), out, ws)
         return out
 
 
 def is_fresh(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
-             limits: sandbox.Limits = sandbox.DEFAULT) -> bool:
+             limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> bool:
     """Whether the stored verdict judged exactly this submission (as staged now) with the current
     checks and the grading settings of ``limits`` (see :func:`settings`)."""
-    return freshness(student, assignment, notebook, nb, limits) == "fresh"
+    return freshness(student, assignment, notebook, nb, limits, ws=ws) == "fresh"
 
 
 def freshness(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
-              limits: sandbox.Limits = sandbox.DEFAULT, any_sandbox: bool = False) -> str:
+              limits: sandbox.Limits = sandbox.DEFAULT, any_sandbox: bool = False, ws: Workspace = DEFAULT) -> str:
     """``"fresh"``; ``"settings"`` when only a grading setting changed since the verdict was decided;
     else ``"stale"`` (no verdict, other answers, or other checks). With ``any_sandbox``, a verdict
     decided in another sandbox mode (a Dask worker's) counts as fresh when its limits are these."""
-    stored = stored_verdict(student, assignment, notebook)
+    stored = stored_verdict(student, assignment, notebook, ws)
     if not stored or "key" not in stored:
         return "stale"
-    nb = nb if nb is not None else staged_notebook(student, assignment, notebook)
+    nb = nb if nb is not None else staged_notebook(student, assignment, notebook, ws)
     if stored["key"] != verdict_key(nb, assignment, notebook):
         return "stale"
     now, then = settings(limits), stored.get("settings") or {}
@@ -320,8 +322,9 @@ def freshness(student: str, assignment: str, notebook: str, nb: nbformat.Noteboo
     return "fresh" if then == now else "settings"
 
 
-def timed_job(args: tuple) -> tuple[str, str, str, float]:
+def timed_job(args: tuple, ws: Workspace = DEFAULT) -> tuple[str, str, str, float]:
+    """Run one (student, assignment, notebook, limits) job in ``ws``; return it with its seconds."""
     student, assignment, notebook, limits = args
     t0 = time.perf_counter()
-    grade_one(student, assignment, notebook, limits)
+    grade_one(student, assignment, notebook, limits, ws)
     return student, assignment, notebook, time.perf_counter() - t0

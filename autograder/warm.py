@@ -109,6 +109,22 @@ class _Child:
 
 
 _local = threading.local()
+#: whether this process's runs fork from warm sessions (:func:`enable`); None: as the environment says
+_ENABLED: bool | None = None
+
+
+def enable(on: bool) -> None:
+    """Turn warm sessions on or off in this process (``c.GradingSettings.warm_sandbox``, applied by
+    :meth:`autograder.settings.Settings.apply`)."""
+    global _ENABLED
+    _ENABLED = on
+
+
+def enabled() -> bool:
+    """Whether runs fork from warm sessions here: as chosen, else unless ``$SELFATTN_WARM_SANDBOX=0``."""
+    from .environment import setting_overrides
+
+    return _ENABLED if _ENABLED is not None else setting_overrides().get("warm_sandbox", True) is not False
 
 
 def sessions() -> dict[bool, Session | None]:
@@ -117,10 +133,11 @@ def sessions() -> dict[bool, Session | None]:
 
     Under bubblewrap both are this worker's shared session (one per process and thread, started on
     its first run, kept for the next notebooks): the sandbox wipes what each run leaves. In
-    fallback mode, two new sessions (nothing is wiped there); with ``$SELFATTN_WARM_SANDBOX=0``,
-    none (a freshly started sandbox per run).
+    fallback mode, two new sessions (nothing is wiped there); with warm sessions turned off
+    (``c.GradingSettings.warm_sandbox = False`` or ``$SELFATTN_WARM_SANDBOX=0``), none (a freshly
+    started sandbox per run).
     """
-    if os.environ.get("SELFATTN_WARM_SANDBOX", "1") == "0":
+    if not enabled():
         return {False: None, True: None}
     if sandbox.mode() != "bubblewrap":
         return {False: Session(), True: Session()}

@@ -41,6 +41,7 @@ LANES: dict[str, str] = {
     "test_training.py": "unit",
     "test_hidden_draws.py": "unit",
     "test_history.py": "unit",
+    "test_settings_chain.py": "unit",
     "test_lecture_numbers.py": "unit",
     "test_lms_exports.py": "unit",
     "test_numerics.py": "unit",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -206,3 +207,13 @@ def assert_outcome(work: Path, entry: Entry) -> None:
         assert score == most, f"{fn} lost points it earned:\n{text[-2000:]}"
     if entry.message:
         assert entry.message in text, f"{entry.message!r} not in the feedback:\n{text[-2000:]}"
+
+
+def help_lines_shown(text: str) -> None:
+    """Every option of GradingSettings is in ``text`` (generate_config's format) with its help."""
+    flat = re.sub(r"\s*#\s*", " ", text)
+    from autograder.settings import GradingSettings
+
+    for name, trait in GradingSettings.class_traits(config=True).items():
+        assert f"# c.GradingSettings.{name} = " in text, name
+        assert " ".join(trait.help.split()[:4]) in flat, (name, trait.help)

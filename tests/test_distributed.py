@@ -316,28 +316,29 @@ def test_dask_certs_writes_private_keys_and_no_authority_key(tmp_path, capsys):
 # --- the secret on the workers ----------------------------------------------------------------------
 
 
-def test_the_secret_given_in_memory_seeds_the_inputs_and_never_touches_the_disk(tmp_path, monkeypatch):
+def test_the_secret_given_in_memory_seeds_the_inputs_and_never_touches_the_disk(tmp_path):
     import hashlib
     import pickle
 
     from autograder import verdicts
+    from autograder.workspace import Workspace
 
-    monkeypatch.setattr(verdicts, "GRADING", tmp_path / ".grading")
+    ws = Workspace(tmp_path)
     secret = b"0123456789abcdef0123456789abcdef"
     with verdicts.secret_given(secret):
-        seed = verdicts._seed("alice", "07-masking")
+        seed = verdicts._seed("alice", "07-masking", ws=ws)
     assert seed == int.from_bytes(hashlib.sha256(secret + b"alice\x0007-masking").digest()[:8], "big")
     assert not (tmp_path / ".grading").exists()
-    assert verdicts._seed("alice", "07-masking") != seed  # outside the block: the work folder's own secret
+    assert verdicts._seed("alice", "07-masking", ws=ws) != seed  # outside the block: the work folder's own secret
+    assert (tmp_path / ".grading" / "secret").is_file()
     sealed = dist.Sealed(secret)  # what a task carries: its text never shows in a log of the task
     assert secret.decode() not in repr((sealed,)) + str(sealed)
     assert pickle.loads(pickle.dumps(sealed)).value == secret
 
 
-def test_a_task_leaves_nothing_in_the_worker_folder_even_when_it_fails(tmp_path, monkeypatch):
+def test_a_task_leaves_nothing_in_the_worker_folder_even_when_it_fails(tmp_path):
     work = tmp_path / "work"
     (work / "submitted" / "alice").mkdir(parents=True)
-    monkeypatch.setattr(dist, "_OWNED", True)
     mine = work / "submitted" / "alice" / "nb.ipynb"
     with pytest.raises(RuntimeError), dist._task(work, [mine]):
         mine.write_text("{}")

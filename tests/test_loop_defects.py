@@ -14,11 +14,12 @@ import pytest
 from grading_support import RELEASE, ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from autograder import paths, run_summary, spec, staging
-from autograder.nbgrader_plugins import ApplyVerdicts, StaleVerdict
+from autograder import run_summary, spec, staging
+from autograder.nbgrader_plugins import ApplyVerdicts, StaleVerdict, deciding_with
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.run_summary import Progress, Summary
 from autograder.verdicts import verdict_key
+from autograder.workspace import Workspace
 
 NB = "01-embeddings"
 
@@ -29,8 +30,6 @@ def course(tmp_path, monkeypatch):
     release = tmp_path / "release"
     shutil.copytree(RELEASE.parent, release)
     monkeypatch.setattr(spec, "RELEASE", release)
-    monkeypatch.setattr(staging, "SUBMITTED", tmp_path / "submitted")
-    monkeypatch.setattr(paths, "VERDICTS", tmp_path / "verdicts")
     folder = tmp_path / "submitted" / "ann" / "attention"
     folder.mkdir(parents=True)
     shutil.copy(release / "attention" / f"{NB}.ipynb", folder)
@@ -56,7 +55,7 @@ def test_changing_a_test_after_release_raises_no_tampering_note(course):
         cell.metadata.nbgrader["points"] = 5
         cell.source += "\n# changed after release"
     _edit(release, change)
-    notes = notes_of(staging.staged_notebook("ann", "attention", NB).metadata["selfattn"])
+    notes = notes_of(staging.staged_notebook("ann", "attention", NB, Workspace(course[0])).metadata["selfattn"])
     assert not [n for n in notes if "changed" in n or "edited" in n], notes
 
 
@@ -66,7 +65,7 @@ def test_a_student_edit_of_a_locked_cell_is_noted(course):
     def tamper(nb):
         _cell(nb, "embed-hidden").metadata.nbgrader["points"] = 50
     _edit(submitted, tamper)
-    nb = staging.staged_notebook("ann", "attention", NB)
+    nb = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
     assert any("points of `embed-hidden` were changed" in n and n.kind is NoteKind.REPAIRED
                for n in notes_of(nb.metadata["selfattn"]))
     assert _cell(nb, "embed-hidden").metadata.nbgrader["points"] == 2  # the course's points
@@ -80,7 +79,7 @@ def test_added_cells_are_kept_in_place_and_explained(course):
         nb.cells.insert(i, new_code_cell("def helper(E):\n    return E"))
         nb.cells.append(new_markdown_cell("my scratch notes"))
     _edit(submitted, add)
-    nb = staging.staged_notebook("ann", "attention", NB)
+    nb = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
     texts = [c.source for c in nb.cells]
     helper = texts.index("def helper(E):\n    return E")
     assert texts[helper + 1] == _cell(nb, "embed").source  # still before the answer cell
@@ -90,47 +89,50 @@ def test_added_cells_are_kept_in_place_and_explained(course):
     assert any("2 cell(s) you added" in n for n in notes_of(nb.metadata["selfattn"]))
 
 
-def _apply(nb, student="ann"):
+def _apply(nb, ws: Workspace, student="ann"):
+    """nbgrader's autograde of ``ws`` applying the verdict to ``nb``."""
     resources = {"nbgrader": {"student": student, "assignment": "attention", "notebook": NB}}
-    return ApplyVerdicts().preprocess(nb, resources)
+    with deciding_with(None, ws):
+        return ApplyVerdicts().preprocess(nb, resources)
 
 
 def _verdict(tmp, key, passed=True):
-    path = paths.verdict_path("ann", "attention", NB)
+    path = Workspace(tmp).verdict("ann", "attention", NB)
     path.parent.mkdir(parents=True, exist_ok=True)
     cells = {g: {"passed": passed, "lines": ["✓ embed: x"], "points": 1} for g in ("embed-public", "embed-hidden")}
     path.write_text(json.dumps({"cells": cells, "notes": [], "key": key}))
 
 
 def test_autograde_refuses_a_missing_verdict(course):
-    nb = staging.staged_notebook("ann", "attention", NB)
+    nb = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
     with pytest.raises(StaleVerdict, match="make grade STUDENT=ann"):
-        _apply(nb)
+        _apply(nb, Workspace(course[0]))
 
 
 def test_autograde_refuses_a_verdict_made_for_other_answers(course):
     tmp, _, _ = course
-    old = staging.staged_notebook("ann", "attention", NB)
+    old = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
     _verdict(tmp, verdict_key(old, "attention", NB))
-    new = staging.staged_notebook("ann", "attention", NB)
+    new = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
     _cell(new, "embed").source = "def embed(E, ids):\n    return E[ids]"
     with pytest.raises(StaleVerdict, match="other answers"):
-        _apply(new)
-    out, _ = _apply(old)  # the verdict still applies to what it judged
+        _apply(new, Workspace(tmp))
+    out, _ = _apply(old, Workspace(tmp))  # the verdict still applies to what it judged
     assert "✓ embed: x" in _cell(out, "embed-public").outputs[0]["text"]
 
 
 def test_autograde_shows_the_verdicts_data_not_a_reading_of_its_words(course):
     """A failed test cell says how many checks failed from the verdict's count, whatever its lines
     look like, and the notes come first as their text (a record's kind is not shown)."""
-    nb = staging.staged_notebook("ann", "attention", NB)
-    path = paths.verdict_path("ann", "attention", NB)
+    ws = Workspace(course[0])
+    nb = staging.staged_notebook("ann", "attention", NB, ws)
+    path = ws.verdict("ann", "attention", NB)
     path.parent.mkdir(parents=True, exist_ok=True)
     cells = {"embed-public": {"passed": False, "failed": 2, "lines": ["✓ looks fine", "✓ also fine"], "points": 1},
              "embed-hidden": {"passed": True, "failed": 0, "lines": ["✗ but passed"], "points": 1}}
     notes = records([Note("The answer cell `embed` appears 2 times; the first one was graded.", NoteKind.REPAIRED)])
     path.write_text(json.dumps({"cells": cells, "notes": notes, "key": verdict_key(nb, "attention", NB)}))
-    out, _ = _apply(nb)
+    out, _ = _apply(nb, ws)
     public = [o for o in _cell(out, "embed-public").outputs if o["output_type"] == "error"]
     assert [o["evalue"] for o in public] == ["2 check(s) failed"], public
     assert not [o for o in _cell(out, "embed-hidden").outputs if o["output_type"] == "error"]

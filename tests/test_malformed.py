@@ -54,17 +54,17 @@ import sys
 from autograder import grade, staging
 
 real = staging.staged_notebook
-def staged_notebook(student, assignment, notebook):
+def staged_notebook(student, assignment, notebook, *workspace):
     if student == {FAULTY!r}:
         raise RuntimeError("a fault injected by the test")
-    return real(student, assignment, notebook)
+    return real(student, assignment, notebook, *workspace)
 staging.staged_notebook = staged_notebook
 
 real_job = grade.timed_job
-def timed_job(job):
+def timed_job(job, *workspace):
     if job[0] == {FAULTY_JOB!r}:
         raise RuntimeError("a worker fault injected by the test")
-    return real_job(job)
+    return real_job(job, *workspace)
 grade.timed_job = timed_job
 sys.exit(grade.main(sys.argv[1:]))
 """

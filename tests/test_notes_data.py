@@ -22,9 +22,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell
 
-from autograder import blame, paths, report, spec, staging
+from autograder import blame, report, spec, staging
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.run_summary import Summary
+from autograder.workspace import Workspace
 from selfattn.checks.findings import Finding, Kind
 
 NB = "03-softmax-attention"
@@ -94,8 +95,6 @@ def course(tmp_path, monkeypatch):
     release = tmp_path / "release"
     shutil.copytree(RELEASE.parent, release)
     monkeypatch.setattr(spec, "RELEASE", release)
-    monkeypatch.setattr(staging, "SUBMITTED", tmp_path / "submitted")
-    monkeypatch.setattr(paths, "STAGED", tmp_path / "staged")
     released = release / ASSIGNMENT / f"{NB}.ipynb"
     for student, (what, _kinds) in CLASS.items():
         folder = tmp_path / "submitted" / student / ASSIGNMENT
@@ -115,10 +114,10 @@ def course(tmp_path, monkeypatch):
             (folder / "timestamp.txt").write_text("last tuesday\n", encoding="utf-8")
     real = staging.staged_notebook
 
-    def staged_notebook(student, assignment, notebook):  # a fault of the grader on one notebook only
+    def staged_notebook(student, assignment, notebook, *args, **kwargs):  # a fault of the grader on one notebook
         if student == "broken":
             raise RuntimeError("the grader tripped")
-        return real(student, assignment, notebook)
+        return real(student, assignment, notebook, *args, **kwargs)
 
     monkeypatch.setattr(staging, "staged_notebook", staged_notebook)
     return tmp_path
@@ -143,10 +142,10 @@ def _blame_notes() -> list[Note]:
 def _class_notes(course: Path) -> dict[str, list[Note]]:
     """student -> the notes staging gave them (read back from the staged notebook, as grading
     does), and the blame notes as a student of their own."""
-    out = {}
+    out, ws = {}, Workspace(course)
     for student in CLASS:
-        notes = staging.stage(student, ASSIGNMENT, NB)
-        staged = nbformat.read(paths.staged_path(student, ASSIGNMENT, NB), as_version=4)
+        notes = staging.stage(student, ASSIGNMENT, NB, ws)
+        staged = nbformat.read(ws.staged(student, ASSIGNMENT, NB), as_version=4)
         stored = notes_of(staged.metadata["selfattn"])
         # the staged notebook holds every note but the timestamp's (that one is about the folder)
         assert [(str(n), n.kind) for n in stored] == [(str(n), n.kind) for n in notes][: len(stored)], student

@@ -1,32 +1,29 @@
-"""Grading settings: one chain (nbgrader's configuration, then make grade's flags), and a verdict
-decided under other settings is stale."""
+"""Grading settings: nbgrader's generate_config lists them, and a verdict decided under other
+settings is stale (the chain itself: test_settings_chain.py)."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
-from grading_support import SOLUTIONS, grade, place, with_answers
-from traitlets.config import Config
-
-from autograder import settings
+from grading_support import ROOT, SOLUTIONS, grade, help_lines_shown, place, with_answers
 
 LOOP = "def attention_flops(T, d):\n    while True:\n        pass\n"
 
 
-def test_the_configuration_chain_sets_the_limits_and_flags_win(monkeypatch):
-    monkeypatch.setenv(settings.OVERRIDES, "")  # hand_down below writes it; the test ends with it unset
-    config = Config({"GradingSettings": {"cpu_seconds": 7, "memory_mb": 512}})
-    assert settings.configured_limits(config).cpu_seconds == 7
-    assert settings.configured_limits(config).memory_bytes == 512 << 20
-    assert settings.configured_limits(config, cpu_seconds=9).cpu_seconds == 9
-    settings.hand_down(settings.configured_limits(config, cpu_seconds=11))
-    inherited = settings.configured_limits(Config())  # a step started by that run: its limits, not the defaults
-    assert (inherited.cpu_seconds, inherited.memory_bytes) == (11, 512 << 20)
-
-
-def test_every_setting_has_help():
-    traits = settings.GradingSettings.class_traits(config=True)
-    assert traits and all(t.help for t in traits.values())
+def test_nbgrader_generate_config_lists_the_grading_settings_with_their_help(tmp_path):
+    """nbgrader's own command, run the documented way (``./nbgrader``), writes c.GradingSettings too."""
+    target, empty = tmp_path / "generated_config.py", tmp_path / "no-user-config"
+    empty.mkdir()
+    made = subprocess.run([sys.executable, "-m", "autograder.nbgrader_cli", "generate_config",
+                           f"--GenerateConfigApp.filename={target}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "JUPYTER_CONFIG_DIR": str(empty)})
+    assert made.returncode == 0, made.stdout + made.stderr
+    generated = target.read_text()
+    assert "# c.CourseDirectory.root = " in generated  # nbgrader's own options are still all there
+    help_lines_shown(generated)
 
 
 def test_a_changed_limit_grades_again_what_it_affects(tmp_path):
