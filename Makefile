@@ -58,7 +58,7 @@ $(CODE_STAMP): $(wildcard selfattn/*.py selfattn/*/*.py notebooks/*/*.ipynb)
 # copied to _build/html/ by Sphinx (html_extra_path in _config.yml; a missing zip fails the build).
 BUNDLE_ZIP := _build/student/selfattn-course.zip
 $(BUNDLE_ZIP): $(VENV_STAMP) $(wildcard notebooks/*/*.ipynb student/* selfattn/*.py selfattn/*/*.py) pyproject.toml \
-               scripts/build_student.py scripts/student_package.py autograder/stored_outputs.py autograder/ids.py
+               scripts/build_student.py scripts/student_package.py autograder/intake/stored_outputs.py autograder/course/ids.py
 	$(BIN)/python scripts/build_student.py
 
 book: $(VENV_STAMP) $(ASSETS_STAMP) $(CODE_STAMP) $(BUNDLE_ZIP)
@@ -85,7 +85,7 @@ test-fast: $(VENV_STAMP) $(SYS_STAMP)
 # Released notebooks and feedback link to the site at _config.yml's html: baseurl:. Until it is set,
 # make release and make student warn in one line; REQUIRE_SITE=1 makes that an error (for a term's release).
 site-address: $(VENV_STAMP)
-	@$(BIN)/python -m autograder.site_address $(if $(REQUIRE_SITE),--strict)
+	@$(BIN)/python -m autograder.course.site_address $(if $(REQUIRE_SITE),--strict)
 
 # Student notebooks (notebooks/) are generated from the instructor's solutions/ by nbgrader, once
 # scripts/validate_exercises.py finds every exercise complete (one line per missing piece otherwise).
@@ -101,13 +101,13 @@ student: $(VENV_STAMP) site-address
 #   make nbgrader ARGS="db student add alice --first-name Alice"
 nbgrader: $(VENV_STAMP)
 	@test -n '$(ARGS)' || { echo 'usage: make nbgrader ARGS="collect attention"' >&2; exit 2; }
-	$(BIN)/python -m autograder.nbgrader_cli $(ARGS)
+	$(BIN)/python -m autograder.nbgrader_ext.cli $(ARGS)
 
 # nbgrader collect from the exchange into autograder/submitted/ (ASSIGNMENT=attention by default;
 # COLLECT_ARGS=--update for resubmissions).
 ASSIGNMENT ?= attention
 collect: $(VENV_STAMP)
-	$(BIN)/python -m autograder.nbgrader_cli collect $(ASSIGNMENT) $(COLLECT_ARGS)
+	$(BIN)/python -m autograder.nbgrader_ext.cli collect $(ASSIGNMENT) $(COLLECT_ARGS)
 
 # Grade every autograder/submitted/<student>/<assignment>/<notebook>.ipynb -> grades.csv, feedback/.
 grade: $(VENV_STAMP) $(SYS_STAMP)
@@ -116,7 +116,7 @@ grade: $(VENV_STAMP) $(SYS_STAMP)
 # Certificates for grading on a Dask cluster over TLS (autograder/.dask-tls/); prints how to start
 # the scheduler and workers with them. DASK_CERTS_ARGS="--force" replaces existing ones.
 dask-certs: $(VENV_STAMP)
-	$(BIN)/python -m autograder.dask_tls $(DASK_CERTS_ARGS)
+	$(BIN)/python -m autograder.pipeline.dask_tls $(DASK_CERTS_ARGS)
 
 # The class report (also written by make grade): autograder/report/index.html, self-contained.
 report: $(VENV_STAMP)

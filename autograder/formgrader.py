@@ -14,8 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import SetupMissing, command_line
-from .paths import AUTOGRADER, ROOT
+from autograder.errors import SetupMissing, command_line
+from autograder.paths import AUTOGRADER, ROOT
 
 #: Jupyter data folder whose nbconvert templates override the CDN MathJax macro
 TEMPLATES = AUTOGRADER / "jupyter_data"

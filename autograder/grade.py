@@ -1,298 +1,32 @@
-"""Grade a class: ``python -m autograder.grade`` (what ``make grade`` runs).
+"""Grade a class: ``python -m autograder.grade`` (what ``make grade`` runs): the command line only.
 
-1. *Stage*: every ``submitted/<student>/<assignment>/<notebook>.ipynb`` (where ``nbgrader
-   collect`` puts them) is read as data, never run, and never modified. Its answers are copied into
-   a fresh copy of the released notebook in ``.grading/submitted/``, so deleted cells, edited test
-   cells and changed points cannot matter; anything odd becomes a grading note.
-2. *Verdicts* (parallel, one independent job per notebook): each graded function runs in the
-   sandbox (:mod:`autograder.sandbox`) on inputs made here; only plain arrays come back, and the
-   checks decide in this process, which never runs student code. A verdict is keyed by what it
-   judged (the staged answers and the version of the checks): an unchanged notebook is not redone.
-3. *nbgrader*: ``autograde`` (with :class:`~autograder.nbgrader_plugins.ApplyVerdicts` instead
-   of execution) for the submissions that changed, ``generate_feedback`` for those whose grades
-   changed (hand-grading included), then ``export``, the LMS exports and the class report.
-   Formgrader and manual grading keep working; hand grades of unchanged written answers are kept.
-
-Each step has its module: :mod:`autograder.staging`, :mod:`autograder.verdicts`,
-:mod:`autograder.nbgrader_steps`, :mod:`autograder.gradebook_state`; this one finds the
-submissions, runs the steps in order and reports (:mod:`autograder.run_summary`).
+It reads the flags and the settings (:mod:`autograder.settings`), builds the run's workspace
+(:mod:`autograder.workspace`) and hands over to the pipeline: on this machine
+(:mod:`autograder.pipeline.local`, which stages, decides and runs nbgrader's steps), on a Dask
+cluster (``--scheduler``, :mod:`autograder.pipeline.dask_cluster`) or through Slurm (``--slurm``,
+``--array-task``). Errors of the grader (:mod:`autograder.errors`) become one line and an exit
+status here and nowhere else.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import time
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import nullcontext
 
-import nbformat
-
-from . import distributed, gradebook_state, intake, report, run_lock, sandbox, settings, slurm_array, slurm_cluster
-from .errors import GradingError, RefusedInput, command_line
-from .lms_export import write_lms_exports
-from .nbgrader_steps import export, nbgrader_api, run_step
-from .paths import DEFAULT
-from .run_summary import Progress, Summary
-from .spec import notebooks_of
-from .staging import stage
-from .verdicts import _secret, freshness, grade_one, stored_verdict, timed_job
-from .workspace import Workspace, from_environment
-
-
-def submissions(student: str | None = None, ws: Workspace = DEFAULT) -> list[tuple[str, str]]:
-    """(student, assignment) for every folder under submitted/ that may be graded (of one student)."""
-    return [(s, a) for s, a in intake.scan(ws=ws).submissions if student is None or s == student]
-
-
-def _end(refused: list[str], failed: list[str], log) -> None:
-    """Name every student who got no trustworthy row; a non-zero exit if there is any."""
-    if refused or failed:
-        lines = refused + [f"nbgrader failed for {f}" for f in failed]
-        raise GradingError(f"{len(lines)} problem(s); these students have no complete grade:\n  " + "\n  ".join(lines))
-
-
-def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, workers: int, api, log,
-                         steps: dict | None = None, overrides=None, ws: Workspace = DEFAULT) -> list[str]:
-    """generate_feedback for every submission whose grades changed since its feedback (or that was
-    autograded now), then nbgrader's export, the LMS exports and the class report. Returns failures;
-    the seconds of each step go to ``steps``."""
-    steps = steps if steps is not None else {}
-    t0 = time.perf_counter()
-    db, course = api.coursedir.db_url, api.coursedir.course_id
-    digests = state.setdefault("feedback", {})
-    todo: dict[str, list[str]] = {}
-    for s, a in subs:
-        if (s, a) in autograded or gradebook_state.grades_digest(db, course, s, a) != digests.get(f"{s}/{a}"):
-            todo.setdefault(a, []).append(s)
-    failed = []
-    for a, students in sorted(todo.items()):
-        t = time.perf_counter()
-        bad = run_step("generate_feedback", a, students, workers, log, overrides, ws)
-        failed += [f"{s} ({a}, feedback)" for s in bad]
-        log(f"nbgrader generate_feedback {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
-        for s in students:
-            if s not in bad:
-                digests[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
-    t1 = time.perf_counter()
-    export(api, ws)
-    write_lms_exports(db, course, ws.exports, ws.roster, log=log)
-    t2 = time.perf_counter()
-    report.write_quietly(log, ws)
-    steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
-    return failed
-
-
-def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> None:
-    """After hand-grading in formgrader: regenerate the feedback (where grades changed), grades.csv
-    and the exports, re-running nothing."""
-    workers = workers or os.cpu_count() or 1
-    scan = intake.scan(ws=ws)
-    state = gradebook_state.load(ws)
-    api = nbgrader_api(ws=ws)
-    gradebook_state.index_gradebook(api.coursedir.db_url)
-    failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log, ws=ws)
-    gradebook_state.save(state, ws)
-    log(f"feedback regenerated; grades in {ws.grades_csv}, LMS files in {ws.exports}")
-    waiting = gradebook_state.awaiting_hand_grading(api.coursedir.db_url)
-    if waiting:  # a warning, not a refusal: the exports mark these submissions PENDING
-        log(f"warning: {gradebook_state.awaiting_line(waiting)} (not final: grade them in formgrader's "
-            "Manual Grading, then make grades-final again)")
-    _end(scan.refused, failed, log)
-
-
-def _stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFAULT) -> tuple[list[tuple], dict]:
-    """Stage every submission; return the jobs whose verdict is missing or stale, and the staged
-    notebooks by (student, assignment, notebook)."""
-    jobs, staged = [], {}
-    for s, a in subs:
-        handed_in = [nb for nb in notebooks_of(a) if os.path.lexists(ws.submission(s, a) / f"{nb}.ipynb")]
-        summary.missing += [f"{s}/{a}/{nb}" for nb in notebooks_of(a) if nb not in handed_in]
-        # a notebook not handed in scores zero in nbgrader without being staged; a student who
-        # handed in nothing readable still gets every notebook staged, so the notes reach them
-        for nb in notebooks_of(a):
-            if nb not in (handed_in or notebooks_of(a)):
-                ws.staged(s, a, nb).unlink(missing_ok=True)
-        for nb in handed_in or notebooks_of(a):
-            for note in stage(s, a, nb, ws):
-                summary.add_note(f"{s}/{a}/{nb}", note)
-            staged[s, a, nb] = nbformat.read(ws.staged(s, a, nb), as_version=4)
-            state = "stale" if force else freshness(s, a, nb, staged[s, a, nb], limits, ws=ws)
-            if state != "fresh":
-                jobs.append((s, a, nb, limits))
-                summary.settings_stale += state == "settings"
-    return jobs, staged
-
-
-def _job_results(futures: dict, summary: Summary, log):
-    """(student, assignment, notebook, seconds) of each job (``futures``: future -> job) as it
-    finishes. A job that raised (its worker died, say) is named in the summary and the run's exit;
-    its verdict is left missing, so nbgrader's autograde decides it again, and the other jobs go on."""
-    for future in as_completed(futures):
-        s, a, nb, _limits = futures[future]
-        try:
-            yield future.result()
-        except Exception as exc:
-            summary.sandbox_failures.append(f"{s}/{a}/{nb}")
-            log(f"error: deciding {s}/{a}/{nb} failed ({type(exc).__name__}); nbgrader's autograde decides it again")
-            yield s, a, nb, 0.0
-
-
-def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progress,
-                          ws: Workspace = DEFAULT) -> list[Future]:
-    """Submit every job; each reports its progress line the moment it finishes (from the pool's
-    thread), not when the results are collected, which waits for the gradebook to be prepared."""
-    def report(future: Future) -> None:
-        if not future.cancelled() and future.exception() is None:
-            s, a, nb, secs = future.result()
-            progress.step(f"{s}/{a}/{nb}", secs)
-
-    futures = [pool.submit(timed_job, job, ws) for job in jobs]
-    for future in futures:
-        future.add_done_callback(report)
-    return futures
-
-
-def _decided_since_autograde(student: str, assignment: str, notebooks: list[str], ws: Workspace = DEFAULT) -> bool:
-    """Whether a verdict of these notebooks was written after nbgrader's autograded copy of it (by
-    ``--one`` or a Slurm array task): nbgrader's autograde must apply it."""
-    for nb in notebooks:
-        verdict, done = ws.verdict(student, assignment, nb), ws.autograded / student / assignment / f"{nb}.ipynb"
-        if verdict.exists() and done.exists() and verdict.stat().st_mtime_ns > done.stat().st_mtime_ns:
-            return True
-    return False
-
-
-def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
-                scheduler: str | distributed.Target | None = None, allow_fallback: bool = False,
-                student: str | None = None, force: bool = False,
-                grading: settings.Settings | None = None, ws: Workspace = DEFAULT) -> dict:
-    """Grade what changed since the last run (everything with ``force``; one student with
-    ``student``) and produce the gradebook, feedback, grades.csv, the exports and the summary.
-
-    ``grading`` is the run's settings (:func:`autograder.settings.configured`); without it, those
-    of ``workers``, ``limits`` and ``allow_fallback``. The nbgrader steps get them as their
-    configuration's overrides, so their hook decides with the same settings. Everything is read
-    and written in the work folder of ``ws``; the course itself (its notebooks and checks) is
-    still read where :mod:`autograder.spec` finds it, the course root of the process's default
-    workspace.
-
-    With ``scheduler`` (a checked :class:`~autograder.distributed.Target`, or an address checked
-    with the default credentials), the notebooks are decided on that cluster
-    (:mod:`autograder.distributed`) and only the nbgrader steps run here.
-    """
-    t0 = time.perf_counter()
-    grading = grading or settings.Settings(limits=limits, workers=workers or 0, allow_fallback_sandbox=allow_fallback)
-    limits, allow_fallback, overrides = grading.limits, grading.allow_fallback_sandbox, grading.config()
-    summary = Summary()
-    scan = intake.scan(ws=ws)
-    for line in scan.refused:
-        log(f"refused: {line}")
-    summary.ignored = list(scan.refused)
-    subs = [(s, a) for s, a in scan.submissions if student is None or s == student]
-    if not subs:
-        who = f" for student {student!r}" if student else ""
-        raise RefusedInput(f"nothing to grade{who}: put notebooks under {ws.submitted}/<student>/<assignment>/")
-    # the cluster is reached (or the run stops) before anything in the work folder changes
-    cluster = distributed.connect(scheduler, allow_fallback, log) if scheduler else None
-    if cluster is None:
-        sandbox.self_test()
-    summary.sandbox_mode = f"Dask cluster at {scheduler}" if cluster else sandbox.mode()
-    summary.settings = settings.describe(limits)
-    summary.caps = "those of each Dask worker's machine" if cluster else sandbox.caps_in_force(limits)
-    summary.students = len(subs)
-    state = gradebook_state.load(ws)
-    force_nbgrader = force or not ws.gradebook.exists()  # a new (or deleted) gradebook: every nbgrader step
-    if not ws.gradebook.exists():
-        state = {}
-    workers = grading.worker_count()
-
-    t_stage = time.perf_counter()
-    jobs, staged = _stage_all(subs, force, limits, summary, ws)
-    t_stage = time.perf_counter() - t_stage
-    summary.reused = len(staged) - len(jobs)
-    where = f"on the Dask cluster at {scheduler}" if cluster else f"with {workers} workers (sandbox: {sandbox.mode()})"
-    log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
-        f"{summary.reused} unchanged since the last run")
-    progress = Progress(len(jobs), log)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        if cluster:
-            pending = cluster.decide(jobs, _secret(ws).decode(), log, ws, grading)
-        else:
-            futures = _submit_with_progress(pool, jobs, progress, ws)
-            pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
-        api = nbgrader_api(overrides, ws)  # meanwhile, register changed assignments in the gradebook
-        for a in sorted({a for _, a in subs}):
-            digest = gradebook_state.course_digest(a, ws)
-            if force_nbgrader or state.get("course", {}).get(a) != digest:
-                result = api.generate_assignment(a, force=True)
-                if not result["success"]:
-                    raise GradingError(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
-                state.setdefault("course", {})[a] = digest
-        gradebook_state.index_gradebook(api.coursedir.db_url)
-        for s, a, nb, secs in pending:
-            summary.decided += 1
-            if cluster:  # a local notebook was counted when it finished (_submit_with_progress)
-                progress.step(f"{s}/{a}/{nb}", secs)
-    if cluster:
-        cluster.close()
-    for s, a, nb, _l in jobs:
-        if (stored_verdict(s, a, nb, ws) or {}).get("failed"):
-            summary.sandbox_failures.append(f"{s}/{a}/{nb}")
-    t_verdicts = time.perf_counter() - t0
-    # staging is timed on its own; "verdicts" is the rest up to here (the sandbox runs and checks)
-    steps = {"staging": t_stage, "verdicts": t_verdicts - t_stage, "autograde": 0.0, "feedback": 0.0}
-
-    # nbgrader autograde: submissions whose verdicts changed, or that nbgrader has not autograded
-    # as they are now (another timestamp or other notebooks: e.g. formgrader's button was used)
-    changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
-    for s, a in subs:
-        mine = {nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)}
-        if (not gradebook_state.autograded_is_current(s, a, list(mine), gradebook_state.written_answers(mine), ws)
-                or _decided_since_autograde(s, a, list(mine), ws)):
-            changed.add((s, a))
-    db, course = api.coursedir.db_url, api.coursedir.course_id
-    state.pop("answers", None)  # kept per submission now (gradebook_state.ANSWERS)
-    failed = []
-    t1 = time.perf_counter()
-    for a in sorted({a for _, a in changed}):
-        students = sorted(s for s, a2 in changed if a2 == a)
-        t = time.perf_counter()
-        # nbgrader's autograde keeps hand grading itself (nbgrader_plugins.install), as for the button
-        bad = run_step("autograde", a, students, workers, log, overrides, ws)
-        failed += [f"{s} ({a}, autograde)" for s in bad]
-        summary.autograded += [f"{s}/{a}" for s in students if s not in bad]
-        log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
-    # hand grades put back in the queue by an earlier autograde (formgrader's button, say) whose
-    # answer is the one they were given for are settled again; changed answers keep waiting
-    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a, ws), ws)[0]
-               for s, a in subs)
-    if kept:
-        log(f"{kept} hand grades of unchanged written answers taken out of the hand-grading queue again")
-    steps["autograde"] = time.perf_counter() - t1
-    gradebook_state.save(state, ws)
-
-    failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws)
-    gradebook_state.save(state, ws)
-    summary.nbgrader_problems = failed
-    summary.unknown_students, summary.late = gradebook_state.roster_report(
-        db, course, sorted({s for s, _ in subs}), sorted({a for _, a in subs}))
-    summary.awaiting = [f"{w.student}/{w.assignment}/{w.notebook}: {w.grade_id}"
-                        for w in gradebook_state.awaiting_hand_grading(db)]
-    summary.seconds = time.perf_counter() - t0
-    summary.write(ws.summary, log)
-    log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {ws.grades_csv}")
-    out = {"notebooks": len(jobs), "seconds": summary.seconds, "verdict_seconds": t_verdicts, "steps": steps}
-    (ws.grading / "timings.json").write_text(json.dumps(out))
-    _end(scan.refused + [f"{f.split(':')[0]}: the grader could not process it" for f in summary.sandbox_failures],
-         failed, log)
-    return out
+from autograder import settings
+from autograder.errors import RefusedInput, command_line
+from autograder.intake import scan as intake
+from autograder.pipeline import dask_cluster as distributed
+from autograder.pipeline import run_lock, slurm_array, slurm_cluster
+from autograder.pipeline.local import finish, grade_class, submissions
+from autograder.verdicts.decide import grade_one
+from autograder.workspace import from_environment
 
 
 def _scheduler_security_flags(p: argparse.ArgumentParser) -> None:
-    """How the client proves itself to a Dask cluster (see :mod:`autograder.distributed`)."""
+    """How the client proves itself to a Dask cluster (see :mod:`autograder.pipeline.dask_cluster`)."""
     for flag, default in (("--tls-ca", "ca.pem"), ("--tls-cert", "client.pem"), ("--tls-key", "client-key.pem")):
         p.add_argument(flag, metavar="FILE", default=None,
                        help=f"with --scheduler tls://...: default autograder/.dask-tls/{default} (make dask-certs)")

@@ -12,7 +12,7 @@ The repository root (or ``$AUTOGRADER_COURSE``) is the course root: instructors 
 Submissions live in ``submitted/`` of the work folder (``autograder/``, or
 ``$AUTOGRADER_WORKDIR``), where ``nbgrader collect`` puts them; they are read, never modified.
 nbgrader autogrades the staged copies in ``.grading/submitted/`` (answers copied into the
-release, notes attached; see autograder/staging.py).
+release, notes attached; see autograder/intake/staging.py).
 """
 
 import os
@@ -36,10 +36,11 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-from autograder import gradebook_schema, paths  # noqa: E402
-from autograder.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
-from autograder.feedback_html import GetGradesWithQueue, OfflineFeedbackExporter  # noqa: E402
-from autograder.nbgrader_plugins import (  # noqa: E402
+from autograder import paths  # noqa: E402
+from autograder.nbgrader_ext import gradebook_schema  # noqa: E402
+from autograder.nbgrader_ext.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
+from autograder.nbgrader_ext.feedback_html import GetGradesWithQueue, OfflineFeedbackExporter  # noqa: E402
+from autograder.nbgrader_ext.plugins import (  # noqa: E402
     ApplyVerdicts,
     CollectIntoSubmitted,
     ReleaseFeedbackWarningPending,
@@ -48,7 +49,7 @@ from autograder.nbgrader_plugins import (  # noqa: E402
     install,
     list_settings_in_generate_config,
 )
-from autograder.nbgrader_steps import course_directory  # noqa: E402
+from autograder.nbgrader_ext.steps import course_directory  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 
@@ -106,7 +107,7 @@ c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = [("language_info", "name
 # `nbgrader export` too: every field quoted and formula-neutralised, the file replaced atomically.
 # A subclass of nbgrader's CsvExportPlugin whose default destination is the work folder's grades.csv:
 # no `.to` is set here, so `--to FILE` and `c.CsvExportPlugin.to` (nbgrader's options) still win.
-c.ExportApp.plugin_class = "autograder.csv_export.QuotedCsvExportPlugin"
+c.ExportApp.plugin_class = "autograder.outputs.csv_export.QuotedCsvExportPlugin"
 
 # Feedback never shows hidden test code. Written answers were neutralised at staging (no tag
 # survives) and grading notes where they are written. (nbconvert's SanitizeHTML is not in this list:

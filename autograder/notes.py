@@ -2,8 +2,8 @@
 
 A grading note says something about a whole notebook (it could not be read, a cell was repaired,
 a cell raised while it was graded, a function was judged with the course's functions, ...). Each
-note is made as a :class:`Note` where it is decided (:mod:`autograder.staging`,
-:mod:`autograder.verdicts`, :mod:`autograder.blame`), with its :class:`NoteKind`. A note *is* its
+note is made as a :class:`Note` where it is decided (:mod:`autograder.intake.staging`,
+:mod:`autograder.verdicts.decide`, :mod:`autograder.verdicts.blame`), with its :class:`NoteKind`. A note *is* its
 text (a ``str``: the feedback shows it as before), and it also carries its kind. The staged
 notebook's metadata and the verdict file store each note as :meth:`Note.record`; readers (the run
 summary, the class report) count kinds, and no reader parses a note's text: rewording a note

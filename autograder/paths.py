@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .workspace import AUTOGRADER, ROOT, from_environment
+from autograder.workspace import AUTOGRADER, ROOT, from_environment
 
 DEFAULT = from_environment()
 COURSE = DEFAULT.course

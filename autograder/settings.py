@@ -10,7 +10,7 @@ nbgrader option: in ``autograder/nbgrader_config.py`` or a user-level ``nbgrader
 or on an nbgrader command line (``./nbgrader autograde attention --GradingSettings.cpu_seconds=120``).
 ``python -m autograder.grade --help-config`` prints every option with its help, in the format of
 ``nbgrader generate_config``, which lists them too (the course's configuration file adds the class
-to its list, :func:`autograder.nbgrader_plugins.list_settings_in_generate_config`).
+to its list, :func:`autograder.nbgrader_ext.plugins.list_settings_in_generate_config`).
 
 Later ones win: the configuration chain, then the environment variables
 ``$SELFATTN_SANDBOX=fallback``, ``$SELFATTN_WARM_SANDBOX=0`` and ``$SELFATTN_CGROUPS=0`` (read in
@@ -22,7 +22,7 @@ and to Dask workers inside each task.
 
 Where the run is (``--scheduler``, ``--slurm``, ``--array-task``, the TLS files) is a choice of one
 run, not a setting: those stay flags. Every verdict records the settings that can change it
-(:func:`autograder.verdicts.settings`), so a changed setting makes the verdicts it affects stale,
+(:func:`autograder.verdicts.decide.settings`), so a changed setting makes the verdicts it affects stale,
 and the next run grades them again.
 """
 
@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from traitlets import Bool, Enum, Integer
 from traitlets.config import Config, Configurable
 
-from . import cgroups, environment, warm
-from .sandbox import DEFAULT, Limits, choose_fallback
+from autograder import environment
+from autograder.sandbox import DEFAULT, Limits, cgroups, choose_fallback, warm
 
 
 class GradingSettings(Configurable):
@@ -132,7 +132,7 @@ def configured(config: Config | None = None, environ: Mapping[str, str] | None =
     is given), then the environment's, then ``flags`` (the command line's: ``cpu_seconds``,
     ``memory_mb``, ``workers``, ``allow_fallback_sandbox``), later ones winning."""
     if config is None:
-        from .nbgrader_steps import load_config
+        from autograder.nbgrader_ext.steps import load_config
 
         config = load_config()
     return GradingSettings(config=config).resolve(environ, **flags)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import environment
+from autograder import environment
 
 #: the repository's ``autograder/`` folder (the default work folder, and nbgrader's working directory)
 AUTOGRADER = Path(__file__).resolve().parent
@@ -114,7 +114,7 @@ class Workspace:
 
     @property
     def roster(self) -> Path:
-        """The course roster (SIS ids, :mod:`autograder.lms_export`)."""
+        """The course roster (SIS ids, :mod:`autograder.outputs.lms_export`)."""
         return self.work / "roster.csv"
 
     def submission(self, student: str, assignment: str) -> Path:

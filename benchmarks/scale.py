@@ -37,11 +37,12 @@ def per_notebook(n: int, workers: int = 2) -> dict[str, float]:
 def sandbox_overhead(repeat: int = 15) -> dict[str, float]:
     """Median seconds of one sandbox run of a trivial function (what every graded function pays
     on top of its own work): started afresh, and forked from a pre-warmed sandbox
-    (:mod:`autograder.warm`, what grading uses); and the floor of a fresh start, a bare sandboxed
+    (:mod:`autograder.sandbox.warm`, what grading uses); and the floor of a fresh start, a bare sandboxed
     Python that imports NumPy."""
     import numpy as np
 
-    from autograder import sandbox, warm
+    from autograder import sandbox
+    from autograder.sandbox import warm
     from selfattn.checks.calling import Case
 
     cell = [("f", "def f(x):\n    return x\n")]

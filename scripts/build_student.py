@@ -38,7 +38,7 @@ COPIED = ("requirements.txt", "install.py", "hand_in.py", "nbgrader_config.py")
 START_HERE = ROOT / "student" / "START_HERE.md"
 POINTS_MARKER = "<!-- the points table and the total: written here by scripts/build_student.py (make student) -->"
 #: grader modules (standard library only) that hand_in.py imports, copied unchanged
-GRADER_COPIED = ("stored_outputs.py", "ids.py")
+GRADER_COPIED = ("intake/stored_outputs.py", "course/ids.py")
 
 
 def points(path: Path) -> tuple[float, float]:
@@ -110,7 +110,7 @@ def build(dest: Path) -> Path:
     for name in COPIED:
         shutil.copy(ROOT / "student" / name, folder / name)
     for name in GRADER_COPIED:
-        shutil.copy(ROOT / "autograder" / name, folder / name)
+        shutil.copy(ROOT / "autograder" / name, folder / Path(name).name)
     build_wheel(folder / "wheels")
     notebooks = sorted((folder / "notebooks").glob("*/*.ipynb"))
     (folder / "START_HERE.md").write_text(start_here(notebooks))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One task of a Slurm job array that grades a class in N ranges of students (autograder/slurm_array.py).
+# One task of a Slurm job array that grades a class in N ranges of students (autograder/pipeline/slurm_array.py).
 # From the course's root (a checkout with its .venv on a file system the compute nodes share):
 #   sbatch --array=0-9 scripts/slurm-grade-array.sh 10 [grade options, e.g. --cpu-seconds 60]
 #   make grade GRADE_ARGS="--after-array 10"          # after the array: merges, or names what is left

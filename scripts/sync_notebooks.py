@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import autograder.hidden_checks  # noqa: E402, F401 - registers the hidden checks
 import selfattn.checks.exercises  # noqa: E402, F401 - registers the public checks
-from autograder.spec import _check_calls, _hidden_region  # noqa: E402
+from autograder.course.spec import _check_calls, _hidden_region  # noqa: E402
 from selfattn.checks.record import REGISTRY  # noqa: E402
 from selfattn.compare import EXAMPLES  # noqa: E402
 from selfattn.exercise_checks import EXERCISES  # noqa: E402

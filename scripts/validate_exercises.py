@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 try:
     from sync_notebooks import ROOT, answer_functions, compared, grade_id, sync
 
-    from autograder.spec import _check_calls
+    from autograder.course.spec import _check_calls
     from selfattn.checking import REGISTRY, run_check
     from selfattn.compare import EXAMPLES
     from selfattn.exercise_checks import EXERCISES

@@ -42,7 +42,7 @@ try:  # beside this file in the course folder; with the grader in the course's r
     import ids
     import stored_outputs
 except ImportError:
-    sys.path.append(str(HERE.parent / "autograder"))
+    sys.path += [str(HERE.parent / "autograder" / "course"), str(HERE.parent / "autograder" / "intake")]
     import ids
     import stored_outputs
 

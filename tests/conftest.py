@@ -103,7 +103,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The course's Dask TLS certificates, as ``make dask-certs`` writes them (one set per module)."""
-    from autograder import dask_tls
+    from autograder.pipeline import dask_tls
 
     folder = tmp_path_factory.mktemp("certs") / "dask-tls"
     dask_tls.write(folder)

@@ -111,10 +111,10 @@ def _renames(tree: ast.AST) -> list[int]:
 
 
 def test_every_result_file_is_written_by_the_one_atomic_writer():
-    """A result file is replaced whole or not at all by autograder/atomic.py alone."""
+    """A result file is replaced whole or not at all by autograder/outputs/atomic.py alone."""
     found = {str(p.relative_to(ROOT)): lines for p in _grader_modules()
              if p.name != "atomic.py" and (lines := _renames(ast.parse(p.read_text())))}
-    assert not found, f"hand-written atomic writes (use autograder.atomic): {found}"
+    assert not found, f"hand-written atomic writes (use autograder.outputs.atomic): {found}"
 
 
 def test_the_check_above_finds_a_rename():
@@ -124,7 +124,7 @@ def test_the_check_above_finds_a_rename():
 def test_the_verdict_key_covers_code_that_exists():
     """Every file the verdicts' code digest reads exists (a moved file would otherwise drop out of
     the digest in silence, and a change to it would leave old verdicts standing)."""
-    from autograder import verdicts
+    from autograder.verdicts import decide as verdicts
 
     missing = [str(p) for p in verdicts._CHECK_CODE if p is None or not p.is_file()]
     assert not missing, missing
@@ -149,3 +149,30 @@ def test_cell_errors_cross_the_pipe_as_data():
     hidden = sandbox._cell_errors(sent, ["f", "g"], hidden=True)
     assert [str(e) for e in hidden] == ["the cell of f raised KeyError", "the cell of g raised an exception"]
     assert sandbox._cell_errors("not a list", ["f"], hidden=False) == []
+
+
+def test_nothing_inside_the_sandbox_imports_the_grader_or_the_course():
+    """The scripts copied into the sandbox (``autograder/sandbox/inside/``) import the standard
+    library, NumPy, each other and ``calling`` only: the one course module the sandbox holds,
+    copied beside them as a top-level module."""
+    import sys
+
+    inside = sorted((GRADER / "sandbox" / "inside").glob("*.py"))
+    assert {p.name for p in inside} >= {"harness.py", "zygote.py"}, inside
+    allowed = set(sys.stdlib_module_names) | {"numpy", "calling", "__future__"} | {p.stem for p in inside}
+    for path in inside:
+        tree = ast.parse(path.read_text())
+        tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        tops |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert all(n.level == 0 for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)), path.name
+        assert tops <= allowed, (path.name, tops - allowed)
+
+
+def test_the_sandbox_is_given_only_its_inside_and_calling():
+    from autograder import sandbox
+
+    assert sandbox.INSIDE == GRADER / "sandbox" / "inside"
+    assert sandbox.CALLING.name == "calling.py" and sandbox.CALLING.is_file()
+    tree = ast.parse(sandbox.CALLING.read_text())
+    assert all(n.level == 0 and not (n.module or "").startswith(("selfattn", "autograder"))
+               for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))

@@ -1,4 +1,4 @@
-"""The compiled cell-metadata check nbgrader autograde runs (autograder/cell_metadata.py) accepts
+"""The compiled cell-metadata check nbgrader autograde runs (autograder/nbgrader_ext/cell_metadata.py) accepts
 and refuses exactly what nbgrader's own CheckCellMetadata does, with the same message."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from grading_support import RELEASE, SOLUTIONS
 from nbgrader.nbgraderformat import MetadataValidator
 
-from autograder.cell_metadata import CompiledMetadataValidator
+from autograder.nbgrader_ext.cell_metadata import CompiledMetadataValidator
 
 NOTEBOOKS = sorted(SOLUTIONS.glob("*.ipynb")) + sorted(RELEASE.glob("*.ipynb"))
 

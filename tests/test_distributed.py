@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 from grading_support import RELEASE, ROOT, SOLUTIONS, entries, grade, place, submission_text
 
-from autograder import dask_tls
-from autograder import distributed as dist
 from autograder.errors import RefusedInput, SetupMissing
+from autograder.pipeline import dask_cluster as dist
+from autograder.pipeline import dask_tls
 
 DASK = str(Path(sys.executable).parent / "dask")
 NOTEBOOKS = ["03-softmax-attention", "07-masking"]
@@ -320,7 +320,7 @@ def test_the_secret_given_in_memory_seeds_the_inputs_and_never_touches_the_disk(
     import hashlib
     import pickle
 
-    from autograder import verdicts
+    from autograder.verdicts import decide as verdicts
     from autograder.workspace import Workspace
 
     ws = Workspace(tmp_path)

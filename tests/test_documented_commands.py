@@ -26,9 +26,9 @@ from grading_support import RELEASE, ROOT, SOLUTIONS, place
 from nbgrader.api import Gradebook
 from traitlets.config import Config
 
-from autograder import site_address
-from autograder.csv_export import QuotedCsvExportPlugin
-from autograder.nbgrader_cli import resolve_paths
+from autograder.course import site_address
+from autograder.nbgrader_ext.cli import resolve_paths
+from autograder.outputs.csv_export import QuotedCsvExportPlugin
 
 BIN = Path(sys.executable).parent
 WRAPPER = ROOT / "nbgrader"
@@ -177,7 +177,7 @@ def test_the_course_plugin_is_nbgraders_csv_plugin_and_make_grade_keeps_its_file
     assert QuotedCsvExportPlugin().to == str(GRADES_CSV)
     config = Config({"CsvExportPlugin": {"to": "/elsewhere.csv"}})
     assert QuotedCsvExportPlugin(config=config).to == "/elsewhere.csv"
-    # ... while make grade (autograder.nbgrader_steps.export) writes grades.csv where the guide says
+    # ... while make grade (autograder.nbgrader_ext.steps.export) writes grades.csv where the guide says
     assert QuotedCsvExportPlugin(config=config, to=str(GRADES_CSV)).to == str(GRADES_CSV)
 
 
@@ -196,7 +196,7 @@ def test_release_and_student_warn_in_one_line_until_the_site_address_is_set(tmp_
     for target in ("release", "student"):
         dry = run(["make", "-n", target], ROOT, dict(os.environ))
         lines = [ln for ln in dry.stdout.splitlines() if not ln.startswith("make[")]  # make -w under make
-        assert "autograder.site_address" in lines[0], dry.stdout
+        assert "autograder.course.site_address" in lines[0], dry.stdout
     warned = run(["make", "-s", "site-address"], ROOT, dict(os.environ))
     assert warned.stdout == ""
     assert warned.stderr.count("\n") == 1 and warned.stderr.startswith("warning: ")

@@ -2,7 +2,7 @@
 or floods the output costs ``softmax``'s points only.
 
 Each submission is notebook 03 answered with the course's own code except ``softmax``, graded
-through :func:`autograder.verdicts.grade_one` in the real sandbox with a 2 s CPU limit (the
+through :func:`autograder.verdicts.decide.grade_one` in the real sandbox with a 2 s CPU limit (the
 default 60 s would make a looping answer take minutes). ``attention``, which calls that
 ``softmax``, must keep its points with a note naming ``softmax``; ``softmax`` must score nothing,
 with a message that says what went wrong.
@@ -64,7 +64,9 @@ STUDENTS = {k: {"softmax": v[0]} for k, v in FAULTS.items()} | {"all-wrong": ALL
 GRADE = """
 import json, sys, time
 import nbformat
-from autograder import blame, sandbox, verdicts
+from autograder.verdicts import blame
+from autograder import sandbox
+from autograder.verdicts import decide as verdicts
 from autograder.paths import WORK
 
 NOTEBOOK = "03-softmax-attention"
@@ -117,7 +119,7 @@ def test_a_student_whose_words_are_the_graders_is_counted_as_what_happened(grade
     these verdicts counts no unreadable notebook and no time-out."""
     from collections import Counter
 
-    from autograder.report import ClassData, build, classify
+    from autograder.reporting.class_report import ClassData, build, classify
 
     loud = notes_of(graded["says-unreadable"])
     raised = [n for n in loud if "could not be read as a notebook" in n]
@@ -192,7 +194,7 @@ def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong
     """Judged with the course's softmax and scaled_scores, attention's check without a mask passes and
     the mask checks name the mask added after the softmax: never 1/√d_k or the row maximum (the
     mistakes of the functions it calls), and the class report counts it under that name."""
-    from autograder.report import classify, note_kind
+    from autograder.reporting.class_report import classify, note_kind
     from selfattn.checks.exercises import ATTENTION
 
     verdict = graded["all-wrong"]

@@ -213,7 +213,7 @@ def test_shared_warm_sandbox_grades_as_fresh_sandboxes(graded, tmp_path):
 def test_gradebook_lookups_by_submission_use_an_index(graded):
     """nbgrader finds a submission's grades, comments and notebooks by columns its schema leaves
     unindexed: without the grader's indexes each score it computes scans the whole class."""
-    from autograder.gradebook_state import INDEXES
+    from autograder.nbgrader_ext.gradebook_state import INDEXES
 
     work, _, _ = graded
     with sqlite3.connect(work / "gradebook.db") as db:

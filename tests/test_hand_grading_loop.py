@@ -298,7 +298,7 @@ def test_answers_awaiting_hand_grading_are_named_everywhere(loop):
 
 
 def test_awaiting_hand_grading_returns_sorted_records(loop):
-    from autograder.gradebook_state import awaiting_hand_grading
+    from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading
 
     lp, _ = loop
     waiting = awaiting_hand_grading(str(lp.work / "gradebook.db"))

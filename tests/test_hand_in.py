@@ -19,9 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from student_support import unpacked_course
 
-import autograder.intake
-import autograder.untrusted
-from autograder import ids
+import autograder.intake.scan
+import autograder.intake.untrusted
+from autograder.course import ids
 
 ROOT = Path(__file__).resolve().parent.parent
 NBGRADER = Path(sys.executable).parent / "nbgrader"
@@ -60,8 +60,8 @@ def test_an_accepted_login_gives_the_layout_grading_reads(course):
 
 
 def test_the_bundle_carries_the_graders_own_rule(course):
-    assert (course / "ids.py").read_bytes() == (ROOT / "autograder" / "ids.py").read_bytes()
-    assert autograder.intake.id_problem is ids.id_problem is autograder.untrusted.id_problem
+    assert (course / "ids.py").read_bytes() == (ROOT / "autograder" / "course" / "ids.py").read_bytes()
+    assert autograder.intake.scan.id_problem is ids.id_problem is autograder.intake.untrusted.id_problem
 
 
 def _hand_in_module():
@@ -76,7 +76,7 @@ HAND_IN = _hand_in_module()
 
 @given(st.text(alphabet=st.sampled_from("aZ09._-/\\ .:é\n"), max_size=70) | st.text(max_size=70))
 def test_hand_in_and_the_grader_accept_the_same_logins(login):
-    assert (HAND_IN.ids.id_problem(login) is None) == (autograder.untrusted.id_problem(login) is None)
+    assert (HAND_IN.ids.id_problem(login) is None) == (autograder.intake.untrusted.id_problem(login) is None)
 
 
 def _answers(notebook: str) -> dict[str, str]:

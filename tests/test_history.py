@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autograder import history
+from autograder.verdicts import history
 from autograder.workspace import Workspace
 from selfattn.checks.findings import Finding, Kind
 

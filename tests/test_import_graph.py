@@ -237,3 +237,21 @@ def test_check_finds_its_check_in_a_fresh_interpreter():
     """)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "✓ softmax: each row is a distribution", run.stdout
+
+
+def _grader_graph() -> dict[str, set[str]]:
+    """The grader's import graph, imports inside functions included (no circle either way)."""
+    grader = ROOT / "autograder"
+    modules = {_module_name(p): p for p in sorted(grader.rglob("*.py")) if "jupyter_data" not in p.parts}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        graph[module] |= {imp.imported for imp in _imports(module, path, set(modules))}
+    return graph
+
+
+def test_the_grader_imports_run_one_way():
+    """No circle in the grader's imports (the command line imports the pipeline, never back)."""
+    graph = _grader_graph()
+    assert "autograder.pipeline.local" in graph["autograder.grade"]  # the parser sees the grader's imports
+    assert "autograder.sandbox" in graph["autograder.sandbox.warm"]
+    assert _cycles(graph) == [], _cycles(graph)

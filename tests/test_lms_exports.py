@@ -11,8 +11,8 @@ import pytest
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
-from autograder import gradebook_schema
-from autograder.lms_export import read_roster, write_lms_exports
+from autograder.nbgrader_ext import gradebook_schema
+from autograder.outputs.lms_export import read_roster, write_lms_exports
 
 COURSE = "self-attention"
 #: (grade id, points) of 01-embeddings, as the course registers them

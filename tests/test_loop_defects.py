@@ -14,11 +14,13 @@ import pytest
 from grading_support import RELEASE, ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from autograder import run_summary, spec, staging
-from autograder.nbgrader_plugins import ApplyVerdicts, StaleVerdict, deciding_with
+from autograder.course import spec
+from autograder.intake import staging
+from autograder.nbgrader_ext.plugins import ApplyVerdicts, StaleVerdict, deciding_with
 from autograder.notes import Note, NoteKind, notes_of, records
-from autograder.run_summary import Progress, Summary
-from autograder.verdicts import verdict_key
+from autograder.reporting import run_summary
+from autograder.reporting.run_summary import Progress, Summary
+from autograder.verdicts.decide import verdict_key
 from autograder.workspace import Workspace
 
 NB = "01-embeddings"
@@ -141,7 +143,7 @@ def test_autograde_shows_the_verdicts_data_not_a_reading_of_its_words(course):
 
 
 def test_nbgrader_config_chain_includes_the_user_config(tmp_path, monkeypatch):
-    from autograder.nbgrader_steps import load_config
+    from autograder.nbgrader_ext.steps import load_config
 
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.LateSubmissionPlugin.penalty_method = 'zero'\n")
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path))
@@ -175,7 +177,7 @@ def test_summary_lists_every_anomaly_with_advice(tmp_path):
 def test_verdict_keys_do_not_depend_on_the_process():
     """A key computed in another process (a worker, formgrader, the next run) must be the same:
     string hashing is randomised per process, so nothing in a key may depend on set order."""
-    code = ("from autograder.verdicts import checks_version\n"
+    code = ("from autograder.verdicts.decide import checks_version\n"
             "print(checks_version('attention', '03-softmax-attention'))")
     keys = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED=str(seed)),
                            capture_output=True, text=True, check=True).stdout for seed in (1, 2, 3)}
@@ -185,17 +187,17 @@ def test_verdict_keys_do_not_depend_on_the_process():
 def test_verdict_keys_cover_every_course_module_the_checks_import():
     """A verdict goes stale when code that decides it changes: every selfattn module the grader's
     checks load must be part of the key (a module missing here would keep stale verdicts)."""
-    code = ("import sys, autograder.verdicts\n"
+    code = ("import sys, autograder.verdicts.decide\n"
             "print(' '.join(sorted(m.split('.', 1)[1] for m in sys.modules if m.startswith('selfattn.'))))")
     loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout.split()
-    from autograder.verdicts import CHECK_MODULES
+    from autograder.verdicts.decide import CHECK_MODULES
 
     assert loaded and set(loaded) <= set(CHECK_MODULES), set(loaded) - set(CHECK_MODULES)
 
 
 def test_awaiting_line_names_students_and_notebooks():
-    from autograder.gradebook_state import Awaiting, awaiting_line
+    from autograder.nbgrader_ext.gradebook_state import Awaiting, awaiting_line
 
     dave = [Awaiting("dave", "attention", nb, gid) for nb, gid in
             (("02-queries-keys-values", "why-separate-projections"), ("04-scaling", "variance-derivation"),

@@ -51,7 +51,9 @@ GRADE_ARGS = ("--workers", "2", "--cpu-seconds", "10", "--memory-mb", "1024")
 # the class run, with staging made to fail for one student (what a bug in the grader would do)
 INJECTED = f"""
 import sys
-from autograder import grade, staging
+from autograder import grade
+from autograder.intake import staging
+from autograder.pipeline import local
 
 real = staging.staged_notebook
 def staged_notebook(student, assignment, notebook, *workspace):
@@ -60,12 +62,12 @@ def staged_notebook(student, assignment, notebook, *workspace):
     return real(student, assignment, notebook, *workspace)
 staging.staged_notebook = staged_notebook
 
-real_job = grade.timed_job
+real_job = local.timed_job
 def timed_job(job, *workspace):
     if job[0] == {FAULTY_JOB!r}:
         raise RuntimeError("a worker fault injected by the test")
     return real_job(job, *workspace)
-grade.timed_job = timed_job
+local.timed_job = timed_job
 sys.exit(grade.main(sys.argv[1:]))
 """
 
@@ -215,7 +217,7 @@ def test_every_verdict_and_staged_notebook_is_valid_utf8_json(classes):
 
 
 def test_outputs_are_cut_from_the_bytes_and_nothing_else():
-    from autograder.stored_outputs import without_outputs
+    from autograder.intake.stored_outputs import without_outputs
 
     nb = json.loads((SOLUTIONS / "08-cost.ipynb").read_text())
     for cell in nb["cells"]:
@@ -233,7 +235,7 @@ def test_outputs_are_cut_from_the_bytes_and_nothing_else():
 
 
 def test_a_flood_of_brackets_is_refused_after_bounded_work():
-    from autograder.stored_outputs import MAX_TOKENS, TooIntricate, without_outputs
+    from autograder.intake.stored_outputs import MAX_TOKENS, TooIntricate, without_outputs
 
     flood = b'{"cells": [{"cell_type": "code", "outputs": [' + b"[]," * MAX_TOKENS + b"[]]}]}"
     with pytest.raises(TooIntricate, match="more than"):
@@ -241,12 +243,12 @@ def test_a_flood_of_brackets_is_refused_after_bounded_work():
 
 
 def test_hand_in_warns_in_one_line_about_a_notebook_grading_would_not_read(tmp_path):
-    from autograder.stored_outputs import MAX_KEPT_BYTES
+    from autograder.intake.stored_outputs import MAX_KEPT_BYTES
 
     # the bundle's scripts beside each other, as make student lays them out
     for name in ("hand_in.py", "install.py"):
         shutil.copy(ROOT / "student" / name, tmp_path)
-    for name in ("stored_outputs.py", "ids.py"):
+    for name in ("intake/stored_outputs.py", "course/ids.py"):
         shutil.copy(ROOT / "autograder" / name, tmp_path)
     folder = tmp_path / "notebooks" / "attention"
     folder.mkdir(parents=True)

@@ -14,8 +14,8 @@ from nbgrader.dbutil import _temp_alembic_ini
 from sqlalchemy import create_engine, text
 
 from autograder import formgrader
-from autograder.gradebook_schema import schema_head
-from autograder.nbgrader_steps import load_config
+from autograder.nbgrader_ext.gradebook_schema import schema_head
+from autograder.nbgrader_ext.steps import load_config
 from autograder.paths import AUTOGRADER
 
 

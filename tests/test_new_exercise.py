@@ -229,7 +229,7 @@ def test_the_grader_gives_the_answer_its_points_and_the_mistake_none(released, t
 
 
 def test_the_new_reference_keys_the_verdicts_and_is_withheld_from_students(released, tmp_path):
-    code = "from autograder.verdicts import CHECK_MODULES; print(' '.join(CHECK_MODULES))"
+    code = "from autograder.verdicts.decide import CHECK_MODULES; print(' '.join(CHECK_MODULES))"
     assert "rows" in ok(run([sys.executable, "-c", code], released)).stdout.split(), "a change to it re-grades"
     ok(run([sys.executable, "scripts/student_package.py", str(tmp_path)], released))
     student = tmp_path / "selfattn"
@@ -281,7 +281,7 @@ def test_derived_bookkeeping_follows_the_records():
     sys.path.insert(0, str(ROOT / "scripts"))
     from student_package import FORMULAS, WITHHELD
 
-    from autograder.verdicts import CHECK_MODULES
+    from autograder.verdicts.decide import CHECK_MODULES
     from selfattn.exercise_checks import EXERCISES
 
     for exercise in EXERCISES.values():

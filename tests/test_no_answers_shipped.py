@@ -5,7 +5,7 @@ wheel (``scripts/build_student.py``) and every code block of the built site, pas
 function's answer, must fail its hidden checks. A pasted answer runs as grading runs an answer
 cell: in a fresh namespace with NumPy only, no import of the course package; its calls go through
 the grader's own calling and judging code (``selfattn.checks.calling.call_cases``, then
-``autograder.verdicts._judged`` on the outcomes, as a sandboxed run returns them). The pasted
+``autograder.verdicts.decide._judged`` on the outcomes, as a sandboxed run returns them). The pasted
 code is ours (the wheel's and the site's), so it runs in this process, each call stopped after
 :data:`SECONDS`.
 
@@ -78,7 +78,8 @@ def passes_hidden_checks(function: str, fn: Callable[..., Any], seed: int = 0) -
     """Whether ``fn``, as the answer ``function``, passes its hidden checks and its public ones
     (grading's verdict); a function without inputs (``shape_answers``) has public checks only."""
     import autograder.hidden_checks  # noqa: F401 - attaches the hidden checks
-    from autograder import sandbox, verdicts
+    from autograder import sandbox
+    from autograder.verdicts import decide as verdicts
     from selfattn.checks.calling import TimeLimit, call_cases
     from selfattn.checks.exercises import EXERCISES
     from selfattn.checks.notebook import time_limit

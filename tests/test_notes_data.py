@@ -3,7 +3,7 @@ the run summary and the class report count kinds. Rewording every note changes w
 and nothing that is counted; a note whose words mimic another kind is counted as what it is.
 
 Staging runs for real on hand-made submissions (no sandbox: this is the unit lane); the notes of
-fair blame come from :func:`autograder.blame.regrade` with the re-run given to it. The notes a
+fair blame come from :func:`autograder.verdicts.blame.regrade` with the re-run given to it. The notes a
 sandbox run makes (a cell that raised) are checked on real grading in tests/test_fault_blame.py.
 """
 
@@ -22,9 +22,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell
 
-from autograder import blame, report, spec, staging
+from autograder.course import spec
+from autograder.intake import staging
 from autograder.notes import Note, NoteKind, notes_of, records
-from autograder.run_summary import Summary
+from autograder.reporting import class_report as report
+from autograder.reporting.run_summary import Summary
+from autograder.verdicts import blame
 from autograder.workspace import Workspace
 from selfattn.checks.findings import Finding, Kind
 
@@ -124,7 +127,7 @@ def course(tmp_path, monkeypatch):
 
 
 def _blame_notes() -> list[Note]:
-    """The two notes of fair blame, decided by :func:`autograder.blame.regrade` from the re-run's
+    """The two notes of fair blame, decided by :func:`autograder.verdicts.blame.regrade` from the re-run's
     results: attention right with the course's softmax, and attention wrong with it too."""
     own = {"attention/no-mask": Finding("wrong", Kind.WRONG_VALUES)}
     softmax_fails = {"softmax/rows-sum-to-one": Finding("wrong", Kind.WRONG_VALUES), **own}

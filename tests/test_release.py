@@ -13,7 +13,7 @@ import pytest
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 import selfattn.checks.exercises  # noqa: F401 - registers the public checks
-from autograder.spec import load_spec, notebooks_of
+from autograder.course.spec import load_spec, notebooks_of
 from selfattn.checks.record import REGISTRY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))

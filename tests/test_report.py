@@ -17,9 +17,9 @@ from grading_support import RELEASE, SOLUTIONS, entries, grade, place, submissio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder import gradebook_schema
+from autograder.nbgrader_ext import gradebook_schema
 from autograder.notes import NoteKind, notes_of
-from autograder.similarity import fingerprints, normalise, similar_pairs
+from autograder.reporting.similarity import fingerprints, normalise, similar_pairs
 
 NOTEBOOKS = ["03-softmax-attention", "07-masking"]
 PWN = "<img src=x onerror=\"window.__pwned=1\"></pre><script>window.__pwned=1</script>"
@@ -246,7 +246,7 @@ def test_on_a_phone_nothing_is_wider_than_the_screen(page):
 
 def _all_pairs(exercise, answers, excluded):
     """The definition similar_pairs implements, comparing every two answers (slow, for the test)."""
-    from autograder import similarity as sim
+    from autograder.reporting import similarity as sim
 
     base = set().union(*(fingerprints(s) for s in excluded))
     skip = {s.strip() for s in excluded}
@@ -483,7 +483,7 @@ def test_pass_rate_and_total_columns_are_readable_on_a_phone(page):
 def test_histogram_labels_never_overlap(page):
     """Scores out of any maximum (fractional bins included), drawn in Chromium: no two axis labels
     of one histogram overlap, and each lies inside the figure."""
-    from autograder.report_html import STYLE, histogram
+    from autograder.reporting.report_html import STYLE, histogram
 
     cases = [(top, values) for top in (1, 2.5, 3, 7, 9.5, 12, 13, 17, 24, 33.3, 90, 100, 0.75)
              for values in ([0.0, top / 3, top], [float(int(top))] * 4, [top * k / 7 for k in range(8)])]

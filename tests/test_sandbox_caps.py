@@ -24,7 +24,8 @@ import pytest
 from grading_support import SOLUTIONS, entries, grade, place, submission_text
 from nbgrader.api import Gradebook
 
-from autograder import cgroups, sandbox, warm
+from autograder import sandbox
+from autograder.sandbox import cgroups, warm
 from selfattn.checks.calling import Case
 
 LIMITS = sandbox.Limits(cpu_seconds=5, memory_bytes=512 << 20)

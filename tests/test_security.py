@@ -306,7 +306,7 @@ def test_neutralised_text_renders_no_markup(text):
     into the answer (any other is fetched from wherever it points when the page shows)."""
     from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
-    from autograder.untrusted import neutralise_markup
+    from autograder.intake.untrusted import neutralise_markup
 
     class AnyAttachment(dict):
         """Every attachment name resolves, to the pixel a pasted image would be."""
@@ -394,7 +394,8 @@ def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
     """Hidden inputs are derived from the code graded: same code, same inputs; changed code, new ones."""
     script = textwrap.dedent("""
         import json, sys
-        from autograder import sandbox, verdicts
+        from autograder import sandbox
+        from autograder.verdicts import decide as verdicts
         from selfattn.checks.calling import Outcome
         seen = []
         def record(code, function, cases, limits=None, hidden=False, session=None):
@@ -432,7 +433,8 @@ def test_every_public_run_of_a_notebook_comes_before_any_hidden_run(tmp_path):
     must find no public run of the same notebook after it, whose detailed feedback the student reads."""
     script = textwrap.dedent("""
         import json
-        from autograder import sandbox, verdicts
+        from autograder import sandbox
+        from autograder.verdicts import decide as verdicts
         from autograder.paths import SOLUTIONS
         from selfattn.checks.calling import Outcome
         order = []
@@ -461,7 +463,7 @@ def test_every_public_run_of_a_notebook_comes_before_any_hidden_run(tmp_path):
 @pytest.fixture(params=["fresh", "warm"])
 def session(request):
     """Each sandbox-level test runs in a newly started sandbox and in a pre-warmed one."""
-    from autograder import warm
+    from autograder.sandbox import warm
 
     if request.param == "fresh":
         yield None
@@ -519,7 +521,7 @@ def test_grades_csv_reads_back_by_header_and_every_field_is_quoted(hostile):
 @given(st.lists(st.lists(st.one_of(st.text(), st.floats(allow_nan=False), st.integers()), min_size=3, max_size=3),
                 max_size=5))
 def test_csv_writer_round_trips_and_neutralises_formulas(tmp_path_factory, table):
-    from autograder.csv_export import write_csv
+    from autograder.outputs.csv_export import write_csv
 
     path = tmp_path_factory.mktemp("csv") / "out.csv"
     write_csv(path, ["a", "b", "c"], table)
@@ -539,7 +541,8 @@ def test_csv_writer_round_trips_and_neutralises_formulas(tmp_path_factory, table
 def test_killed_during_export_leaves_the_previous_csv_whole(hostile):
     work = hostile[0]
     before = (work / "grades.csv").read_bytes()
-    script = ("import os, signal\nfrom autograder import atomic, nbgrader_steps\n"
+    script = ("import os, signal\nfrom autograder.outputs import atomic\n"
+              "from autograder.nbgrader_ext import steps as nbgrader_steps\n"
               "atomic.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)  # killed mid-write\n"
               "nbgrader_steps.export()\n")
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
@@ -595,7 +598,7 @@ def test_second_run_and_finish_refuse_while_a_run_holds_the_lock(hostile):
 
 def test_a_failed_nbgrader_step_names_the_student(hostile):
     work = hostile[0]
-    script = ("from autograder.nbgrader_steps import run_step\n"
+    script = ("from autograder.nbgrader_ext.steps import run_step\n"
               "print(run_step('generate_feedback', 'attention', ['ghost', 'alice'], 1, print))\n")
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -603,11 +606,11 @@ def test_a_failed_nbgrader_step_names_the_student(hostile):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "['ghost']"
     assert "failed for ghost" in out.stdout
-    from autograder import grade
     from autograder.errors import GradingError
+    from autograder.pipeline import local
 
     with pytest.raises(GradingError, match="ghost"):
-        grade._end([], ["ghost (attention, feedback)"], print)
+        local._end([], ["ghost (attention, feedback)"], print)
 
 
 def _bomb_frame(declared_items: int) -> bytes:

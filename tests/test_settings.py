@@ -17,7 +17,7 @@ def test_nbgrader_generate_config_lists_the_grading_settings_with_their_help(tmp
     """nbgrader's own command, run the documented way (``./nbgrader``), writes c.GradingSettings too."""
     target, empty = tmp_path / "generated_config.py", tmp_path / "no-user-config"
     empty.mkdir()
-    made = subprocess.run([sys.executable, "-m", "autograder.nbgrader_cli", "generate_config",
+    made = subprocess.run([sys.executable, "-m", "autograder.nbgrader_ext.cli", "generate_config",
                            f"--GenerateConfigApp.filename={target}"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "JUPYTER_CONFIG_DIR": str(empty)})
     assert made.returncode == 0, made.stdout + made.stderr

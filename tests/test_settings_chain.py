@@ -17,10 +17,13 @@ import pytest
 from grading_support import ROOT, SOLUTIONS, help_lines_shown, place, with_answers
 from traitlets.config import Config
 
-from autograder import distributed, environment, grade, nbgrader_plugins, paths, settings, verdicts
+from autograder import environment, grade, paths, settings
 from autograder.errors import RefusedInput
-from autograder.nbgrader_steps import nbgrader_api, workspace_of
+from autograder.nbgrader_ext import plugins as nbgrader_plugins
+from autograder.nbgrader_ext.steps import nbgrader_api, workspace_of
+from autograder.pipeline import dask_cluster as distributed
 from autograder.sandbox import Limits
+from autograder.verdicts import decide as verdicts
 from autograder.workspace import Workspace, from_environment
 
 LOOP = "def attention_flops(T, d):\n    while True:\n        pass\n"
@@ -124,12 +127,13 @@ def test_the_environment_overrides_the_configuration(tmp_path):
     assert (ws.work, ws.solutions, ws.staged_root) == (tmp_path / "w", tmp_path / "c" / "solutions",
                                                        tmp_path / "w" / ".grading" / "submitted")
     assert from_environment({}) == Workspace(ROOT / "autograder", ROOT)
-    code = "from autograder import cgroups, sandbox, warm; print(sandbox.mode(), warm.enabled(), cgroups.hierarchies())"
+    code = ("from autograder import sandbox; from autograder.sandbox import cgroups, warm; "
+            "print(sandbox.mode(), warm.enabled(), cgroups.hierarchies())")
     env = {**os.environ, "SELFATTN_SANDBOX": "fallback", "SELFATTN_WARM_SANDBOX": "0", "SELFATTN_CGROUPS": "0"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["fallback", "False", "{}"], out.stderr
     # and the same chosen in the configuration, applied to a process (what make grade and a Dask task do)
-    code = ("from autograder import cgroups, sandbox, settings, warm\n"
+    code = ("from autograder import sandbox, settings\nfrom autograder.sandbox import cgroups, warm\n"
             "settings.Settings(sandbox='fallback', warm_sandbox=False, cgroups=False).apply()\n"
             "print(sandbox.mode(), warm.enabled(), cgroups.hierarchies())")
     env = {k: v for k, v in os.environ.items() if k not in environment.SETTING_VARIABLES}

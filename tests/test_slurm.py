@@ -118,12 +118,13 @@ def _wait_until_done(slurm: OneNodeSlurm, job: str, timeout: float = 600) -> Non
 
 
 def test_a_compute_node_is_checked_with_one_command(slurm, certs):
-    ok = slurm.run("srun", sys.executable, "-m", "autograder.node_check", "--tls", str(certs), check=False)
+    ok = slurm.run("srun", sys.executable, "-m", "autograder.pipeline.node_check", "--tls", str(certs), check=False)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "ok: sandbox: bubblewrap" in ok.stdout and ok.stdout.rstrip().endswith("ready to grade"), ok.stdout
     (certs / "worker-key.pem").chmod(0o644)
     try:
-        bad = slurm.run("srun", sys.executable, "-m", "autograder.node_check", "--tls", str(certs), check=False)
+        bad = slurm.run("srun", sys.executable, "-m", "autograder.pipeline.node_check", "--tls", str(certs),
+                        check=False)
     finally:
         (certs / "worker-key.pem").chmod(0o600)
     assert bad.returncode != 0
@@ -153,7 +154,7 @@ def _cancel_a_busy_job_midway(proc: subprocess.Popen, slurm: OneNodeSlurm, certs
     that is deciding one; then wait for the run. Returns (notebooks decided at the cancel, stdout, stderr)."""
     from distributed import Client
 
-    from autograder.distributed import client_security
+    from autograder.pipeline.dask_cluster import client_security
 
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.extend(proc.stdout), daemon=True)
@@ -253,7 +254,7 @@ def test_a_verdict_decided_outside_make_grade_reaches_the_gradebook(local, tmp_p
 
 @given(st.lists(st.from_regex(r"[a-z][a-z0-9]{0,5}", fullmatch=True), max_size=40), st.integers(1, 12))
 def test_the_array_ranges_cover_the_class_once_in_order_and_evenly(students, parts):
-    from autograder.slurm_array import ranges
+    from autograder.pipeline.slurm_array import ranges
 
     cut = ranges(students, parts)
     assert len(cut) == parts
@@ -264,7 +265,7 @@ def test_the_array_ranges_cover_the_class_once_in_order_and_evenly(students, par
 @pytest.mark.parametrize("text", ["3/3", "-1/3", "1", "a/b", "2/0", ""])
 def test_a_bad_array_task_is_refused_in_one_line(text):
     from autograder.errors import RefusedInput
-    from autograder.slurm_array import parse_task
+    from autograder.pipeline.slurm_array import parse_task
 
     with pytest.raises(RefusedInput) as refused:
         parse_task(text)

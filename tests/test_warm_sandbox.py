@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import sandbox, warm
+from autograder import sandbox
 from autograder.paths import ROOT
+from autograder.sandbox import warm
 from selfattn.checks.calling import Case
 
 PROBE = """
@@ -190,7 +191,8 @@ def test_the_folder_of_a_killed_owner_is_removed_by_the_next_sandbox():
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import time
         import numpy as np
-        from autograder import sandbox, warm
+        from autograder import sandbox
+        from autograder.sandbox import warm
         from selfattn.checks.calling import Case
         s = warm.Session()
         sandbox.run([("f", "def f(x):\\n    return x\\n")], "f", [Case((np.zeros(1),))], session=s)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import sandbox, warm
+from autograder import sandbox
+from autograder.sandbox import warm
 from selfattn.checks.calling import Case
 
 LIMITS = sandbox.Limits(cpu_seconds=20)

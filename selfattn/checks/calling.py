@@ -1,7 +1,7 @@
 """Calling student code and turning what it returns into plain arrays.
 
 This is the one piece of course code that also runs inside the grading sandbox (copied next to
-``autograder/harness.py`` as the top-level module ``calling``), so it depends on nothing but the
+``autograder/sandbox/inside/harness.py`` as the top-level module ``calling``), so it depends on nothing but the
 standard library and NumPy and imports nothing relative: the sandbox holds neither the course
 package nor the checks. The notebook's ``check()`` (:mod:`selfattn.checks.notebook`) calls answers
 through the same functions, so a ✓ and a grade see the same values.

@@ -8,7 +8,7 @@ the note names the functions to fix; if not, what its checks now say is its own 
 its dependencies' mistakes), and the note says how it was judged.
 
 The notebook's :func:`selfattn.checks.notebook.judge` (public checks, in the kernel) and the grader's
-:mod:`autograder.blame` (every check, in the sandbox) both decide through :func:`fair_results`;
+:mod:`autograder.verdicts.blame` (every check, in the sandbox) both decide through :func:`fair_results`;
 they differ only in how a run is made.
 """
 

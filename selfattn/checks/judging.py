@@ -2,7 +2,7 @@
 
 A call that raised, timed out, returned no numbers or is still the stub decides the check by
 itself (:func:`first_error`); otherwise the check's verifier decides (:func:`safe_verify`). The
-notebook (:mod:`selfattn.checks.notebook`) and the grader (``autograder/verdicts.py``) both decide
+notebook (:mod:`selfattn.checks.notebook`) and the grader (``autograder/verdicts/decide.py``) both decide
 through these two functions; they differ only in where the calls are made.
 """
 

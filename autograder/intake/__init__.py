@@ -1,0 +1,1 @@
+"""Intake: which submissions a run grades, and each one read as untrusted data and staged."""

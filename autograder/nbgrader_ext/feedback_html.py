@@ -1,0 +1,180 @@
+"""Feedback pages that load nothing from outside.
+
+nbgrader's feedback template loads MathJax from a CDN, so offline the formulas stay raw and every
+student's browser contacts a third party. :class:`OfflineFeedbackExporter` (nbgrader's
+``GenerateFeedback.exporter_class``) renders the math of every Markdown cell to MathML at export
+(browsers draw MathML themselves) and removes every script or stylesheet the page would fetch from
+another server. The instructor's comments (formgrader says they take Markdown and MathJax) are rendered the same
+way, and so is math in a heading: the MathML carries no ``xmlns`` (HTML puts ``<math>`` in the
+MathML namespace itself), which nbconvert's heading anchors would otherwise re-serialise as
+``<ns0:math>``, an unknown element shown as flat text without its subscripts. A formula the
+converter cannot read is shown as its TeX source in ``<code>``.
+
+The page is nbgrader's feedback template extended by ``templates/feedback.html.j2``: a test cell's
+link names its exercise ("softmax: hidden checks") and a grade still in the hand-grading queue
+reads "awaiting hand-grading" rather than a score of 0.
+The page states its language and carries a small stylesheet (:func:`accessible`) so that it passes
+axe-core's serious and critical checks: links underlined and dark enough on every panel, code wrapped
+instead of scrolling in boxes a keyboard cannot reach.
+
+nbgrader makes a new exporter for every notebook, and each would compile nbconvert's Jinja
+templates again: the compiled templates are kept for the process (a bytecode cache keyed by each
+template's source, so an edited template is compiled afresh), and the math of a Markdown cell,
+the same text for every student, is converted once.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from pathlib import Path
+
+import jinja2
+from latex2mathml.converter import convert
+from nbconvert.exporters import HTMLExporter
+from nbgrader.preprocessors import GetGrades
+
+_CODE = re.compile(r"(```.*?```|~~~.*?~~~|`[^`\n]*`)", re.S)
+_MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?![\s$])(.+?)(?<![\\\s])\$(?!\d)|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.S)
+_XMLNS = re.compile(r'\s+xmlns="http://www\.w3\.org/1998/Math/MathML"')
+#: the course's feedback template (nbgrader's, extended)
+TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "feedback.html.j2"
+_REMOTE = re.compile(
+    r"<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script>|<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>",
+    re.I)
+
+
+def _mathml(match: re.Match) -> str:
+    block, inline = match.group(1) or match.group(3), match.group(2) or match.group(4)
+    tex = (block if block is not None else inline).strip()
+    try:
+        out = convert(tex, display="block" if block is not None else "inline")
+    except Exception:
+        return f"<code>{html.escape(match.group(0))}</code>"
+    return _XMLNS.sub("", out.replace("\n", " "), count=1)
+
+
+@functools.lru_cache(maxsize=4096)
+def render_math(markdown: str) -> str:
+    """Markdown with each ``$...$``, ``$$...$$``, ``\\(...\\)`` and ``\\[...\\]`` outside code as MathML."""
+    parts = _CODE.split(markdown)
+    for i in range(0, len(parts), 2):
+        parts[i] = _MATH.sub(_mathml, parts[i])
+    return "".join(parts)
+
+
+#: the formgrader server's MathJax loader (autograder/jupyter_data): feedback has its math as MathML
+_FORMGRADER_MATHJAX = re.compile(r"<script\b[^>]*\bdata-selfattn-mathjax\b[^>]*>.*?</script>", re.S | re.I)
+
+
+def strip_remote(page: str) -> str:
+    """The page without the scripts and stylesheets it would load from other servers (nor the
+    formgrader server's MathJax loader, when the feedback is generated there)."""
+    return _FORMGRADER_MATHJAX.sub("", _REMOTE.sub("", page))
+
+
+_A11Y_STYLE = """<style data-selfattn-a11y>
+a, a:visited { color: #0b4f9c; text-decoration: underline; }
+.alert a, .panel-body a { color: #083b75; }
+.panel-primary > .panel-heading a, .panel-primary > .panel-heading .pull-right a { color: #ffffff !important; }
+.highlight .ne, .highlight .gr, .highlight .gt, .highlight .err { color: #a1281f; }
+.highlight .ow, .highlight .nd { color: #6a1b9a; }
+.highlight .k, .highlight .kn, .highlight .kc, .highlight .kd, .highlight .nb, .highlight .bp { color: #00600f; }
+.highlight .s, .highlight .s1, .highlight .s2, .highlight .sa, .highlight .sd { color: #8f1a1a; }
+.highlight .mi, .highlight .mf, .highlight .o { color: #4a4a4a; }
+.highlight .nf, .highlight .nc, .highlight .nn { color: #0b3fa8; }
+.highlight .si, .highlight .se { color: #7a4400; }
+.highlight .c, .highlight .c1, .highlight .ch, .highlight .cm, .highlight .cpf, .highlight .cs { color: #3f5f3f; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+</style>
+"""
+_HTML_TAG = re.compile(r"<html(?![^>]*\blang=)([^>]*)>", re.I)
+
+
+def accessible(page: str) -> str:
+    """The page with ``lang="en"`` on ``<html>`` and the accessibility stylesheet before ``</head>``."""
+    page = _HTML_TAG.sub(r'<html lang="en"\1>', page, count=1)
+    return page.replace("</head>", _A11Y_STYLE + "</head>", 1) if "data-selfattn-a11y" not in page else page
+
+
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled Jinja templates kept in memory for the process (Jinja checks each one's source)."""
+
+    def __init__(self) -> None:
+        self._store: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self._store:
+            bucket.bytecode_from_string(self._store[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._store[bucket.key] = bucket.bytecode_to_string()
+
+
+_TEMPLATES = _CompiledTemplates()
+
+
+class GetGradesWithQueue(GetGrades):
+    """nbgrader's ``GetGrades`` (scores and comments from the gradebook into the cells), which also
+    marks a grade still in the hand-grading queue: ``nbgrader.awaiting`` (same query, same gradebook)."""
+
+    def _get_score(self, cell, resources) -> None:
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                          self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["score"] = grade.score
+        cell.metadata.nbgrader["points"] = grade.max_score
+        cell.metadata.nbgrader["awaiting"] = bool(grade.needs_manual_grade)
+
+
+def annotate(nb, resources: dict) -> None:
+    """What the course's template shows beyond nbgrader's: each test cell's exercise, the points
+    awaiting hand-grading, and the math of Markdown cells and comments."""
+    from autograder.course.spec import load_spec
+
+    info = resources.setdefault("nbgrader", {})
+    try:
+        labels = {t.grade_id: t.label for t in load_spec(info["assignment"], info["notebook"]).tests}
+    except (KeyError, OSError, ValueError):
+        labels = {}
+    info["awaiting_points"] = 0.0
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader")
+        if cell.cell_type == "markdown":
+            cell.source = render_math(cell.source)
+        if not meta:
+            continue
+        gid = meta.get("grade_id")
+        if gid in labels:
+            meta["exercise"] = labels[gid]
+        if meta.get("grade") and meta.get("awaiting"):  # set by GetGradesWithQueue
+            info["awaiting_points"] += float(meta.get("points") or 0)
+        if meta.get("comment"):
+            meta["comment"] = render_math(str(meta["comment"]))
+
+
+class OfflineFeedbackExporter(HTMLExporter):
+    """nbgrader's feedback HTML, with math rendered at export and nothing loaded from outside."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # nbgrader's template (``template_name = "feedback"``) stays the base: ours extends it
+        # (template_paths is computed once, at construction: extend it, not extra_template_paths)
+        self.template_paths = [*self.template_paths, str(TEMPLATE.parent)]
+        self.template_file = TEMPLATE.name
+
+    def _create_environment(self):
+        environment = super()._create_environment()
+        environment.bytecode_cache = _TEMPLATES
+        return environment
+
+    def _preprocess(self, nb, resources):
+        # after nbgrader's preprocessors: GetGrades has put the scores and comments in the cells
+        nb, resources = super()._preprocess(nb, resources)
+        annotate(nb, resources)
+        return nb, resources
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        # (nbconvert works on its own copy of ``nb``: the annotations never reach the caller's)
+        output, resources = super().from_notebook_node(nb, resources=resources, **kw)
+        return accessible(strip_remote(output)), resources

@@ -1,0 +1,313 @@
+"""How nbgrader's own commands (CLI, API and formgrader's buttons) work with this course.
+
+Set in ``nbgrader_config.py``:
+
+- :class:`CollectIntoSubmitted` (``ExchangeFactory.collect``): ``nbgrader collect`` and
+  formgrader's *Collect* put submissions in ``submitted/`` (the folder ``make grade`` reads) and
+  stage them into ``.grading/submitted/``, the copies nbgrader autogrades.
+- :func:`compute_missing_verdicts` (``Autograde.pre_convert_hook``): before nbgrader autogrades a
+  student, the staged copies are refreshed from ``submitted/`` and every notebook whose verdict is
+  missing or was made for other answers or other checks is decided, through the same sandbox as
+  ``make grade``: a new student or a resubmission gets a fresh result.
+- :class:`ApplyVerdicts` replaces nbgrader's ``Execute``: nothing is run. Each test cell gets its
+  verdict as output (a listing of the checks; an error output when one failed, which is how
+  nbgrader scores a test cell). A verdict is applied only if it judged exactly this notebook (same
+  answers, same checks); otherwise autograding this student fails, loudly, with the command to run.
+- :func:`install` makes nbgrader's ``Autograde`` (``nbgrader autograde``, formgrader's *Autograde*,
+  ``make grade``) first stage what ``submitted/`` holds for the students and assignments it was
+  asked for (a submission put there by hand or by ``nbgrader zip_collect`` is graded there and
+  then), and keep the hand grades of unchanged written answers around each autograde
+  (:func:`autograder.nbgrader_ext.gradebook_state.settle_hand_grades`, the same step for every way in).
+  ``nbgrader zip_collect`` lands in ``submitted/`` too, and stages what it collected.
+- :class:`ReleaseFeedbackWarningPending` (``ExchangeFactory.release_feedback``): nbgrader's
+  ``release_feedback`` (and formgrader's button), warning in one line while answers of the
+  assignment await hand-grading.
+- :func:`complete_feedback_folder` (``GenerateFeedback.post_convert_hook``) gives every feedback
+  folder the ``timestamp.txt`` that ``release_feedback`` needs.
+"""
+
+from __future__ import annotations
+
+import glob
+import textwrap
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import nbformat
+from nbformat.v4 import new_markdown_cell, new_output
+from nbgrader import utils
+from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseFeedback
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from autograder.intake.untrusted import entry_problem, id_problem, note_markdown
+from autograder.notes import notes_of
+from autograder.paths import DEFAULT
+from autograder.workspace import Workspace
+
+if TYPE_CHECKING:
+    from autograder.settings import Settings
+
+
+#: the settings of the autograde running in this thread (set by :func:`install`'s ``Autograde.start``)
+_GRADING: ContextVar[Settings | None] = ContextVar("grading_settings", default=None)
+#: the workspace of the autograde running in this thread (the one its CourseDirectory names)
+_WORKSPACE: ContextVar[Workspace] = ContextVar("grading_workspace", default=DEFAULT)
+
+
+class StaleVerdict(RuntimeError):
+    """No verdict judged this notebook: autograding it would apply a wrong grade."""
+
+
+def _staged_parts(filename: str | Path, ws: Workspace) -> tuple[str, str, str] | None:
+    """(student, assignment, notebook) of a staged notebook of ``ws``, else None."""
+    try:
+        parts = Path(filename).resolve().relative_to(ws.staged_root.resolve()).parts
+    except ValueError:
+        return None
+    return (parts[0], parts[1], Path(parts[2]).stem) if len(parts) == 3 and parts[2].endswith(".ipynb") else None
+
+
+def _restage(student: str, assignment: str, ws: Workspace) -> None:
+    """Stage one submission again from ``submitted/`` (if it is there and may be graded)."""
+    from autograder.intake.staging import stage_submission
+
+    folder = ws.submission(student, assignment)
+    if (id_problem(student) is None and (ws.solutions / assignment).is_dir()
+            and entry_problem(folder.parent, "dir") is None and entry_problem(folder, "dir") is None):
+        stage_submission(student, assignment, ws)
+
+
+class CollectIntoSubmitted(ExchangeCollect):
+    """nbgrader's collect, landing in ``submitted/`` and staging what it collected."""
+
+    def copy_files(self):
+        from autograder.nbgrader_ext.steps import workspace_of
+
+        ws = workspace_of(self.coursedir)
+        staged_dir = self.coursedir.submitted_directory
+        self.coursedir.submitted_directory = str(ws.submitted)
+        try:
+            super().copy_files()
+        finally:
+            self.coursedir.submitted_directory = staged_dir
+        for student in sorted({rec["username"] for rec in self.src_records}):
+            _restage(student, self.coursedir.assignment_id, ws)
+
+
+def _stage_requested(assignment_id: str, student_id: str, ws: Workspace) -> list[tuple[str, str]]:
+    """Stage every submission in ``submitted/`` that nbgrader was asked to autograde (its
+    ``--student`` and assignment may be patterns); return (student, assignment) of each."""
+    from autograder.intake.scan import scan
+
+    if glob.has_magic(student_id) or glob.has_magic(assignment_id):
+        wanted = [(s, a) for s, a in scan(ws=ws).submissions if fnmatch(s, student_id) and fnmatch(a, assignment_id)]
+    else:
+        wanted = [(student_id, assignment_id)] if ws.submission(student_id, assignment_id).is_dir() else []
+    for s, a in wanted:
+        _restage(s, a, ws)
+    return wanted
+
+
+def autograde_settings(converter) -> Settings:
+    """The grading settings of one nbgrader autograde: those of its own configuration (nbgrader's
+    chain, the command line's ``--GradingSettings.*``, or the overrides of the ``make grade`` run
+    that started it, :func:`autograder.nbgrader_ext.steps.nbgrader_api`), then the environment's."""
+    from autograder.settings import GradingSettings
+
+    return GradingSettings(parent=converter).resolve()
+
+
+@contextmanager
+def deciding_with(grading: Settings | None, ws: Workspace = DEFAULT) -> Iterator[None]:
+    """Within the block, :func:`compute_missing_verdicts` decides with ``grading`` (``None``:
+    those of nbgrader's configuration chain) in ``ws``, and
+    :class:`ApplyVerdicts` reads the verdicts of ``ws``."""
+    tokens = _GRADING.set(grading), _WORKSPACE.set(ws)
+    try:
+        yield
+    finally:
+        _GRADING.reset(tokens[0])
+        _WORKSPACE.reset(tokens[1])
+
+
+def install() -> None:
+    """Make nbgrader's ``Autograde`` (every way it is started) stage the submissions it was asked
+    for before it looks for notebooks (nbgrader reads the staged copies and would skip, exit 0,
+    a submission not staged yet), and keep hand grades around each autograde. Idempotent."""
+    from nbgrader.converters import Autograde
+
+    from autograder.nbgrader_ext import gradebook_state as gs
+
+    if getattr(Autograde.start, "selfattn", False):
+        return
+    start = Autograde.start
+
+    def start_staged(self) -> None:
+        from autograder.nbgrader_ext.steps import workspace_of
+
+        grading, ws = autograde_settings(self), workspace_of(self.coursedir)
+        grading.apply()
+        wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id, ws)
+        db, course = self.coursedir.db_url, self.coursedir.course_id
+        for s, a in wanted:  # hand grades of what nbgrader holds now, before it resets them
+            gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
+        try:
+            with deciding_with(grading, ws):
+                start(self)
+        finally:
+            for s, a in wanted:
+                gs.note_autograded(s, a, ws)
+                gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
+
+    start_staged.selfattn = True  # type: ignore[attr-defined]
+    Autograde.start = start_staged
+    _zip_collect_into_submitted()
+
+
+def list_settings_in_generate_config() -> None:
+    """Make ``nbgrader generate_config`` (started in ``autograder/``, so it loads the course's
+    ``nbgrader_config.py``, which calls this) write the course's ``c.GradingSettings`` options too.
+
+    nbgrader's ``GenerateConfigApp`` lists a fixed set of classes, nbgrader's own, taken from its
+    modules (``NbGrader.all_configurable_classes``); it loads the configuration files before it
+    writes, so the course's class is added to that list here."""
+    from nbgrader.apps.generateconfigapp import GenerateConfigApp
+
+    from autograder.settings import GradingSettings
+
+    app = getattr(GenerateConfigApp, "_instance", None)  # the running app, if this is generate_config
+    if isinstance(app, GenerateConfigApp) and GradingSettings not in app.classes:
+        app.classes.append(GradingSettings)
+
+
+def _zip_collect_into_submitted() -> None:
+    """``nbgrader zip_collect`` writes to nbgrader's submitted folder, here the staged copies:
+    make it land in ``submitted/`` (the folder ``make grade`` reads) and stage what it collected,
+    as :class:`CollectIntoSubmitted` does for ``nbgrader collect``."""
+    from nbgrader.apps.zipcollectapp import ZipCollectApp
+
+    process, transfer = ZipCollectApp.process_extracted_files, ZipCollectApp._transfer_files
+
+    def process_into_submitted(self) -> None:
+        from autograder.nbgrader_ext.steps import workspace_of
+
+        self.selfattn_workspace = ws = workspace_of(self.coursedir)  # before its folder is swapped
+        staged_dir = self.coursedir.submitted_directory
+        self.coursedir.submitted_directory = str(ws.submitted)
+        try:
+            process(self)
+        finally:
+            self.coursedir.submitted_directory = staged_dir
+
+    def transfer_and_stage(self, collected_data) -> None:
+        from autograder.nbgrader_ext.steps import workspace_of
+
+        transfer(self, collected_data)
+        ws = getattr(self, "selfattn_workspace", None) or workspace_of(self.coursedir)
+        for student in sorted(collected_data):
+            _restage(student, self.coursedir.assignment_id, ws)
+
+    ZipCollectApp.process_extracted_files = process_into_submitted
+    ZipCollectApp._transfer_files = transfer_and_stage
+
+
+class ReleaseFeedbackWarningPending(ExchangeReleaseFeedback):
+    """nbgrader's release_feedback, first warning in one line if answers await hand-grading."""
+
+    def copy_files(self):
+        from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading, awaiting_line
+
+        waiting = [w for w in awaiting_hand_grading(self.coursedir.db_url)
+                   if fnmatch(w.assignment, self.coursedir.assignment_id)
+                   and fnmatch(w.student, self.coursedir.student_id or "*")]
+        if waiting:
+            self.log.warning("releasing feedback while %s (their feedback shows no grade for them yet)",
+                             awaiting_line(waiting))
+        super().copy_files()
+
+
+def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -> None:
+    """nbgrader's pre-convert hook: decide in the sandbox every notebook of this submission (staged
+    just before, :func:`install`) whose stored verdict is missing or stale. After ``make grade``
+    this finds nothing to do. It decides with the settings of the autograde that calls it
+    (:func:`install`), else with those of nbgrader's configuration chain."""
+    from autograder.settings import configured
+    from autograder.verdicts.decide import freshness, grade_one
+
+    ws = _WORKSPACE.get()
+    parts = [p for p in (_staged_parts(n, ws) for n in notebooks) if p is not None]
+    grading = _GRADING.get() or (configured() if parts else None)
+    limits = grading.limits if grading else None
+    for s, a, nb in parts:
+        staged = ws.staged(s, a, nb)  # just staged: judged as staged, not staged again
+        current = nbformat.read(staged, as_version=4) if staged.is_file() else None
+        # a verdict make grade just had decided on a Dask worker keeps the worker's sandbox mode
+        if freshness(s, a, nb, current, limits, any_sandbox=True, ws=ws) != "fresh":
+            grade_one(s, a, nb, limits, ws)
+
+
+def complete_feedback_folder(assignment=None, student=None, notebooks=(), **_) -> None:
+    """nbgrader's post-convert hook of ``generate_feedback``: ``release_feedback`` reads a
+    ``timestamp.txt`` beside every feedback page and stops for the whole class if one is missing.
+    A submission handed in without the exchange has none: write the time its feedback was made."""
+    from autograder.paths import AUTOGRADED, FEEDBACK
+
+    for path in notebooks:
+        try:
+            s, a = Path(path).resolve().relative_to(AUTOGRADED.resolve()).parts[:2]
+        except ValueError:
+            continue
+        stamp = FEEDBACK / s / a / "timestamp.txt"
+        if stamp.parent.is_dir() and not stamp.exists():
+            stamp.write_text(time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime()), encoding="utf-8")
+
+
+class ApplyVerdicts(NbGraderPreprocessor):
+    def preprocess(self, nb, resources):
+        from autograder.verdicts.decide import stored_verdict, verdict_key
+
+        info = resources["nbgrader"]
+        student, assignment, notebook = info["student"], info["assignment"], info["notebook"]
+        self.verdict = stored_verdict(student, assignment, notebook, _WORKSPACE.get())
+        if self.verdict is None or self.verdict.get("key") != verdict_key(nb, assignment, notebook):
+            why = ("no verdict was computed" if self.verdict is None
+                   else "its verdict was made for other answers or checks")
+            raise StaleVerdict(
+                f"{student}/{assignment}/{notebook}: {why}; nothing was applied. "
+                f"Run `make grade STUDENT={student}` (or `python -m autograder.grade --student {student}`).")
+        nb, resources = super().preprocess(nb, resources)
+        notes = notes_of(self.verdict)
+        if notes:
+            # notes quote student text (exception messages): rendered as text, never as HTML
+            text = "**Grading notes.**\n\n" + "\n".join(note_markdown(n) for n in notes)
+            nb.cells.insert(0, new_markdown_cell(text, metadata={"grading_notes": True}))
+        return nb, resources
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code":
+            return cell, resources
+        cell.outputs = []
+        cell.execution_count = None
+        if not (utils.is_grade(cell) and not utils.is_solution(cell)):
+            return cell, resources
+        gid = cell.metadata.nbgrader["grade_id"]
+        result = self.verdict.get("cells", {}).get(gid)
+        if result is None:
+            cell.outputs = [new_output("error", ename="NotGraded", evalue="this test cell was not graded",
+                                       traceback=["NotGraded: this test cell was not graded"])]
+            return cell, resources
+        lines = result["lines"]
+        if lines:
+            wrapped = [textwrap.fill(ln, width=96, subsequent_indent="    ") for ln in lines]
+            cell.outputs.append(new_output("stream", name="stdout", text="\n".join(wrapped) + "\n"))
+        if not result["passed"]:
+            failed = int(result.get("failed") or 0)  # counted when the verdict was decided
+            cell.outputs.append(new_output(
+                "error", ename="CheckFailed", evalue=f"{failed} check(s) failed",
+                traceback=[f"CheckFailed: {failed} check(s) failed (see above)"]))
+        return cell, resources

@@ -1,0 +1,155 @@
+"""nbgrader's own steps (autograde with precomputed verdicts, feedback, CSV export) through its
+Python API, run over disjoint groups of students in parallel processes.
+
+The configuration is nbgrader's own chain, read exactly as ``nbgrader`` and formgrader read it
+when started in ``autograder/``: every Jupyter config folder's ``nbgrader_config.py`` (user and
+system level), then the course's ``autograder/nbgrader_config.py``. A setting made for formgrader
+(a late penalty, say) is therefore honoured by ``make grade`` too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from traitlets.config import Config
+
+from autograder.errors import GradingError, RefusedInput
+from autograder.paths import AUTOGRADER, DEFAULT
+from autograder.workspace import Workspace
+
+
+def load_config():
+    """nbgrader's configuration chain as its CLI and formgrader load it from ``autograder/``.
+
+    Raises
+    ------
+    autograder.errors.Refused
+        Naming the file, when a configuration file fails to load. (nbgrader itself logs the error
+        and goes on with its defaults, under which autograde would run student code in this process.)
+    """
+    from nbgrader.apps.baseapp import NbGrader
+
+    app = NbGrader(raise_config_file_errors=True)
+    try:
+        with _chdir(AUTOGRADER):
+            app.load_config_file()
+    except Exception as exc:
+        files = [f.filename for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith("_config.py")]
+        where = files[-1] if files else "nbgrader's configuration"
+        raise RefusedInput(f"{where} failed to load ({type(exc).__name__}: {exc}); "
+                         "stopped before nbgrader changed anything") from exc
+    return app.config
+
+
+@contextlib.contextmanager
+def _chdir(path: Path):  # contextlib.chdir needs Python 3.11
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def course_directory(ws: Workspace) -> dict[str, str]:
+    """nbgrader's ``CourseDirectory`` settings for the workspace ``ws`` (``nbgrader_config.py``
+    sets these for the process's default one): the course root, the staged copies as nbgrader's
+    submitted folder, the autograded and feedback folders and the gradebook of the work folder."""
+    return {"root": str(ws.course), "source_directory": "solutions", "release_directory": "notebooks",
+            "submitted_directory": str(ws.staged_root), "autograded_directory": str(ws.autograded),
+            "feedback_directory": str(ws.feedback), "db_url": "sqlite:///" + str(ws.gradebook)}
+
+
+def workspace_of(coursedir) -> Workspace:
+    """The workspace whose folders an nbgrader ``CourseDirectory`` names (:func:`course_directory`
+    inverted): how nbgrader's hooks and plugins know where the run that called them works. A
+    course directory configured otherwise (by hand) means the process's default workspace."""
+    candidate = Workspace(work=Path(coursedir.submitted_directory).parent.parent, course=Path(coursedir.root))
+    expected = course_directory(candidate)
+    named = {k: str(getattr(coursedir, k)) for k in ("submitted_directory", "autograded_directory",
+                                                     "feedback_directory", "db_url")}
+    return candidate if all(expected[k] == v for k, v in named.items()) else DEFAULT
+
+
+def nbgrader_api(overrides: Config | None = None, ws: Workspace = DEFAULT):
+    """nbgrader's Python API with nbgrader's configuration chain (one import per process), the
+    folders of ``ws``, and ``overrides`` above it (a ``make grade`` run's
+    :meth:`~autograder.settings.Settings.config`: the hook its autograde runs decides with the
+    run's settings)."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    config = load_config()  # also makes a new gradebook read its schema revision in-process
+    config.merge(Config({"CourseDirectory": course_directory(ws)}))
+    if overrides:
+        config.merge(overrides)
+    # the release that grading needs goes to the work folder, leaving notebooks/ alone
+    config.CourseDirectory.release_directory = str(ws.grading / "release")
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def _run_step_group(args: tuple[str, str, list[str], Config | None, Workspace]) -> list[tuple[str, str]]:
+    """Run one nbgrader step for a group of students in this process; return (student, problem)."""
+    import warnings
+
+    from sqlalchemy.exc import SAWarning
+
+    # nbgrader's own ORM use warns on notebooks that were not handed in; the grades are right
+    warnings.filterwarnings("ignore", category=SAWarning)
+    step, assignment, students, overrides, ws = args
+    api = nbgrader_api(overrides, ws)
+    problems = []
+    for student in students:
+        result = (api.autograde(assignment, student, force=True, create=True) if step == "autograde"
+                  else api.generate_feedback(assignment, student, force=True))
+        if not result["success"]:
+            problems.append((student, _last_error(result)))
+    return problems
+
+
+def _last_error(result: dict) -> str:
+    """The line of nbgrader's report that says what went wrong (e.g. a refused stale verdict)."""
+    text = (result.get("error") or "") + "\n" + (result.get("log") or "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if "StaleVerdict" in ln:
+            return ln[-600:]
+    return (result.get("error") or "")[-1500:]
+
+
+def run_step(step: str, assignment: str, students: list[str], workers: int, log,
+             overrides: Config | None = None, ws: Workspace = DEFAULT) -> list[str]:
+    """Run an nbgrader step over disjoint groups of students at once, then redo any student that
+    reported a problem on its own (e.g. a busy SQLite gradebook), so the result never depends on
+    the parallelism. Return the students it still failed for (each also logged). ``overrides``
+    go above nbgrader's configuration chain, and the folders are those of ``ws`` (:func:`nbgrader_api`)."""
+    if not students:
+        return []
+    groups = [students[i::workers] for i in range(min(workers, len(students)))]
+    with ProcessPoolExecutor(max_workers=max(1, len(groups))) as pool:
+        jobs = [(step, assignment, g, overrides, ws) for g in groups]
+        problems = [p for ps in pool.map(_run_step_group, jobs) for p in ps]
+    retry = [student for student, _ in problems]
+    failed = _run_step_group((step, assignment, retry, overrides, ws)) if retry else []
+    for student, message in failed:
+        log(f"error: nbgrader {step} failed for {student} ({assignment}): {message}")
+    return [student for student, _ in failed]
+
+
+def export(api=None, ws: Workspace = DEFAULT) -> None:
+    """Write grades.csv from the gradebook (nbgrader's export columns, quoted, replaced atomically),
+    always to the work folder's grades.csv: an instructor's ``c.CsvExportPlugin.to`` is for their own
+    ``nbgrader export``."""
+    from nbgrader.api import Gradebook
+
+    from autograder.outputs.csv_export import QuotedCsvExportPlugin
+
+    api = api or nbgrader_api(ws=ws)
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        QuotedCsvExportPlugin(config=api.config, to=str(ws.grades_csv)).export(gb)
+    if not ws.grades_csv.exists():
+        raise GradingError("nbgrader export wrote no grades.csv")

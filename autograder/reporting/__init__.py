@@ -1,0 +1,1 @@
+"""What the instructor reads: the run summary, the class report, similarity."""

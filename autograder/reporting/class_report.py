@@ -1,0 +1,589 @@
+"""The class report: ``python -m autograder.report`` (``make report``, also run by ``make grade``).
+
+One self-contained HTML page, ``report/index.html`` in the work folder, from the verdicts (what
+each check said), the gradebook (the trusted scores, the names, the hand-grading queue) and the
+history of replaced verdicts (:mod:`autograder.verdicts.history`). Its first screen answers the
+instructor's three questions: how did the class do (mean, median and completion per notebook),
+what to reteach (the hardest exercises, each with its most common named mistake), and what needs
+me now (answers awaiting hand-grading, faults, suspicious similarity). Then the detail: the
+difficulty ranking of exercises, the hand-grading queue, mistakes made before a resubmission fixed
+them, every student (name, scores, a link to each feedback page), score distributions, the pass
+rate of every check, the named mistakes counted with who made them, unnamed failures, faults and
+anomalies, and suspiciously similar answers (:mod:`autograder.reporting.similarity`) side by side. Every
+table is also written as a CSV file next to the page (:data:`CSV_TABLES`).
+
+The page loads nothing from anywhere (inline SVG, CSS and a few lines of JavaScript to sort
+tables; a Content-Security-Policy forbids the rest), and every piece of student-derived text is
+HTML-escaped (:mod:`autograder.reporting.report_html`): student ids, answers and messages are hostile
+input. On a narrow screen (a phone) each table row becomes a block of labelled lines, so no
+column is clipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from autograder.course.spec import answer_cells, exercise_of, notebooks_of, release_path
+from autograder.errors import RefusedInput, command_line
+from autograder.nbgrader_ext.gradebook_state import Awaiting
+from autograder.notes import Note, NoteKind, notes_of, records
+from autograder.outputs import atomic
+from autograder.outputs.csv_export import write_csv
+from autograder.paths import DEFAULT
+from autograder.reporting import similarity
+from autograder.reporting.report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
+from autograder.verdicts import history
+from autograder.workspace import Workspace, from_environment
+from selfattn.checks.findings import FAULTS, Finding, Kind, hidden_exception_name
+
+REPORT = DEFAULT.report / "index.html"  # the default workspace's page (write() takes a Workspace)
+
+# --- what a check's message or a grading note means ------------------------------------------
+
+#: The report's word for each kind of failure that got no answer to judge.
+FAULT_WORDS = {Kind.TIME_OUT: "time-out", Kind.MEMORY: "memory cap", Kind.PROCESSES: "process cap",
+               Kind.DISK: "disk cap", Kind.CRASHED: "crash", Kind.REFUSED: "crash", Kind.NOT_ANSWERED: "not answered"}
+
+
+def classify(stored: object) -> tuple[str, str]:
+    """(kind, key) of a failed check as its verdict stores it (:meth:`Finding.record`): kind is a
+    fault, ``named`` (a named mistake: the key is its wording) or ``unnamed`` (the key is the fixed
+    wording of what was wrong). Read from the finding's data, never from its message."""
+    found = Finding.from_record(stored)
+    if found.kind in FAULT_WORDS:
+        return FAULT_WORDS[found.kind], found.kind.value
+    if found.kind is Kind.MISTAKE and found.name:
+        return "named", found.name
+    if found.kind is Kind.RAISED:
+        return "unnamed", f"raised {found.name}" if hidden_exception_name(found.name or "") else Kind.RAISED.value
+    return "unnamed", found.kind.value
+
+
+def note_kind(stored: object) -> str:
+    """The report's word for a grading note as a verdict stores it (:meth:`Note.record`; a bare
+    string, as older verdicts hold, is an "other note"): its kind's, never read from its text."""
+    return Note.from_record(stored).kind.value
+
+
+# --- the data -------------------------------------------------------------------------------------
+
+
+@dataclass
+class ClassData:
+    """Everything the report shows, read from the work folder."""
+
+    verdicts: dict[tuple[str, str, str], dict] = field(default_factory=dict)  # (student, assignment, nb)
+    notebook_scores: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
+    cell_scores: dict[tuple[str, str, str, str], tuple[float, float]] = field(default_factory=dict)
+    late: dict[tuple[str, str], float] = field(default_factory=dict)  # seconds late
+    students: list[str] = field(default_factory=list)
+    assignments: list[str] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)  # student id -> "First Last" (the roster's)
+    awaiting: list[Awaiting] = field(default_factory=list)  # the hand-grading queue
+    ws: Workspace = DEFAULT  # where it was read (the feedback pages and staged answers it links to)
+
+
+def _gradebook(data: ClassData) -> None:
+    """Scores from nbgrader's gradebook (the trusted record)."""
+    from nbgrader.api import Gradebook
+
+    from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading
+    from autograder.nbgrader_ext.steps import nbgrader_api
+
+    api = nbgrader_api(ws=data.ws)
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        for student in gb.students:
+            name = " ".join(x for x in (student.first_name, student.last_name) if x)
+            if name:
+                data.names[student.id] = name
+        for assignment in gb.assignments:
+            for sub in assignment.submissions:
+                student = sub.student.id
+                if sub.total_seconds_late and sub.total_seconds_late > 0:
+                    data.late[(student, assignment.name)] = float(sub.total_seconds_late)
+                for nb in sub.notebooks:
+                    data.notebook_scores[(student, assignment.name, nb.name)] = (nb.score, nb.max_score)
+                    for g in nb.grades:
+                        data.cell_scores[(student, assignment.name, nb.name, g.name)] = (g.score, g.max_score)
+    data.awaiting = awaiting_hand_grading(api.coursedir.db_url)
+
+
+def load(gradebook: bool = True, ws: Workspace = DEFAULT) -> ClassData:
+    """The verdicts of ``ws`` and (with ``gradebook``) the scores of its gradebook."""
+    data = ClassData(ws=ws)
+    for path in sorted(ws.verdicts.glob("*/*/*.json")) if ws.verdicts.exists() else []:
+        key = (path.parent.parent.name, path.parent.name, path.stem)
+        try:
+            data.verdicts[key] = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            data.verdicts[key] = {"cells": {}, "notes": records([Note("The verdict file could not be read.")])}
+    if gradebook:
+        _gradebook(data)
+    keys = set(data.verdicts) | set(data.notebook_scores)
+    data.students = sorted({s for s, _, _ in keys})
+    data.assignments = sorted({a for _, a, _ in keys})
+    return data
+
+
+# --- the sections ---------------------------------------------------------------------------------
+
+
+def _who(students: set[str] | list[str]) -> str:
+    return ", ".join(sorted(students))
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "–"
+
+
+#: the CSV files written next to the page: file name -> the table's id on the page
+CSV_TABLES = {"students.csv": "students", "exercises.csv": "difficulty", "hand-grading.csv": "queue",
+              "fixed-mistakes.csv": "history", "checks.csv": "checks", "mistakes.csv": "mistakes",
+              "faults.csv": "faults", "similarity.csv": "similarity", "notebooks.csv": "notebooks"}
+
+
+@dataclass
+class Exercise:
+    """One exercise (a graded function of one notebook) across the class."""
+
+    assignment: str
+    notebook: str
+    function: str
+    passed: set[str] = field(default_factory=set)  # every check passed
+    failed: set[str] = field(default_factory=set)  # answered, some check failed
+    mistakes: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # named mistake -> who
+
+    @property
+    def answered(self) -> int:
+        return len(self.passed) + len(self.failed)
+
+    @property
+    def rate(self) -> float:
+        return len(self.passed) / self.answered if self.answered else 1.0
+
+    def commonest(self) -> tuple[str, int] | None:
+        """The named mistake most students made here, and how many."""
+        if not self.mistakes:
+            return None
+        name, who = min(self.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        return name, len(who)
+
+
+def _function(cid: str) -> str:
+    from selfattn.checks.record import REGISTRY
+
+    return REGISTRY[cid].function if cid in REGISTRY else cid.split("/")[0]
+
+
+def exercises(data: ClassData) -> list[Exercise]:
+    """Every exercise that someone answered, hardest first (lowest share of students passing it)."""
+    found: dict[tuple[str, str, str], Exercise] = {}
+    for (s, a, nb), v in sorted(data.verdicts.items()):
+        by_fn: dict[str, list[object]] = defaultdict(list)
+        for cid, msg in (v.get("checks") or {}).items():
+            by_fn[_function(cid)].append(msg)
+        for fn, msgs in by_fn.items():
+            ex = found.setdefault((a, nb, fn), Exercise(a, nb, fn))
+            kinds = [classify(m) for m in msgs if m is not None]
+            if not kinds:
+                ex.passed.add(s)
+            elif any(kind != "not answered" for kind, _ in kinds) or len(kinds) < len(msgs):
+                ex.failed.add(s)
+                for kind, key in kinds:
+                    if kind == "named":
+                        ex.mistakes[key].add(s)
+    return sorted(found.values(), key=lambda x: (x.rate, -x.answered, x.notebook, x.function))
+
+
+def _feedback_link(s: str, a: str, nb: str, text: str, base: Path, ws: Workspace = DEFAULT) -> Link | str:
+    page = ws.feedback / s / a / f"{nb}.html"
+    if not page.exists():
+        return text
+    rel = os.path.relpath(page.parent, base)
+    return Link(text, "/".join(quote(part) for part in Path(rel).parts) + f"/{quote(nb)}.html")
+
+
+def _name(data: ClassData, s: str) -> str:
+    return data.names.get(s, "")
+
+
+def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[list[str], list[list]]] | None = None
+          ) -> str:
+    """The whole page as a string. ``base`` is the folder the page is written to (its links to the
+    feedback pages are relative to it); each table's header and rows go to ``tables`` by its id."""
+    import autograder.hidden_checks  # noqa: F401 - registers the hidden checks' descriptions
+    from selfattn.checks.record import REGISTRY
+
+    base = base or data.ws.report
+    tables = tables if tables is not None else {}
+
+    def tab(name: str, headers: list[str], rows: list[list[object]]) -> str:
+        tables[name] = (headers, [[plain(c) for c in r] for r in rows])
+        return table(headers, rows)
+
+    detail: list[str] = []
+    # ---- per notebook: mean, median, completion
+    handed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    complete: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for (s, a, nb), v in data.verdicts.items():
+        if any(n.kind is NoteKind.MISSING for n in notes_of(v)):
+            continue
+        handed[(a, nb)].add(s)
+        checks = v.get("checks") or {}
+        if checks and all(m is None or classify(m)[0] != "not answered" for m in checks.values()):
+            complete[(a, nb)].add(s)
+    class_size = len(data.students)
+    nb_rows = []
+    for a in data.assignments:
+        for nb in notebooks_of(a):
+            values = [sc for (s, a2, n), (sc, _) in data.notebook_scores.items() if a2 == a and n == nb]
+            tops = [mx for (s, a2, n), (_, mx) in data.notebook_scores.items() if a2 == a and n == nb]
+            if not handed[(a, nb)]:
+                continue  # nobody handed it in (yet): nothing to say
+            top = max(tops, default=0.0)
+            mean = sum(values) / len(values) if values else 0.0
+            median = statistics.median(values) if values else 0.0
+            done = len(complete[(a, nb)])
+            nb_rows.append([nb, (f"{mean:.2f} / {top:g}", mean), (f"{median:g} / {top:g}", median),
+                            (f"{done}/{class_size} ({_pct(done, class_size)})", done),
+                            (len(handed[(a, nb)]), len(handed[(a, nb)]))])
+
+    # ---- exercises, hardest first
+    ranked = exercises(data)
+    diff_rows = []
+    for ex in ranked:
+        common = ex.commonest()
+        diff_rows.append([ex.notebook, ex.function, (_pct(len(ex.passed), ex.answered), ex.rate),
+                          (len(ex.passed), len(ex.passed)), (len(ex.failed), len(ex.failed)),
+                          common[0] if common else "", (common[1] if common else 0, common[1] if common else 0)])
+    hardest = [ex for ex in ranked if ex.failed][:3]
+
+    # ---- checks, mistakes, faults
+    passed: Counter = Counter()
+    failed: Counter = Counter()
+    unanswered: Counter = Counter()
+    where: dict[str, str] = {}
+    named: dict[tuple[str, str], set[str]] = defaultdict(set)
+    unnamed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    faults: list[list[object]] = []
+    for (s, a, nb), v in sorted(data.verdicts.items()):
+        fault_seen = set()
+        for cid, msg in (v.get("checks") or {}).items():
+            where[cid] = nb
+            if msg is None:
+                passed[cid] += 1
+                continue
+            kind, key = classify(msg)
+            fn = _function(cid)
+            if kind == "not answered":
+                unanswered[cid] += 1
+            else:
+                failed[cid] += 1
+            if kind == "named":
+                named[(fn, key)].add(s)
+            elif kind == "unnamed":
+                unnamed[(fn, key)].add(s)
+            elif kind != "not answered" and (fn, kind) not in fault_seen:
+                fault_seen.add((fn, kind))
+                faults.append([s, a, nb, kind, f"{fn}: {Finding.from_record(msg)}"])
+        for note in notes_of(v):
+            faults.append([s, a, nb, note.kind.value, str(note)])
+        if v.get("checks") and all(classify(m)[0] == "not answered" for m in v["checks"].values()
+                                   if m is not None) and not any(m is None for m in v["checks"].values()):
+            faults.append([s, a, nb, "blank notebook", "every exercise still holds the stub"])
+    for s in data.students:
+        for a in data.assignments:
+            handed_in = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
+            missing = sorted(set(notebooks_of(a)) - handed_in)
+            if handed_in and missing:
+                faults.append([s, a, f"{len(missing)} of {len(notebooks_of(a))}", NoteKind.MISSING.value,
+                               "not handed in: " + ", ".join(missing)])
+    for (s, a), secs in sorted(data.late.items()):
+        faults.append([s, a, "", "late", f"{secs / 3600:.1f} hours late"])
+    faults = _merge_notebooks(faults)
+    pairs = find_pairs(data)
+
+    # ---- the first screen: three questions
+    how = ("<div><h2 id=\"how\">How did the class do</h2>"
+           f"<p>{class_size} students, {len(data.verdicts)} graded notebooks.</p>"
+           + tab("notebooks", ["notebook", "mean", "median", "completed", "handed in"], nb_rows)
+           + '<p class="muted">Completed: every exercise answered.</p></div>')
+    if hardest:
+        items = []
+        for ex in hardest:
+            common = ex.commonest()
+            because = (f"; most common mistake: {text_cell(common[0].split(':')[0])} ({common[1]} student"
+                       f"{'s' * (common[1] != 1)})" if common else "; no named mistake (read the answers)")
+            items.append(f"<li><b>{e(ex.function)}</b> ({e(ex.notebook)}): {len(ex.passed)} of {ex.answered} "
+                         f"passed ({_pct(len(ex.passed), ex.answered)}){because}</li>")
+        reteach = "<ul>" + "".join(items) + "</ul>"
+    else:
+        reteach = "<p>Every answered exercise passed.</p>"
+    what = ("<div><h2 id=\"reteach\">What to reteach</h2>" + reteach
+            + '<p><a href="#difficulty">every exercise, hardest first</a></p></div>')
+    kinds = Counter(row[3] for row in faults)
+    by_student: dict[str, list[str]] = defaultdict(list)
+    for w in data.awaiting:
+        by_student[w.student].append(w.notebook.split("-")[0])
+    waiting = "; ".join(f"{e(st)}: {e(', '.join(sorted(set(nbs))))}" for st, nbs in sorted(by_student.items()))
+    urgent = [k for k in (*dict.fromkeys(word for kind, word in FAULT_WORDS.items() if kind in FAULTS),
+                          NoteKind.GRADER_ERROR.value, NoteKind.UNREADABLE.value) if kinds.get(k)]
+    now = ("<div><h2 id=\"now\">What needs me now</h2><ul>"
+           f"<li><a href=\"#queue\">written answers awaiting hand-grading</a>: <span class=\"big\">"
+           f"{len(data.awaiting)}</span>{' — ' + waiting if waiting else ''}</li>"
+           f"<li><a href=\"#faults\">faults</a>: <span class=\"big\">{sum(kinds[k] for k in urgent)}</span>"
+           + (" (" + ", ".join(f"{e(k)}: {kinds[k]}" for k in urgent) + ")" if urgent else "")
+           + f"; other anomalies: {sum(kinds.values()) - sum(kinds[k] for k in urgent)}</li>"
+           f"<li><a href=\"#similarity\">suspiciously similar answers</a>: <span class=\"big\">{len(pairs)}</span>"
+           f" pair{'s' * (len(pairs) != 1)}</li></ul></div>")
+    glance = f'<section id="glance" class="glance">{how}{what}{now}</section>'
+
+    # ---- difficulty, queue, history
+    detail.append("<section id=\"difficulty\"><h2>Exercises, hardest first</h2><p class=\"muted\">Passed: every "
+                  "check of the exercise passed; among the students who answered it.</p>"
+                  + tab("difficulty", ["notebook", "exercise", "pass rate", "passed", "failed",
+                                       "most common mistake", "students who made it"], diff_rows) + "</section>")
+    queue_rows = [[w.student, _name(data, w.student), w.assignment,
+                   _feedback_link(w.student, w.assignment, w.notebook, w.notebook, base, data.ws), w.grade_id]
+                  for w in data.awaiting]
+    detail.append("<section id=\"queue\"><h2>Hand-grading queue</h2><p class=\"muted\">Grade them in formgrader, "
+                  "then run <code>make grades-final</code>.</p>"
+                  + (tab("queue", ["student", "name", "assignment", "notebook", "answer"], queue_rows)
+                     if queue_rows else "<p>Nothing awaits hand-grading.</p>") + "</section>")
+    hist_rows = []
+    for (s, a, nb), v in sorted(data.verdicts.items()):
+        before: dict[str, set[str]] = defaultdict(set)
+        for entry in history.read(s, a, nb, data.ws):
+            for cid, name in (entry.get("mistakes") or {}).items():
+                before[_function(cid)].add(str(name))
+        if not before:
+            continue
+        now_named = defaultdict(set)
+        for cid, name in history.named_mistakes(v).items():
+            now_named[_function(cid)].add(name)
+        checks = v.get("checks") or {}
+        for fn, names in sorted(before.items()):
+            ok = all(m is None for cid, m in checks.items() if _function(cid) == fn)
+            still = "still: " + "; ".join(sorted(now_named[fn])) if now_named[fn] else "still failing"
+            state = "fixed" if ok else still
+            hist_rows.append([s, _name(data, s), nb, fn, "; ".join(sorted(names)), state])
+    detail.append("<section id=\"history\"><h2>Mistakes before a resubmission</h2><p class=\"muted\">The named "
+                  "mistakes of answers that a later submission replaced, and what the latest one does.</p>"
+                  + (tab("history", ["student", "name", "notebook", "exercise", "mistake before", "now"], hist_rows)
+                     if hist_rows else "<p>No resubmission replaced a named mistake.</p>") + "</section>")
+
+    # ---- every student, then distributions
+    score_parts = []
+    student_rows: dict[str, dict[str, float]] = defaultdict(dict)
+    student_nb: dict[tuple[str, str], str] = {}
+    for a in data.assignments:
+        for nb in notebooks_of(a):
+            entries = {s: v for (s, a2, n), v in data.notebook_scores.items() if a2 == a and n == nb}
+            if not entries:
+                continue
+            top = max(m for _, m in entries.values())
+            values = [sc for sc, _ in entries.values()]
+            for s, (sc, _) in entries.items():
+                student_rows[s][nb] = sc
+                student_nb[(s, nb)] = a
+            mean = sum(values) / len(values)
+            figs = [f'<figure>{histogram(values, top, f"scores in {nb}")}'
+                    f'<figcaption>{e(nb)}: whole notebook (mean {mean:.2f} of {top:g})</figcaption></figure>']
+            ex_of = exercise_of(a, nb)
+            per_ex: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
+            for (s, a2, n, gid), (sc, mx) in data.cell_scores.items():
+                if a2 == a and n == nb:
+                    acc = per_ex[ex_of.get(gid, gid)][s]
+                    acc[0] += sc or 0.0
+                    acc[1] += mx or 0.0
+            for ex, by_st in per_ex.items():
+                vals = [v[0] for v in by_st.values()]
+                ex_top = max(v[1] for v in by_st.values())
+                figs.append(f'<figure>{histogram(vals, ex_top, f"scores of {ex} in {nb}")}'
+                            f'<figcaption>{e(nb)} · {e(ex)}</figcaption></figure>')
+            score_parts.append(f"<h3>{e(a)} / {e(nb)}</h3><div class=\"grid\">{''.join(figs)}</div>")
+    nbs = sorted({n for _, _, n in data.notebook_scores})
+    rows = []
+    for s in sorted(student_rows):
+        cells = []
+        for n in nbs:
+            sc = student_rows[s].get(n)
+            text = f"{sc or 0:g}"
+            link = _feedback_link(s, student_nb[(s, n)], n, text, base, data.ws) if sc is not None else text
+            cells.append((link, sc or 0))
+        total = sum(student_rows[s].values())
+        rows.append([s, _name(data, s), *cells, (f"{total:g}", total)])
+    detail.append("<section id=\"students\"><h2>Every student</h2><p class=\"muted\">Each score links to that "
+                  "notebook's feedback page.</p>" + tab("students", ["student", "name", *nbs, "total"], rows)
+                  + "</section>")
+    detail.append("<section id=\"scores\"><h2>Score distribution</h2>" + "".join(score_parts) + "</section>")
+
+    check_rows = []
+    for cid in sorted(set(passed) | set(failed) | set(unanswered), key=lambda c: (where.get(c, ""), c)):
+        answered = passed[cid] + failed[cid]
+        rate = passed[cid] / answered if answered else 0.0
+        desc = REGISTRY[cid].description if cid in REGISTRY else ""
+        check_rows.append([where.get(cid, ""), cid, desc, (passed[cid], passed[cid]), (failed[cid], failed[cid]),
+                           (unanswered[cid], unanswered[cid]),
+                           (f"{100 * rate:.0f}%" if answered else "–", rate if answered else -1)])
+    detail.append("<section id=\"checks\"><h2>Pass rate of every check</h2><p class=\"muted\">Among the "
+                  "notebooks that answered the exercise; “not answered” counts stubs and missing functions."
+                  "</p>" + tab("checks", ["notebook", "check", "what it checks", "passed", "failed", "not answered",
+                                          "pass rate"], check_rows) + "</section>")
+
+    def mistakes_table(name: str, found: dict[tuple[str, str], set[str]]) -> str:
+        rows = [[fn, key, (len(who), len(who)), _who(who)]
+                for (fn, key), who in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+        return tab(name, ["exercise", "mistake", "students", "who"], rows) if rows else "<p>None.</p>"
+
+    summary = "".join(f"<li>{text_cell(key.split(':')[0])}: {len(who)} student{'s' * (len(who) != 1)} ({e(fn)})</li>"
+                      for (fn, key), who in sorted(named.items(), key=lambda kv: -len(kv[1]))[:10])
+    detail.append("<section id=\"mistakes\"><h2>Named mistakes</h2>"
+                  + (f"<ul>{summary}</ul>" if summary else "")
+                  + mistakes_table("mistakes", named)
+                  + "<h3>Failures without a name</h3><p class=\"muted\">Wrong values, shapes or exceptions "
+                    "that match no known mistake: worth reading by hand.</p>"
+                  + mistakes_table("unnamed-failures", unnamed) + "</section>")
+
+    per_kind = "".join(f"<li>{e(str(k))}: {n}</li>" for k, n in sorted(kinds.items()))
+    detail.append("<section id=\"faults\"><h2>Faults and anomalies</h2>"
+                  + (f"<ul>{per_kind}</ul>" if per_kind else "<p>None.</p>")
+                  + (f"<details{' open' if len(faults) <= 200 else ''}><summary>all {len(faults)} rows</summary>"
+                     + tab("faults", ["student", "assignment", "notebook", "kind", "detail"], faults) + "</details>"
+                     if faults else "")
+                  + "</section>")
+    detail.append(_similarity_section(pairs, tab))
+
+    csvs = " ".join(f'<a href="{quote(f)}">{e(f)}</a>' for f, t in CSV_TABLES.items() if t in tables)
+    head = (f"<p class=\"muted\">Assignments {e(', '.join(data.assignments))}. Generated "
+            f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC from the gradebook and the grader's verdicts. "
+            f"Tables as CSV: {csvs}</p>")
+    nav = ('<nav><a href="#difficulty">Exercises</a><a href="#queue">Hand-grading</a><a href="#history">'
+           'Resubmissions</a><a href="#students">Students</a><a href="#scores">Scores</a><a href="#checks">Checks</a>'
+           '<a href="#mistakes">Mistakes</a><a href="#faults">Faults</a><a href="#similarity">Similarity</a></nav>')
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>Class report</title><style>{STYLE}</style></head><body><h1>Class report</h1>{glance}"
+            f"{head}{nav}" + "".join(detail) + f"<script>{SCRIPT}</script></body></html>")
+
+
+def _merge_notebooks(rows: list[list[object]]) -> list[list[object]]:
+    """One row per (student, assignment, kind, detail): the same anomaly in several notebooks (a
+    blank hand-in, a note repeated) lists them in one cell, "all 9" when it is every notebook."""
+    merged: dict[tuple, list[str]] = {}
+    for s, a, nb, kind, detail in rows:
+        merged.setdefault((s, a, kind, detail), []).append(str(nb))
+    out: list[list[object]] = []
+    for (s, a, kind, detail), nbs in merged.items():
+        everything = len(nbs) > 1 and set(nbs) == set(notebooks_of(str(a)))
+        out.append([s, a, f"all {len(nbs)}" if everything else ", ".join(nbs), kind, detail])
+    return out
+
+
+def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[str, str]]]:
+    """(assignment, notebook, pair, answers) for every suspicious pair of every exercise."""
+    out = []
+    for a in data.assignments:
+        for nb in notebooks_of(a):
+            graded = [s for (s, a2, n) in data.verdicts if a2 == a and n == nb]
+            if len(graded) < 2:
+                continue
+            reference = answer_cells(data.ws.solutions / a / f"{nb}.ipynb")
+            stubs = answer_cells(release_path(a, nb))
+            answers: dict[str, dict[str, str]] = defaultdict(dict)
+            for s in graded:
+                path = data.ws.staged(s, a, nb)
+                try:
+                    for gid, src in answer_cells(path).items():
+                        answers[gid][s] = src
+                except (OSError, ValueError, KeyError):
+                    continue
+            for gid in reference:
+                excluded = [reference[gid], stubs.get(gid, "")]
+                for pair in similarity.similar_pairs(gid, answers.get(gid, {}), excluded):
+                    out.append((a, nb, pair, answers[gid]))
+    return out
+
+
+def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, str]]], tab) -> str:
+    parts = ["<section id=\"similarity\"><h2>Similar answers</h2><p class=\"muted\">Per exercise, token "
+             "fingerprints after normalising names, comments and layout; the reference solution, the released "
+             f"stub and idioms shared by many students are excluded. A pair shares at least "
+             f"{similarity.THRESHOLD:.0%} of the smaller answer's fingerprints. Similar is not proof: read the "
+             "answers.</p>"]
+    if not found:
+        parts.append("<p>No suspicious pairs.</p></section>")
+        return "".join(parts)
+    rows = [[a, nb, p.exercise, p.a, p.b, (f"{p.score:.0%}", p.score), p.shared] for a, nb, p, _ in found]
+    parts.append(tab("similarity", ["assignment", "notebook", "exercise", "student", "student", "similarity",
+                                    "shared fingerprints"], rows))
+    by_exercise: dict[tuple[str, str, str], list[similarity.Pair]] = defaultdict(list)
+    for a, nb, p, _ in found:
+        by_exercise[(a, nb, p.exercise)].append(p)
+    cl = [f"<li>{e(nb)} · {e(ex)}: {e(', '.join(g))}</li>" for (_a, nb, ex), ps in by_exercise.items()
+          for g in similarity.clusters(ps)]
+    parts.append("<h3>Clusters</h3><ul>" + "".join(cl) + "</ul><h3>Side by side</h3>")
+    for _a, nb, p, answers in found:
+        parts.append(f"<details><summary>{e(nb)} · {e(p.exercise)}: {e(p.a)} and {e(p.b)} ({p.score:.0%})"
+                     f"</summary><div class=\"side\"><div><b>{e(p.a)}</b><pre>{e(answers[p.a])}</pre></div>"
+                     f"<div><b>{e(p.b)}</b><pre>{e(answers[p.b])}</pre></div></div></details>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def write(path: Path | None = None, log=print, ws: Workspace = DEFAULT) -> Path:
+    """Build the report from the work folder of ``ws`` and write it (by default to its
+    ``report/index.html``), and its tables as CSV files beside it (:data:`CSV_TABLES`), atomically;
+    return its path."""
+    path = path or ws.report / "index.html"
+    data = load(ws=ws)
+    if not data.verdicts:
+        raise RefusedInput(f"nothing to report: no verdicts under {ws.verdicts} (run `make grade` first)")
+    tables: dict[str, tuple[list[str], list[list]]] = {}
+    text = build(data, path.parent, tables)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for name, table_id in CSV_TABLES.items():
+        if table_id in tables:
+            write_csv(path.parent / name, *tables[table_id])
+        else:
+            (path.parent / name).unlink(missing_ok=True)
+    atomic.write_text(path, text)
+    log(f"class report in {path}")
+    return path
+
+
+def write_quietly(log=print, ws: Workspace = DEFAULT) -> None:
+    """:func:`write` at the end of a grading run: the grades are final already, so a failure to
+    draw the report is one warning line, never a failed run."""
+    try:
+        write(log=log, ws=ws)
+    except Exception as exc:  # the report must not cost anyone a grade
+        log(f"warning: the class report was not written ({type(exc).__name__}: {exc}); retry with `make report`")
+
+
+@command_line
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=None, help="where to write the page (default: the work folder's "
+                                                          "report/index.html)")
+    a = p.parse_args(argv)
+    ws = from_environment()
+    if not ws.grading.exists():
+        print(f"nothing to report: {ws.grading} does not exist (run `make grade` first)", file=sys.stderr)
+        return 1
+    write(a.out, ws=ws)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Fair blame when grading: the grader's side of :mod:`selfattn.checks.fair_blame`.
+
+When a function's checks fail and a graded function it may call fails its own checks (all of them,
+hidden ones included), the function is graded again with the course's reference of each failing
+dependency (the instructor's solution cell), in the sandbox like any run, and those results count:
+it keeps its points if it then passes (the feedback names the function to fix), and otherwise its
+feedback and the class report name its own mistakes, not its dependencies'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+
+from autograder.course.spec import answer_cells
+from autograder.notes import Note, NoteKind
+from autograder.paths import SOLUTIONS
+from selfattn.checks.exercises import EXERCISES
+from selfattn.checks.fair_blame import fair_results
+from selfattn.checks.findings import Finding
+from selfattn.checks.record import REGISTRY
+
+
+@cache
+def reference_cell(assignment: str, notebook: str, function: str) -> str:
+    """The instructor's answer cell of ``function``, solution markers removed (trusted code)."""
+    source = answer_cells(SOLUTIONS / assignment / f"{notebook}.ipynb")[function]
+    return "\n".join(ln for ln in source.splitlines() if "### BEGIN SOLUTION" not in ln
+                     and "### END SOLUTION" not in ln) + "\n"
+
+
+def failing_dependencies(function: str, checks: dict[str, str | None]) -> list[str]:
+    """The graded functions ``function`` may call whose own checks (already decided) failed."""
+    return [dep for dep in EXERCISES[function].dependency_names
+            if any(msg is not None for cid, msg in checks.items() if REGISTRY[cid].function == dep)]
+
+
+Results = dict[str, Finding | None]
+
+
+def regrade(assignment: str, notebook: str, function: str, answers: dict[str, str], checks: dict[str, str | None],
+            results: Results, decide: Callable[[list[tuple[str, str]]], Results]) -> tuple[Results, Note | None]:
+    """(the results that count for ``function``, the note for its feedback or ``None``).
+
+    The note's kind is :attr:`NoteKind.DEPENDENCY_BLAMED` when ``function`` passes with the course's
+    functions (it keeps its points), else :attr:`NoteKind.JUDGED_WITH_COURSE` (what is said of it is
+    its own mistake): decided from the results, never from the note's words.
+
+    ``results`` are its results with the student's own functions; ``decide(code)`` runs its checks
+    on ``code`` (cells as (label, source)) exactly as its first grading did, and returns check id ->
+    finding (see :func:`selfattn.checks.fair_blame.fair_results`).
+    """
+    def with_references(deps: Sequence[str]) -> Results:
+        code = [(dep, reference_cell(assignment, notebook, dep) if dep in deps else answers[dep])
+                for dep in EXERCISES[function].dependency_names if dep in answers]
+        return decide([*code, (function, answers[function])])
+
+    fair, note = fair_results(function, results, failing_dependencies(function, checks), with_references,
+                              quote="`", graded=True)
+    if not note:
+        return fair, None
+    kind = NoteKind.DEPENDENCY_BLAMED if all(f is None for f in fair.values()) else NoteKind.JUDGED_WITH_COURSE
+    return fair, Note(note if note.endswith(".") else note + ".", kind)

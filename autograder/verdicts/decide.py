@@ -1,0 +1,333 @@
+"""Decide one staged notebook: each graded function runs in the sandbox (:mod:`autograder.sandbox`)
+on inputs made here; only plain arrays come back, and the checks decide in this process, which
+never runs student code. One notebook is one independent job.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import json
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+
+import nbformat
+import numpy as np
+
+import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
+from autograder import sandbox
+from autograder.course.spec import answer_cells, load_spec, release_path
+from autograder.intake.staging import stage, staged_notebook
+from autograder.notes import Note, NoteKind, notes_of, records
+from autograder.outputs import atomic
+from autograder.paths import DEFAULT
+from autograder.paths import STAGED as STAGED  # where staged copies live (some tests find it here)
+from autograder.sandbox import warm
+from autograder.verdicts import blame, history
+from autograder.verdicts.hidden_inputs import opaque
+from autograder.workspace import AUTOGRADER, ROOT, Workspace
+from selfattn.checks.exercises import EXERCISES
+from selfattn.checks.findings import Finding, Kind
+from selfattn.checks.judging import first_error, safe_verify
+from selfattn.checks.record import REGISTRY
+
+
+def _module_file(name: str) -> Path | None:
+    """The file of the module ``name`` ("selfattn.numerics") in the repository, if it is one."""
+    base = ROOT.joinpath(*name.split("."))
+    return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+
+
+def imported_modules(start: str, packages: tuple[str, ...] = ("selfattn", "autograder")) -> tuple[str, ...]:
+    """Every module of ``packages`` that importing ``start`` loads, sorted, read from the import
+    statements of the code (all of them, also those inside functions) rather than from one
+    process's ``sys.modules``, so the answer is the same in every process."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # a package's __init__ runs first
+        here = parts if path.name == "__init__.py" else parts[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                todo += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join([*here[:len(here) - node.level + 1]] if node.level else [])
+                whole = ".".join(p for p in (base, node.module or "") if p)
+                todo += [whole, *(f"{whole}.{a.name}" for a in node.names)]
+    return tuple(sorted(m for m in seen if m.split(".")[0] in packages))
+
+
+#: the course modules (below selfattn) the checks import, derived from the grader's imports
+CHECK_MODULES = tuple(m.split(".", 1)[1] for m in imported_modules("autograder.verdicts.decide")
+                      if m.startswith("selfattn."))
+#: the code that decides a verdict: when any of it changes, every verdict is stale
+_CHECK_CODE = (*(_module_file(f"selfattn.{m}") for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
+               AUTOGRADER / "verdicts" / "hidden_inputs.py", AUTOGRADER / "sandbox" / "inside" / "harness.py",
+               AUTOGRADER / "verdicts" / "decide.py", AUTOGRADER / "verdicts" / "blame.py", AUTOGRADER / "notes.py")
+
+
+#: the secret handed to this thread in memory (a task on a Dask worker): never written to disk
+_GIVEN_SECRET: ContextVar[bytes | None] = ContextVar("grading_secret", default=None)
+
+
+@contextmanager
+def secret_given(secret: bytes) -> Iterator[None]:
+    """Within the block, hidden inputs are seeded from ``secret`` instead of the work folder's file."""
+    token = _GIVEN_SECRET.set(secret)
+    try:
+        yield
+    finally:
+        _GIVEN_SECRET.reset(token)
+
+
+def _secret(ws: Workspace = DEFAULT) -> bytes:
+    given = _GIVEN_SECRET.get()
+    if given is not None:
+        return given
+    # parallel jobs may start at once: the first secret written is everyone's
+    return atomic.create_once(ws.grading / "secret", secrets.token_hex(16).encode())
+
+
+def _seed(*parts: str, ws: Workspace = DEFAULT) -> int:
+    h = hashlib.sha256(_secret(ws) + "\0".join(parts).encode()).digest()
+    return int.from_bytes(h[:8], "big")
+
+
+def checks_version(assignment: str, notebook: str) -> str:
+    """A digest of everything that decides this notebook's verdicts besides the answers: the test
+    cells of the instructor's notebook (checks, points) and the code of the checks and the grader."""
+    spec = load_spec(assignment, notebook)
+    # no repr of the spec: its frozensets print in an order that changes from process to process
+    tests = [[t.grade_id, t.points, [list(c) for c in t.checks], sorted(t.hidden)] for t in spec.tests]
+    h = hashlib.sha256(json.dumps([list(spec.functions), tests]).encode())
+    for path in _CHECK_CODE:
+        if path.exists():
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str) -> str:
+    """What a verdict judged: the staged answers and notes, and the version of the checks.
+
+    A verdict applies to a notebook only if the notebook's key equals the verdict's."""
+    notes = records(notes_of(nb.metadata.get("selfattn", {})))
+    content = json.dumps({"answers": answer_cells(nb), "notes": notes}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256((content + checks_version(assignment, notebook)).encode()).hexdigest()
+
+
+def settings(limits: sandbox.Limits) -> dict:
+    """The grading settings a verdict was decided with, besides the checks: the run's limits and the
+    sandbox's mode. A verdict decided with other settings is stale (a time-out under a lower CPU
+    limit says nothing about a higher one)."""
+    return {"limits": dataclasses.asdict(limits), "sandbox": sandbox.mode()}
+
+
+def stored_verdict(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> dict | None:
+    """The verdict on file for one notebook, or None (absent or unreadable)."""
+    try:
+        return json.loads(ws.verdict(student, assignment, notebook).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
+            limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> dict:
+    """Decide every test cell of one staged notebook of ``ws``; write and return the verdict."""
+    spec = load_spec(assignment, notebook)
+    staged = nbformat.read(ws.staged(student, assignment, notebook), as_version=4)
+    answers = answer_cells(staged)
+    stubs = answer_cells(release_path(assignment, notebook))
+    cells: dict[str, dict] = {}
+    checks: dict[str, Finding | None] = {}  # check id -> None (passed) or what it found, for the class report
+    notes = [Note.from_record(n) for n in notes]
+    noted: set[str] = set()  # the functions whose runs' cell errors are noted
+    timings = {}
+    # the pre-warmed sandbox(es) for this notebook's runs, a fresh child per run (autograder.sandbox.warm)
+    sessions = warm.sessions()
+    graded = []  # (function, tests, ids, hidden, code, cases) of each graded function, in order
+    for function in spec.functions:
+        tests = spec.tests_of(function)
+        if not tests:
+            continue
+        ids = [cid for t in tests for f, cid in t.checks if f == function]
+        hidden = set().union(*(t.hidden for t in tests))
+        code = [(dep, answers[dep]) for dep in EXERCISES[function].dependency_names if dep in answers]
+        code.append((function, answers[function]))
+        # inputs follow the code graded: a changed answer meets new hidden inputs at its re-grade
+        content = hashlib.sha256(json.dumps(code).encode()).hexdigest()
+        cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content, ws=ws)))
+                 for cid in ids}
+        cases = {cid: [opaque(c) for c in cs] if cid in hidden else cs for cid, cs in cases.items()}
+        graded.append((function, tests, ids, hidden, code, cases))
+    # every public run of the notebook before any hidden run: what a hidden run could leave in the
+    # machine's shared counters (the clock, inode numbers) has no public run of this notebook after it
+    found: dict[str, dict[str, Finding | None]] = {g[0]: {} for g in graded}
+    last_run: dict[str, sandbox.RunResult] = {}
+    timings = {g[0]: 0.0 for g in graded}
+    for secret in (False, True):
+        for function, _tests, ids, hidden, code, cases in graded:
+            for group in _groups(ids, hidden):
+                if (group[0] in hidden) != secret:
+                    continue
+                run = last_run.get(function)
+                if answers[function] == stubs.get(function):
+                    stub = Finding(f"not answered: the cell of {function} still holds the stub", Kind.NOT_ANSWERED)
+                    run = sandbox.RunResult(None, stub, [], 0.0)
+                elif secret and run is not None and run.outcomes is None:
+                    pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
+                else:
+                    run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
+                                      hidden=secret, session=sessions[secret])
+                last_run[function] = run
+                timings[function] = round(timings[function] + run.seconds, 3)
+                if function not in noted:  # its cells run the same code before any input: once is enough
+                    noted.add(function)
+                    notes += [Note(f"While grading {function}: {err}.", NoteKind.CELL_RAISED)
+                              for err in run.cell_errors if err.label != function]
+                found[function].update(_judged(run, group, cases, hidden))
+    for function, tests, ids, hidden, code, cases in graded:
+        results = found[function]
+        if any(msg is not None for msg in results.values()) and answers[function] != stubs.get(function):
+            def decide(code, function=function, ids=ids, hidden=hidden, cases=cases):
+                """The same checks on the same inputs, for other code (see autograder.verdicts.blame). These
+                runs come after the notebook's hidden runs, so what they find, public checks too, is
+                told in the fixed vocabulary of hidden checks: nothing a hidden run could leave in the
+                machine's shared counters reaches the feedback through them."""
+                out: dict[str, Finding | None] = {}
+                for group in _groups(ids, hidden):
+                    secret = group[0] in hidden
+                    rerun = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
+                                        hidden=secret, session=sessions[secret])
+                    out.update({cid: None if f is None else f.hidden()
+                                for cid, f in _judged(rerun, group, cases, hidden).items()})
+                return out
+
+            # one mistake, one deduction: judged with the course's functions where its own fail
+            results, why = blame.regrade(assignment, notebook, function, answers, checks, results, decide)
+            if why is not None:
+                notes.append(why)
+        checks.update(results)
+        for t in tests:
+            mine = [cid for f, cid in t.checks if f == function]
+            lines = [_line(function, ("hidden check: " if cid in t.hidden else "") + REGISTRY[cid].description,
+                           results[cid]) for cid in mine]
+            failed = sum(results[cid] is not None for cid in mine)
+            prev = cells.get(t.grade_id, {"passed": True, "lines": [], "failed": 0})
+            cells[t.grade_id] = {"passed": prev["passed"] and not failed, "failed": prev["failed"] + failed,
+                                 "lines": prev["lines"] + lines, "points": t.points}
+    warm.release(sessions)
+    if sandbox.mode() == "fallback":
+        notes.append(Note("Graded without the bubblewrap sandbox (weaker isolation).", NoteKind.WEAKER_SANDBOX))
+    out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
+           "notes": records(notes), "sandbox": sandbox.mode(), "seconds": timings,
+           "checks": {cid: None if f is None else f.record() for cid, f in checks.items()},
+           "key": verdict_key(staged, assignment, notebook), "settings": settings(limits)}
+    _write(ws.verdict(student, assignment, notebook), out, ws)
+    return out
+
+
+def _line(function: str, label: str, found: Finding | None) -> str:
+    """The line a test cell's output shows for one check: ✓ passed, ✗ with what it found."""
+    return f"✓ {function}: {label}" if found is None else f"✗ {function}: {label}: {found}"
+
+
+def _groups(ids: list[str], hidden: set[str]) -> list[list[str]]:
+    """The check ids run together: public ones, then hidden ones (each non-empty group one run).
+
+    Public and hidden inputs never meet in one process: nothing the student's code saw of a hidden
+    input can come back in the (public) text of its exceptions."""
+    return [g for g in ([c for c in ids if c not in hidden], [c for c in ids if c in hidden]) if g]
+
+
+def _judged(run: sandbox.RunResult, group: list[str], cases: dict[str, list],
+            hidden: set[str]) -> dict[str, Finding | None]:
+    """Check id -> finding (``None``: passed) for each check of ``group``, from one run over their
+    cases in order; a run that produced no outcomes fails them all with its reason.
+
+    A hidden check's finding is put in the fixed vocabulary of hidden checks
+    (:meth:`Finding.hidden`): its text holds nothing the student's code could choose."""
+    out: dict[str, Finding | None] = {}
+    pos = 0
+    for cid in group:
+        check_, n = REGISTRY[cid], len(cases[cid])
+        if run.outcomes is None:
+            found = run.failure
+        else:
+            outs = run.outcomes[pos : pos + n]  # hidden runs bring back exception types only
+            found = first_error(check_, cases[cid], outs) or safe_verify(check_, cases[cid], outs)
+        out[cid] = found.hidden() if found is not None and cid in hidden else found
+        pos += n
+    return out
+
+
+def _write(path: Path, verdict_: dict, ws: Workspace = DEFAULT) -> None:
+    """Write a verdict atomically: a killed run leaves the old verdict or the new one, never half.
+    The mistakes of a verdict replaced for other answers are kept (:mod:`autograder.verdicts.history`)."""
+    history.remember_replaced(path, verdict_, ws)
+    atomic.write_text(path, json.dumps(verdict_, indent=1, ensure_ascii=False))
+
+
+def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT,
+              ws: Workspace = DEFAULT) -> dict:
+    """One independent job: stage and decide one notebook of ``ws`` (fan this out for big classes)."""
+    try:
+        notes = stage(student, assignment, notebook, ws)
+        return verdict(student, assignment, notebook, notes, limits, ws)
+    except Exception as exc:
+        note = Note(f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero.",
+                    NoteKind.GRADER_ERROR)
+        target = ws.staged(student, assignment, notebook)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(release_path(assignment, notebook), target)
+        out = {"cells": {}, "notes": records([note]), "failed": True, "settings": settings(limits)}
+        try:  # the key of the notebook nbgrader will see, so it applies this verdict instead of refusing
+            out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook)
+        except Exception:
+            pass
+        _write(ws.verdict(student, assignment, notebook), out, ws)
+        return out
+
+
+def is_fresh(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
+             limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> bool:
+    """Whether the stored verdict judged exactly this submission (as staged now) with the current
+    checks and the grading settings of ``limits`` (see :func:`settings`)."""
+    return freshness(student, assignment, notebook, nb, limits, ws=ws) == "fresh"
+
+
+def freshness(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
+              limits: sandbox.Limits = sandbox.DEFAULT, any_sandbox: bool = False, ws: Workspace = DEFAULT) -> str:
+    """``"fresh"``; ``"settings"`` when only a grading setting changed since the verdict was decided;
+    else ``"stale"`` (no verdict, other answers, or other checks). With ``any_sandbox``, a verdict
+    decided in another sandbox mode (a Dask worker's) counts as fresh when its limits are these."""
+    stored = stored_verdict(student, assignment, notebook, ws)
+    if not stored or "key" not in stored:
+        return "stale"
+    nb = nb if nb is not None else staged_notebook(student, assignment, notebook, ws)
+    if stored["key"] != verdict_key(nb, assignment, notebook):
+        return "stale"
+    now, then = settings(limits), stored.get("settings") or {}
+    if any_sandbox:
+        now, then = now["limits"], then.get("limits")
+    return "fresh" if then == now else "settings"
+
+
+def timed_job(args: tuple, ws: Workspace = DEFAULT) -> tuple[str, str, str, float]:
+    """Run one (student, assignment, notebook, limits) job in ``ws``; return it with its seconds."""
+    student, assignment, notebook, limits = args
+    t0 = time.perf_counter()
+    grade_one(student, assignment, notebook, limits, ws)
+    return student, assignment, notebook, time.perf_counter() - t0

@@ -1,0 +1,72 @@
+"""What a student got wrong before they fixed it: the named mistakes of every verdict that a
+resubmission replaced.
+
+A verdict (``.grading/verdicts/<student>/<assignment>/<notebook>.json``) is rewritten when the
+answers change. Just before that, :func:`remember_replaced` appends the named mistakes of the old
+verdict (check id -> the mistake's name) to ``.grading/history/<student>/<assignment>/<notebook>.json``,
+a list oldest first. Only the process that writes a notebook's verdict writes its history, so
+parallel workers never share a file. A verdict decided again for the same answers (a changed
+setting, ``--force``) is no resubmission and leaves no entry.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from autograder.outputs import atomic
+from autograder.paths import DEFAULT
+from autograder.workspace import Workspace
+from selfattn.checks.findings import Finding, Kind
+
+HISTORY = DEFAULT.history  # the default workspace's (each function takes its Workspace)
+
+
+def named_mistakes(verdict: dict) -> dict[str, str]:
+    """check id -> the name of the mistake it found, for every failed check that named one."""
+    out = {}
+    for cid, stored in (verdict.get("checks") or {}).items():
+        if stored is None:
+            continue
+        try:
+            found = Finding.from_record(stored)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if found.kind is Kind.MISTAKE and found.name:
+            out[cid] = found.name
+    return out
+
+
+def history_path(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> Path:
+    return ws.history / student / assignment / f"{notebook}.json"
+
+
+def read(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> list[dict]:
+    """Earlier verdicts' mistakes of one notebook, oldest first: ``{"replaced": time, "mistakes": {...}}``."""
+    try:
+        entries = json.loads(history_path(student, assignment, notebook, ws).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return entries if isinstance(entries, list) else []
+
+
+def remember_replaced(verdict_file: Path, new: dict, ws: Workspace = DEFAULT) -> None:
+    """Before ``verdict_file`` is overwritten by ``new``: keep the old verdict's named mistakes when
+    it judged other answers (another verdict key)."""
+    try:
+        old = json.loads(verdict_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(old, dict) or old.get("key") == new.get("key"):
+        return
+    mistakes = named_mistakes(old)
+    if not mistakes:
+        return
+    rel = verdict_file.relative_to(ws.verdicts)
+    student, assignment, notebook = rel.parts[0], rel.parts[1], rel.stem
+    entries = read(student, assignment, notebook, ws)
+    entries.append({"replaced": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "mistakes": mistakes})
+    path = history_path(student, assignment, notebook, ws)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(path, json.dumps(entries, indent=1, ensure_ascii=False))
