@@ -20,12 +20,11 @@ from typing import Any
 import numpy as np
 
 from . import cost, experiments, lecture, numerics, text
-from .checks import notebook
+from .checks import notebook, problem20
 from .checks.calling import BAD_RETURN, NOT_ANSWERED, TIME_LIMIT, VALUE, Case, Outcome, call_cases
 from .checks.exercises import EXERCISES
 from .checks.notebook import judge, time_limit
 from .checks.record import _arrays, close, count_message
-from .token_lookup import token_weights
 from .withheld import Sealed
 
 __all__ = ["EXAMPLES", "Comparison", "Example", "compare"]
@@ -87,22 +86,13 @@ _BETA = 1000.0
 
 def _lookup_view(result: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
     """What matrices (W_Q, W_K, W_V) do on the example's sequence: the attention weights
-    (T, T), one row per query, and the outputs (T, d_v). Raises on the wrong number or shapes."""
+    (T, T), one row per query, and the outputs (T, d_v). Raises on the wrong number or shapes
+    (the words of the exercise's own checks)."""
     if len(result) != 3:
         raise ValueError(count_message(EXERCISES["lookup_table_weights"], result, 3))
-    m, d_v = _LOOKUP_VALUES.shape
-    W_Q, W_K, W_V = result
-    for name, W in zip(("W_Q", "W_K", "W_V"), result, strict=True):
-        if W.ndim != 2 or W.shape[0] != m:
-            raise ValueError(f"{name} has shape {W.shape}: for {m} token types it needs {m} rows, one per type")
-    if W_Q.shape[1] != W_K.shape[1]:
-        raise ValueError(f"W_Q {W_Q.shape} and W_K {W_K.shape} need the same number of columns (d_k)")
-    if W_V.shape[1] != d_v:
-        raise ValueError(f"W_V has shape {W_V.shape}: it needs {d_v} columns, the width of values")
-    X = np.eye(m)[_SEQUENCE]
-    with np.errstate(all="ignore"):
-        A = token_weights(X, W_Q, W_K)
-        return A, A @ (X @ W_V)
+    if (bad := problem20.shape_problem(result, *_LOOKUP_VALUES.shape)) is not None:
+        raise ValueError(str(bad))
+    return problem20.view(result, _SEQUENCE)
 
 
 def _lookup_wanted(targets, values, beta) -> tuple[np.ndarray, np.ndarray]:

@@ -36,6 +36,7 @@ LANES: dict[str, str] = {
     "test_compare.py": "unit",
     "test_findings.py": "unit",
     "test_import_graph.py": "unit",
+    "test_problem20_reading.py": "unit",
     "test_notes_data.py": "unit",
     "test_heads.py": "unit",
     "test_training.py": "unit",

@@ -5,6 +5,8 @@ Each module imports only those listed before it:
 - :mod:`~selfattn.checks.calling`: calling student code, results as arrays (stdlib and NumPy only:
   the grading sandbox runs it as a top-level module);
 - :mod:`~selfattn.checks.findings`: what a failed check found, as data;
+- :mod:`~selfattn.checks.problem20`: reading Problem 20's matrices (their shapes, what they do on a
+  sequence), for its checks and for ``compare()``;
 - :mod:`~selfattn.checks.record`: the records (``Exercise``, ``Check``, the registry) and the comparisons
   verifiers use;
 - :mod:`~selfattn.checks.judging`: deciding a check from its calls' outcomes (notebook and grader alike);

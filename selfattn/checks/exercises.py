@@ -13,7 +13,7 @@ import numpy as np
 from .. import cost, numerics, text, training
 from ..experiments import score_stds
 from ..lecture import lecture_shapes
-from ..token_lookup import token_weights
+from . import problem20
 from .calling import Case, Outcome
 from .findings import Finding, Kind
 from .record import Exercise, Mistake, count_message, rand
@@ -69,15 +69,17 @@ def _mask_extra(case: Case, got):
     return _MASK_NAN if np.isnan(got[0]).any() else None
 
 
+def _sequence(c: Case) -> np.ndarray:
+    """The case's sequence of token types (by default each type once, in order)."""
+    return np.asarray(c.meta.get("sequence", np.arange(len(c.args[0]))))
+
+
 def _lookup_check(c: Case, W: tuple[np.ndarray, ...]) -> float:
-    """Largest error of the hand-built lookup over a sequence holding every type once."""
+    """Largest error of the hand-built lookup over the case's sequence."""
     targets, values, _beta = c.args
-    seq = np.asarray(c.meta.get("sequence", np.arange(len(targets))))
-    X = np.eye(len(targets))[seq]
-    W_Q, W_K, W_V = W
-    out = token_weights(X, W_Q, W_K) @ (X @ W_V)
-    want = np.asarray(values)[np.asarray(targets)[seq]]
-    return float(np.abs(out - want).max())
+    seq = _sequence(c)
+    _A, out = problem20.view(W, seq)
+    return float(np.abs(out - np.asarray(values)[np.asarray(targets)[seq]]).max())
 
 
 #: Problem 20's named mistakes (fixed wording: hidden checks report them as they are).
@@ -91,12 +93,8 @@ _LOOKUP_IN_W_V = ("the lookup has to happen in the attention weights (query of t
 def _lookup_weights(c: Case, W: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(attention weights (T, T) of the hand-built lookup over the case's sequence, and the (T, T)
     boolean matrix of the key each query must read: j holds the target type of token i)."""
-    targets, _values, _beta = c.args
-    seq = np.asarray(c.meta.get("sequence", np.arange(len(targets))))
-    X = np.eye(len(targets))[seq]
-    W_Q, W_K, _W_V = W
-    with np.errstate(all="ignore"):
-        A = token_weights(X, W_Q, W_K)
+    targets, seq = c.args[0], _sequence(c)
+    A, _out = problem20.view(W, seq)
     return A, seq[None, :] == np.asarray(targets)[seq][:, None]
 
 
@@ -127,19 +125,10 @@ def _right_key_wins_unsaturated(c: Case, W: tuple[np.ndarray, ...]) -> bool:
 def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome]) -> Finding | None:
     for case, out in zip(cases, outcomes, strict=True):
         targets, values, _beta = case.args
-        m, d_v = len(targets), np.shape(values)[1]
         if len(out.values) != 3:
             return Finding(count_message(exercise, out.values, 3), Kind.WRONG_COUNT)
-        want = [(m, None), (m, None), (m, d_v)]
-        for name, W, (rows, cols) in zip(("W_Q", "W_K", "W_V"), out.values, want, strict=True):
-            if W.ndim != 2 or W.shape[0] != rows or (cols is not None and W.shape[1] != cols):
-                return Finding(f"{name} has shape {W.shape}: it needs {rows} rows (one per token type)" + (
-                    f" and {cols} columns" if cols else ""), Kind.WRONG_SHAPE)
-        if out.values[0].shape[1] != out.values[1].shape[1]:
-            return Finding(f"W_Q {out.values[0].shape} and W_K {out.values[1].shape} must have the same number of "
-                           f"columns (d_k)", Kind.WRONG_SHAPE)
-        if not all(np.isfinite(W).all() for W in out.values):
-            return Finding("the matrices contain NaN or inf", Kind.NAN)
+        if (bad := problem20.shape_problem(out.values, len(targets), np.shape(values)[1])) is not None:
+            return bad
         err = _lookup_check(case, out.values)
         if not err <= 1e-9:
             if _right_key_wins_unsaturated(case, out.values):
