@@ -184,23 +184,54 @@ def _function(cid: str) -> str:
     return REGISTRY[cid].function if cid in REGISTRY else cid.split("/")[0]
 
 
+def _checks_by_function(verdict: dict) -> dict[str, list[object]]:
+    """A verdict's stored check results grouped by the graded function they check.
+
+    Parameters
+    ----------
+    verdict : dict
+        One verdict as stored (its ``checks``: check id -> ``None`` if passed, else a finding record).
+
+    Returns
+    -------
+    dict[str, list[object]]
+        function name -> its checks' stored results, in the verdict's order.
+    """
+    by_fn: dict[str, list[object]] = defaultdict(list)
+    for cid, msg in (verdict.get("checks") or {}).items():
+        by_fn[_function(cid)].append(msg)
+    return by_fn
+
+
+def _judge(ex: Exercise, student: str, msgs: list[object]) -> None:
+    """Count one student's answer to ``ex``: passed (every check passed), failed (answered, some
+    check failed; its named mistakes noted with the student) or neither (only stubs found).
+
+    Parameters
+    ----------
+    ex : Exercise
+        The exercise, updated in place.
+    student : str
+        The student's id.
+    msgs : list[object]
+        The stored results of the exercise's checks in this student's verdict.
+    """
+    kinds = [classify(m) for m in msgs if m is not None]
+    if not kinds:
+        ex.passed.add(student)
+    elif any(kind != "not answered" for kind, _ in kinds) or len(kinds) < len(msgs):
+        ex.failed.add(student)
+        for kind, key in kinds:
+            if kind == "named":
+                ex.mistakes[key].add(student)
+
+
 def exercises(data: ClassData) -> list[Exercise]:
     """Every exercise that someone answered, hardest first (lowest share of students passing it)."""
     found: dict[tuple[str, str, str], Exercise] = {}
     for (s, a, nb), v in sorted(data.verdicts.items()):
-        by_fn: dict[str, list[object]] = defaultdict(list)
-        for cid, msg in (v.get("checks") or {}).items():
-            by_fn[_function(cid)].append(msg)
-        for fn, msgs in by_fn.items():
-            ex = found.setdefault((a, nb, fn), Exercise(a, nb, fn))
-            kinds = [classify(m) for m in msgs if m is not None]
-            if not kinds:
-                ex.passed.add(s)
-            elif any(kind != "not answered" for kind, _ in kinds) or len(kinds) < len(msgs):
-                ex.failed.add(s)
-                for kind, key in kinds:
-                    if kind == "named":
-                        ex.mistakes[key].add(s)
+        for fn, msgs in _checks_by_function(v).items():
+            _judge(found.setdefault((a, nb, fn), Exercise(a, nb, fn)), s, msgs)
     return sorted(found.values(), key=lambda x: (x.rate, -x.answered, x.notebook, x.function))
 
 
