@@ -32,6 +32,7 @@ LANES: dict[str, str] = {
     "test_architecture.py": "unit",
     "test_catalogue_headers.py": "unit",
     "test_cell_metadata.py": "unit",
+    "test_class_report_sections.py": "unit",
     "test_checks.py": "unit",
     "test_compare.py": "unit",
     "test_findings.py": "unit",

@@ -28,7 +28,9 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
@@ -184,23 +186,54 @@ def _function(cid: str) -> str:
     return REGISTRY[cid].function if cid in REGISTRY else cid.split("/")[0]
 
 
+def _checks_by_function(verdict: dict) -> dict[str, list[object]]:
+    """A verdict's stored check results grouped by the graded function they check.
+
+    Parameters
+    ----------
+    verdict : dict
+        One verdict as stored (its ``checks``: check id -> ``None`` if passed, else a finding record).
+
+    Returns
+    -------
+    dict[str, list[object]]
+        function name -> its checks' stored results, in the verdict's order.
+    """
+    by_fn: dict[str, list[object]] = defaultdict(list)
+    for cid, msg in (verdict.get("checks") or {}).items():
+        by_fn[_function(cid)].append(msg)
+    return by_fn
+
+
+def _judge(ex: Exercise, student: str, msgs: list[object]) -> None:
+    """Count one student's answer to ``ex``: passed (every check passed), failed (answered, some
+    check failed; its named mistakes noted with the student) or neither (only stubs found).
+
+    Parameters
+    ----------
+    ex : Exercise
+        The exercise, updated in place.
+    student : str
+        The student's id.
+    msgs : list[object]
+        The stored results of the exercise's checks in this student's verdict.
+    """
+    kinds = [classify(m) for m in msgs if m is not None]
+    if not kinds:
+        ex.passed.add(student)
+    elif any(kind != "not answered" for kind, _ in kinds) or len(kinds) < len(msgs):
+        ex.failed.add(student)
+        for kind, key in kinds:
+            if kind == "named":
+                ex.mistakes[key].add(student)
+
+
 def exercises(data: ClassData) -> list[Exercise]:
     """Every exercise that someone answered, hardest first (lowest share of students passing it)."""
     found: dict[tuple[str, str, str], Exercise] = {}
     for (s, a, nb), v in sorted(data.verdicts.items()):
-        by_fn: dict[str, list[object]] = defaultdict(list)
-        for cid, msg in (v.get("checks") or {}).items():
-            by_fn[_function(cid)].append(msg)
-        for fn, msgs in by_fn.items():
-            ex = found.setdefault((a, nb, fn), Exercise(a, nb, fn))
-            kinds = [classify(m) for m in msgs if m is not None]
-            if not kinds:
-                ex.passed.add(s)
-            elif any(kind != "not answered" for kind, _ in kinds) or len(kinds) < len(msgs):
-                ex.failed.add(s)
-                for kind, key in kinds:
-                    if kind == "named":
-                        ex.mistakes[key].add(s)
+        for fn, msgs in _checks_by_function(v).items():
+            _judge(found.setdefault((a, nb, fn), Exercise(a, nb, fn)), s, msgs)
     return sorted(found.values(), key=lambda x: (x.rate, -x.answered, x.notebook, x.function))
 
 
@@ -216,22 +249,106 @@ def _name(data: ClassData, s: str) -> str:
     return data.names.get(s, "")
 
 
-def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[list[str], list[list]]] | None = None
-          ) -> str:
-    """The whole page as a string. ``base`` is the folder the page is written to (its links to the
-    feedback pages are relative to it); each table's header and rows go to ``tables`` by its id."""
-    import autograder.hidden_checks  # noqa: F401 - registers the hidden checks' descriptions
-    from selfattn.checks.record import REGISTRY
+#: A table recorder: ``tab(id, headers, rows)`` keeps the header and the rows' CSV values under
+#: ``id`` and returns the table's HTML (:func:`_tab` bound to one ``tables`` dict).
+_Tab = Callable[[str, list[str], list[list[object]]], str]
 
-    base = base or data.ws.report
-    tables = tables if tables is not None else {}
 
-    def tab(name: str, headers: list[str], rows: list[list[object]]) -> str:
-        tables[name] = (headers, [[plain(c) for c in r] for r in rows])
-        return table(headers, rows)
+def _tab(tables: dict[str, tuple[list[str], list[list]]], name: str, headers: list[str],
+         rows: list[list[object]]) -> str:
+    """One table of the page: its header and rows' plain values go to ``tables[name]`` (a CSV file
+    of :data:`CSV_TABLES`), its HTML is returned."""
+    tables[name] = (headers, [[plain(c) for c in r] for r in rows])
+    return table(headers, rows)
 
-    detail: list[str] = []
-    # ---- per notebook: mean, median, completion
+
+@dataclass
+class _Tally:
+    """What the verdicts' checks and notes add up to (check id keys; (function, key) -> who)."""
+
+    passed: Counter = field(default_factory=Counter)  # check id -> notebooks it passed in
+    failed: Counter = field(default_factory=Counter)  # check id -> answered, failed
+    unanswered: Counter = field(default_factory=Counter)  # check id -> stub or function missing
+    where: dict[str, str] = field(default_factory=dict)  # check id -> its notebook
+    named: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+    unnamed: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+    faults: list[list[object]] = field(default_factory=list)  # [student, assignment, notebook, kind, detail]
+
+
+def _count_checks(tally: _Tally, s: str, a: str, nb: str, checks: dict) -> None:
+    """Add one verdict's checks to ``tally``: passes, failures and stubs per check, named and
+    unnamed mistakes with the student, and one fault row per (function, kind of fault).
+
+    Parameters
+    ----------
+    tally : _Tally
+        Updated in place.
+    s, a, nb : str
+        Student, assignment and notebook of the verdict.
+    checks : dict
+        check id -> ``None`` (passed) or the stored finding.
+    """
+    fault_seen = set()
+    for cid, msg in checks.items():
+        tally.where[cid] = nb
+        if msg is None:
+            tally.passed[cid] += 1
+            continue
+        kind, key = classify(msg)
+        fn = _function(cid)
+        if kind == "not answered":
+            tally.unanswered[cid] += 1
+        else:
+            tally.failed[cid] += 1
+        if kind == "named":
+            tally.named[(fn, key)].add(s)
+        elif kind == "unnamed":
+            tally.unnamed[(fn, key)].add(s)
+        elif kind != "not answered" and (fn, kind) not in fault_seen:
+            fault_seen.add((fn, kind))
+            tally.faults.append([s, a, nb, kind, f"{fn}: {Finding.from_record(msg)}"])
+
+
+def _verdict_anomalies(s: str, a: str, nb: str, v: dict) -> list[list[object]]:
+    """Fault rows of one verdict beyond its checks: each grading note, and "blank notebook" when
+    every exercise still holds the stub (some check failed, none passed, all of them stubs)."""
+    rows: list[list[object]] = [[s, a, nb, note.kind.value, str(note)] for note in notes_of(v)]
+    if v.get("checks") and all(classify(m)[0] == "not answered" for m in v["checks"].values()
+                               if m is not None) and not any(m is None for m in v["checks"].values()):
+        rows.append([s, a, nb, "blank notebook", "every exercise still holds the stub"])
+    return rows
+
+
+def _missing_and_late(data: ClassData) -> list[list[object]]:
+    """Fault rows of hand-ins: the notebooks missing from an assignment someone handed in (one row
+    per student and assignment), then the hand-ins past the due date (hours late)."""
+    rows: list[list[object]] = []
+    for s in data.students:
+        for a in data.assignments:
+            handed_in = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
+            missing = sorted(set(notebooks_of(a)) - handed_in)
+            if handed_in and missing:
+                rows.append([s, a, f"{len(missing)} of {len(notebooks_of(a))}", NoteKind.MISSING.value,
+                             "not handed in: " + ", ".join(missing)])
+    for (s, a), secs in sorted(data.late.items()):
+        rows.append([s, a, "", "late", f"{secs / 3600:.1f} hours late"])
+    return rows
+
+
+def _tally(data: ClassData) -> _Tally:
+    """Every verdict's checks and anomalies counted, in student order; the fault rows end with the
+    missing and late hand-ins and are merged across notebooks (:func:`_merge_notebooks`)."""
+    tally = _Tally()
+    for (s, a, nb), v in sorted(data.verdicts.items()):
+        _count_checks(tally, s, a, nb, v.get("checks") or {})
+        tally.faults.extend(_verdict_anomalies(s, a, nb, v))
+    tally.faults = _merge_notebooks(tally.faults + _missing_and_late(data))
+    return tally
+
+
+def _handed_and_complete(data: ClassData) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], set[str]]]:
+    """Who handed in each (assignment, notebook) (a verdict without a "missing notebook" note) and
+    who of them answered every exercise (no check reports "not answered")."""
     handed: dict[tuple[str, str], set[str]] = defaultdict(set)
     complete: dict[tuple[str, str], set[str]] = defaultdict(set)
     for (s, a, nb), v in data.verdicts.items():
@@ -241,8 +358,15 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
         checks = v.get("checks") or {}
         if checks and all(m is None or classify(m)[0] != "not answered" for m in checks.values()):
             complete[(a, nb)].add(s)
+    return handed, complete
+
+
+def _notebook_rows(data: ClassData) -> list[list[object]]:
+    """The "notebooks" table: per notebook someone handed in, mean and median score of the
+    maximum, how many completed it (of the class) and how many handed it in."""
+    handed, complete = _handed_and_complete(data)
     class_size = len(data.students)
-    nb_rows = []
+    rows: list[list[object]] = []
     for a in data.assignments:
         for nb in notebooks_of(a):
             values = [sc for (s, a2, n), (sc, _) in data.notebook_scores.items() if a2 == a and n == nb]
@@ -253,70 +377,24 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
             mean = sum(values) / len(values) if values else 0.0
             median = statistics.median(values) if values else 0.0
             done = len(complete[(a, nb)])
-            nb_rows.append([nb, (f"{mean:.2f} / {top:g}", mean), (f"{median:g} / {top:g}", median),
-                            (f"{done}/{class_size} ({_pct(done, class_size)})", done),
-                            (len(handed[(a, nb)]), len(handed[(a, nb)]))])
+            rows.append([nb, (f"{mean:.2f} / {top:g}", mean), (f"{median:g} / {top:g}", median),
+                         (f"{done}/{class_size} ({_pct(done, class_size)})", done),
+                         (len(handed[(a, nb)]), len(handed[(a, nb)]))])
+    return rows
 
-    # ---- exercises, hardest first
-    ranked = exercises(data)
-    diff_rows = []
-    for ex in ranked:
-        common = ex.commonest()
-        diff_rows.append([ex.notebook, ex.function, (_pct(len(ex.passed), ex.answered), ex.rate),
-                          (len(ex.passed), len(ex.passed)), (len(ex.failed), len(ex.failed)),
-                          common[0] if common else "", (common[1] if common else 0, common[1] if common else 0)])
+
+def _how_did_the_class_do(data: ClassData, tab: _Tab) -> str:
+    """First screen, question one: class size, graded notebooks and the "notebooks" table."""
+    return ("<div><h2 id=\"how\">How did the class do</h2>"
+            f"<p>{len(data.students)} students, {len(data.verdicts)} graded notebooks.</p>"
+            + tab("notebooks", ["notebook", "mean", "median", "completed", "handed in"], _notebook_rows(data))
+            + '<p class="muted">Completed: every exercise answered.</p></div>')
+
+
+def _what_to_reteach(ranked: list[Exercise]) -> str:
+    """First screen, question two: the three hardest exercises someone failed, each with its
+    commonest named mistake."""
     hardest = [ex for ex in ranked if ex.failed][:3]
-
-    # ---- checks, mistakes, faults
-    passed: Counter = Counter()
-    failed: Counter = Counter()
-    unanswered: Counter = Counter()
-    where: dict[str, str] = {}
-    named: dict[tuple[str, str], set[str]] = defaultdict(set)
-    unnamed: dict[tuple[str, str], set[str]] = defaultdict(set)
-    faults: list[list[object]] = []
-    for (s, a, nb), v in sorted(data.verdicts.items()):
-        fault_seen = set()
-        for cid, msg in (v.get("checks") or {}).items():
-            where[cid] = nb
-            if msg is None:
-                passed[cid] += 1
-                continue
-            kind, key = classify(msg)
-            fn = _function(cid)
-            if kind == "not answered":
-                unanswered[cid] += 1
-            else:
-                failed[cid] += 1
-            if kind == "named":
-                named[(fn, key)].add(s)
-            elif kind == "unnamed":
-                unnamed[(fn, key)].add(s)
-            elif kind != "not answered" and (fn, kind) not in fault_seen:
-                fault_seen.add((fn, kind))
-                faults.append([s, a, nb, kind, f"{fn}: {Finding.from_record(msg)}"])
-        for note in notes_of(v):
-            faults.append([s, a, nb, note.kind.value, str(note)])
-        if v.get("checks") and all(classify(m)[0] == "not answered" for m in v["checks"].values()
-                                   if m is not None) and not any(m is None for m in v["checks"].values()):
-            faults.append([s, a, nb, "blank notebook", "every exercise still holds the stub"])
-    for s in data.students:
-        for a in data.assignments:
-            handed_in = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
-            missing = sorted(set(notebooks_of(a)) - handed_in)
-            if handed_in and missing:
-                faults.append([s, a, f"{len(missing)} of {len(notebooks_of(a))}", NoteKind.MISSING.value,
-                               "not handed in: " + ", ".join(missing)])
-    for (s, a), secs in sorted(data.late.items()):
-        faults.append([s, a, "", "late", f"{secs / 3600:.1f} hours late"])
-    faults = _merge_notebooks(faults)
-    pairs = find_pairs(data)
-
-    # ---- the first screen: three questions
-    how = ("<div><h2 id=\"how\">How did the class do</h2>"
-           f"<p>{class_size} students, {len(data.verdicts)} graded notebooks.</p>"
-           + tab("notebooks", ["notebook", "mean", "median", "completed", "handed in"], nb_rows)
-           + '<p class="muted">Completed: every exercise answered.</p></div>')
     if hardest:
         items = []
         for ex in hardest:
@@ -328,8 +406,13 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
         reteach = "<ul>" + "".join(items) + "</ul>"
     else:
         reteach = "<p>Every answered exercise passed.</p>"
-    what = ("<div><h2 id=\"reteach\">What to reteach</h2>" + reteach
+    return ("<div><h2 id=\"reteach\">What to reteach</h2>" + reteach
             + '<p><a href="#difficulty">every exercise, hardest first</a></p></div>')
+
+
+def _what_needs_me_now(data: ClassData, faults: list[list[object]], pairs: list) -> str:
+    """First screen, question three: answers awaiting hand-grading (by student), faults (the
+    urgent kinds counted apart from other anomalies) and suspicious pairs."""
     kinds = Counter(row[3] for row in faults)
     by_student: dict[str, list[str]] = defaultdict(list)
     for w in data.awaiting:
@@ -337,80 +420,94 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     waiting = "; ".join(f"{e(st)}: {e(', '.join(sorted(set(nbs))))}" for st, nbs in sorted(by_student.items()))
     urgent = [k for k in (*dict.fromkeys(word for kind, word in FAULT_WORDS.items() if kind in FAULTS),
                           NoteKind.GRADER_ERROR.value, NoteKind.UNREADABLE.value) if kinds.get(k)]
-    now = ("<div><h2 id=\"now\">What needs me now</h2><ul>"
-           f"<li><a href=\"#queue\">written answers awaiting hand-grading</a>: <span class=\"big\">"
-           f"{len(data.awaiting)}</span>{' — ' + waiting if waiting else ''}</li>"
-           f"<li><a href=\"#faults\">faults</a>: <span class=\"big\">{sum(kinds[k] for k in urgent)}</span>"
-           + (" (" + ", ".join(f"{e(k)}: {kinds[k]}" for k in urgent) + ")" if urgent else "")
-           + f"; other anomalies: {sum(kinds.values()) - sum(kinds[k] for k in urgent)}</li>"
-           f"<li><a href=\"#similarity\">suspiciously similar answers</a>: <span class=\"big\">{len(pairs)}</span>"
-           f" pair{'s' * (len(pairs) != 1)}</li></ul></div>")
-    glance = f'<section id="glance" class="glance">{how}{what}{now}</section>'
+    return ("<div><h2 id=\"now\">What needs me now</h2><ul>"
+            f"<li><a href=\"#queue\">written answers awaiting hand-grading</a>: <span class=\"big\">"
+            f"{len(data.awaiting)}</span>{' — ' + waiting if waiting else ''}</li>"
+            f"<li><a href=\"#faults\">faults</a>: <span class=\"big\">{sum(kinds[k] for k in urgent)}</span>"
+            + (" (" + ", ".join(f"{e(k)}: {kinds[k]}" for k in urgent) + ")" if urgent else "")
+            + f"; other anomalies: {sum(kinds.values()) - sum(kinds[k] for k in urgent)}</li>"
+            f"<li><a href=\"#similarity\">suspiciously similar answers</a>: <span class=\"big\">{len(pairs)}</span>"
+            f" pair{'s' * (len(pairs) != 1)}</li></ul></div>")
 
-    # ---- difficulty, queue, history
-    detail.append("<section id=\"difficulty\"><h2>Exercises, hardest first</h2><p class=\"muted\">Passed: every "
-                  "check of the exercise passed; among the students who answered it.</p>"
-                  + tab("difficulty", ["notebook", "exercise", "pass rate", "passed", "failed",
-                                       "most common mistake", "students who made it"], diff_rows) + "</section>")
-    queue_rows = [[w.student, _name(data, w.student), w.assignment,
-                   _feedback_link(w.student, w.assignment, w.notebook, w.notebook, base, data.ws), w.grade_id]
-                  for w in data.awaiting]
-    detail.append("<section id=\"queue\"><h2>Hand-grading queue</h2><p class=\"muted\">Grade them in formgrader, "
-                  "then run <code>make grades-final</code>.</p>"
-                  + (tab("queue", ["student", "name", "assignment", "notebook", "answer"], queue_rows)
-                     if queue_rows else "<p>Nothing awaits hand-grading.</p>") + "</section>")
-    hist_rows = []
-    for (s, a, nb), v in sorted(data.verdicts.items()):
-        before: dict[str, set[str]] = defaultdict(set)
-        for entry in history.read(s, a, nb, data.ws):
-            for cid, name in (entry.get("mistakes") or {}).items():
-                before[_function(cid)].add(str(name))
-        if not before:
-            continue
-        now_named = defaultdict(set)
-        for cid, name in history.named_mistakes(v).items():
-            now_named[_function(cid)].add(name)
-        checks = v.get("checks") or {}
-        for fn, names in sorted(before.items()):
-            ok = all(m is None for cid, m in checks.items() if _function(cid) == fn)
-            still = "still: " + "; ".join(sorted(now_named[fn])) if now_named[fn] else "still failing"
-            state = "fixed" if ok else still
-            hist_rows.append([s, _name(data, s), nb, fn, "; ".join(sorted(names)), state])
-    detail.append("<section id=\"history\"><h2>Mistakes before a resubmission</h2><p class=\"muted\">The named "
-                  "mistakes of answers that a later submission replaced, and what the latest one does.</p>"
-                  + (tab("history", ["student", "name", "notebook", "exercise", "mistake before", "now"], hist_rows)
-                     if hist_rows else "<p>No resubmission replaced a named mistake.</p>") + "</section>")
 
-    # ---- every student, then distributions
-    score_parts = []
+def _first_screen(data: ClassData, ranked: list[Exercise], faults: list[list[object]], pairs: list,
+                  tab: _Tab) -> str:
+    """The first screen: the instructor's three questions side by side."""
+    how = _how_did_the_class_do(data, tab)
+    return (f'<section id="glance" class="glance">{how}{_what_to_reteach(ranked)}'
+            f'{_what_needs_me_now(data, faults, pairs)}</section>')
+
+
+def _difficulty_section(ranked: list[Exercise], tab: _Tab) -> str:
+    """The "difficulty" table: every exercise, hardest first, with its commonest named mistake."""
+    rows = []
+    for ex in ranked:
+        common = ex.commonest()
+        rows.append([ex.notebook, ex.function, (_pct(len(ex.passed), ex.answered), ex.rate),
+                     (len(ex.passed), len(ex.passed)), (len(ex.failed), len(ex.failed)),
+                     common[0] if common else "", (common[1] if common else 0, common[1] if common else 0)])
+    return ("<section id=\"difficulty\"><h2>Exercises, hardest first</h2><p class=\"muted\">Passed: every "
+            "check of the exercise passed; among the students who answered it.</p>"
+            + tab("difficulty", ["notebook", "exercise", "pass rate", "passed", "failed",
+                                 "most common mistake", "students who made it"], rows) + "</section>")
+
+
+def _queue_section(data: ClassData, base: Path, tab: _Tab) -> str:
+    """The "queue" table: every answer awaiting hand-grading, its notebook linked to its feedback page."""
+    rows = [[w.student, _name(data, w.student), w.assignment,
+             _feedback_link(w.student, w.assignment, w.notebook, w.notebook, base, data.ws), w.grade_id]
+            for w in data.awaiting]
+    return ("<section id=\"queue\"><h2>Hand-grading queue</h2><p class=\"muted\">Grade them in formgrader, "
+            "then run <code>make grades-final</code>.</p>"
+            + (tab("queue", ["student", "name", "assignment", "notebook", "answer"], rows)
+               if rows else "<p>Nothing awaits hand-grading.</p>") + "</section>")
+
+
+def _history_rows_of(data: ClassData, s: str, a: str, nb: str, v: dict) -> list[list[object]]:
+    """The "history" rows of one notebook: per exercise, the named mistakes of replaced verdicts
+    and what the latest verdict ``v`` does ("fixed", its named mistakes, or "still failing")."""
+    before: dict[str, set[str]] = defaultdict(set)
+    for entry in history.read(s, a, nb, data.ws):
+        for cid, name in (entry.get("mistakes") or {}).items():
+            before[_function(cid)].add(str(name))
+    if not before:
+        return []
+    now_named = defaultdict(set)
+    for cid, name in history.named_mistakes(v).items():
+        now_named[_function(cid)].add(name)
+    checks = v.get("checks") or {}
+    rows: list[list[object]] = []
+    for fn, names in sorted(before.items()):
+        ok = all(m is None for cid, m in checks.items() if _function(cid) == fn)
+        still = "still: " + "; ".join(sorted(now_named[fn])) if now_named[fn] else "still failing"
+        state = "fixed" if ok else still
+        rows.append([s, _name(data, s), nb, fn, "; ".join(sorted(names)), state])
+    return rows
+
+
+def _history_section(data: ClassData, tab: _Tab) -> str:
+    """The "history" table: mistakes made before a resubmission replaced them."""
+    rows = [row for (s, a, nb), v in sorted(data.verdicts.items()) for row in _history_rows_of(data, s, a, nb, v)]
+    return ("<section id=\"history\"><h2>Mistakes before a resubmission</h2><p class=\"muted\">The named "
+            "mistakes of answers that a later submission replaced, and what the latest one does.</p>"
+            + (tab("history", ["student", "name", "notebook", "exercise", "mistake before", "now"], rows)
+               if rows else "<p>No resubmission replaced a named mistake.</p>") + "</section>")
+
+
+def _scores_of(data: ClassData, a: str, nb: str) -> dict[str, tuple[float, float]]:
+    """student -> (score, maximum) of one notebook, from the gradebook."""
+    return {s: v for (s, a2, n), v in data.notebook_scores.items() if a2 == a and n == nb}
+
+
+def _students_section(data: ClassData, base: Path, tab: _Tab) -> str:
+    """The "students" table: every student's score per notebook (linked to its feedback page) and total."""
     student_rows: dict[str, dict[str, float]] = defaultdict(dict)
     student_nb: dict[tuple[str, str], str] = {}
     for a in data.assignments:
         for nb in notebooks_of(a):
-            entries = {s: v for (s, a2, n), v in data.notebook_scores.items() if a2 == a and n == nb}
-            if not entries:
-                continue
-            top = max(m for _, m in entries.values())
-            values = [sc for sc, _ in entries.values()]
-            for s, (sc, _) in entries.items():
+            for s, (sc, _) in _scores_of(data, a, nb).items():
                 student_rows[s][nb] = sc
                 student_nb[(s, nb)] = a
-            mean = sum(values) / len(values)
-            figs = [f'<figure>{histogram(values, top, f"scores in {nb}")}'
-                    f'<figcaption>{e(nb)}: whole notebook (mean {mean:.2f} of {top:g})</figcaption></figure>']
-            ex_of = exercise_of(a, nb)
-            per_ex: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
-            for (s, a2, n, gid), (sc, mx) in data.cell_scores.items():
-                if a2 == a and n == nb:
-                    acc = per_ex[ex_of.get(gid, gid)][s]
-                    acc[0] += sc or 0.0
-                    acc[1] += mx or 0.0
-            for ex, by_st in per_ex.items():
-                vals = [v[0] for v in by_st.values()]
-                ex_top = max(v[1] for v in by_st.values())
-                figs.append(f'<figure>{histogram(vals, ex_top, f"scores of {ex} in {nb}")}'
-                            f'<figcaption>{e(nb)} · {e(ex)}</figcaption></figure>')
-            score_parts.append(f"<h3>{e(a)} / {e(nb)}</h3><div class=\"grid\">{''.join(figs)}</div>")
     nbs = sorted({n for _, _, n in data.notebook_scores})
     rows = []
     for s in sorted(student_rows):
@@ -422,47 +519,101 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
             cells.append((link, sc or 0))
         total = sum(student_rows[s].values())
         rows.append([s, _name(data, s), *cells, (f"{total:g}", total)])
-    detail.append("<section id=\"students\"><h2>Every student</h2><p class=\"muted\">Each score links to that "
-                  "notebook's feedback page.</p>" + tab("students", ["student", "name", *nbs, "total"], rows)
-                  + "</section>")
-    detail.append("<section id=\"scores\"><h2>Score distribution</h2>" + "".join(score_parts) + "</section>")
+    return ("<section id=\"students\"><h2>Every student</h2><p class=\"muted\">Each score links to that "
+            "notebook's feedback page.</p>" + tab("students", ["student", "name", *nbs, "total"], rows)
+            + "</section>")
 
-    check_rows = []
+
+def _exercise_figures(data: ClassData, a: str, nb: str) -> list[str]:
+    """One histogram figure per exercise of a notebook: its students' summed cell scores."""
+    ex_of = exercise_of(a, nb)
+    per_ex: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
+    for (s, a2, n, gid), (sc, mx) in data.cell_scores.items():
+        if a2 == a and n == nb:
+            acc = per_ex[ex_of.get(gid, gid)][s]
+            acc[0] += sc or 0.0
+            acc[1] += mx or 0.0
+    figs = []
+    for ex, by_st in per_ex.items():
+        vals = [v[0] for v in by_st.values()]
+        ex_top = max(v[1] for v in by_st.values())
+        figs.append(f'<figure>{histogram(vals, ex_top, f"scores of {ex} in {nb}")}'
+                    f'<figcaption>{e(nb)} · {e(ex)}</figcaption></figure>')
+    return figs
+
+
+def _scores_section(data: ClassData) -> str:
+    """The score distributions: per graded notebook, the whole notebook's histogram, then each exercise's."""
+    parts = []
+    for a in data.assignments:
+        for nb in notebooks_of(a):
+            entries = _scores_of(data, a, nb)
+            if not entries:
+                continue
+            top = max(m for _, m in entries.values())
+            values = [sc for sc, _ in entries.values()]
+            mean = sum(values) / len(values)
+            figs = [f'<figure>{histogram(values, top, f"scores in {nb}")}'
+                    f'<figcaption>{e(nb)}: whole notebook (mean {mean:.2f} of {top:g})</figcaption></figure>',
+                    *_exercise_figures(data, a, nb)]
+            parts.append(f"<h3>{e(a)} / {e(nb)}</h3><div class=\"grid\">{''.join(figs)}</div>")
+    return "<section id=\"scores\"><h2>Score distribution</h2>" + "".join(parts) + "</section>"
+
+
+def _checks_section(tally: _Tally, tab: _Tab) -> str:
+    """The "checks" table: every check's passes, failures, stubs and pass rate, by notebook."""
+    from selfattn.checks.record import REGISTRY
+
+    passed, failed, unanswered, where = tally.passed, tally.failed, tally.unanswered, tally.where
+    rows = []
     for cid in sorted(set(passed) | set(failed) | set(unanswered), key=lambda c: (where.get(c, ""), c)):
         answered = passed[cid] + failed[cid]
         rate = passed[cid] / answered if answered else 0.0
         desc = REGISTRY[cid].description if cid in REGISTRY else ""
-        check_rows.append([where.get(cid, ""), cid, desc, (passed[cid], passed[cid]), (failed[cid], failed[cid]),
-                           (unanswered[cid], unanswered[cid]),
-                           (f"{100 * rate:.0f}%" if answered else "–", rate if answered else -1)])
-    detail.append("<section id=\"checks\"><h2>Pass rate of every check</h2><p class=\"muted\">Among the "
-                  "notebooks that answered the exercise; “not answered” counts stubs and missing functions."
-                  "</p>" + tab("checks", ["notebook", "check", "what it checks", "passed", "failed", "not answered",
-                                          "pass rate"], check_rows) + "</section>")
+        rows.append([where.get(cid, ""), cid, desc, (passed[cid], passed[cid]), (failed[cid], failed[cid]),
+                     (unanswered[cid], unanswered[cid]),
+                     (f"{100 * rate:.0f}%" if answered else "–", rate if answered else -1)])
+    return ("<section id=\"checks\"><h2>Pass rate of every check</h2><p class=\"muted\">Among the "
+            "notebooks that answered the exercise; “not answered” counts stubs and missing functions."
+            "</p>" + tab("checks", ["notebook", "check", "what it checks", "passed", "failed", "not answered",
+                                    "pass rate"], rows) + "</section>")
 
-    def mistakes_table(name: str, found: dict[tuple[str, str], set[str]]) -> str:
-        rows = [[fn, key, (len(who), len(who)), _who(who)]
-                for (fn, key), who in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-        return tab(name, ["exercise", "mistake", "students", "who"], rows) if rows else "<p>None.</p>"
 
+def _mistakes_table(name: str, found: dict[tuple[str, str], set[str]], tab: _Tab) -> str:
+    """A table of mistakes, (exercise, mistake) -> who made it, commonest first; "None." if empty."""
+    rows = [[fn, key, (len(who), len(who)), _who(who)]
+            for (fn, key), who in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    return tab(name, ["exercise", "mistake", "students", "who"], rows) if rows else "<p>None.</p>"
+
+
+def _mistakes_section(tally: _Tally, tab: _Tab) -> str:
+    """The named mistakes (the ten commonest listed, then the "mistakes" table) and the failures
+    without a name (the "unnamed-failures" table)."""
     summary = "".join(f"<li>{text_cell(key.split(':')[0])}: {len(who)} student{'s' * (len(who) != 1)} ({e(fn)})</li>"
-                      for (fn, key), who in sorted(named.items(), key=lambda kv: -len(kv[1]))[:10])
-    detail.append("<section id=\"mistakes\"><h2>Named mistakes</h2>"
-                  + (f"<ul>{summary}</ul>" if summary else "")
-                  + mistakes_table("mistakes", named)
-                  + "<h3>Failures without a name</h3><p class=\"muted\">Wrong values, shapes or exceptions "
-                    "that match no known mistake: worth reading by hand.</p>"
-                  + mistakes_table("unnamed-failures", unnamed) + "</section>")
+                      for (fn, key), who in sorted(tally.named.items(), key=lambda kv: -len(kv[1]))[:10])
+    return ("<section id=\"mistakes\"><h2>Named mistakes</h2>"
+            + (f"<ul>{summary}</ul>" if summary else "")
+            + _mistakes_table("mistakes", tally.named, tab)
+            + "<h3>Failures without a name</h3><p class=\"muted\">Wrong values, shapes or exceptions "
+              "that match no known mistake: worth reading by hand.</p>"
+            + _mistakes_table("unnamed-failures", tally.unnamed, tab) + "</section>")
 
+
+def _faults_section(faults: list[list[object]], tab: _Tab) -> str:
+    """Faults and anomalies: counted by kind, then the "faults" table (folded when over 200 rows)."""
+    kinds = Counter(row[3] for row in faults)
     per_kind = "".join(f"<li>{e(str(k))}: {n}</li>" for k, n in sorted(kinds.items()))
-    detail.append("<section id=\"faults\"><h2>Faults and anomalies</h2>"
-                  + (f"<ul>{per_kind}</ul>" if per_kind else "<p>None.</p>")
-                  + (f"<details{' open' if len(faults) <= 200 else ''}><summary>all {len(faults)} rows</summary>"
-                     + tab("faults", ["student", "assignment", "notebook", "kind", "detail"], faults) + "</details>"
-                     if faults else "")
-                  + "</section>")
-    detail.append(_similarity_section(pairs, tab))
+    return ("<section id=\"faults\"><h2>Faults and anomalies</h2>"
+            + (f"<ul>{per_kind}</ul>" if per_kind else "<p>None.</p>")
+            + (f"<details{' open' if len(faults) <= 200 else ''}><summary>all {len(faults)} rows</summary>"
+               + tab("faults", ["student", "assignment", "notebook", "kind", "detail"], faults) + "</details>"
+               if faults else "")
+            + "</section>")
 
+
+def _page(data: ClassData, glance: str, detail: list[str], tables: dict[str, tuple[list[str], list[list]]]) -> str:
+    """The HTML document: the first screen, the line naming the data and its CSV files (those of
+    ``tables``), the navigation, then the detail sections."""
     csvs = " ".join(f'<a href="{quote(f)}">{e(f)}</a>' for f, t in CSV_TABLES.items() if t in tables)
     head = (f"<p class=\"muted\">Assignments {e(', '.join(data.assignments))}. Generated "
             f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC from the gradebook and the grader's verdicts. "
@@ -475,6 +626,25 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>Class report</title><style>{STYLE}</style></head><body><h1>Class report</h1>{glance}"
             f"{head}{nav}" + "".join(detail) + f"<script>{SCRIPT}</script></body></html>")
+
+
+def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[list[str], list[list]]] | None = None
+          ) -> str:
+    """The whole page as a string. ``base`` is the folder the page is written to (its links to the
+    feedback pages are relative to it); each table's header and rows go to ``tables`` by its id."""
+    import autograder.hidden_checks  # noqa: F401 - registers the hidden checks' descriptions
+
+    base = base or data.ws.report
+    tables = tables if tables is not None else {}
+    tab: _Tab = partial(_tab, tables)
+    ranked = exercises(data)
+    tally = _tally(data)
+    pairs = find_pairs(data)
+    glance = _first_screen(data, ranked, tally.faults, pairs, tab)
+    detail = [_difficulty_section(ranked, tab), _queue_section(data, base, tab), _history_section(data, tab),
+              _students_section(data, base, tab), _scores_section(data), _checks_section(tally, tab),
+              _mistakes_section(tally, tab), _faults_section(tally.faults, tab), _similarity_section(pairs, tab)]
+    return _page(data, glance, detail, tables)
 
 
 def _merge_notebooks(rows: list[list[object]]) -> list[list[object]]:

@@ -1,0 +1,92 @@
+"""The class report's page is its sections, each once and in the order the navigation promises,
+each table going to the CSV tables under its id; built from a fixed class without a gradebook
+(verdicts, scores, a late hand-in, names, a hand-grading queue, one feedback page, one history)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from autograder.nbgrader_ext.gradebook_state import Awaiting
+from autograder.notes import Note, NoteKind, records
+from autograder.reporting import class_report as report
+from autograder.verdicts import history
+from autograder.workspace import Workspace
+from selfattn.checks.findings import Finding, Kind
+
+A, NB3, NB7 = "attention", "03-softmax-attention", "07-masking"
+AXIS = "softmax taken over the queries (axis 0)"
+SECTIONS = ["glance", "difficulty", "queue", "history", "students", "scores", "checks", "mistakes", "faults",
+            "similarity"]
+
+
+@pytest.fixture()
+def data(tmp_path) -> report.ClassData:
+    ws = Workspace(tmp_path / "work")
+    named = Finding.mistake(AXIS, "weights: axis 0").record()
+    stub = Finding("not answered", Kind.NOT_ANSWERED).record()
+    timeout = Finding("ran out of time", Kind.TIME_OUT).record()
+    wrong = Finding("wrong values", Kind.WRONG_VALUES).record()
+    sm, ax, at = "softmax/rows-sum-to-one", "softmax/axis", "attention/no-mask"
+    d = report.ClassData(ws=ws, students=["ann", "bob", "cy<b>", "dee"], assignments=[A],
+                         names={"ann": "Ann A", "cy<b>": "<i>Cy</i>"})
+    d.verdicts = {("ann", A, NB3): {"checks": {sm: None, ax: None, at: None}},
+                  ("bob", A, NB3): {"checks": {sm: stub, ax: stub, at: stub}},
+                  ("cy<b>", A, NB3): {"checks": {sm: None, ax: named, at: timeout},
+                                      "notes": records([Note("a cell raised", NoteKind.CELL_RAISED)])},
+                  ("dee", A, NB3): {"checks": {sm: None, ax: named, at: wrong}},
+                  ("dee", A, NB7): {"checks": {}, "notes": records([Note("missing", NoteKind.MISSING)])}}
+    d.notebook_scores = {("ann", A, NB3): (6.0, 6.0), ("bob", A, NB3): (0.0, 6.0), ("cy<b>", A, NB3): (2.0, 6.0),
+                         ("dee", A, NB3): (3.0, 6.0)}
+    d.cell_scores = {(s, a, nb, "softmax-public"): (sc / 2, mx / 2)
+                     for (s, a, nb), (sc, mx) in d.notebook_scores.items()}
+    d.late = {("dee", A): 7200.0}
+    d.awaiting = [Awaiting("ann", A, "04-scaling", "why-sqrt")]
+    page = ws.feedback / "ann" / A / f"{NB3}.html"
+    page.parent.mkdir(parents=True)
+    page.write_text("feedback")
+    kept = history.history_path("ann", A, NB3, ws)
+    kept.parent.mkdir(parents=True)
+    kept.write_text(json.dumps([{"replaced": "then", "mistakes": {ax: AXIS}}]))
+    return d
+
+
+def _sections(html: str) -> list[str]:
+    return re.findall(r'<section id="([^"]+)"', html)
+
+
+def test_every_section_appears_once_in_the_order_of_the_navigation(data):
+    tables: dict = {}
+    html = report.build(data, data.ws.report, tables)
+    assert _sections(html) == SECTIONS, _sections(html)
+    nav = re.search(r"<nav>(.*?)</nav>", html).group(1)
+    targets = re.findall(r'href="#([^"]+)"', nav)
+    assert targets == [s for s in SECTIONS if s != "glance"], targets  # the menu lists the detail in page order
+    first = html.index('<section id="glance"')
+    assert html.index("<h1>Class report</h1>") < first < html.index("<nav>"), "the first screen comes first"
+    for question in ("how", "reteach", "now"):
+        assert html.count(f'<h2 id="{question}">') == 1, question
+    assert list(tables) == ["notebooks", "difficulty", "queue", "history", "students", "checks", "mistakes",
+                            "unnamed-failures", "faults"], list(tables)
+    links = re.findall(r'<a href="([^"#]+\.csv)">', html)
+    assert links == [f for f, t in report.CSV_TABLES.items() if t in tables], links
+
+
+def test_each_section_shows_the_class_it_was_built_from(data):
+    tables: dict = {}
+    html = report.build(data, data.ws.report, tables)
+    body = dict(zip(SECTIONS, re.split(r'<section id="[^"]+"', html)[1:], strict=True))
+    assert "4 students, 5 graded notebooks." in body["glance"]
+    assert "<b>attention</b>" in body["glance"] and f"most common mistake: {AXIS} (2 students)" in body["glance"]
+    assert tables["queue"][1] == [["ann", "Ann A", A, "04-scaling", "why-sqrt"]]
+    assert tables["history"][1] == [["ann", "Ann A", NB3, "softmax", AXIS, "fixed"]]
+    assert '<a href="../feedback/ann/attention/03-softmax-attention.html">6</a>' in body["students"]
+    assert "&lt;i&gt;Cy&lt;/i&gt;" in body["students"] and "<i>Cy</i>" not in html  # names are text, not markup
+    assert {r[0] for r in tables["mistakes"][1]} == {"softmax"} and tables["mistakes"][1][0][2] == 2
+    kinds = {r[3] for r in tables["faults"][1]}
+    assert {"time-out", "cell raised", "blank notebook", "missing notebook", "late"} <= kinds, kinds
+    assert "<p>No suspicious pairs.</p>" in body["similarity"]
+    (row,) = [r for r in tables["notebooks"][1] if r[0] == NB3]
+    assert row[-1] == 4, row  # handed in by four; dee's 07 is missing, so no row for it
