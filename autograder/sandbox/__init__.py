@@ -36,8 +36,7 @@ from autograder.sandbox.channel import (
     MAX_RESULT_BYTES,
     _cell_errors,
     _disk_full,
-    _encode,
-    _frame,
+    _frames,
     _outcome,
     collect,
     feed,
@@ -128,12 +127,21 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     With ``session`` (an :class:`autograder.sandbox.warm.Session`), the run is a fresh child forked from
     that session's pre-warmed sandbox instead of a newly started sandbox.
     """
-    store: dict[str, np.ndarray] = {}
-    encoded = [{"args": [_encode(a, store) for a in c.args],
-                "kwargs": {k: _encode(v, store) for k, v in c.kwargs.items()}} for c in cases]
-    first = _frame({"cells": cells, "function": function})
-    second = _frame({"cases": encoded}, store)
+    first, second = _frames(cells, function, cases)
     t0 = time.perf_counter()
+    data, timed_out, too_big, rc, capped = _execute(first, second, limits, session)
+    seconds = time.perf_counter() - t0
+    stopped = _stopped(capped, timed_out, too_big, limits)
+    if stopped is not None:
+        return RunResult(None, stopped, [], seconds)
+    return _results(data, rc, cells, function, len(cases), limits, hidden, seconds)
+
+
+def _execute(first: bytes, second: bytes, limits: Limits, session=None
+             ) -> tuple[bytes, bool, bool, int | None, str | None]:
+    """Send the two frames to a sandbox (``session``'s pre-warmed one, else a newly started one) in
+    cgroups capped for the run, and wait for it: (result bytes, timed out, too big, exit status,
+    the cap it ran into or ``None``). The run's cgroups are finished before this returns."""
     # the cgroups that cap the run as a whole: its own, or (warm) its sandbox's, capped for it
     group = session.group_for(limits) if session is not None else cgroups.make(limits.memory_bytes, limits.tasks)
     try:
@@ -144,14 +152,27 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
         capped = group.hit()
     finally:
         group.finish()
-    seconds = time.perf_counter() - t0
+    return data, timed_out, too_big, rc, capped
+
+
+def _stopped(capped: str | None, timed_out: bool, too_big: bool, limits: Limits) -> Finding | None:
+    """Why a run was stopped before its results could be read (a cap of its cgroups, the wall-clock
+    limit, results over the size cap), or ``None`` if it was not."""
     if capped is not None:
-        return RunResult(None, cap_message(capped, limits), [], seconds)
+        return cap_message(capped, limits)
     if timed_out:
         reason = f"stopped after {limits.wall_seconds:.0f} s: an infinite loop or a very slow computation?"
-        return RunResult(None, Finding(reason, Kind.TIME_OUT), [], seconds)
+        return Finding(reason, Kind.TIME_OUT)
     if too_big:
-        return RunResult(None, Finding("the results were larger than the grader accepts", Kind.REFUSED), [], seconds)
+        return Finding("the results were larger than the grader accepts", Kind.REFUSED)
+    return None
+
+
+def _results(data: bytes, rc: int | None, cells: list[tuple[str, str]], function: str, n_cases: int,
+             limits: Limits, hidden: bool, seconds: float) -> RunResult:
+    """The run's result from the bytes it sent (untrusted): ``data`` is a greeting byte (``R`` or
+    ``M``) and a result frame holding one outcome per case (``n_cases``); a run that sent none dies
+    of :func:`_death_reason`, a channel that does not add up is refused as tampered with."""
     try:
         result, arrays = parse_frame(data[1:])
         if data[:1] not in (b"R", b"M"):
@@ -174,7 +195,7 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
             outcomes.append(_outcome(enc, arrays, hidden))
     except (KeyError, TypeError, ValueError):
         return RunResult(None, Finding("the grader's channel was tampered with", Kind.REFUSED), [], seconds)
-    if len(outcomes) != len(cases):
+    if len(outcomes) != n_cases:
         return RunResult(None, Finding("the grader's channel was tampered with", Kind.REFUSED), [], seconds)
     return RunResult(outcomes, None, cell_errors, seconds)
 

@@ -22,7 +22,16 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from selfattn.checks.calling import BAD_RETURN, FAILED_KINDS, NOT_ANSWERED, RAISED, TIME_LIMIT, CellError, Outcome
+from selfattn.checks.calling import (
+    BAD_RETURN,
+    FAILED_KINDS,
+    NOT_ANSWERED,
+    RAISED,
+    TIME_LIMIT,
+    Case,
+    CellError,
+    Outcome,
+)
 from selfattn.checks.findings import hidden_exception_name
 
 MAX_RESULT_BYTES = 64 << 20
@@ -57,6 +66,17 @@ def _frame(header: dict, arrays: dict[str, np.ndarray] | None = None) -> bytes:
         out += struct.pack(">Q", buf.tell()) + buf.getvalue()
     return out
 
+
+
+def _frames(cells: list[tuple[str, str]], function: str, cases: list[Case]) -> tuple[bytes, bytes]:
+    """A run's two frames: the cells (label, source) and the function's name, then the cases (their
+    arguments encoded by :func:`_encode`, the arrays among them in the second frame's ``.npz``)."""
+    store: dict[str, np.ndarray] = {}
+    encoded = [{"args": [_encode(a, store) for a in c.args],
+                "kwargs": {k: _encode(v, store) for k, v in c.kwargs.items()}} for c in cases]
+    first = _frame({"cells": cells, "function": function})
+    second = _frame({"cases": encoded}, store)
+    return first, second
 
 
 _EXCEPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,60}")
