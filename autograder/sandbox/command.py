@@ -1,0 +1,163 @@
+"""The command that starts a sandbox: bubblewrap where it can run, else the fallback.
+
+:func:`mode` says which (probed once per process); :func:`sandbox_command` builds the command and
+the environment it gets (the runtime and NumPy read-only, nothing writable but :data:`WRITABLE`,
+each a tmpfs of :data:`TMPFS_BYTES`); :func:`_limits` is the per-process part of the caps (rlimits,
+and the run's cgroups joined before anything runs).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from autograder.sandbox import cgroups, seccomp
+
+
+class ProcessLimits(Protocol):
+    """What :func:`_limits` reads of a run's limits (an :class:`autograder.sandbox.Limits`)."""
+
+    @property
+    def cpu_seconds(self) -> int: ...
+
+    @property
+    def memory_bytes(self) -> int: ...
+
+    @property
+    def file_bytes(self) -> int: ...
+
+
+#: this process grades without bubblewrap whatever the machine has (:func:`choose_fallback`)
+_FALLBACK_CHOSEN = False
+
+
+def choose_fallback() -> None:
+    """Grade without bubblewrap in this process from now on (``c.GradingSettings.sandbox =
+    "fallback"``, applied by :meth:`autograder.settings.Settings.apply`)."""
+    global _FALLBACK_CHOSEN
+    _FALLBACK_CHOSEN = True
+    mode.cache_clear()
+
+
+def bubblewrap_available() -> bool:
+    from autograder.environment import setting_overrides
+
+    chosen = _FALLBACK_CHOSEN or setting_overrides().get("sandbox") == "fallback"
+    if chosen or shutil.which("bwrap") is None:
+        return False
+    probe = subprocess.run(
+        ["bwrap", "--unshare-all", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "/usr/bin/true"],
+        capture_output=True,
+    )
+    return probe.returncode == 0
+
+
+@functools.cache
+def mode() -> str:
+    """``"bubblewrap"``, or ``"fallback"`` where it cannot run (probed once per process)."""
+    return "bubblewrap" if bubblewrap_available() else "fallback"
+
+
+def _python_paths() -> tuple[str, str, list[Path]]:
+    """(interpreter, its prefix, NumPy's folders: the package and its bundled libraries, if any)."""
+    prefix = sys.base_prefix
+    exe = str(Path(prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}")
+    package = Path(np.__file__).resolve().parent
+    libs = package.parent / "numpy.libs"  # wheels link their BLAS from here ($ORIGIN/../../numpy.libs)
+    return exe, prefix, [package] + ([libs] if libs.is_dir() else [])
+
+
+#: Where NumPy's folders appear inside the sandbox; nothing else of the environment is there.
+SANDBOX_SITE = "/site"
+
+#: The only folders of the sandbox a run can write to (everything else is mounted read-only).
+WRITABLE = ("/tmp", "/dev/shm")
+
+#: The size of each writable folder (a tmpfs of its own, otherwise offering half the machine's
+#: memory). A run needs no file at all (its results travel on a pipe); 128 MiB together leaves room
+#: for scratch files (16 MiB each at most, RLIMIT_FSIZE) and is also charged to the run's memory cap.
+TMPFS_BYTES = {"/tmp": 96 << 20, "/dev/shm": 32 << 20}
+
+
+def _package_folders(prefix: str) -> list[str]:
+    """Every Python package folder of the runtime and the system (Debian's python3-* packages):
+    each is covered by an empty folder in the sandbox, where NumPy appears under /site alone."""
+    import glob
+
+    found: set[str] = set()
+    for root in {prefix, "/usr", "/usr/local"}:
+        for kind in ("dist-packages", "site-packages"):
+            found.update(glob.glob(f"{root}/lib/python3*/{kind}") + glob.glob(f"{root}/lib/python3/{kind}"))
+    return sorted(found)
+
+
+def _limits(limits: ProcessLimits, cgroup_fds: list[int] | None = None) -> Callable[[], None]:
+    """The ``preexec_fn`` of a newly started sandbox: in the child, before the command runs, join the
+    run's cgroups (``cgroup_fds``, their ``cgroup.procs``), start a session of its own (so the whole
+    run can be killed as a process group) and set its rlimits (CPU, address space, file size, no core)."""
+
+    def apply() -> None:
+        cgroups.join(cgroup_fds or [])  # before anything runs: the whole run is in its cgroups
+        os.setsid()
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    return apply
+
+
+def sandbox_command(workdir: str, result_fd: int, script: str = "harness.py",
+                    seccomp_fd: int | None = None) -> tuple[list[str], dict[str, str]]:
+    """The command that runs the harness (or another ``script`` of ``workdir``: the pre-warmed
+    sandbox's :mod:`autograder.sandbox.inside.zygote`), and the environment it gets (and nothing more).
+    ``seccomp_fd`` (from :func:`autograder.sandbox.seccomp.program_fd`, passed to the command) holds the
+    system call filter bubblewrap installs."""
+    exe, prefix, numpy_folders = _python_paths()
+    bwrap = mode() == "bubblewrap"
+    site = SANDBOX_SITE if bwrap else str(Path(workdir) / "site")
+    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
+           "HOME": "/tmp" if bwrap else workdir, "PATH": "/usr/bin", "SELFATTN_SITE": site,
+           "RESULT_FD": str(result_fd)}
+    harness = f"/harness/{script}" if bwrap else str(Path(workdir) / script)
+    inner = [exe, "-I", "-S", "-B", harness]
+    if not bwrap:
+        # no isolation to lean on: the folder on sys.path at least holds NumPy alone
+        Path(site).mkdir(exist_ok=True)
+        for folder in numpy_folders:
+            if not (Path(site) / folder.name).exists():
+                (Path(site) / folder.name).symlink_to(folder)
+        return inner, env
+    # --cap-drop ALL: started by root (a container), the sandbox would otherwise keep its capabilities
+    cmd = ["bwrap", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+           "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib"]
+    if Path("/lib64").exists():
+        cmd += ["--symlink", "usr/lib64", "/lib64"]
+    # /tmp first: the binds after it may live below /tmp (a checkout or venv there) and must win
+    cmd += ["--size", str(TMPFS_BYTES["/tmp"]), "--tmpfs", "/tmp", "--ro-bind", prefix, prefix]
+    for folder in _package_folders(prefix):
+        # an empty, read-only folder over the system's own Python packages
+        cmd += ["--tmpfs", folder, "--remount-ro", folder]
+    for folder in numpy_folders:  # NumPy alone, never the environment's whole site-packages
+        cmd += ["--ro-bind", str(folder), f"{site}/{folder.name}"]
+    cmd += ["--ro-bind", workdir, "/harness", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(TMPFS_BYTES["/dev/shm"]), "--tmpfs", "/dev/shm"]
+    # the kernel's settings read-only: bubblewrap covers /proc/sys only when its check says it is
+    # writable, and started by root (a container) the sandbox's user is root, whom sysctls trust
+    cmd += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    # the rest read-only: /tmp and /dev/shm are the only places a run can write (see WRITABLE)
+    cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"]
+    cmd += seccomp.bwrap_args(seccomp_fd) if seccomp_fd is not None else []
+    for k, v in env.items():
+        cmd += ["--setenv", k, v]
+    return cmd + inner, {"PATH": "/usr/bin"}
