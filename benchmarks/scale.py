@@ -59,7 +59,7 @@ def sandbox_overhead(repeat: int = 15) -> dict[str, float]:
         forked = [timed(session) for _ in range(repeat)]
     # the floor: the sandbox's own command, starting Python and importing NumPy, and nothing else
     workdir = tempfile.mkdtemp(prefix="bench-floor-")
-    command, env = sandbox._command(workdir, 3)
+    command, env = sandbox.sandbox_command(workdir, 3)
     bare = [*command[:-1], "-c", "import os, sys; sys.path.append(os.environ['SELFATTN_SITE']); import numpy"]
     floor = []
     for _ in range(repeat):
