@@ -75,7 +75,9 @@ CHECK_MODULES = tuple(m.split(".", 1)[1] for m in imported_modules("autograder.v
 #: the code that decides a verdict: when any of it changes, every verdict is stale
 _CHECK_CODE = (*(_module_file(f"selfattn.{m}") for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
                AUTOGRADER / "verdicts" / "hidden_inputs.py", AUTOGRADER / "sandbox" / "inside" / "harness.py",
-               AUTOGRADER / "verdicts" / "decide.py", AUTOGRADER / "verdicts" / "blame.py", AUTOGRADER / "notes.py")
+               AUTOGRADER / "verdicts" / "decide.py", AUTOGRADER / "verdicts" / "blame.py", AUTOGRADER / "notes.py",
+               # how the sandbox's results are read (outcomes, cell errors, caps' words) decides too
+               AUTOGRADER / "sandbox" / "channel.py", AUTOGRADER / "sandbox" / "__init__.py")
 
 
 #: the secret handed to this thread in memory (a task on a Dask worker): never written to disk
