@@ -167,6 +167,197 @@ def _decided_since_autograde(student: str, assignment: str, notebooks: list[str]
     return False
 
 
+def _intake(student: str | None, summary: Summary, log, ws: Workspace = DEFAULT) -> tuple[intake.Intake, list]:
+    """Scan ``submitted/``: log each refused folder (and list it in the summary) and keep the
+    submissions to grade (of one ``student``, if given).
+
+    Returns
+    -------
+    scan : intake.Intake
+        The whole scan (its ``refused`` lines go to the run's exit).
+    subs : list of (str, str)
+        (student, assignment) of every submission to grade, in the scan's order.
+
+    Raises
+    ------
+    RefusedInput
+        If there is nothing to grade (for that student).
+    """
+    scan = intake.scan(ws=ws)
+    for line in scan.refused:
+        log(f"refused: {line}")
+    summary.ignored = list(scan.refused)
+    subs = [(s, a) for s, a in scan.submissions if student is None or s == student]
+    if not subs:
+        who = f" for student {student!r}" if student else ""
+        raise RefusedInput(f"nothing to grade{who}: put notebooks under {ws.submitted}/<student>/<assignment>/")
+    summary.students = len(subs)
+    return scan, subs
+
+
+def _connect_or_self_test(scheduler: str | distributed.Target | None, grading: settings.Settings,
+                          summary: Summary, log):
+    """Reach the Dask cluster at ``scheduler`` (or, without one, test the local sandbox) before
+    anything in the work folder changes, and put where and how notebooks run in the summary.
+
+    Returns
+    -------
+    The connected cluster (:func:`autograder.pipeline.dask_cluster.connect`), or None to decide here.
+    """
+    cluster = distributed.connect(scheduler, grading.allow_fallback_sandbox, log) if scheduler else None
+    if cluster is None:
+        sandbox.self_test()
+    summary.sandbox_mode = f"Dask cluster at {scheduler}" if cluster else sandbox.mode()
+    summary.settings = settings.describe(grading.limits)
+    summary.caps = "those of each Dask worker's machine" if cluster else sandbox.caps_in_force(grading.limits)
+    return cluster
+
+
+def _previous_state(force: bool, ws: Workspace = DEFAULT) -> tuple[dict, bool]:
+    """The state of the last run (empty if the gradebook is new or was deleted), and whether every
+    nbgrader step must run again (``force``, or no gradebook)."""
+    state = gradebook_state.load(ws)
+    force_nbgrader = force or not ws.gradebook.exists()  # a new (or deleted) gradebook: every nbgrader step
+    if not ws.gradebook.exists():
+        state = {}
+    return state, force_nbgrader
+
+
+def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str, summary: Summary, log,
+                    ws: Workspace = DEFAULT) -> tuple[list[tuple], dict, float]:
+    """Stage every submission (:func:`_stage_all`), count the verdicts that still hold and log the
+    plan (``where``: where the notebooks will be decided).
+
+    Returns
+    -------
+    jobs, staged
+        As :func:`_stage_all`.
+    seconds : float
+        The time staging took.
+    """
+    t_stage = time.perf_counter()
+    jobs, staged = _stage_all(subs, force, limits, summary, ws)
+    t_stage = time.perf_counter() - t_stage
+    summary.reused = len(staged) - len(jobs)
+    log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
+        f"{summary.reused} unchanged since the last run")
+    return jobs, staged, t_stage
+
+
+def _register_assignments(api, subs: list, state: dict, force_nbgrader: bool, ws: Workspace = DEFAULT) -> None:
+    """``generate_assignment`` in nbgrader's gradebook for every assignment of ``subs`` whose course
+    files changed since it was registered (all with ``force_nbgrader``); the digests go to ``state``."""
+    for a in sorted({a for _, a in subs}):
+        digest = gradebook_state.course_digest(a, ws)
+        if force_nbgrader or state.get("course", {}).get(a) != digest:
+            result = api.generate_assignment(a, force=True)
+            if not result["success"]:
+                raise GradingError(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
+            state.setdefault("course", {})[a] = digest
+    gradebook_state.index_gradebook(api.coursedir.db_url)
+
+
+def _decide_and_register(jobs: list[tuple], subs: list, cluster, grading: settings.Settings, workers: int,
+                         overrides, state: dict, force_nbgrader: bool, summary: Summary, log,
+                         ws: Workspace = DEFAULT):
+    """Decide every job (on ``cluster``, or in a pool of ``workers`` local processes) while the
+    changed assignments are registered in nbgrader's gradebook (its API configured with
+    ``overrides``); count the decided notebooks and close the cluster.
+
+    Returns
+    -------
+    The nbgrader API (:func:`autograder.nbgrader_ext.steps.nbgrader_api`) the later steps use.
+    """
+    progress = Progress(len(jobs), log)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        if cluster:
+            pending = cluster.decide(jobs, _secret(ws).decode(), log, ws, grading)
+        else:
+            futures = _submit_with_progress(pool, jobs, progress, ws)
+            pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
+        api = nbgrader_api(overrides, ws)  # meanwhile, register changed assignments in the gradebook
+        _register_assignments(api, subs, state, force_nbgrader, ws)
+        for s, a, nb, secs in pending:
+            summary.decided += 1
+            if cluster:  # a local notebook was counted when it finished (_submit_with_progress)
+                progress.step(f"{s}/{a}/{nb}", secs)
+    if cluster:
+        cluster.close()
+    return api
+
+
+def _count_sandbox_failures(jobs: list[tuple], summary: Summary, ws: Workspace = DEFAULT) -> None:
+    """List in the summary every job whose stored verdict says the grader could not process it."""
+    for s, a, nb, _l in jobs:
+        if (stored_verdict(s, a, nb, ws) or {}).get("failed"):
+            summary.sandbox_failures.append(f"{s}/{a}/{nb}")
+
+
+def _to_autograde(subs: list, jobs: list[tuple], staged: dict, force_nbgrader: bool,
+                  ws: Workspace = DEFAULT) -> set[tuple[str, str]]:
+    """(student, assignment) that nbgrader's autograde must see: those whose verdicts changed (all
+    with ``force_nbgrader``), or that nbgrader has not autograded as they are now (another timestamp
+    or other notebooks: e.g. formgrader's button was used)."""
+    changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
+    for s, a in subs:
+        mine = {nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)}
+        if (not gradebook_state.autograded_is_current(s, a, list(mine), gradebook_state.written_answers(mine), ws)
+                or _decided_since_autograde(s, a, list(mine), ws)):
+            changed.add((s, a))
+    return changed
+
+
+def _autograde(changed: set[tuple[str, str]], workers: int, overrides, summary: Summary, log,
+               ws: Workspace = DEFAULT) -> list[str]:
+    """nbgrader's autograde, one assignment at a time, for the submissions in ``changed``; the
+    students it autograded go to the summary. Returns the failures, one line per student."""
+    failed = []
+    for a in sorted({a for _, a in changed}):
+        students = sorted(s for s, a2 in changed if a2 == a)
+        t = time.perf_counter()
+        # nbgrader's autograde keeps hand grading itself (nbgrader_plugins.install), as for the button
+        bad = run_step("autograde", a, students, workers, log, overrides, ws)
+        failed += [f"{s} ({a}, autograde)" for s in bad]
+        summary.autograded += [f"{s}/{a}" for s in students if s not in bad]
+        log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
+    return failed
+
+
+def _settle_hand_grades(subs: list, api, log, ws: Workspace = DEFAULT) -> None:
+    """Settle again the hand grades put back in the queue by an earlier autograde (formgrader's
+    button, say) whose answer is the one they were given for; changed answers keep waiting."""
+    db, course = api.coursedir.db_url, api.coursedir.course_id
+    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a, ws), ws)[0]
+               for s, a in subs)
+    if kept:
+        log(f"{kept} hand grades of unchanged written answers taken out of the hand-grading queue again")
+
+
+def _summarise(subs: list, jobs: list[tuple], failed: list[str], api, summary: Summary, t0: float,
+               t_verdicts: float, steps: dict, log, ws: Workspace = DEFAULT) -> dict:
+    """Complete the summary (nbgrader's problems, the roster, what awaits hand-grading), write it and
+    ``timings.json``.
+
+    Returns
+    -------
+    dict
+        ``notebooks`` (jobs decided), ``seconds`` (the whole run since ``t0``), ``verdict_seconds``
+        and ``steps`` (seconds by step), as written to ``timings.json``.
+    """
+    db, course = api.coursedir.db_url, api.coursedir.course_id
+    summary.nbgrader_problems = failed
+    summary.unknown_students, summary.late = gradebook_state.roster_report(
+        db, course, sorted({s for s, _ in subs}), sorted({a for _, a in subs}))
+    summary.awaiting = [f"{w.student}/{w.assignment}/{w.notebook}: {w.grade_id}"
+                        for w in gradebook_state.awaiting_hand_grading(db)]
+    summary.seconds = time.perf_counter() - t0
+    summary.write(ws.summary, log)
+    log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {ws.grades_csv}")
+    out = {"notebooks": len(jobs), "seconds": summary.seconds, "verdict_seconds": t_verdicts, "steps": steps}
+    (ws.grading / "timings.json").write_text(json.dumps(out))
+    return out
+
+
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
                 scheduler: str | distributed.Target | None = None, allow_fallback: bool = False,
                 student: str | None = None, force: bool = False,
@@ -187,107 +378,31 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     """
     t0 = time.perf_counter()
     grading = grading or settings.Settings(limits=limits, workers=workers or 0, allow_fallback_sandbox=allow_fallback)
-    limits, allow_fallback, overrides = grading.limits, grading.allow_fallback_sandbox, grading.config()
+    overrides, workers = grading.config(), grading.worker_count()
     summary = Summary()
-    scan = intake.scan(ws=ws)
-    for line in scan.refused:
-        log(f"refused: {line}")
-    summary.ignored = list(scan.refused)
-    subs = [(s, a) for s, a in scan.submissions if student is None or s == student]
-    if not subs:
-        who = f" for student {student!r}" if student else ""
-        raise RefusedInput(f"nothing to grade{who}: put notebooks under {ws.submitted}/<student>/<assignment>/")
-    # the cluster is reached (or the run stops) before anything in the work folder changes
-    cluster = distributed.connect(scheduler, allow_fallback, log) if scheduler else None
-    if cluster is None:
-        sandbox.self_test()
-    summary.sandbox_mode = f"Dask cluster at {scheduler}" if cluster else sandbox.mode()
-    summary.settings = settings.describe(limits)
-    summary.caps = "those of each Dask worker's machine" if cluster else sandbox.caps_in_force(limits)
-    summary.students = len(subs)
-    state = gradebook_state.load(ws)
-    force_nbgrader = force or not ws.gradebook.exists()  # a new (or deleted) gradebook: every nbgrader step
-    if not ws.gradebook.exists():
-        state = {}
-    workers = grading.worker_count()
-
-    t_stage = time.perf_counter()
-    jobs, staged = _stage_all(subs, force, limits, summary, ws)
-    t_stage = time.perf_counter() - t_stage
-    summary.reused = len(staged) - len(jobs)
+    scan, subs = _intake(student, summary, log, ws)
+    cluster = _connect_or_self_test(scheduler, grading, summary, log)
+    state, force_nbgrader = _previous_state(force, ws)
     where = f"on the Dask cluster at {scheduler}" if cluster else f"with {workers} workers (sandbox: {sandbox.mode()})"
-    log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
-        f"{summary.reused} unchanged since the last run")
-    progress = Progress(len(jobs), log)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        if cluster:
-            pending = cluster.decide(jobs, _secret(ws).decode(), log, ws, grading)
-        else:
-            futures = _submit_with_progress(pool, jobs, progress, ws)
-            pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
-        api = nbgrader_api(overrides, ws)  # meanwhile, register changed assignments in the gradebook
-        for a in sorted({a for _, a in subs}):
-            digest = gradebook_state.course_digest(a, ws)
-            if force_nbgrader or state.get("course", {}).get(a) != digest:
-                result = api.generate_assignment(a, force=True)
-                if not result["success"]:
-                    raise GradingError(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
-                state.setdefault("course", {})[a] = digest
-        gradebook_state.index_gradebook(api.coursedir.db_url)
-        for s, a, nb, secs in pending:
-            summary.decided += 1
-            if cluster:  # a local notebook was counted when it finished (_submit_with_progress)
-                progress.step(f"{s}/{a}/{nb}", secs)
-    if cluster:
-        cluster.close()
-    for s, a, nb, _l in jobs:
-        if (stored_verdict(s, a, nb, ws) or {}).get("failed"):
-            summary.sandbox_failures.append(f"{s}/{a}/{nb}")
+    jobs, staged, t_stage = _stage_and_plan(subs, force, grading.limits, where, summary, log, ws)
+    api = _decide_and_register(jobs, subs, cluster, grading, workers, overrides, state, force_nbgrader, summary,
+                               log, ws)
+    _count_sandbox_failures(jobs, summary, ws)
     t_verdicts = time.perf_counter() - t0
     # staging is timed on its own; "verdicts" is the rest up to here (the sandbox runs and checks)
     steps = {"staging": t_stage, "verdicts": t_verdicts - t_stage, "autograde": 0.0, "feedback": 0.0}
 
-    # nbgrader autograde: submissions whose verdicts changed, or that nbgrader has not autograded
-    # as they are now (another timestamp or other notebooks: e.g. formgrader's button was used)
-    changed = set(subs) if force_nbgrader else {(s, a) for s, a, _nb, _l in jobs}
-    for s, a in subs:
-        mine = {nb: n for (s2, a2, nb), n in staged.items() if (s2, a2) == (s, a)}
-        if (not gradebook_state.autograded_is_current(s, a, list(mine), gradebook_state.written_answers(mine), ws)
-                or _decided_since_autograde(s, a, list(mine), ws)):
-            changed.add((s, a))
-    db, course = api.coursedir.db_url, api.coursedir.course_id
+    changed = _to_autograde(subs, jobs, staged, force_nbgrader, ws)
     state.pop("answers", None)  # kept per submission now (gradebook_state.ANSWERS)
-    failed = []
     t1 = time.perf_counter()
-    for a in sorted({a for _, a in changed}):
-        students = sorted(s for s, a2 in changed if a2 == a)
-        t = time.perf_counter()
-        # nbgrader's autograde keeps hand grading itself (nbgrader_plugins.install), as for the button
-        bad = run_step("autograde", a, students, workers, log, overrides, ws)
-        failed += [f"{s} ({a}, autograde)" for s in bad]
-        summary.autograded += [f"{s}/{a}" for s in students if s not in bad]
-        log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
-    # hand grades put back in the queue by an earlier autograde (formgrader's button, say) whose
-    # answer is the one they were given for are settled again; changed answers keep waiting
-    kept = sum(gradebook_state.settle_hand_grades(db, course, s, a, gradebook_state.autograded_answers(s, a, ws), ws)[0]
-               for s, a in subs)
-    if kept:
-        log(f"{kept} hand grades of unchanged written answers taken out of the hand-grading queue again")
+    failed = _autograde(changed, workers, overrides, summary, log, ws)
+    _settle_hand_grades(subs, api, log, ws)
     steps["autograde"] = time.perf_counter() - t1
     gradebook_state.save(state, ws)
 
     failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws)
     gradebook_state.save(state, ws)
-    summary.nbgrader_problems = failed
-    summary.unknown_students, summary.late = gradebook_state.roster_report(
-        db, course, sorted({s for s, _ in subs}), sorted({a for _, a in subs}))
-    summary.awaiting = [f"{w.student}/{w.assignment}/{w.notebook}: {w.grade_id}"
-                        for w in gradebook_state.awaiting_hand_grading(db)]
-    summary.seconds = time.perf_counter() - t0
-    summary.write(ws.summary, log)
-    log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {ws.grades_csv}")
-    out = {"notebooks": len(jobs), "seconds": summary.seconds, "verdict_seconds": t_verdicts, "steps": steps}
-    (ws.grading / "timings.json").write_text(json.dumps(out))
+    out = _summarise(subs, jobs, failed, api, summary, t0, t_verdicts, steps, log, ws)
     _end(scan.refused + [f"{f.split(':')[0]}: the grader could not process it" for f in summary.sandbox_failures],
          failed, log)
     return out
