@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from autograder.outputs import atomic
 from autograder.paths import DEFAULT
@@ -181,26 +181,33 @@ def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
         for nb in submission.notebooks:
             for grade in nb.grades:
                 now = answers.get(nb.name, {}).get(grade.name)
-                if now is None or grade.manual_score is None:
-                    continue
-                then = given.get(nb.name, {}).get(grade.name)
-                if not grade.needs_manual_grade:
-                    given.setdefault(nb.name, {})[grade.name] = now
-                elif then in (now, None):  # None: put back by an autograde that kept no record
-                    grade.needs_manual_grade = False
-                    given.setdefault(nb.name, {})[grade.name] = now
-                    kept += 1
-                else:
-                    comment = next((c for c in nb.comments if c.name == grade.name), None)
-                    previous = PREVIOUS.format(score=grade.manual_score, max=grade.max_score)
-                    if comment is not None:
-                        comment.manual_comment = "\n\n".join(t for t in (previous, comment.manual_comment) if t)
-                    grade.manual_score = None
-                    del given[nb.name][grade.name]
-                    reopened += 1
+                if now is not None and grade.manual_score is not None:
+                    settled, back = _settle(nb, grade, now, given.setdefault(nb.name, {}))
+                    kept, reopened = kept + settled, reopened + back
         gb.db.commit()
     atomic.write_text(_answers_record(student, assignment, ws), json.dumps(record, sort_keys=True))
     return kept, reopened
+
+
+def _settle(nb: Any, grade: Any, now: str, given: dict[str, str]) -> tuple[int, int]:
+    """Settle one manually scored ``grade`` of notebook ``nb`` (nbgrader's gradebook rows) whose
+    written answer is now ``now`` (its digest), against ``given`` (grade id -> the digest of the
+    answer each settled hand grade was given for, updated here). Returns (settled again, put back)."""
+    then = given.get(grade.name)
+    if not grade.needs_manual_grade:  # settled: remember the answer it was given for
+        given[grade.name] = now
+        return 0, 0
+    if then in (now, None):  # None: put back by an autograde that kept no record
+        grade.needs_manual_grade = False
+        given[grade.name] = now
+        return 1, 0
+    comment = next((c for c in nb.comments if c.name == grade.name), None)
+    previous = PREVIOUS.format(score=grade.manual_score, max=grade.max_score)
+    if comment is not None:
+        comment.manual_comment = "\n\n".join(t for t in (previous, comment.manual_comment) if t)
+    grade.manual_score = None
+    del given[grade.name]
+    return 0, 1
 
 
 class Awaiting(NamedTuple):

@@ -197,6 +197,42 @@ def decide_remote(student: str, assignment: str, notebook: str, submission: byte
 # --- on the instructor's machine ------------------------------------------------------------------
 
 
+def _submission_bytes(original: Path) -> tuple[bytes | None, str | None]:
+    """What crosses the network for one notebook: its bytes without stored outputs (``None`` when
+    there is no file), and why it was refused unread, if it was (a link, a FIFO, too large)."""
+    try:  # a regular file only: never through a link, never blocking on a FIFO
+        submission = read_regular(original, MAX_NOTEBOOK_BYTES) if os.path.lexists(original) else None
+        if submission is not None:  # outputs are never graded: they need not cross the network
+            submission = without_outputs(submission)[0]
+    except TooIntricate:  # the worker's own reading refuses it the same way, with its note
+        pass
+    except Refused as exc:
+        return None, str(exc)
+    return submission, None
+
+
+def _store(ws: Workspace, job: tuple[str, str, str], out: dict, refused: str | None) -> None:
+    """Write one task's result into ``ws``: the staged notebook, then the verdict, whose notes say
+    why the file was refused (the worker saw none) and what the folder's timestamp was."""
+    from autograder.intake.staging import refused_note, stage_timestamp
+    from autograder.notes import NoteKind, notes_of, records
+
+    student, assignment, notebook = job
+    staged = ws.staged(student, assignment, notebook)
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    staged.write_text(out["staged"], encoding="utf-8")
+    verdict = json.loads(out["verdict"])  # a verdict that is not JSON never reaches nbgrader
+    notes = notes_of(verdict)
+    if refused is not None:  # the worker saw no file: say why there was none
+        notes = [refused_note(notebook, refused), *(n for n in notes if n.kind is not NoteKind.MISSING)]
+    notes += [n for n in [stage_timestamp(ws.submission(student, assignment), staged.parent)] if n]
+    verdict["notes"] = records(notes)
+    path = ws.verdict(student, assignment, notebook)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    history.remember_replaced(path, verdict, ws)
+    atomic.write_text(path, json.dumps(verdict, indent=1, ensure_ascii=False))
+
+
 @dataclass
 class Cluster:
     """A connected Dask client and the workers allowed to grade."""
@@ -213,9 +249,6 @@ class Cluster:
         the run's settings ``grading`` (each job's limits)."""
         from distributed import as_completed
 
-        from autograder.intake.staging import refused_note, stage_timestamp
-        from autograder.notes import NoteKind, notes_of, records
-
         grading = grading or Settings(allow_fallback_sandbox=self.allow_fallback)
 
         futures = {}
@@ -223,16 +256,9 @@ class Cluster:
         run = uuid.uuid4().hex[:8]
         sealed = Sealed(secret.encode() if isinstance(secret, str) else secret)
         for student, assignment, notebook, limits in jobs:
-            folder = ws.submission(student, assignment)
-            original = folder / f"{notebook}.ipynb"
-            try:  # a regular file only: never through a link, never blocking on a FIFO
-                submission = read_regular(original, MAX_NOTEBOOK_BYTES) if os.path.lexists(original) else None
-                if submission is not None:  # outputs are never graded: they need not cross the network
-                    submission = without_outputs(submission)[0]
-            except TooIntricate:  # the worker's own reading refuses it the same way, with its note
-                pass
-            except Refused as exc:
-                submission, refused[student, assignment, notebook] = None, str(exc)
+            submission, why = _submission_bytes(ws.submission(student, assignment) / f"{notebook}.ipynb")
+            if why is not None:
+                refused[student, assignment, notebook] = why
             future = self.client.submit(
                 decide_remote, student, assignment, notebook, submission, None, sealed,
                 dataclasses.replace(grading, limits=limits, allow_fallback_sandbox=self.allow_fallback),
@@ -251,20 +277,7 @@ class Cluster:
                 except Exception as exc:  # the task itself failed (e.g. its workers kept dying)
                     raise ClusterError(f"grading stopped: the cluster could not decide {student}/{assignment}/"
                                      f"{notebook} ({type(exc).__name__}: {str(exc)[:200]})") from None
-                staged = ws.staged(student, assignment, notebook)
-                staged.parent.mkdir(parents=True, exist_ok=True)
-                staged.write_text(out["staged"], encoding="utf-8")
-                verdict = json.loads(out["verdict"])  # a verdict that is not JSON never reaches nbgrader
-                notes = notes_of(verdict)
-                if (student, assignment, notebook) in refused:  # the worker saw no file: say why there was none
-                    notes = [refused_note(notebook, refused[student, assignment, notebook]),
-                             *(n for n in notes if n.kind is not NoteKind.MISSING)]
-                notes += [n for n in [stage_timestamp(ws.submission(student, assignment), staged.parent)] if n]
-                verdict["notes"] = records(notes)
-                path = ws.verdict(student, assignment, notebook)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                history.remember_replaced(path, verdict, ws)
-                atomic.write_text(path, json.dumps(verdict, indent=1, ensure_ascii=False))
+                _store(ws, (student, assignment, notebook), out, refused.get((student, assignment, notebook)))
                 yield student, assignment, notebook, float(out["seconds"])
 
         return results()
