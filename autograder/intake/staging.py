@@ -141,65 +141,134 @@ def staged_notebook(student: str, assignment: str, notebook: str, ws: Workspace 
     in ``metadata.selfattn.notes``. Reads ``submitted/``, writes nothing."""
     release = nbformat.read(release_path(assignment, notebook), as_version=4)
     student_cells, notes = read_submission(student, assignment, notebook, ws)
-    by_id: dict[str, list[dict]] = {}
-    for c in student_cells:
-        gid = _grade_id(c)
-        if gid is not None:
-            by_id.setdefault(gid, []).append(c)
+    by_id = _cells_by_grade_id(student_cells)
     for cell in release.cells:
         meta = cell.metadata.get("nbgrader", {})
         gid = meta.get("grade_id")
         found = by_id.get(gid, [])
         if meta.get("solution"):
-            if not found and student_cells:
-                notes.append(Note(f"The answer cell `{gid}` was missing (deleted?); it is graded as unanswered.",
-                                  NoteKind.REPAIRED))
-            elif found:
-                if len(found) > 1:
-                    notes.append(Note(f"The answer cell `{gid}` appears {len(found)} times; the first one was "
-                                      "graded.", NoteKind.REPAIRED))
-                if found[0].get("cell_type") != cell.cell_type:
-                    notes.append(Note(f"The answer cell `{gid}` changed type; it is graded as unanswered.",
-                                      NoteKind.REPAIRED))
-                elif cell.cell_type == "markdown":
-                    # a written answer is shown by HTML renderers (formgrader, feedback): no tag survives;
-                    # the original stays in submitted/ for the record
-                    source = _source_text(found[0])
-                    if len(source) > MAX_WRITTEN_CHARS:
-                        notes.append(Note(f"The written answer `{gid}` holds {len(source):,} characters; only the "
-                                          f"first {MAX_WRITTEN_CHARS:,} are shown."))
-                        source = source[:MAX_WRITTEN_CHARS]
-                    linked = link_outside_images(source)
-                    cell.source = disarm_markup(linked)
-                    if cell.source != linked:
-                        notes.append(Note(f"Markup in the written answer `{gid}` is shown as text, not rendered."))
-                    if linked != source:
-                        notes.append(Note(f"An image in the written answer `{gid}` that is not pasted into it is "
-                                          "shown as a link to where it points (nothing is fetched from elsewhere)."))
-                    attachments, dropped = safe_attachments(found[0].get("attachments"))
-                    if attachments:
-                        cell["attachments"] = attachments
-                    notes += [Note(f"In `{gid}`: {d}.") for d in dropped]
-                    shown = link_missing_attachments(cell.source, set(attachments))
-                    if shown != cell.source:
-                        cell.source = shown
-                        notes.append(Note(f"An image in the written answer `{gid}` names an attachment it does not "
-                                          "hold (or by a name that cannot be shown); it is shown as a link."))
-                elif len(answer := _source_text(found[0])) > MAX_ANSWER_CHARS:
-                    notes.append(Note(f"The answer cell `{gid}` holds {len(answer):,} characters, more than the "
-                                      f"{MAX_ANSWER_CHARS:,} an answer may have; it is graded as unanswered."))
-                else:  # the Python the grader runs, the same text a notebook check judges
-                    graded = graded_source(answer)
-                    cell.source = graded.python
-                    notes += [Note(f"In `{gid}`: {graded.note}.")] if graded.note else []
+            notes += _stage_answer_cell(cell, gid, found, submitted=bool(student_cells))
         elif (meta.get("grade") or meta.get("locked")) and found:
-            change = _change_since_release(found[0], cell)
-            if change == "text":
-                notes.append(Note(f"The locked cell `{gid}` was edited; the original was used.", NoteKind.REPAIRED))
-            elif change == "points":
-                notes.append(Note(f"The points of `{gid}` were changed; the course's points were used.",
-                                  NoteKind.REPAIRED))
-    added, left_out = _keep_added_cells(release, student_cells)
+            notes += _locked_cell_notes(cell, gid, found[0])
+    notes += _added_cells_notes(*_keep_added_cells(release, student_cells))
+    release.metadata["selfattn"] = {"notes": records(notes)}
+    return release
+
+
+def _cells_by_grade_id(student_cells: list[dict]) -> dict[str, list[dict]]:
+    """The student's cells that carry an nbgrader grade id, by that id, in notebook order.
+
+    Parameters
+    ----------
+    student_cells : list of dict
+        The submission's cells as plain data (:func:`read_submission`).
+
+    Returns
+    -------
+    dict of str to list of dict
+        Grade id -> every cell with that id (more than one when the student copied a cell).
+    """
+    by_id: dict[str, list[dict]] = {}
+    for c in student_cells:
+        gid = _grade_id(c)
+        if gid is not None:
+            by_id.setdefault(gid, []).append(c)
+    return by_id
+
+
+def _stage_answer_cell(cell: nbformat.NotebookNode, gid: str, found: list[dict], submitted: bool) -> list[Note]:
+    """Put the student's answer for the release's answer cell ``cell`` into it; return the notes.
+
+    Parameters
+    ----------
+    cell : NotebookNode
+        The release's answer cell (grade id ``gid``); its source is replaced by the student's
+        answer when that answer can be graded, else it keeps the stub (graded as unanswered).
+    found : list of dict
+        The student's cells with this grade id (the first one is graded).
+    submitted : bool
+        Whether the submission had any cells at all (a notebook not read has no missing cells).
+    """
+    notes = _missing_or_duplicated_notes(gid, found, submitted)
+    if not found:
+        return notes
+    if found[0].get("cell_type") != cell.cell_type:
+        return [*notes, Note(f"The answer cell `{gid}` changed type; it is graded as unanswered.", NoteKind.REPAIRED)]
+    if cell.cell_type == "markdown":
+        return notes + _stage_written_answer(cell, gid, found[0])
+    return notes + _stage_code_answer(cell, gid, found[0])
+
+
+def _missing_or_duplicated_notes(gid: str, found: list[dict], submitted: bool) -> list[Note]:
+    """The note of an answer cell the submission lacks (when it has cells at all) or holds more than once."""
+    if not found:
+        return [Note(f"The answer cell `{gid}` was missing (deleted?); it is graded as unanswered.",
+                     NoteKind.REPAIRED)] if submitted else []
+    if len(found) > 1:
+        return [Note(f"The answer cell `{gid}` appears {len(found)} times; the first one was graded.",
+                     NoteKind.REPAIRED)]
+    return []
+
+
+def _stage_code_answer(cell: nbformat.NotebookNode, gid: str, theirs: dict) -> list[Note]:
+    """Put the Python the grader runs (the same text a notebook check judges) from the student's cell
+    ``theirs`` into the release's code answer cell ``cell``; return the notes. An answer longer than
+    :data:`MAX_ANSWER_CHARS` is not taken (the cell keeps its stub: graded as unanswered)."""
+    answer = _source_text(theirs)
+    if len(answer) > MAX_ANSWER_CHARS:
+        return [Note(f"The answer cell `{gid}` holds {len(answer):,} characters, more than the "
+                     f"{MAX_ANSWER_CHARS:,} an answer may have; it is graded as unanswered.")]
+    graded = graded_source(answer)
+    cell.source = graded.python
+    return [Note(f"In `{gid}`: {graded.note}.")] if graded.note else []
+
+
+def _stage_written_answer(cell: nbformat.NotebookNode, gid: str, theirs: dict) -> list[Note]:
+    """Put the student's written (markdown) answer ``theirs`` into the release's cell ``cell`` so that
+    HTML renderers (formgrader, feedback) show it with no tag surviving; return the notes.
+
+    The answer is cut at :data:`MAX_WRITTEN_CHARS`, markup is disarmed, images from elsewhere and
+    images naming attachments it does not hold become links, and only safe attachments are kept.
+    The original stays in ``submitted/`` for the record."""
+    notes: list[Note] = []
+    source = _source_text(theirs)
+    if len(source) > MAX_WRITTEN_CHARS:
+        notes.append(Note(f"The written answer `{gid}` holds {len(source):,} characters; only the "
+                          f"first {MAX_WRITTEN_CHARS:,} are shown."))
+        source = source[:MAX_WRITTEN_CHARS]
+    linked = link_outside_images(source)
+    cell.source = disarm_markup(linked)
+    if cell.source != linked:
+        notes.append(Note(f"Markup in the written answer `{gid}` is shown as text, not rendered."))
+    if linked != source:
+        notes.append(Note(f"An image in the written answer `{gid}` that is not pasted into it is "
+                          "shown as a link to where it points (nothing is fetched from elsewhere)."))
+    attachments, dropped = safe_attachments(theirs.get("attachments"))
+    if attachments:
+        cell["attachments"] = attachments
+    notes += [Note(f"In `{gid}`: {d}.") for d in dropped]
+    shown = link_missing_attachments(cell.source, set(attachments))
+    if shown != cell.source:
+        cell.source = shown
+        notes.append(Note(f"An image in the written answer `{gid}` names an attachment it does not "
+                          "hold (or by a name that cannot be shown); it is shown as a link."))
+    return notes
+
+
+def _locked_cell_notes(cell: nbformat.NotebookNode, gid: str, theirs: dict) -> list[Note]:
+    """The note of a locked or test cell ``cell`` whose copy ``theirs`` the student edited (its text
+    or its points): the release's cell is kept either way (:func:`_change_since_release`)."""
+    change = _change_since_release(theirs, cell)
+    if change == "text":
+        return [Note(f"The locked cell `{gid}` was edited; the original was used.", NoteKind.REPAIRED)]
+    if change == "points":
+        return [Note(f"The points of `{gid}` were changed; the course's points were used.", NoteKind.REPAIRED)]
+    return []
+
+
+def _added_cells_notes(added: int, left_out: int) -> list[Note]:
+    """The notes on the cells the student added: ``added`` kept (shown, never run), ``left_out`` more not shown."""
+    notes = []
     if added:
         notes.append(Note(f"{added} cell(s) you added are shown where you put them but were not run or graded: "
                           "each exercise is graded from its own answer cell alone."))
@@ -207,8 +276,7 @@ def staged_notebook(student: str, assignment: str, notebook: str, ws: Workspace 
         notes.append(Note(f"{left_out} more cell(s) you added are not shown (only the first {MAX_ADDED_CELLS} "
                           f"added cells, {MAX_ADDED_TEXT:,} characters in all, are kept); added cells are never "
                           "graded."))
-    release.metadata["selfattn"] = {"notes": records(notes)}
-    return release
+    return notes
 
 
 def _keep_added_cells(release: nbformat.NotebookNode, student_cells: list[dict]) -> tuple[int, int]:

@@ -16,13 +16,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 import numpy as np
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 from autograder import sandbox
-from autograder.course.spec import answer_cells, load_spec, release_path
+from autograder.course.spec import NotebookSpec, TestCell, answer_cells, load_spec, release_path
 from autograder.intake.staging import stage, staged_notebook
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.outputs import atomic
@@ -144,91 +145,40 @@ def stored_verdict(student: str, assignment: str, notebook: str, ws: Workspace =
         return None
 
 
+#: the pre-warmed sandbox sessions of one notebook: for its public (False) and hidden (True) runs
+_Sessions = dict[bool, warm.Session | None]
+
+
+class _Graded(NamedTuple):
+    """One graded function of a notebook, with everything its runs need."""
+
+    function: str
+    tests: list[TestCell]  # the test cells (spec tests) that check it, in notebook order
+    ids: list[str]  # its check ids, in the order of those cells
+    hidden: set[str]  # which of them are hidden checks
+    code: list[tuple[str, str]]  # (name, source) of its dependencies' answers, then its own
+    cases: dict[str, list]  # check id -> its inputs (hidden ones opaque)
+
+
 def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
             limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> dict:
     """Decide every test cell of one staged notebook of ``ws``; write and return the verdict."""
-    spec = load_spec(assignment, notebook)
-    staged = nbformat.read(ws.staged(student, assignment, notebook), as_version=4)
-    answers = answer_cells(staged)
-    stubs = answer_cells(release_path(assignment, notebook))
-    cells: dict[str, dict] = {}
-    checks: dict[str, Finding | None] = {}  # check id -> None (passed) or what it found, for the class report
+    spec, staged, answers, stubs = _load(student, assignment, notebook, ws)
     notes = [Note.from_record(n) for n in notes]
-    noted: set[str] = set()  # the functions whose runs' cell errors are noted
-    timings = {}
     # the pre-warmed sandbox(es) for this notebook's runs, a fresh child per run (autograder.sandbox.warm)
     sessions = warm.sessions()
-    graded = []  # (function, tests, ids, hidden, code, cases) of each graded function, in order
-    for function in spec.functions:
-        tests = spec.tests_of(function)
-        if not tests:
-            continue
-        ids = [cid for t in tests for f, cid in t.checks if f == function]
-        hidden = set().union(*(t.hidden for t in tests))
-        code = [(dep, answers[dep]) for dep in EXERCISES[function].dependency_names if dep in answers]
-        code.append((function, answers[function]))
-        # inputs follow the code graded: a changed answer meets new hidden inputs at its re-grade
-        content = hashlib.sha256(json.dumps(code).encode()).hexdigest()
-        cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content, ws=ws)))
-                 for cid in ids}
-        cases = {cid: [opaque(c) for c in cs] if cid in hidden else cs for cid, cs in cases.items()}
-        graded.append((function, tests, ids, hidden, code, cases))
-    # every public run of the notebook before any hidden run: what a hidden run could leave in the
-    # machine's shared counters (the clock, inode numbers) has no public run of this notebook after it
-    found: dict[str, dict[str, Finding | None]] = {g[0]: {} for g in graded}
-    last_run: dict[str, sandbox.RunResult] = {}
-    timings = {g[0]: 0.0 for g in graded}
-    for secret in (False, True):
-        for function, _tests, ids, hidden, code, cases in graded:
-            for group in _groups(ids, hidden):
-                if (group[0] in hidden) != secret:
-                    continue
-                run = last_run.get(function)
-                if answers[function] == stubs.get(function):
-                    stub = Finding(f"not answered: the cell of {function} still holds the stub", Kind.NOT_ANSWERED)
-                    run = sandbox.RunResult(None, stub, [], 0.0)
-                elif secret and run is not None and run.outcomes is None:
-                    pass  # the code never got as far as a call (loop, crash, syntax): no need to run it again
-                else:
-                    run = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
-                                      hidden=secret, session=sessions[secret])
-                last_run[function] = run
-                timings[function] = round(timings[function] + run.seconds, 3)
-                if function not in noted:  # its cells run the same code before any input: once is enough
-                    noted.add(function)
-                    notes += [Note(f"While grading {function}: {err}.", NoteKind.CELL_RAISED)
-                              for err in run.cell_errors if err.label != function]
-                found[function].update(_judged(run, group, cases, hidden))
-    for function, tests, ids, hidden, code, cases in graded:
-        results = found[function]
-        if any(msg is not None for msg in results.values()) and answers[function] != stubs.get(function):
-            def decide(code, function=function, ids=ids, hidden=hidden, cases=cases):
-                """The same checks on the same inputs, for other code (see autograder.verdicts.blame). These
-                runs come after the notebook's hidden runs, so what they find, public checks too, is
-                told in the fixed vocabulary of hidden checks: nothing a hidden run could leave in the
-                machine's shared counters reaches the feedback through them."""
-                out: dict[str, Finding | None] = {}
-                for group in _groups(ids, hidden):
-                    secret = group[0] in hidden
-                    rerun = sandbox.run(code, function, [c for cid in group for c in cases[cid]], limits,
-                                        hidden=secret, session=sessions[secret])
-                    out.update({cid: None if f is None else f.hidden()
-                                for cid, f in _judged(rerun, group, cases, hidden).items()})
-                return out
-
-            # one mistake, one deduction: judged with the course's functions where its own fail
-            results, why = blame.regrade(assignment, notebook, function, answers, checks, results, decide)
-            if why is not None:
-                notes.append(why)
+    graded = [_draw_cases(function, tests, answers, student, notebook, ws)
+              for function in spec.functions if (tests := spec.tests_of(function))]
+    found, timings, raised = _run_groups(graded, answers, stubs, limits, sessions)
+    notes += raised
+    cells: dict[str, dict] = {}
+    checks: blame.Results = {}  # check id -> None (passed) or what it found, for the class report
+    for g in graded:
+        results, why = _blame(assignment, notebook, g, answers, stubs, checks, found[g.function], limits, sessions)
+        if why is not None:
+            notes.append(why)
         checks.update(results)
-        for t in tests:
-            mine = [cid for f, cid in t.checks if f == function]
-            lines = [_line(function, ("hidden check: " if cid in t.hidden else "") + REGISTRY[cid].description,
-                           results[cid]) for cid in mine]
-            failed = sum(results[cid] is not None for cid in mine)
-            prev = cells.get(t.grade_id, {"passed": True, "lines": [], "failed": 0})
-            cells[t.grade_id] = {"passed": prev["passed"] and not failed, "failed": prev["failed"] + failed,
-                                 "lines": prev["lines"] + lines, "points": t.points}
+        _add_cell_lines(cells, g, results)
     warm.release(sessions)
     if sandbox.mode() == "fallback":
         notes.append(Note("Graded without the bubblewrap sandbox (weaker isolation).", NoteKind.WEAKER_SANDBOX))
@@ -238,6 +188,128 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
            "key": verdict_key(staged, assignment, notebook), "settings": settings(limits)}
     _write(ws.verdict(student, assignment, notebook), out, ws)
     return out
+
+
+def _load(student: str, assignment: str, notebook: str,
+          ws: Workspace) -> tuple[NotebookSpec, nbformat.NotebookNode, dict[str, str], dict[str, str]]:
+    """What one verdict starts from: the notebook's spec, its staged copy in ``ws``, the staged
+    answers and the release's stubs (both grade id -> source of the answer cell)."""
+    spec = load_spec(assignment, notebook)
+    staged = nbformat.read(ws.staged(student, assignment, notebook), as_version=4)
+    return spec, staged, answer_cells(staged), answer_cells(release_path(assignment, notebook))
+
+
+def _draw_cases(function: str, tests: list[TestCell], answers: dict[str, str], student: str, notebook: str,
+                ws: Workspace) -> _Graded:
+    """The checks of ``function`` (from its test cells ``tests``) and their inputs, drawn for this
+    student, notebook and code: a changed answer meets new hidden inputs at its re-grade. The inputs
+    of hidden checks are made opaque (:func:`autograder.verdicts.hidden_inputs.opaque`)."""
+    ids = [cid for t in tests for f, cid in t.checks if f == function]
+    hidden = set().union(*(t.hidden for t in tests))
+    code = [(dep, answers[dep]) for dep in EXERCISES[function].dependency_names if dep in answers]
+    code.append((function, answers[function]))
+    content = hashlib.sha256(json.dumps(code).encode()).hexdigest()
+    cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content, ws=ws)))
+             for cid in ids}
+    cases = {cid: [opaque(c) for c in cs] if cid in hidden else cs for cid, cs in cases.items()}
+    return _Graded(function, tests, ids, hidden, code, cases)
+
+
+def _run_groups(graded: list[_Graded], answers: dict[str, str], stubs: dict[str, str], limits: sandbox.Limits,
+                sessions: _Sessions) -> tuple[dict[str, blame.Results], dict[str, float], list[Note]]:
+    """Run every group of checks (:func:`_groups`) of every graded function in the sandbox and judge it.
+
+    Every public run of the notebook comes before any hidden run: what a hidden run could leave in
+    the machine's shared counters (the clock, inode numbers) has no public run of this notebook
+    after it.
+
+    Returns
+    -------
+    found : dict of str to dict of str to Finding or None
+        Function -> check id -> its finding (``None``: passed).
+    timings : dict of str to float
+        Function -> seconds its runs took (rounded to ms).
+    raised : list of Note
+        What other cells raised while a function's runs set up (noted once per function).
+    """
+    found: dict[str, blame.Results] = {g.function: {} for g in graded}
+    last_run: dict[str, sandbox.RunResult] = {}
+    timings = {g.function: 0.0 for g in graded}
+    raised: list[Note] = []
+    for secret in (False, True):
+        for g in graded:
+            for group in _groups(g.ids, g.hidden):
+                if (group[0] in g.hidden) != secret:
+                    continue
+                run = _run_group(g, group, secret, last_run.get(g.function), answers, stubs, limits, sessions)
+                if g.function not in last_run:  # its cells run the same code before any input: once is enough
+                    raised += [Note(f"While grading {g.function}: {err}.", NoteKind.CELL_RAISED)
+                               for err in run.cell_errors if err.label != g.function]
+                last_run[g.function] = run
+                timings[g.function] = round(timings[g.function] + run.seconds, 3)
+                found[g.function].update(_judged(run, group, g.cases, g.hidden))
+    return found, timings, raised
+
+
+def _run_group(g: _Graded, group: list[str], secret: bool, previous: sandbox.RunResult | None,
+               answers: dict[str, str], stubs: dict[str, str], limits: sandbox.Limits,
+               sessions: _Sessions) -> sandbox.RunResult:
+    """One run of ``g``'s code over the cases of the checks ``group`` (hidden when ``secret``).
+
+    An answer cell still holding the stub is not run (its checks fail as not answered); a hidden
+    group after a ``previous`` run that never got as far as a call (loop, crash, syntax) is not run
+    again: that run's result stands."""
+    if answers[g.function] == stubs.get(g.function):
+        stub = Finding(f"not answered: the cell of {g.function} still holds the stub", Kind.NOT_ANSWERED)
+        return sandbox.RunResult(None, stub, [], 0.0)
+    if secret and previous is not None and previous.outcomes is None:
+        return previous
+    return sandbox.run(g.code, g.function, [c for cid in group for c in g.cases[cid]], limits,
+                       hidden=secret, session=sessions[secret])
+
+
+def _blame(assignment: str, notebook: str, g: _Graded, answers: dict[str, str], stubs: dict[str, str],
+           checks: blame.Results, results: blame.Results, limits: sandbox.Limits,
+           sessions: _Sessions) -> tuple[blame.Results, Note | None]:
+    """One mistake, one deduction: a failing answer (not the stub) is judged again with the course's
+    functions where its own dependencies fail (:func:`autograder.verdicts.blame.regrade`).
+
+    Returns ``g``'s results (check id -> finding, ``None``: passed) and the note saying why they
+    changed, or ``results`` unchanged and ``None``. ``checks`` holds the results of the functions
+    decided before ``g``."""
+    if not (any(msg is not None for msg in results.values()) and answers[g.function] != stubs.get(g.function)):
+        return results, None
+
+    def decide(code: list[tuple[str, str]]) -> blame.Results:
+        """The same checks on the same inputs, for other code (see autograder.verdicts.blame). These
+        runs come after the notebook's hidden runs, so what they find, public checks too, is
+        told in the fixed vocabulary of hidden checks: nothing a hidden run could leave in the
+        machine's shared counters reaches the feedback through them."""
+        out: blame.Results = {}
+        for group in _groups(g.ids, g.hidden):
+            secret = group[0] in g.hidden
+            rerun = sandbox.run(code, g.function, [c for cid in group for c in g.cases[cid]], limits,
+                                hidden=secret, session=sessions[secret])
+            out.update({cid: None if f is None else f.hidden()
+                        for cid, f in _judged(rerun, group, g.cases, g.hidden).items()})
+        return out
+
+    return blame.regrade(assignment, notebook, g.function, answers, checks, results, decide)
+
+
+def _add_cell_lines(cells: dict[str, dict], g: _Graded, results: blame.Results) -> None:
+    """Add ``g``'s lines (one per check, ✓ or ✗) to the test cells of ``cells`` that check it.
+
+    ``cells`` maps grade id -> {"passed", "failed", "lines", "points"}; a test cell checking several
+    functions gathers their lines in the order they are decided."""
+    for t in g.tests:
+        mine = [cid for f, cid in t.checks if f == g.function]
+        lines = [_line(g.function, ("hidden check: " if cid in t.hidden else "") + REGISTRY[cid].description,
+                       results[cid]) for cid in mine]
+        failed = sum(results[cid] is not None for cid in mine)
+        prev = cells.get(t.grade_id, {"passed": True, "lines": [], "failed": 0})
+        cells[t.grade_id] = {"passed": prev["passed"] and not failed, "failed": prev["failed"] + failed,
+                             "lines": prev["lines"] + lines, "points": t.points}
 
 
 def _line(function: str, label: str, found: Finding | None) -> str:
