@@ -176,3 +176,30 @@ def test_the_sandbox_is_given_only_its_inside_and_calling():
     tree = ast.parse(sandbox.CALLING.read_text())
     assert all(n.level == 0 and not (n.module or "").startswith(("selfattn", "autograder"))
                for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))
+
+
+def test_a_full_disk_is_told_by_the_errno_sent_as_data_not_by_the_words():
+    """A run "filled its disk" when a call or a cell failed with EFBIG or ENOSPC, sent as data; a
+    submission raising an error whose words look like one is a submission that raised."""
+    import errno
+
+    from autograder.sandbox import channel
+    from selfattn.checks.calling import Case, call_cases, exec_cells, fresh_namespace
+
+    def full(*_):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def words(*_):
+        raise ValueError("[Errno 28] No space left on device")
+
+    (told,) = call_cases(full, [Case((1,))])
+    (mimic,) = call_cases(words, [Case((1,))])
+    assert (told.errno, mimic.errno) == (errno.ENOSPC, None)
+    enc = [{"error": o.error, "kind": o.kind, "exception": o.exception, "errno": o.errno} for o in (told, mimic)]
+    assert channel._disk_full({"outcomes": enc[:1]}) and not channel._disk_full({"outcomes": enc[1:]})
+    (cell,) = exec_cells([("f", "open('/x', 'w') if False else None\nraise OSError(27, 'File too large')")],
+                         fresh_namespace())
+    assert channel._disk_full({"cell_errors": [cell.record()]})
+    for forged in ({"outcomes": 5}, {"outcomes": [{"errno": True}]}, {"cell_errors": [{"errno": "28"}]},
+                   {"outcomes": [{"error": "[Errno 28] No space left on device"}]}):
+        assert not channel._disk_full(forged), forged

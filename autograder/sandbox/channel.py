@@ -8,6 +8,7 @@ run keeps only what no input can be spelled in.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -243,12 +244,13 @@ def parse_frame(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     return result, arrays
 
 
-_DISK_ERRORS = re.compile(r"\[Errno (?:27|28)\]")  # EFBIG (RLIMIT_FSIZE), ENOSPC (the tmpfs is full)
+#: the numbers of an OSError that writing a file too many bytes gives: EFBIG (RLIMIT_FSIZE), ENOSPC (a full tmpfs)
+DISK_ERRNOS = frozenset({errno.EFBIG, errno.ENOSPC})
 
 
 def _disk_full(result: dict) -> bool:
     """Whether the run's cells or calls failed writing a file: its folders were full or the file
-    too large (the text is the run's own: a submission could only claim this against itself)."""
-    errors = [str(e) for e in result.get("cell_errors", [])] + [str(result.get("missing", ""))]
-    errors += [str(o.get("error", "")) for o in result.get("outcomes", []) if isinstance(o, dict)]
-    return any(_DISK_ERRORS.search(e) for e in errors)
+    too large, by the ``errno`` each sends as data (never by reading its words; a submission could
+    claim this only against itself)."""
+    sent = [e for part in (result.get("cell_errors"), result.get("outcomes")) if isinstance(part, list) for e in part]
+    return any(isinstance(e, dict) and type(e.get("errno")) is int and e["errno"] in DISK_ERRNOS for e in sent)

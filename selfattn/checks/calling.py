@@ -34,6 +34,7 @@ __all__ = [
     "exec_cells",
     "fresh_namespace",
     "missing_name",
+    "os_errno",
     "to_arrays",
 ]
 
@@ -73,15 +74,16 @@ class TimeLimit(Exception):
 class Outcome:
     """What one call produced, as data: ``values`` (a tuple of float arrays), or ``kind`` (one of
     :data:`FAILED_KINDS`) with ``error``, the text for people, ``exception``, the class name of
-    what was raised, and ``missing``, the name a ``NameError`` or ``ModuleNotFoundError`` says is
-    missing (:func:`missing_name`). Readers decide by ``kind``, ``exception`` and ``missing``, never
-    by reading ``error``."""
+    what was raised, ``missing``, the name a ``NameError`` or ``ModuleNotFoundError`` says is
+    missing (:func:`missing_name`), and ``errno``, an ``OSError``'s number (:func:`os_errno`).
+    Readers decide by ``kind``, ``exception``, ``missing`` and ``errno``, never by reading ``error``."""
 
     values: tuple[np.ndarray, ...] | None = None
     error: str | None = None
     kind: str = VALUE
     exception: str | None = None
     missing: str | None = None
+    errno: int | None = None
 
     def __post_init__(self) -> None:
         if self.error is not None and self.kind == VALUE:  # an error given alone was raised
@@ -158,7 +160,7 @@ def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
             # the stub's own exception; a subclass (the student package's Withheld) says something else
             kind = NOT_ANSWERED if type(exc) is NotImplementedError else RAISED
             outcomes.append(Outcome(error=f"{type(exc).__name__}: {exc}"[:500], kind=kind,
-                                    exception=type(exc).__name__, missing=missing_name(exc)))
+                                    exception=type(exc).__name__, missing=missing_name(exc), errno=os_errno(exc)))
             continue
         try:
             outcomes.append(Outcome(values=to_arrays(result)))
@@ -170,6 +172,12 @@ def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
     return outcomes
 
 
+def os_errno(exc: BaseException) -> int | None:
+    """The number of an ``OSError`` (``errno.ENOSPC``: a full disk), else ``None``."""
+    number = getattr(exc, "errno", None) if isinstance(exc, OSError) else None
+    return number if isinstance(number, int) else None
+
+
 def missing_name(exc: BaseException) -> str | None:
     """The name a ``NameError`` says is not defined, or the top-level package a
     ``ModuleNotFoundError`` says is not there (the exception's own ``name``), else ``None``."""
@@ -179,25 +187,27 @@ def missing_name(exc: BaseException) -> str | None:
 
 class CellError(str):
     """One line saying which answer cell raised what (a ``str``, the text for people), with
-    ``exception``, the class name of what was raised, ``missing``, :func:`missing_name` of it, and
-    ``label``, the cell's (the function it answers), as data (readers decide by those, never by
-    reading the text)."""
+    ``exception``, the class name of what was raised, ``missing``, :func:`missing_name` of it,
+    ``label``, the cell's (the function it answers), and ``errno``, :func:`os_errno` of it, as data
+    (readers decide by those, never by reading the text)."""
 
     exception: str
     missing: str | None
     label: str | None
+    errno: int | None
 
-    def __new__(cls, text: str, exception: str, missing: str | None = None, label: str | None = None) -> CellError:
+    def __new__(cls, text: str, exception: str, missing: str | None = None, label: str | None = None,
+                errno: int | None = None) -> CellError:
         self = super().__new__(cls, text)
-        self.exception, self.missing, self.label = exception, missing, label
+        self.exception, self.missing, self.label, self.errno = exception, missing, label, errno
         return self
 
     def __reduce__(self):  # pickling keeps the data
-        return (CellError, (str(self), self.exception, self.missing, self.label))
+        return (CellError, (str(self), self.exception, self.missing, self.label, self.errno))
 
-    def record(self) -> dict[str, str | None]:
+    def record(self) -> dict[str, str | int | None]:
         """As JSON data: how the sandbox's harness sends it to the grader."""
-        return {"text": str(self), "exception": self.exception, "label": self.label}
+        return {"text": str(self), "exception": self.exception, "label": self.label, "errno": self.errno}
 
 
 def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> list[CellError]:
@@ -216,7 +226,7 @@ def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> l
             line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)
             where = f" (line {line})" if line else ""
             text = f"the cell of {label} raised {type(exc).__name__}: {exc}{where}"[:500]
-            errors.append(CellError(text, type(exc).__name__, missing_name(exc), label))
+            errors.append(CellError(text, type(exc).__name__, missing_name(exc), label, os_errno(exc)))
     return errors
 
 

@@ -97,7 +97,7 @@ def main() -> int:
         encoded = []
         for i, o in enumerate(outcomes):
             if o.error is not None:
-                encoded.append({"error": o.error, "kind": o.kind, "exception": o.exception})
+                encoded.append({"error": o.error, "kind": o.kind, "exception": o.exception, "errno": o.errno})
             else:
                 keys = []
                 for j, v in enumerate(o.values):
