@@ -300,6 +300,8 @@ FRAGMENTS = ["<", ">", "img", "script", "svg", "/", " ", "onerror=", "=", '"', "
 @example("<\n:\t")  # found by hypothesis: a definition list
 @example("![x][t] ![t]\n\n[t]: //t.example/p.png")
 @example("![x](<https://t.example/p.png>) ![a](attachment:image.png)")
+@example("!![]()")  # found by hypothesis: dropping the one `!` left another image
+@example("!!![x](https://t.example/p.png)")
 def test_neutralised_text_renders_no_markup(text):
     """Whatever the text, nbconvert's Markdown renderer makes nothing but Markdown's own elements of
     it after neutralising: no raw tag, no event handler, no script URL, and no image but one pasted

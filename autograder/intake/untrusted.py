@@ -279,8 +279,11 @@ def neutralise_markup(text: str) -> str:
 
 def link_outside_images(text: str) -> str:
     """``text`` with every image that is not pasted into the answer (``attachment:``) or inlined
-    (``data:image/``) turned into a link to where it points: nothing is fetched until it is clicked."""
-    return _FETCHED_IMAGE.sub("[", text)
+    (``data:image/``) turned into a link to where it points: nothing is fetched until it is clicked.
+    Repeated until nothing changes: in ``!![x](u)`` dropping one ``!`` leaves another image."""
+    while (linked := _FETCHED_IMAGE.sub("[", text)) != text:
+        text = linked
+    return text
 
 
 # an inline image of a pasted attachment, and the attachment's name as written
