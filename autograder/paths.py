@@ -3,10 +3,12 @@
 
 The constants are those of :func:`autograder.workspace.from_environment` when this module was first
 imported; :data:`DEFAULT` is that workspace, the default argument of the functions that take one.
-New code takes a ``Workspace`` argument instead (see :mod:`autograder.workspace`). Still reading
-constants here: the course's own files (``spec``, ``blame``, ``site_address``), the defaults of
-nbgrader's export plugin (``csv_export``) and of the roster (``lms_export``), the Slurm job logs
-(``slurm_cluster``) and generate_feedback's post-convert hook (``nbgrader_plugins``).
+New code takes a ``Workspace`` argument instead (see :mod:`autograder.workspace`); the course's
+own files are read from the course root handed down (``Workspace.course``, the ``course`` argument
+of :mod:`autograder.course.spec`). Still reading constants here, as defaults only: nbgrader's export
+plugin's ``grades.csv`` (``csv_export``) and the roster (``lms_export``) when no path is given, the
+Slurm job logs (``slurm_cluster``), ``site_address`` (the course's ``_config.yml``, read by make
+release and make student), and the feedback template's exercise labels (``feedback_html``).
 """
 
 from __future__ import annotations

@@ -11,10 +11,9 @@ import sys
 
 import nbformat
 import pytest
-from grading_support import RELEASE, ROOT
+from grading_support import RELEASE, ROOT, SOLUTIONS
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from autograder.course import spec
 from autograder.intake import staging
 from autograder.nbgrader_ext.plugins import ApplyVerdicts, StaleVerdict, deciding_with
 from autograder.notes import Note, NoteKind, notes_of, records
@@ -26,12 +25,17 @@ from autograder.workspace import Workspace
 NB = "01-embeddings"
 
 
+def _ws(tmp) -> Workspace:
+    """The workspace of the :func:`course` fixture: its work folder and its course of its own."""
+    return Workspace(tmp, tmp / "course")
+
+
 @pytest.fixture
 def course(tmp_path, monkeypatch):
     """A work folder with one submitted notebook (a copy of the release) and a copy of the release."""
-    release = tmp_path / "release"
+    release = tmp_path / "course" / "notebooks"  # a course of its own: a copy of the release
     shutil.copytree(RELEASE.parent, release)
-    monkeypatch.setattr(spec, "RELEASE", release)
+    (tmp_path / "course" / "solutions").symlink_to(SOLUTIONS.parent)
     folder = tmp_path / "submitted" / "ann" / "attention"
     folder.mkdir(parents=True)
     shutil.copy(release / "attention" / f"{NB}.ipynb", folder)
@@ -57,7 +61,7 @@ def test_changing_a_test_after_release_raises_no_tampering_note(course):
         cell.metadata.nbgrader["points"] = 5
         cell.source += "\n# changed after release"
     _edit(release, change)
-    notes = notes_of(staging.staged_notebook("ann", "attention", NB, Workspace(course[0])).metadata["selfattn"])
+    notes = notes_of(staging.staged_notebook("ann", "attention", NB, _ws(course[0])).metadata["selfattn"])
     assert not [n for n in notes if "changed" in n or "edited" in n], notes
 
 
@@ -67,7 +71,7 @@ def test_a_student_edit_of_a_locked_cell_is_noted(course):
     def tamper(nb):
         _cell(nb, "embed-hidden").metadata.nbgrader["points"] = 50
     _edit(submitted, tamper)
-    nb = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
+    nb = staging.staged_notebook("ann", "attention", NB, _ws(course[0]))
     assert any("points of `embed-hidden` were changed" in n and n.kind is NoteKind.REPAIRED
                for n in notes_of(nb.metadata["selfattn"]))
     assert _cell(nb, "embed-hidden").metadata.nbgrader["points"] == 2  # the course's points
@@ -81,7 +85,7 @@ def test_added_cells_are_kept_in_place_and_explained(course):
         nb.cells.insert(i, new_code_cell("def helper(E):\n    return E"))
         nb.cells.append(new_markdown_cell("my scratch notes"))
     _edit(submitted, add)
-    nb = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
+    nb = staging.staged_notebook("ann", "attention", NB, _ws(course[0]))
     texts = [c.source for c in nb.cells]
     helper = texts.index("def helper(E):\n    return E")
     assert texts[helper + 1] == _cell(nb, "embed").source  # still before the answer cell
@@ -99,34 +103,34 @@ def _apply(nb, ws: Workspace, student="ann"):
 
 
 def _verdict(tmp, key, passed=True):
-    path = Workspace(tmp).verdict("ann", "attention", NB)
+    path = _ws(tmp).verdict("ann", "attention", NB)
     path.parent.mkdir(parents=True, exist_ok=True)
     cells = {g: {"passed": passed, "lines": ["✓ embed: x"], "points": 1} for g in ("embed-public", "embed-hidden")}
     path.write_text(json.dumps({"cells": cells, "notes": [], "key": key}))
 
 
 def test_autograde_refuses_a_missing_verdict(course):
-    nb = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
+    nb = staging.staged_notebook("ann", "attention", NB, _ws(course[0]))
     with pytest.raises(StaleVerdict, match="make grade STUDENT=ann"):
-        _apply(nb, Workspace(course[0]))
+        _apply(nb, _ws(course[0]))
 
 
 def test_autograde_refuses_a_verdict_made_for_other_answers(course):
     tmp, _, _ = course
-    old = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
+    old = staging.staged_notebook("ann", "attention", NB, _ws(course[0]))
     _verdict(tmp, verdict_key(old, "attention", NB))
-    new = staging.staged_notebook("ann", "attention", NB, Workspace(course[0]))
+    new = staging.staged_notebook("ann", "attention", NB, _ws(course[0]))
     _cell(new, "embed").source = "def embed(E, ids):\n    return E[ids]"
     with pytest.raises(StaleVerdict, match="other answers"):
-        _apply(new, Workspace(tmp))
-    out, _ = _apply(old, Workspace(tmp))  # the verdict still applies to what it judged
+        _apply(new, _ws(tmp))
+    out, _ = _apply(old, _ws(tmp))  # the verdict still applies to what it judged
     assert "✓ embed: x" in _cell(out, "embed-public").outputs[0]["text"]
 
 
 def test_autograde_shows_the_verdicts_data_not_a_reading_of_its_words(course):
     """A failed test cell says how many checks failed from the verdict's count, whatever its lines
     look like, and the notes come first as their text (a record's kind is not shown)."""
-    ws = Workspace(course[0])
+    ws = _ws(course[0])
     nb = staging.staged_notebook("ann", "attention", NB, ws)
     path = ws.verdict("ann", "attention", NB)
     path.parent.mkdir(parents=True, exist_ok=True)

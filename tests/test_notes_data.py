@@ -17,12 +17,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading_support import RELEASE
+from grading_support import RELEASE, SOLUTIONS
 from hypothesis import given
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell
 
-from autograder.course import spec
 from autograder.intake import staging
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.reporting import class_report as report
@@ -95,9 +94,9 @@ CLASS = {
 @pytest.fixture
 def course(tmp_path, monkeypatch):
     """A work folder holding the :data:`CLASS` submissions of notebook 03; staging writes into it."""
-    release = tmp_path / "release"
+    release = tmp_path / "course" / "notebooks"  # a course of its own: a copy of the release
     shutil.copytree(RELEASE.parent, release)
-    monkeypatch.setattr(spec, "RELEASE", release)
+    (tmp_path / "course" / "solutions").symlink_to(SOLUTIONS.parent)
     released = release / ASSIGNMENT / f"{NB}.ipynb"
     for student, (what, _kinds) in CLASS.items():
         folder = tmp_path / "submitted" / student / ASSIGNMENT
@@ -145,7 +144,7 @@ def _blame_notes() -> list[Note]:
 def _class_notes(course: Path) -> dict[str, list[Note]]:
     """student -> the notes staging gave them (read back from the staged notebook, as grading
     does), and the blame notes as a student of their own."""
-    out, ws = {}, Workspace(course)
+    out, ws = {}, Workspace(course, course / "course")
     for student in CLASS:
         notes = staging.stage(student, ASSIGNMENT, NB, ws)
         staged = nbformat.read(ws.staged(student, ASSIGNMENT, NB), as_version=4)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.paths import RELEASE, SOLUTIONS
+from autograder.paths import DEFAULT
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,15 @@ def answer_cells(nb: Path | nbformat.NotebookNode) -> dict[str, str]:
             if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")}
 
 
+def _root(course: Path | None) -> Path:
+    """The course root asked for, or the default workspace's (the run's ``Workspace.course``)."""
+    return Path(course) if course is not None else DEFAULT.course
+
+
 @cache
-def load_spec(assignment: str, notebook: str) -> NotebookSpec:
-    path = SOLUTIONS / assignment / f"{notebook}.ipynb"
+def load_spec(assignment: str, notebook: str, course: Path | None = None) -> NotebookSpec:
+    """What the instructor's source notebook of the course at ``course`` says is graded."""
+    path = _root(course) / "solutions" / assignment / f"{notebook}.ipynb"
     nb = nbformat.read(path, as_version=4)
     functions, tests = [], []
     for cell in nb.cells:
@@ -96,19 +102,21 @@ def load_spec(assignment: str, notebook: str) -> NotebookSpec:
     return NotebookSpec(assignment, notebook, tuple(functions), tuple(tests))
 
 
-def exercise_of(assignment: str, notebook: str) -> dict[str, str]:
+def exercise_of(assignment: str, notebook: str, course: Path | None = None) -> dict[str, str]:
     """grade_id of every test cell -> the exercise it grades (the function its checks call); empty
     when the course has no such notebook."""
     try:
-        spec = load_spec(assignment, notebook)
+        spec = load_spec(assignment, notebook, course)
     except (OSError, ValueError):
         return {}
     return {t.grade_id: t.checks[0][0] for t in spec.tests if t.checks}
 
 
-def notebooks_of(assignment: str) -> list[str]:
-    return sorted(p.stem for p in (SOLUTIONS / assignment).glob("*.ipynb"))
+def notebooks_of(assignment: str, course: Path | None = None) -> list[str]:
+    """The notebooks of ``assignment``, by name, as the course's source notebooks have them."""
+    return sorted(p.stem for p in (_root(course) / "solutions" / assignment).glob("*.ipynb"))
 
 
-def release_path(assignment: str, notebook: str) -> Path:
-    return RELEASE / assignment / f"{notebook}.ipynb"
+def release_path(assignment: str, notebook: str, course: Path | None = None) -> Path:
+    """The released notebook students received."""
+    return _root(course) / "notebooks" / assignment / f"{notebook}.ipynb"

@@ -139,7 +139,7 @@ def refused_note(notebook: str, why: str) -> Note:
 def staged_notebook(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> nbformat.NotebookNode:
     """The repaired copy of one submission (the release with the student's answers), with its notes
     in ``metadata.selfattn.notes``. Reads ``submitted/``, writes nothing."""
-    release = nbformat.read(release_path(assignment, notebook), as_version=4)
+    release = nbformat.read(release_path(assignment, notebook, ws.course), as_version=4)
     student_cells, notes = read_submission(student, assignment, notebook, ws)
     by_id = _cells_by_grade_id(student_cells)
     for cell in release.cells:
@@ -339,7 +339,7 @@ def stage(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT)
         nb = staged_notebook(student, assignment, notebook, ws)
         nbformat.write(nb, target)
     except Exception as exc:  # a fault of the grader on this input: the note says so, nobody else is touched
-        nb = nbformat.read(release_path(assignment, notebook), as_version=4)
+        nb = nbformat.read(release_path(assignment, notebook, ws.course), as_version=4)
         why = f"{type(exc).__name__}: {one_line(storable(str(exc)), 160)}"
         failed = Note(f"{STAGING_FAILED} ({why}); it is graded as unanswered, and the instructor is told.",
                       NoteKind.GRADER_ERROR)
@@ -355,7 +355,7 @@ def stage_submission(student: str, assignment: str, ws: Workspace = DEFAULT) -> 
     """Stage every notebook handed in for one assignment, and drop staged notebooks whose original
     is gone (what ``nbgrader collect`` calls after copying a submission, so formgrader sees it)."""
     folder = ws.submission(student, assignment)
-    for notebook in notebooks_of(assignment):
+    for notebook in notebooks_of(assignment, ws.course):
         raw = folder / f"{notebook}.ipynb"
         if raw.exists() or raw.is_symlink():
             stage(student, assignment, notebook, ws)

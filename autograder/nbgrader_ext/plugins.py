@@ -255,14 +255,13 @@ def complete_feedback_folder(assignment=None, student=None, notebooks=(), **_) -
     """nbgrader's post-convert hook of ``generate_feedback``: ``release_feedback`` reads a
     ``timestamp.txt`` beside every feedback page and stops for the whole class if one is missing.
     A submission handed in without the exchange has none: write the time its feedback was made."""
-    from autograder.paths import AUTOGRADED, FEEDBACK
-
+    ws = _WORKSPACE.get()  # the run's (make grade's, in-process) or the default workspace
     for path in notebooks:
         try:
-            s, a = Path(path).resolve().relative_to(AUTOGRADED.resolve()).parts[:2]
+            s, a = Path(path).resolve().relative_to(ws.autograded.resolve()).parts[:2]
         except ValueError:
             continue
-        stamp = FEEDBACK / s / a / "timestamp.txt"
+        stamp = ws.feedback / s / a / "timestamp.txt"
         if stamp.parent.is_dir() and not stamp.exists():
             stamp.write_text(time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime()), encoding="utf-8")
 
@@ -274,7 +273,8 @@ class ApplyVerdicts(NbGraderPreprocessor):
         info = resources["nbgrader"]
         student, assignment, notebook = info["student"], info["assignment"], info["notebook"]
         self.verdict = stored_verdict(student, assignment, notebook, _WORKSPACE.get())
-        if self.verdict is None or self.verdict.get("key") != verdict_key(nb, assignment, notebook):
+        course = _WORKSPACE.get().course
+        if self.verdict is None or self.verdict.get("key") != verdict_key(nb, assignment, notebook, course):
             why = ("no verdict was computed" if self.verdict is None
                    else "its verdict was made for other answers or checks")
             raise StaleVerdict(

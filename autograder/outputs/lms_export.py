@@ -80,8 +80,9 @@ def _score(x: float) -> str:
     return f"{x:g}"
 
 
-def class_table(db_url: str, course: str) -> tuple[list[str], list[str], list[dict]]:
-    """(grade columns, their points possible, one dict per student) from the gradebook."""
+def class_table(db_url: str, course: str, course_root: Path | None = None) -> tuple[list[str], list[str], list[dict]]:
+    """(grade columns, their points possible, one dict per student) from the gradebook of nbgrader's
+    ``course`` id; the exercise of each test cell is read from the course at ``course_root``."""
     from nbgrader.api import Gradebook, MissingEntry
 
     columns: list[str] = []
@@ -97,7 +98,7 @@ def class_table(db_url: str, course: str) -> tuple[list[str], list[str], list[di
                 columns.append(f"{a.name}: {nb.name}")
                 possible[columns[-1]] = nb.max_score
                 per_ex: dict[str, float] = {}
-                names = exercise_of(a.name, nb.name)
+                names = exercise_of(a.name, nb.name, course_root)
                 for g in sorted(nb.grade_cells, key=lambda g: g.name):
                     key = f"{a.name}: {nb.name}: {names.get(g.name, g.name)}"
                     per_ex[key] = per_ex.get(key, 0.0) + g.max_score
@@ -121,7 +122,7 @@ def class_table(db_url: str, course: str) -> tuple[list[str], list[str], list[di
                 pending = 0
                 for nb in sub.notebooks:
                     row[f"{a.name}: {nb.name}"] = _score(nb.score)
-                    names = exercise_of(a.name, nb.name)
+                    names = exercise_of(a.name, nb.name, course_root)
                     for g in nb.grades:
                         key = f"{a.name}: {nb.name}: {names.get(g.name, g.name)}"
                         row[key] = _score(float(row.get(key, 0)) + g.score)
@@ -131,11 +132,12 @@ def class_table(db_url: str, course: str) -> tuple[list[str], list[str], list[di
     return columns, [_score(possible[c]) if c in possible else "" for c in columns], rows
 
 
-def write_lms_exports(db_url: str, course: str, folder: Path, roster: Path = ROSTER, log=print) -> dict[str, Path]:
+def write_lms_exports(db_url: str, course: str, folder: Path, roster: Path = ROSTER, log=print,
+                      course_root: Path | None = None) -> dict[str, Path]:
     """Write ``canvas.csv`` and ``moodle.csv`` into ``folder``; return their paths.
 
     A roster that cannot be read costs only its identifiers: one warning line, those columns empty."""
-    columns, possible, rows = class_table(db_url, course)
+    columns, possible, rows = class_table(db_url, course, course_root)
     try:
         known = read_roster(roster)
     except ValueError as exc:

@@ -80,7 +80,7 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
                 digests[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
     t1 = time.perf_counter()
     export(api, ws)
-    write_lms_exports(db, course, ws.exports, ws.roster, log=log)
+    write_lms_exports(db, course, ws.exports, ws.roster, log=log, course_root=ws.course)
     t2 = time.perf_counter()
     report.write_quietly(log, ws)
     steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
@@ -110,14 +110,14 @@ def _stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFA
     notebooks by (student, assignment, notebook)."""
     jobs, staged = [], {}
     for s, a in subs:
-        handed_in = [nb for nb in notebooks_of(a) if os.path.lexists(ws.submission(s, a) / f"{nb}.ipynb")]
-        summary.missing += [f"{s}/{a}/{nb}" for nb in notebooks_of(a) if nb not in handed_in]
+        handed_in = [nb for nb in notebooks_of(a, ws.course) if os.path.lexists(ws.submission(s, a) / f"{nb}.ipynb")]
+        summary.missing += [f"{s}/{a}/{nb}" for nb in notebooks_of(a, ws.course) if nb not in handed_in]
         # a notebook not handed in scores zero in nbgrader without being staged; a student who
         # handed in nothing readable still gets every notebook staged, so the notes reach them
-        for nb in notebooks_of(a):
-            if nb not in (handed_in or notebooks_of(a)):
+        for nb in notebooks_of(a, ws.course):
+            if nb not in (handed_in or notebooks_of(a, ws.course)):
                 ws.staged(s, a, nb).unlink(missing_ok=True)
-        for nb in handed_in or notebooks_of(a):
+        for nb in handed_in or notebooks_of(a, ws.course):
             for note in stage(s, a, nb, ws):
                 summary.add_note(f"{s}/{a}/{nb}", note)
             staged[s, a, nb] = nbformat.read(ws.staged(s, a, nb), as_version=4)

@@ -326,9 +326,9 @@ def _missing_and_late(data: ClassData) -> list[list[object]]:
     for s in data.students:
         for a in data.assignments:
             handed_in = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
-            missing = sorted(set(notebooks_of(a)) - handed_in)
+            missing = sorted(set(notebooks_of(a, data.ws.course)) - handed_in)
             if handed_in and missing:
-                rows.append([s, a, f"{len(missing)} of {len(notebooks_of(a))}", NoteKind.MISSING.value,
+                rows.append([s, a, f"{len(missing)} of {len(notebooks_of(a, data.ws.course))}", NoteKind.MISSING.value,
                              "not handed in: " + ", ".join(missing)])
     for (s, a), secs in sorted(data.late.items()):
         rows.append([s, a, "", "late", f"{secs / 3600:.1f} hours late"])
@@ -368,7 +368,7 @@ def _notebook_rows(data: ClassData) -> list[list[object]]:
     class_size = len(data.students)
     rows: list[list[object]] = []
     for a in data.assignments:
-        for nb in notebooks_of(a):
+        for nb in notebooks_of(a, data.ws.course):
             values = [sc for (s, a2, n), (sc, _) in data.notebook_scores.items() if a2 == a and n == nb]
             tops = [mx for (s, a2, n), (_, mx) in data.notebook_scores.items() if a2 == a and n == nb]
             if not handed[(a, nb)]:
@@ -504,7 +504,7 @@ def _students_section(data: ClassData, base: Path, tab: _Tab) -> str:
     student_rows: dict[str, dict[str, float]] = defaultdict(dict)
     student_nb: dict[tuple[str, str], str] = {}
     for a in data.assignments:
-        for nb in notebooks_of(a):
+        for nb in notebooks_of(a, data.ws.course):
             for s, (sc, _) in _scores_of(data, a, nb).items():
                 student_rows[s][nb] = sc
                 student_nb[(s, nb)] = a
@@ -526,7 +526,7 @@ def _students_section(data: ClassData, base: Path, tab: _Tab) -> str:
 
 def _exercise_figures(data: ClassData, a: str, nb: str) -> list[str]:
     """One histogram figure per exercise of a notebook: its students' summed cell scores."""
-    ex_of = exercise_of(a, nb)
+    ex_of = exercise_of(a, nb, data.ws.course)
     per_ex: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
     for (s, a2, n, gid), (sc, mx) in data.cell_scores.items():
         if a2 == a and n == nb:
@@ -546,7 +546,7 @@ def _scores_section(data: ClassData) -> str:
     """The score distributions: per graded notebook, the whole notebook's histogram, then each exercise's."""
     parts = []
     for a in data.assignments:
-        for nb in notebooks_of(a):
+        for nb in notebooks_of(a, data.ws.course):
             entries = _scores_of(data, a, nb)
             if not entries:
                 continue
@@ -664,12 +664,12 @@ def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[st
     """(assignment, notebook, pair, answers) for every suspicious pair of every exercise."""
     out = []
     for a in data.assignments:
-        for nb in notebooks_of(a):
+        for nb in notebooks_of(a, data.ws.course):
             graded = [s for (s, a2, n) in data.verdicts if a2 == a and n == nb]
             if len(graded) < 2:
                 continue
             reference = answer_cells(data.ws.solutions / a / f"{nb}.ipynb")
-            stubs = answer_cells(release_path(a, nb))
+            stubs = answer_cells(release_path(a, nb, data.ws.course))
             answers: dict[str, dict[str, str]] = defaultdict(dict)
             for s in graded:
                 path = data.ws.staged(s, a, nb)

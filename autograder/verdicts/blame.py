@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
+from pathlib import Path
 
 from autograder.course.spec import answer_cells
 from autograder.notes import Note, NoteKind
-from autograder.paths import SOLUTIONS
+from autograder.paths import DEFAULT
 from selfattn.checks.exercises import EXERCISES
 from selfattn.checks.fair_blame import fair_results
 from selfattn.checks.findings import Finding
@@ -22,9 +23,9 @@ from selfattn.checks.record import REGISTRY
 
 
 @cache
-def reference_cell(assignment: str, notebook: str, function: str) -> str:
+def reference_cell(assignment: str, notebook: str, function: str, course: Path | None = None) -> str:
     """The instructor's answer cell of ``function``, solution markers removed (trusted code)."""
-    source = answer_cells(SOLUTIONS / assignment / f"{notebook}.ipynb")[function]
+    source = answer_cells((course or DEFAULT.course) / "solutions" / assignment / f"{notebook}.ipynb")[function]
     return "\n".join(ln for ln in source.splitlines() if "### BEGIN SOLUTION" not in ln
                      and "### END SOLUTION" not in ln) + "\n"
 
@@ -39,7 +40,8 @@ Results = dict[str, Finding | None]
 
 
 def regrade(assignment: str, notebook: str, function: str, answers: dict[str, str], checks: dict[str, str | None],
-            results: Results, decide: Callable[[list[tuple[str, str]]], Results]) -> tuple[Results, Note | None]:
+            results: Results, decide: Callable[[list[tuple[str, str]]], Results],
+            course: Path | None = None) -> tuple[Results, Note | None]:
     """(the results that count for ``function``, the note for its feedback or ``None``).
 
     The note's kind is :attr:`NoteKind.DEPENDENCY_BLAMED` when ``function`` passes with the course's
@@ -51,7 +53,7 @@ def regrade(assignment: str, notebook: str, function: str, answers: dict[str, st
     finding (see :func:`selfattn.checks.fair_blame.fair_results`).
     """
     def with_references(deps: Sequence[str]) -> Results:
-        code = [(dep, reference_cell(assignment, notebook, dep) if dep in deps else answers[dep])
+        code = [(dep, reference_cell(assignment, notebook, dep, course) if dep in deps else answers[dep])
                 for dep in EXERCISES[function].dependency_names if dep in answers]
         return decide([*code, (function, answers[function])])
 

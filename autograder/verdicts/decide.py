@@ -108,10 +108,10 @@ def _seed(*parts: str, ws: Workspace = DEFAULT) -> int:
     return int.from_bytes(h[:8], "big")
 
 
-def checks_version(assignment: str, notebook: str) -> str:
+def checks_version(assignment: str, notebook: str, course: Path | None = None) -> str:
     """A digest of everything that decides this notebook's verdicts besides the answers: the test
     cells of the instructor's notebook (checks, points) and the code of the checks and the grader."""
-    spec = load_spec(assignment, notebook)
+    spec = load_spec(assignment, notebook, course)
     # no repr of the spec: its frozensets print in an order that changes from process to process
     tests = [[t.grade_id, t.points, [list(c) for c in t.checks], sorted(t.hidden)] for t in spec.tests]
     h = hashlib.sha256(json.dumps([list(spec.functions), tests]).encode())
@@ -121,13 +121,13 @@ def checks_version(assignment: str, notebook: str) -> str:
     return h.hexdigest()
 
 
-def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str) -> str:
+def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str, course: Path | None = None) -> str:
     """What a verdict judged: the staged answers and notes, and the version of the checks.
 
     A verdict applies to a notebook only if the notebook's key equals the verdict's."""
     notes = records(notes_of(nb.metadata.get("selfattn", {})))
     content = json.dumps({"answers": answer_cells(nb), "notes": notes}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256((content + checks_version(assignment, notebook)).encode()).hexdigest()
+    return hashlib.sha256((content + checks_version(assignment, notebook, course)).encode()).hexdigest()
 
 
 def settings(limits: sandbox.Limits) -> dict:
@@ -174,7 +174,8 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
     cells: dict[str, dict] = {}
     checks: blame.Results = {}  # check id -> None (passed) or what it found, for the class report
     for g in graded:
-        results, why = _blame(assignment, notebook, g, answers, stubs, checks, found[g.function], limits, sessions)
+        results, why = _blame(assignment, notebook, g, answers, stubs, checks, found[g.function], limits, sessions,
+                              ws.course)
         if why is not None:
             notes.append(why)
         checks.update(results)
@@ -185,7 +186,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
     out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
            "notes": records(notes), "sandbox": sandbox.mode(), "seconds": timings,
            "checks": {cid: None if f is None else f.record() for cid, f in checks.items()},
-           "key": verdict_key(staged, assignment, notebook), "settings": settings(limits)}
+           "key": verdict_key(staged, assignment, notebook, ws.course), "settings": settings(limits)}
     _write(ws.verdict(student, assignment, notebook), out, ws)
     return out
 
@@ -194,9 +195,9 @@ def _load(student: str, assignment: str, notebook: str,
           ws: Workspace) -> tuple[NotebookSpec, nbformat.NotebookNode, dict[str, str], dict[str, str]]:
     """What one verdict starts from: the notebook's spec, its staged copy in ``ws``, the staged
     answers and the release's stubs (both grade id -> source of the answer cell)."""
-    spec = load_spec(assignment, notebook)
+    spec = load_spec(assignment, notebook, ws.course)
     staged = nbformat.read(ws.staged(student, assignment, notebook), as_version=4)
-    return spec, staged, answer_cells(staged), answer_cells(release_path(assignment, notebook))
+    return spec, staged, answer_cells(staged), answer_cells(release_path(assignment, notebook, ws.course))
 
 
 def _draw_cases(function: str, tests: list[TestCell], answers: dict[str, str], student: str, notebook: str,
@@ -270,7 +271,7 @@ def _run_group(g: _Graded, group: list[str], secret: bool, previous: sandbox.Run
 
 def _blame(assignment: str, notebook: str, g: _Graded, answers: dict[str, str], stubs: dict[str, str],
            checks: blame.Results, results: blame.Results, limits: sandbox.Limits,
-           sessions: _Sessions) -> tuple[blame.Results, Note | None]:
+           sessions: _Sessions, course: Path | None = None) -> tuple[blame.Results, Note | None]:
     """One mistake, one deduction: a failing answer (not the stub) is judged again with the course's
     functions where its own dependencies fail (:func:`autograder.verdicts.blame.regrade`).
 
@@ -294,7 +295,7 @@ def _blame(assignment: str, notebook: str, g: _Graded, answers: dict[str, str], 
                         for cid, f in _judged(rerun, group, g.cases, g.hidden).items()})
         return out
 
-    return blame.regrade(assignment, notebook, g.function, answers, checks, results, decide)
+    return blame.regrade(assignment, notebook, g.function, answers, checks, results, decide, course)
 
 
 def _add_cell_lines(cells: dict[str, dict], g: _Graded, results: blame.Results) -> None:
@@ -365,10 +366,10 @@ def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limi
         target = ws.staged(student, assignment, notebook)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(release_path(assignment, notebook), target)
+            shutil.copy(release_path(assignment, notebook, ws.course), target)
         out = {"cells": {}, "notes": records([note]), "failed": True, "settings": settings(limits)}
         try:  # the key of the notebook nbgrader will see, so it applies this verdict instead of refusing
-            out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook)
+            out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook, ws.course)
         except Exception:
             pass
         _write(ws.verdict(student, assignment, notebook), out, ws)
@@ -391,7 +392,7 @@ def freshness(student: str, assignment: str, notebook: str, nb: nbformat.Noteboo
     if not stored or "key" not in stored:
         return "stale"
     nb = nb if nb is not None else staged_notebook(student, assignment, notebook, ws)
-    if stored["key"] != verdict_key(nb, assignment, notebook):
+    if stored["key"] != verdict_key(nb, assignment, notebook, ws.course):
         return "stale"
     now, then = settings(limits), stored.get("settings") or {}
     if any_sandbox:
