@@ -141,7 +141,8 @@ def test_make_grade_on_slurm_jobs_equals_a_local_run_though_a_job_is_cancelled(s
         decided, text, stderr = _cancel_a_busy_job_midway(proc, slurm, certs)
     assert proc.returncode == 0, text + stderr
     assert decided < len(_verdicts(local)), "the cancel came after the work was done"
-    assert "asked Slurm for 2 worker jobs" in text and "2 of 2 workers grade" in text, text
+    # grading starts when the first job's worker joins: the second may join before or after that
+    assert "asked Slurm for 2 worker jobs" in text and re.search(r"\b([12]) of \1 workers grade", text), text
     _same_grades(work, local)  # the cancelled job's notebook was decided again, nothing counted twice
     deadline = time.monotonic() + 60  # the run cancelled its jobs when it ended
     while slurm.run("squeue", "-h", "-t", "PD,R", check=False).stdout.strip():

@@ -126,7 +126,11 @@ def sandbox_command(workdir: str, result_fd: int, script: str = "harness.py",
     exe, prefix, numpy_folders = _python_paths()
     bwrap = mode() == "bubblewrap"
     site = SANDBOX_SITE if bwrap else str(Path(workdir) / "site")
+    # NumPy asks for huge pages for large arrays (madvise): on a host whose memory is fragmented each
+    # fault then waits for compaction, and the same code takes many times the CPU (a verdict would
+    # depend on how long the machine has been up)
     env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
+           "NUMPY_MADVISE_HUGEPAGE": "0",
            "HOME": "/tmp" if bwrap else workdir, "PATH": "/usr/bin", "SELFATTN_SITE": site,
            "RESULT_FD": str(result_fd)}
     harness = f"/harness/{script}" if bwrap else str(Path(workdir) / script)
