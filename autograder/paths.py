@@ -13,35 +13,16 @@ release and make student), and the feedback template's exercise labels (``feedba
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from autograder.workspace import AUTOGRADER, ROOT, from_environment
 
 DEFAULT = from_environment()
 COURSE = DEFAULT.course
 SOLUTIONS = DEFAULT.solutions
-RELEASE = DEFAULT.release
 WORK = DEFAULT.work
-SUBMITTED = DEFAULT.submitted
 GRADING = DEFAULT.grading
 STAGED = DEFAULT.staged_root
-VERDICTS = DEFAULT.verdicts
-GRADEBOOK = DEFAULT.gradebook
 GRADES_CSV = DEFAULT.grades_csv
-FEEDBACK = DEFAULT.feedback
-AUTOGRADED = DEFAULT.autograded
-SUMMARY = DEFAULT.summary
-EXPORTS = DEFAULT.exports
 ROSTER = DEFAULT.roster  # the course roster (lms_export: SIS ids)
 
-__all__ = ["AUTOGRADED", "AUTOGRADER", "COURSE", "DEFAULT", "EXPORTS", "FEEDBACK", "GRADEBOOK", "GRADES_CSV",
-           "GRADING", "RELEASE", "ROOT", "ROSTER", "SOLUTIONS", "STAGED", "SUBMITTED", "SUMMARY", "VERDICTS",
-           "WORK", "staged_path", "verdict_path"]
-
-
-def verdict_path(student: str, assignment: str, notebook: str) -> Path:
-    return DEFAULT.verdict(student, assignment, notebook)
-
-
-def staged_path(student: str, assignment: str, notebook: str) -> Path:
-    return DEFAULT.staged(student, assignment, notebook)
+__all__ = ["AUTOGRADER", "COURSE", "DEFAULT", "GRADES_CSV", "GRADING", "ROOT", "ROSTER", "SOLUTIONS", "STAGED",
+           "WORK"]
