@@ -400,7 +400,7 @@ def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
         from autograder.verdicts import decide as verdicts
         from selfattn.checks.calling import Outcome
         seen = []
-        def record(code, function, cases, limits=None, hidden=False, session=None):
+        def record(code, function, cases, limits=None, hidden=False, session=None, oracle=None):
             if hidden:
                 seen.append([[a if isinstance(a, int) else None for a in c.args] for c in cases])
             return sandbox.RunResult([Outcome(error="ValueError")] * len(cases), None, [], 0.0)
@@ -440,7 +440,7 @@ def test_every_public_run_of_a_notebook_comes_before_any_hidden_run(tmp_path):
         from autograder.paths import SOLUTIONS
         from selfattn.checks.calling import Outcome
         order = []
-        def record(code, function, cases, limits=None, hidden=False, session=None):
+        def record(code, function, cases, limits=None, hidden=False, session=None, oracle=None):
             order.append([function, hidden])
             return sandbox.RunResult([Outcome(error="ValueError")] * len(cases), None, [], 0.0)
         verdicts.sandbox.run = record

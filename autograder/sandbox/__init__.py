@@ -19,6 +19,7 @@ environment, ``-I -S`` and an empty working folder, but not the filesystem or ne
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import signal
 import subprocess
@@ -52,6 +53,7 @@ from autograder.sandbox.command import (
     mode,
     sandbox_command,
 )
+from autograder.sandbox.oracle import Oracle, Relay
 from selfattn.checks.calling import Case, CellError, Outcome
 from selfattn.checks.findings import Finding, Kind
 
@@ -117,8 +119,8 @@ class RunResult:
     seconds: float
 
 
-def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: Limits = DEFAULT,
-        hidden: bool = False, session=None) -> RunResult:
+def run(cells: list[tuple[str, str | None]], function: str, cases: list[Case], limits: Limits = DEFAULT,
+        hidden: bool = False, session=None, oracle: Oracle | None = None) -> RunResult:
     """Execute ``cells`` (label, source) in a sandbox, then call ``function`` on every case.
 
     The cases reach the sandbox only after the cells have run (the harness asks for them), so
@@ -126,11 +128,23 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     textual that came back from the sandbox survives: exceptions are reduced to their type.
     With ``session`` (an :class:`autograder.sandbox.warm.Session`), the run is a fresh child forked from
     that session's pre-warmed sandbox instead of a newly started sandbox.
+
+    With ``oracle`` (an :class:`autograder.sandbox.oracle.Oracle`), the cells of its functions are sent
+    without source (``None``) and the run calls them through the grader; such a run always starts a
+    sandbox of its own (``session`` is not used).
     """
-    first, second = _frames(cells, function, cases)
+    names = oracle.names if oracle is not None else None
+    first, second = _frames(cells, function, cases, names)
     t0 = time.perf_counter()
-    data, timed_out, too_big, rc, capped = _execute(first, second, limits, session)
+    if oracle is not None:
+        data, timed_out, too_big, rc, capped, refused = _execute_with_oracle(first, second, limits, oracle)
+    else:
+        data, timed_out, too_big, rc, capped = _execute(first, second, limits, session)
+        refused = False
     seconds = time.perf_counter() - t0
+    if refused:
+        return RunResult(None, Finding("asked the course's functions for more than the grader answers",
+                                       Kind.REFUSED), [], seconds)
     stopped = _stopped(capped, timed_out, too_big, limits)
     if stopped is not None:
         return RunResult(None, stopped, [], seconds)
@@ -153,6 +167,21 @@ def _execute(first: bytes, second: bytes, limits: Limits, session=None
     finally:
         group.finish()
     return data, timed_out, too_big, rc, capped
+
+
+def _execute_with_oracle(first: bytes, second: bytes, limits: Limits, oracle: Oracle
+                         ) -> tuple[bytes, bool, bool, int | None, str | None, bool]:
+    """:func:`_execute` for a run whose requests ``oracle`` answers (a newly started sandbox):
+    (result bytes, timed out, too big, exit status, the cap it ran into, refused by the oracle)."""
+    group = cgroups.make(limits.memory_bytes, limits.tasks)
+    replies: queue.Queue = queue.Queue()
+    relay = Relay(oracle, replies.put)
+    try:
+        data, timed_out, too_big, rc = _run_fresh(first, second, limits, group, relay, replies)
+        capped = group.hit()
+    finally:
+        group.finish()
+    return data, timed_out, too_big, rc, capped, relay.refused
 
 
 def _stopped(capped: str | None, timed_out: bool, too_big: bool, limits: Limits) -> Finding | None:
@@ -200,10 +229,12 @@ def _results(data: bytes, rc: int | None, cells: list[tuple[str, str]], function
     return RunResult(outcomes, None, cell_errors, seconds)
 
 
-def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group | None = None
+def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group | None = None,
+               relay: Relay | None = None, replies: queue.Queue | None = None
                ) -> tuple[bytes, bool, bool, int | None]:
     """One run in a newly started sandbox (in ``group``'s cgroups from its first instruction):
-    (result bytes, timed out, too big, exit status)."""
+    (result bytes, timed out, too big, exit status). With ``relay``, the oracle's requests are
+    answered through ``replies`` (see :func:`_execute_with_oracle`)."""
     with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
         shutil.copy(INSIDE / "harness.py", workdir)
         shutil.copy(CALLING, workdir)
@@ -220,13 +251,15 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
             seccomp.close(filter_fd)
         os.close(write_fd)
         asked = threading.Event()
-        feeder = threading.Thread(target=feed, args=(proc.stdin, first, second, asked), daemon=True)
+        feeder = threading.Thread(target=feed, args=(proc.stdin, first, second, asked, replies), daemon=True)
         feeder.start()
         try:
             data, timed_out, too_big = collect(read_fd, proc, limits, on_first_byte=asked.set,
-                                                stop=group.stop_if_capped if group else None)
+                                                stop=group.stop_if_capped if group else None, relay=relay)
         finally:
             asked.set()
+            if replies is not None:
+                replies.put(None)
         rc = proc.wait()
         feeder.join(timeout=5)
     return data, timed_out, too_big, rc

@@ -78,7 +78,8 @@ _CHECK_CODE = (*(_module_file(f"selfattn.{m}") for m in CHECK_MODULES), AUTOGRAD
                AUTOGRADER / "verdicts" / "hidden_inputs.py", AUTOGRADER / "sandbox" / "inside" / "harness.py",
                AUTOGRADER / "verdicts" / "decide.py", AUTOGRADER / "verdicts" / "blame.py", AUTOGRADER / "notes.py",
                # how the sandbox's results are read (outcomes, cell errors, caps' words) decides too
-               AUTOGRADER / "sandbox" / "channel.py", AUTOGRADER / "sandbox" / "__init__.py")
+               AUTOGRADER / "sandbox" / "channel.py", AUTOGRADER / "sandbox" / "__init__.py",
+               AUTOGRADER / "sandbox" / "oracle.py")
 
 
 #: the secret handed to this thread in memory (a task on a Dask worker): never written to disk
@@ -281,16 +282,17 @@ def _blame(assignment: str, notebook: str, g: _Graded, answers: dict[str, str], 
     if not (any(msg is not None for msg in results.values()) and answers[g.function] != stubs.get(g.function)):
         return results, None
 
-    def decide(code: list[tuple[str, str]]) -> blame.Results:
+    def decide(code: list[tuple[str, str | None]], oracle) -> blame.Results:
         """The same checks on the same inputs, for other code (see autograder.verdicts.blame). These
         runs come after the notebook's hidden runs, so what they find, public checks too, is
         told in the fixed vocabulary of hidden checks: nothing a hidden run could leave in the
-        machine's shared counters reaches the feedback through them."""
+        machine's shared counters reaches the feedback through them. The course's functions answer
+        through ``oracle()`` (one per run), never as code in the sandbox."""
         out: blame.Results = {}
         for group in _groups(g.ids, g.hidden):
             secret = group[0] in g.hidden
             rerun = sandbox.run(code, g.function, [c for cid in group for c in g.cases[cid]], limits,
-                                hidden=secret, session=sessions[secret])
+                                hidden=secret, oracle=oracle())
             out.update({cid: None if f is None else f.hidden()
                         for cid, f in _judged(rerun, group, g.cases, g.hidden).items()})
         return out
