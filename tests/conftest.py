@@ -73,6 +73,7 @@ LANES: dict[str, str] = {
     "test_warm_sandbox.py": "pipeline",
     "test_warm_sandbox_channels.py": "pipeline",
     "test_oracle.py": "pipeline",
+    "test_decisions.py": "pipeline",
     "test_feedback_page.py": "browser",
     "test_hand_grading_loop.py": "browser",
     "test_instructor_loop.py": "browser",

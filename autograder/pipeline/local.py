@@ -40,7 +40,7 @@ from autograder.paths import DEFAULT
 from autograder.pipeline import dask_cluster as distributed
 from autograder.reporting import class_report as report
 from autograder.reporting.run_summary import Progress, Summary
-from autograder.verdicts.decide import _secret, freshness, stored_verdict, timed_job
+from autograder.verdicts.decide import _secret, forget_kept, freshness, stored_verdict, timed_job
 from autograder.workspace import Workspace
 
 
@@ -121,6 +121,8 @@ def _stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFA
             for note in stage(s, a, nb, ws):
                 summary.add_note(f"{s}/{a}/{nb}", note)
             staged[s, a, nb] = nbformat.read(ws.staged(s, a, nb), as_version=4)
+            if force:  # every function runs again, not only those whose code changed
+                forget_kept(s, a, nb, ws)
             state = "stale" if force else freshness(s, a, nb, staged[s, a, nb], limits, ws=ws)
             if state != "fresh":
                 jobs.append((s, a, nb, limits))

@@ -163,22 +163,41 @@ class _Graded(NamedTuple):
 
 def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
             limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> dict:
-    """Decide every test cell of one staged notebook of ``ws``; write and return the verdict."""
+    """Decide every test cell of one staged notebook of ``ws``; write and return the verdict.
+
+    Each decision draws fresh inputs (a new nonce in every seed): what a submission learned of its
+    hidden inputs in one grading is worthless in the next. A function whose code (its own answer and
+    those of the functions it calls), checks and settings are those of the stored verdict is not run
+    again: it keeps its stored results (:func:`function_key`), so changing a sibling cell gives an
+    unchanged function neither a new run nor new inputs to meet."""
     spec, staged, answers, stubs = _load(student, assignment, notebook, ws)
     notes = [Note.from_record(n) for n in notes]
-    # the pre-warmed sandbox(es) for this notebook's runs, a fresh child per run (autograder.sandbox.warm)
-    sessions = warm.sessions()
-    graded = [_draw_cases(function, tests, answers, student, notebook, ws)
+    version = checks_version(assignment, notebook, ws.course)
+    nonce = secrets.token_hex(16)
+    graded = [_draw_cases(function, tests, answers, student, notebook, ws, nonce)
               for function in spec.functions if (tests := spec.tests_of(function))]
-    found, timings, raised = _run_groups(graded, answers, stubs, limits, sessions)
-    notes += raised
+    keys = {g.function: function_key(g.code, version, limits) for g in graded}
+    kept = _kept_functions(stored_verdict(student, assignment, notebook, ws), keys)
+    # the pre-warmed sandbox(es) for this notebook's runs, a fresh child per run (autograder.sandbox.warm)
+    sessions = warm.sessions() if len(kept) < len(graded) else {False: None, True: None}
+    found, timings, raised = _run_groups([g for g in graded if g.function not in kept], answers, stubs, limits,
+                                         sessions)
     cells: dict[str, dict] = {}
     checks: blame.Results = {}  # check id -> None (passed) or what it found, for the class report
+    functions: dict[str, dict] = {}
     for g in graded:
-        results, why = _blame(assignment, notebook, g, answers, stubs, checks, found[g.function], limits, sessions,
-                              ws.course)
-        if why is not None:
-            notes.append(why)
+        if g.function in kept:
+            record = kept[g.function]
+            results = {cid: None if f is None else Finding.from_record(f) for cid, f in record["checks"].items()}
+            own = [Note.from_record(n) for n in record["notes"]]
+            timings[g.function] = record["seconds"]
+        else:
+            results, why = _blame(assignment, notebook, g, answers, stubs, checks, found[g.function], limits,
+                                  sessions, ws.course)
+            own = raised.get(g.function, []) + ([why] if why is not None else [])
+        notes += own
+        functions[g.function] = {"key": keys[g.function], "seconds": timings[g.function], "notes": records(own),
+                                 "checks": {cid: None if f is None else f.record() for cid, f in results.items()}}
         checks.update(results)
         _add_cell_lines(cells, g, results)
     warm.release(sessions)
@@ -187,8 +206,37 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
     out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
            "notes": records(notes), "sandbox": sandbox.mode(), "seconds": timings,
            "checks": {cid: None if f is None else f.record() for cid, f in checks.items()},
+           "functions": functions,
            "key": verdict_key(staged, assignment, notebook, ws.course), "settings": settings(limits)}
     _write(ws.verdict(student, assignment, notebook), out, ws)
+    return out
+
+
+def function_key(code: list[tuple[str, str]], version: str, limits: sandbox.Limits) -> str:
+    """What decides one function's results: its code and its dependencies' (``code``, as run), the
+    checks' ``version`` (:func:`checks_version`) and the settings (:func:`settings`)."""
+    content = json.dumps({"code": code, "checks": version, "settings": settings(limits)}, sort_keys=True)
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def forget_kept(student: str, assignment: str, notebook: str, ws: Workspace) -> None:
+    """Make the next decision of this notebook run every function again (``make grade --force``):
+    the stored verdict loses its functions' records, nothing else."""
+    stored = stored_verdict(student, assignment, notebook, ws)
+    if stored and stored.pop("functions", None) is not None:
+        atomic.write_text(ws.verdict(student, assignment, notebook), json.dumps(stored, indent=1, ensure_ascii=False))
+
+
+def _kept_functions(stored: dict | None, keys: dict[str, str]) -> dict[str, dict]:
+    """function -> its stored record, for each function whose key is the stored one (a record of
+    another shape is not kept: the function is decided again)."""
+    out = {}
+    functions = (stored or {}).get("functions") if not (stored or {}).get("failed") else None
+    for name, record in (functions if isinstance(functions, dict) else {}).items():
+        if (isinstance(record, dict) and name in keys and record.get("key") == keys[name]
+                and isinstance(record.get("checks"), dict) and isinstance(record.get("notes"), list)
+                and isinstance(record.get("seconds"), (int, float))):
+            out[name] = record
     return out
 
 
@@ -202,23 +250,24 @@ def _load(student: str, assignment: str, notebook: str,
 
 
 def _draw_cases(function: str, tests: list[TestCell], answers: dict[str, str], student: str, notebook: str,
-                ws: Workspace) -> _Graded:
+                ws: Workspace, nonce: str) -> _Graded:
     """The checks of ``function`` (from its test cells ``tests``) and their inputs, drawn for this
-    student, notebook and code: a changed answer meets new hidden inputs at its re-grade. The inputs
-    of hidden checks are made opaque (:func:`autograder.verdicts.hidden_inputs.opaque`)."""
+    student, notebook, code and decision (``nonce``, new for every decision): no two gradings meet
+    the same hidden inputs. The inputs of hidden checks are made opaque
+    (:func:`autograder.verdicts.hidden_inputs.opaque`)."""
     ids = [cid for t in tests for f, cid in t.checks if f == function]
     hidden = set().union(*(t.hidden for t in tests))
     code = [(dep, answers[dep]) for dep in EXERCISES[function].dependency_names if dep in answers]
     code.append((function, answers[function]))
     content = hashlib.sha256(json.dumps(code).encode()).hexdigest()
-    cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content, ws=ws)))
+    cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content, nonce, ws=ws)))
              for cid in ids}
     cases = {cid: [opaque(c) for c in cs] if cid in hidden else cs for cid, cs in cases.items()}
     return _Graded(function, tests, ids, hidden, code, cases)
 
 
 def _run_groups(graded: list[_Graded], answers: dict[str, str], stubs: dict[str, str], limits: sandbox.Limits,
-                sessions: _Sessions) -> tuple[dict[str, blame.Results], dict[str, float], list[Note]]:
+                sessions: _Sessions) -> tuple[dict[str, blame.Results], dict[str, float], dict[str, list[Note]]]:
     """Run every group of checks (:func:`_groups`) of every graded function in the sandbox and judge it.
 
     Every public run of the notebook comes before any hidden run: what a hidden run could leave in
@@ -231,13 +280,13 @@ def _run_groups(graded: list[_Graded], answers: dict[str, str], stubs: dict[str,
         Function -> check id -> its finding (``None``: passed).
     timings : dict of str to float
         Function -> seconds its runs took (rounded to ms).
-    raised : list of Note
-        What other cells raised while a function's runs set up (noted once per function).
+    raised : dict of str to list of Note
+        Function -> what other cells raised while its runs set up (noted once per function).
     """
     found: dict[str, blame.Results] = {g.function: {} for g in graded}
     last_run: dict[str, sandbox.RunResult] = {}
     timings = {g.function: 0.0 for g in graded}
-    raised: list[Note] = []
+    raised: dict[str, list[Note]] = {}
     for secret in (False, True):
         for g in graded:
             for group in _groups(g.ids, g.hidden):
@@ -245,8 +294,8 @@ def _run_groups(graded: list[_Graded], answers: dict[str, str], stubs: dict[str,
                     continue
                 run = _run_group(g, group, secret, last_run.get(g.function), answers, stubs, limits, sessions)
                 if g.function not in last_run:  # its cells run the same code before any input: once is enough
-                    raised += [Note(f"While grading {g.function}: {err}.", NoteKind.CELL_RAISED)
-                               for err in run.cell_errors if err.label != g.function]
+                    raised[g.function] = [Note(f"While grading {g.function}: {err}.", NoteKind.CELL_RAISED)
+                                          for err in run.cell_errors if err.label != g.function]
                 last_run[g.function] = run
                 timings[g.function] = round(timings[g.function] + run.seconds, 3)
                 found[g.function].update(_judged(run, group, g.cases, g.hidden))
