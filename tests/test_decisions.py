@@ -91,3 +91,44 @@ def test_a_stored_record_of_another_shape_is_decided_again(tmp_path, recorded):
     _submit(ws, "s", {"scaled_scores": "def scaled_scores(Q, K):\n    return (Q @ K.T) / np.sqrt(K.shape[1])\n"})
     verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws)
     assert "softmax" in {f for f, _ in recorded}
+
+
+def test_a_batch_makes_every_public_run_before_any_hidden_run(tmp_path, monkeypatch):
+    """Two students, two notebooks each, on a pool of two workers: every run whose feedback is
+    detailed (public) ends before the first hidden run or blame re-run of the batch starts, so what a
+    hidden run leaves in the machine's shared state (page cache, clocks) meets no public run after it."""
+    import os
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from autograder.pipeline import local
+    from autograder.reporting.run_summary import Progress
+
+    log = tmp_path / "runs.log"
+    real = sandbox.run
+
+    def run(cells, function, cases, limits=sandbox.DEFAULT, hidden=False, session=None, oracle=None):
+        start = time.monotonic_ns()
+        result = real(cells, function, cases, limits, hidden=hidden, session=session, oracle=oracle)
+        with open(log, "a") as fh:  # one short line per run, appended whole
+            fh.write(f"{int(hidden or oracle is not None)} {start} {time.monotonic_ns()}\n")
+        return result
+
+    monkeypatch.setattr(verdicts.sandbox, "run", run)
+    ws = Workspace(tmp_path / "work")
+    wrong_softmax = "def softmax(S, axis=-1):\n    return np.exp(S) / np.exp(S).sum(axis=0, keepdims=True)\n"
+    for student in ("ann", "ben"):
+        _submit(ws, student, {"softmax": wrong_softmax} if student == "ben" else {})
+        folder = ws.submission(student, "attention")
+        release = verdicts.release_path("attention", "08-cost", ws.course)
+        (folder / "08-cost.ipynb").write_bytes(release.read_bytes())
+    jobs = [(s, "attention", nb, LIMITS) for s in ("ann", "ben") for nb in (NOTEBOOK, "08-cost")]
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        futures = local._submit_with_progress(pool, jobs, Progress(len(jobs), lambda *_: None), ws)
+        done = [f.result() for f in futures]
+    assert sorted((s, nb) for s, _a, nb, _t in done) == sorted((s, nb) for s, _a, nb, _l in jobs)
+    runs = [tuple(map(int, line.split())) for line in log.read_text().splitlines()]
+    public = [end for hidden, _start, end in runs if not hidden]
+    secret = [start for hidden, start, _end in runs if hidden]
+    assert public and secret and os.cpu_count()
+    assert max(public) <= min(secret), "a public run came after a hidden run of the batch"
