@@ -83,18 +83,27 @@ HUNT = '''
 HUNTER = f"def attention(Q, K, V, mask=None):{HUNT}    return np.array([float(n), float(softmax(np.zeros(2))[0])])\n"
 
 
-def _hunt(hidden: bool) -> sandbox.RunResult:
+def _hunt(hidden: bool, session=None) -> sandbox.RunResult:
     oracle = Oracle(reference_functions({"softmax": CANARY_REFERENCE}))
     q = np.ones((2, 2))
     return sandbox.run([("softmax", None), ("attention", HUNTER)], "attention", [Case((q, q, q))],
-                       sandbox.Limits(cpu_seconds=20), hidden=hidden, oracle=oracle)
+                       sandbox.Limits(cpu_seconds=20), hidden=hidden, session=session, oracle=oracle)
 
 
+@pytest.mark.parametrize("warm_sandbox", [False, True], ids=["fresh", "warm"])
 @pytest.mark.parametrize("hidden", [False, True], ids=["public", "hidden"])
-def test_a_run_with_the_course_function_finds_none_of_its_code(hidden):
-    """The student's function, called in a run judged with the course's softmax, searches every place
-    it can reach and finds nothing of the reference; the stand-in answers with the course's result."""
-    run = _hunt(hidden)
+def test_a_run_with_the_course_function_finds_none_of_its_code(hidden, warm_sandbox):
+    """The student's function, called in a run judged with the course's softmax (in a newly started
+    sandbox, or forked from a pre-warmed one), searches every place it can reach and finds nothing
+    of the reference; the stand-in answers with the course's result."""
+    from autograder.sandbox import warm
+
+    session = warm.Session() if warm_sandbox else None
+    try:
+        run = _hunt(hidden, session)
+    finally:
+        if session is not None:
+            session.close()
     assert run.failure is None and run.outcomes is not None, run.failure
     found, value = run.outcomes[0].value
     assert found == 0, f"the reference was reachable from the sandbox in {int(found)} places"

@@ -130,19 +130,15 @@ def run(cells: list[tuple[str, str | None]], function: str, cases: list[Case], l
     that session's pre-warmed sandbox instead of a newly started sandbox.
 
     With ``oracle`` (an :class:`autograder.sandbox.oracle.Oracle`), the cells of its functions are sent
-    without source (``None``) and the run calls them through the grader; such a run always starts a
-    sandbox of its own (``session`` is not used).
+    without source (``None``) and the run calls them through the grader.
     """
     names = oracle.names if oracle is not None else None
     first, second = _frames(cells, function, cases, names)
+    relay = Relay(oracle, queue.Queue()) if oracle is not None else None
     t0 = time.perf_counter()
-    if oracle is not None:
-        data, timed_out, too_big, rc, capped, refused = _execute_with_oracle(first, second, limits, oracle)
-    else:
-        data, timed_out, too_big, rc, capped = _execute(first, second, limits, session)
-        refused = False
+    data, timed_out, too_big, rc, capped = _execute(first, second, limits, session, relay)
     seconds = time.perf_counter() - t0
-    if refused:
+    if relay is not None and relay.refused:
         return RunResult(None, Finding("asked the course's functions for more than the grader answers",
                                        Kind.REFUSED), [], seconds)
     stopped = _stopped(capped, timed_out, too_big, limits)
@@ -151,37 +147,23 @@ def run(cells: list[tuple[str, str | None]], function: str, cases: list[Case], l
     return _results(data, rc, cells, function, len(cases), limits, hidden, seconds)
 
 
-def _execute(first: bytes, second: bytes, limits: Limits, session=None
+def _execute(first: bytes, second: bytes, limits: Limits, session=None, relay: Relay | None = None
              ) -> tuple[bytes, bool, bool, int | None, str | None]:
     """Send the two frames to a sandbox (``session``'s pre-warmed one, else a newly started one) in
-    cgroups capped for the run, and wait for it: (result bytes, timed out, too big, exit status,
-    the cap it ran into or ``None``). The run's cgroups are finished before this returns."""
+    cgroups capped for the run, and wait for it (answering ``relay``'s oracle requests): (result
+    bytes, timed out, too big, exit status, the cap it ran into or ``None``). The run's cgroups are
+    finished before this returns."""
     # the cgroups that cap the run as a whole: its own, or (warm) its sandbox's, capped for it
     group = session.group_for(limits) if session is not None else cgroups.make(limits.memory_bytes, limits.tasks)
     try:
         if session is not None:
-            data, timed_out, too_big, rc = session.execute(first, second, limits, group=group)
+            data, timed_out, too_big, rc = session.execute(first, second, limits, group=group, relay=relay)
         else:
-            data, timed_out, too_big, rc = _run_fresh(first, second, limits, group)
+            data, timed_out, too_big, rc = _run_fresh(first, second, limits, group, relay)
         capped = group.hit()
     finally:
         group.finish()
     return data, timed_out, too_big, rc, capped
-
-
-def _execute_with_oracle(first: bytes, second: bytes, limits: Limits, oracle: Oracle
-                         ) -> tuple[bytes, bool, bool, int | None, str | None, bool]:
-    """:func:`_execute` for a run whose requests ``oracle`` answers (a newly started sandbox):
-    (result bytes, timed out, too big, exit status, the cap it ran into, refused by the oracle)."""
-    group = cgroups.make(limits.memory_bytes, limits.tasks)
-    replies: queue.Queue = queue.Queue()
-    relay = Relay(oracle, replies.put)
-    try:
-        data, timed_out, too_big, rc = _run_fresh(first, second, limits, group, relay, replies)
-        capped = group.hit()
-    finally:
-        group.finish()
-    return data, timed_out, too_big, rc, capped, relay.refused
 
 
 def _stopped(capped: str | None, timed_out: bool, too_big: bool, limits: Limits) -> Finding | None:
@@ -230,11 +212,11 @@ def _results(data: bytes, rc: int | None, cells: list[tuple[str, str]], function
 
 
 def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group | None = None,
-               relay: Relay | None = None, replies: queue.Queue | None = None
-               ) -> tuple[bytes, bool, bool, int | None]:
+               relay: Relay | None = None) -> tuple[bytes, bool, bool, int | None]:
     """One run in a newly started sandbox (in ``group``'s cgroups from its first instruction):
     (result bytes, timed out, too big, exit status). With ``relay``, the oracle's requests are
-    answered through ``replies`` (see :func:`_execute_with_oracle`)."""
+    answered (through its queue of replies, which the feeding thread writes)."""
+    replies = relay.replies if relay is not None else None
     with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
         shutil.copy(INSIDE / "harness.py", workdir)
         shutil.copy(CALLING, workdir)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import json
+import queue
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -159,10 +160,13 @@ class Oracle:
 class Relay:
     """Reads a run's output with an oracle: answers each request as it arrives (``write`` sends a reply
     to the harness) and keeps the bytes of the greeting and the final frame, which :meth:`result`
-    returns in the layout of a run without an oracle (greeting byte, then the frame)."""
+    returns in the layout of a run without an oracle (greeting byte, then the frame). The replies go
+    to ``replies``, a queue the thread that feeds the harness's stdin empties (so an answer the
+    harness never reads stalls that thread, never the grader)."""
 
-    def __init__(self, oracle: Oracle, write: Callable[[bytes], None]) -> None:
-        self.oracle, self.write = oracle, write
+    def __init__(self, oracle: Oracle, replies: queue.Queue) -> None:
+        self.oracle, self.replies = oracle, replies
+        self.write: Callable[[bytes], None] = replies.put
         self.buffer = b""
         self.greeting = b""
         self.final: bytes | None = None

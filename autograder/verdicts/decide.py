@@ -231,14 +231,34 @@ def decide_public(student: str, assignment: str, notebook: str, notes: list[Note
     kept = _kept_functions(stored_verdict(student, assignment, notebook, ws), keys)
     pending = Pending(student, assignment, notebook, limits, [Note.from_record(n) for n in notes], graded, keys, kept,
                       {g.function: {} for g in graded}, {g.function: 0.0 for g in graded}, {}, {})
-    _run_phase(False, pending, answers, stubs)
+    sessions = _sessions(pending)
+    try:
+        _run_phase(False, pending, answers, stubs, sessions)
+    finally:
+        warm.release(sessions)
     return pending
+
+
+def _sessions(p: Pending) -> _Sessions:
+    """The pre-warmed sandbox for a phase's runs, a fresh child per run (:mod:`autograder.sandbox.warm`);
+    none when every function of ``p`` keeps its stored results."""
+    return warm.sessions() if any(g.function not in p.kept for g in p.graded) else {False: None, True: None}
 
 
 def finish_decision(p: Pending, ws: Workspace = DEFAULT) -> dict:
     """The second phase of :func:`verdict`: the hidden runs, fair blame; write the verdict."""
     _spec, staged, answers, stubs = _load(p.student, p.assignment, p.notebook, ws)
-    sessions = _run_phase(True, p, answers, stubs)
+    sessions = _sessions(p)
+    try:
+        _run_phase(True, p, answers, stubs, sessions)
+        return _conclude(p, ws, staged, answers, stubs, sessions)
+    finally:
+        warm.release(sessions)
+
+
+def _conclude(p: Pending, ws: Workspace, staged: nbformat.NotebookNode, answers: dict[str, str],
+              stubs: dict[str, str], sessions: _Sessions) -> dict:
+    """Fair blame (its re-runs in ``sessions``), the cells' lines and the verdict, written."""
     notes = list(p.notes)
     cells: dict[str, dict] = {}
     checks: blame.Results = {}  # check id -> None (passed) or what it found, for the class report
@@ -324,33 +344,26 @@ def _draw_cases(function: str, tests: list[TestCell], answers: dict[str, str], s
     return _Graded(function, tests, ids, hidden, code, cases)
 
 
-def _run_phase(secret: bool, p: Pending, answers: dict[str, str], stubs: dict[str, str]) -> _Sessions:
+def _run_phase(secret: bool, p: Pending, answers: dict[str, str], stubs: dict[str, str],
+               sessions: _Sessions) -> None:
     """Run every public (``secret`` false) or every hidden group of checks (:func:`_groups`) of the
-    functions of ``p`` not kept, and judge them into ``p.found`` (function -> check id -> finding,
-    ``None``: passed), ``p.timings`` (seconds, rounded to ms) and ``p.raised`` (what other cells
-    raised while a function's runs set up, noted once per function).
+    functions of ``p`` not kept, in ``sessions``, and judge them into ``p.found`` (function -> check
+    id -> finding, ``None``: passed), ``p.timings`` (seconds, rounded to ms) and ``p.raised`` (what
+    other cells raised while a function's runs set up, noted once per function).
 
-    Returns the warm sessions of the phase (the hidden phase's serve fair blame's re-runs; none
-    when nothing runs): every public run of the notebook comes before any hidden run, and a class
-    is decided phase by phase (:func:`public_job`, :func:`hidden_job`)."""
-    todo = [g for g in p.graded if g.function not in p.kept]
-    # the pre-warmed sandbox for this phase's runs, a fresh child per run (autograder.sandbox.warm)
-    sessions = warm.sessions() if todo else {False: None, True: None}
-    try:
-        for g in todo:
-            for group in _groups(g.ids, g.hidden):
-                if (group[0] in g.hidden) != secret:
-                    continue
-                run = _run_group(g, group, secret, p.last_run.get(g.function), answers, stubs, p.limits, sessions)
-                if g.function not in p.last_run:  # its cells run the same code before any input: once is enough
-                    p.raised[g.function] = [Note(f"While grading {g.function}: {err}.", NoteKind.CELL_RAISED)
-                                            for err in run.cell_errors if err.label != g.function]
-                p.last_run[g.function] = run
-                p.timings[g.function] = round(p.timings[g.function] + run.seconds, 3)
-                p.found[g.function].update(_judged(run, group, g.cases, g.hidden))
-    finally:
-        warm.release(sessions)
-    return sessions
+    Every public run of the notebook comes before any hidden run, and a class is decided phase by
+    phase (:func:`public_job`, :func:`hidden_job`)."""
+    for g in (g for g in p.graded if g.function not in p.kept):
+        for group in _groups(g.ids, g.hidden):
+            if (group[0] in g.hidden) != secret:
+                continue
+            run = _run_group(g, group, secret, p.last_run.get(g.function), answers, stubs, p.limits, sessions)
+            if g.function not in p.last_run:  # its cells run the same code before any input: once is enough
+                p.raised[g.function] = [Note(f"While grading {g.function}: {err}.", NoteKind.CELL_RAISED)
+                                        for err in run.cell_errors if err.label != g.function]
+            p.last_run[g.function] = run
+            p.timings[g.function] = round(p.timings[g.function] + run.seconds, 3)
+            p.found[g.function].update(_judged(run, group, g.cases, g.hidden))
 
 
 def _run_group(g: _Graded, group: list[str], secret: bool, previous: sandbox.RunResult | None,
@@ -392,7 +405,7 @@ def _blame(assignment: str, notebook: str, g: _Graded, answers: dict[str, str], 
         for group in _groups(g.ids, g.hidden):
             secret = group[0] in g.hidden
             rerun = sandbox.run(code, g.function, [c for cid in group for c in g.cases[cid]], limits,
-                                hidden=secret, oracle=oracle())
+                                hidden=secret, session=sessions[secret], oracle=oracle())
             out.update({cid: None if f is None else f.hidden()
                         for cid, f in _judged(rerun, group, g.cases, g.hidden).items()})
         return out
