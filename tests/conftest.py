@@ -30,6 +30,7 @@ settings.load_profile("course")
 LANES: dict[str, str] = {
     "test_answer.py": "unit",
     "test_architecture.py": "unit",
+    "test_architecture_page.py": "unit",
     "test_catalogue_headers.py": "unit",
     "test_cell_metadata.py": "unit",
     "test_class_report_sections.py": "unit",
