@@ -68,6 +68,8 @@ SYMBOLS: tuple[Symbol, ...] = (
         Misuse(r"\\mathbf\{S\}\s*=\s*\\mathbf\{Q\}\s*\\mathbf\{K\}\^\{?\\top\}?(?!\s*/)",
                "S for the unscaled Q Kᵀ", True),
         Misuse(r"\\mathbf\{S\}\s*/\s*\\sqrt", "S divided by √d_k (so S would be the unscaled Q Kᵀ)", True),
+        Misuse(r"\\mathbf\{S\}\s*=\s*c\s*(?:\\[,;!]\s*)?\\mathbf\{Q\}",
+               "S for c Q Kᵀ (the unscaled Q Kᵀ when c = 1)", True),
         Misuse(r"\bS\s*=\s*Q\s*Kᵀ(?!\s*/)", "S for the unscaled Q Kᵀ", False),
         Misuse(r"\bS\s*=\s*(?:\w+\s*\.\s*)*\w*(?:shift|permutation)", "S for the shift matrix", False),
         Misuse(r"Attention\s*\(\s*S\s+X|\bS\s*@\s*X\b", "S for the shift matrix", False),
@@ -88,6 +90,26 @@ SYMBOLS: tuple[Symbol, ...] = (
     )),
     Symbol(r"\mathbf{u}_t", r"row \(t\) of \(\mathbf{U}\)", (
         Misuse(r"\\mathbf\{u\}(?!\s*_)", "u (no subscript) for the unnormalised running output", True),
+    )),
+    Symbol("t", "token type", (
+        Misuse(r"\b(?:at every |each )?position \\\(t\\\)|\btokens \\\(1\s*\.\.\s*t\\\)|\bpass \\\(t\\\)"
+               r"|\bfirst \\\(t\\\) tokens", "t for a position (t is a token type; positions are i and j)", False),
+        Misuse(r"\\mathbf\{[xqkvo]\}_\{?t" + _END, "t as the position of a token's vector", True),
+    )),
+    Symbol(r"\nabla_{\mathbf{O}}\mathcal{L}", "gradient of the loss", (
+        Misuse(r"\\mathrm\{d\}\s*\\mathbf\{[A-Za-z]\}|" + _NOT_LETTER + r"d\s*\\mathbf\{[A-Z]\}",
+               "d X for a gradient (d is the model width; the gradient is ∇_X 𝓛)", True),
+    )),
+    Symbol(r"\mathcal{L}", "a loss", (
+        Misuse(r"\\partial\s*L" + _END + r"|\\nabla_\{?\\mathbf\{[A-Za-z]\}\}?\s*L" + _END,
+               "L for a loss (L is a number of layers; the loss is 𝓛)", True),
+        Misuse(r"\\ell" + _END, "ℓ, a fourth L-like glyph (the online normaliser is Ẑ)", True),
+        Misuse(r"∂\s*L\b|∂\s*ℓ|ℓ", "L or ℓ for a loss, or an ℓ (the loss is 𝓛, the online normaliser Ẑ)", False),
+    )),
+    Symbol(r"\operatorname{Attention}(\mathbf{Q}, \mathbf{K}, \mathbf{V})", "scaled dot-product attention", ()),
+    Symbol(r"\operatorname{Attention}(\mathbf{X})", "self-attention layer", (
+        Misuse(r"\\operatorname\{Attention\}\s*\(\s*(?!\\mathbf\{(?:P\}\s*\\mathbf\{)?X\}\s*\))[^,()]*\)",
+               "Attention of one argument other than the sequence X (or P X)", True),
     )),
     Symbol("j", "key", (
         Misuse(r"\\operatorname\{head\}_\{?j|\^\{\(j\)\}", "j for the index of a head", True),
@@ -205,8 +227,10 @@ def _table_symbols() -> set[str]:
     return set(re.findall(_NAMED, htmllib.unescape(" ".join(firsts))))
 
 
-#: A bold letter or a Greek letter of the math: the symbols that carry a meaning of their own.
-_NAMED = r"\\mathbf\{[A-Za-z]\}|\\(?:alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa|lambda|mu|nu|xi|pi|rho|" \
+#: A bold letter, a Greek letter or a function's name (``\\operatorname{...}``) of the math: the symbols that carry
+#: a meaning of their own.
+_NAMED = r"\\mathbf\{[A-Za-z]\}|\\operatorname\{[A-Za-z]+\}|\\nabla|" \
+         r"\\(?:alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa|lambda|mu|nu|xi|pi|rho|" \
          r"sigma|tau|upsilon|phi|chi|psi|omega|ell|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma|Phi|Psi|Omega)(?![A-Za-z])"
 
 
@@ -214,7 +238,8 @@ _NAMED = r"\\mathbf\{[A-Za-z]\}|\\(?:alpha|beta|gamma|delta|epsilon|zeta|eta|the
 def test_every_named_symbol_is_on_the_notation_page(rel):
     """A bold or Greek letter in a page's math has a row on the notation page (so it has a stated meaning)."""
     listed = _table_symbols()
-    assert {r"\mathbf{S}", r"\tau", r"\theta"} <= listed, f"the notation page's table, read: {sorted(listed)}"
+    assert {r"\mathbf{S}", r"\tau", r"\theta", r"\operatorname{Attention}"} <= listed, \
+        f"the notation page's table, read: {sorted(listed)}"
     used = {m for tex in _page(rel).math for m in re.findall(_NAMED, tex)}
     assert used - listed == set(), f"{rel} uses symbols the notation page does not list: {sorted(used - listed)}"
 
@@ -250,6 +275,10 @@ def test_the_rules_catch_what_they_name():
         "B": (r"a new block \(B\) arrives", [r"j \in B"]),
         r"\mathbf{u}_t": ("", [r"\mathbf{u}/\ell"]),
         "j": ("head j", [r"\operatorname{head}_j", r"q_j k_j"]),
+        "t": (r"at every position \(t\), an output that depends on tokens \(1..t\)", [r"\mathbf{x}_t"]),
+        r"\nabla_{\mathbf{O}}\mathcal{L}": ("", [r"\mathrm{d}\mathbf{O} = \partial\mathcal{L}/\partial\mathbf{O}"]),
+        r"\mathcal{L}": ("‖∂L/∂s‖ (median)", [r"\partial L/\partial \mathbf{S}", r"\ell' = \ell"]),
+        r"\operatorname{Attention}(\mathbf{X})": ("", [r"\operatorname{Attention}(\mathbf{Q})"]),
     }
     for symbol in SYMBOLS:
         if not symbol.misuses:
@@ -260,5 +289,10 @@ def test_the_rules_catch_what_they_name():
             assert part, f"no {'math' if is_math else 'text'} rule of {symbol.tex} fires on its own example"
     clean = Reading("sample", r"X has shape (T, d); the score matrix \(\mathbf{S}\) and the map \(\tau\)",
                     [r"\mathbf{S} = \mathbf{Q}\mathbf{K}^\top/\sqrt{d_k}", r"\mathbf{u}_{\tau(t_i)}",
-                     r"\sum_{j=1}^T a_{ij}", r"\mathbf{E} \in \mathbb{R}^{m \times d}"])
+                     r"\sum_{j=1}^T a_{ij}", r"\mathbf{E} \in \mathbb{R}^{m \times d}",
+                     r"\nabla_{\mathbf{Q}}\mathcal{L} = c\,\big(\nabla_{c\mathbf{Q}\mathbf{K}^\top}\mathcal{L}\big)",
+                     r"\operatorname{Attention}(\mathbf{P}\mathbf{X})",
+                     r"\mathbf{P}\,\operatorname{Attention}(\mathbf{X})",
+                     r"\operatorname{Attention}(\mathbf{Q}, \mathbf{K}, \mathbf{V})", r"\mathbf{u}_{\tau(t_i)}",
+                     r"\frac{\partial \mathcal{L}}{\partial s_l}"])
     assert [f for s in SYMBOLS for f in clean.misuses(s)] == []
