@@ -15,8 +15,9 @@ table is also written as a CSV file next to the page (:data:`CSV_TABLES`).
 The page loads nothing from anywhere (inline SVG, CSS and a few lines of JavaScript to sort
 tables; a Content-Security-Policy forbids the rest), and every piece of student-derived text is
 HTML-escaped (:mod:`autograder.reporting.report_html`): student ids, answers and messages are hostile
-input. On a narrow screen (a phone) each table row becomes a block of labelled lines, so no
-column is clipped.
+input. The page's body then passes the report's allow-list (:func:`autograder.outputs.sanitise.report_fragment`):
+only the report's own elements, ids and classes survive, whatever an escape missed. On a narrow
+screen (a phone) each table row becomes a block of labelled lines, so no column is clipped.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from autograder.nbgrader_ext.gradebook_state import Awaiting
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.outputs import atomic
 from autograder.outputs.csv_export import write_csv
+from autograder.outputs.sanitise import report_fragment
 from autograder.paths import DEFAULT
 from autograder.reporting import similarity
 from autograder.reporting.report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
@@ -624,8 +626,9 @@ def _page(data: ClassData, glance: str, detail: list[str], tables: dict[str, tup
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>Class report</title><style>{STYLE}</style></head><body><h1>Class report</h1>{glance}"
-            f"{head}{nav}" + "".join(detail) + f"<script>{SCRIPT}</script></body></html>")
+            f"<title>Class report</title><style>{STYLE}</style></head><body>"
+            + report_fragment(f"<h1>Class report</h1>{glance}{head}{nav}" + "".join(detail))
+            + f"<script>{SCRIPT}</script></body></html>")
 
 
 def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[list[str], list[list]]] | None = None
