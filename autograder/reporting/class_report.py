@@ -642,11 +642,13 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     tab: _Tab = partial(_tab, tables)
     ranked = exercises(data)
     tally = _tally(data)
-    pairs = find_pairs(data)
+    not_compared: list[str] = []
+    pairs = find_pairs(data, not_compared)
     glance = _first_screen(data, ranked, tally.faults, pairs, tab)
     detail = [_difficulty_section(ranked, tab), _queue_section(data, base, tab), _history_section(data, tab),
               _students_section(data, base, tab), _scores_section(data), _checks_section(tally, tab),
-              _mistakes_section(tally, tab), _faults_section(tally.faults, tab), _similarity_section(pairs, tab)]
+              _mistakes_section(tally, tab), _faults_section(tally.faults, tab),
+              _similarity_section(pairs, tab, not_compared)]
     return _page(data, glance, detail, tables)
 
 
@@ -663,14 +665,21 @@ def _merge_notebooks(rows: list[list[object]]) -> list[list[object]]:
     return out
 
 
-def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[str, str]]]:
-    """(assignment, notebook, pair, answers) for every suspicious pair of every exercise."""
+def find_pairs(data: ClassData, skipped: list[str] | None = None, clock: Callable[[], float] = time.monotonic
+               ) -> list[tuple[str, str, similarity.Pair, dict[str, str]]]:
+    """(assignment, notebook, pair, answers) for every suspicious pair of every exercise.
+
+    Each notebook's comparisons stop once :data:`similarity.NOTEBOOK_SECONDS` (by ``clock``) are
+    spent; what was not compared (answers too long, exercises left) goes to ``skipped``, one line each.
+    """
+    skipped = skipped if skipped is not None else []
     out = []
     for a in data.assignments:
         for nb in notebooks_of(a, data.ws.course):
             graded = [s for (s, a2, n) in data.verdicts if a2 == a and n == nb]
             if len(graded) < 2:
                 continue
+            started = clock()
             reference = answer_cells(data.ws.solutions / a / f"{nb}.ipynb")
             stubs = answer_cells(release_path(a, nb, data.ws.course))
             answers: dict[str, dict[str, str]] = defaultdict(dict)
@@ -681,19 +690,29 @@ def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[st
                         answers[gid][s] = src
                 except (OSError, ValueError, KeyError):
                     continue
-            for gid in reference:
+            for i, gid in enumerate(reference):
+                if clock() - started > similarity.NOTEBOOK_SECONDS:
+                    skipped.append(f"{nb}: {', '.join(list(reference)[i:])} not compared (the "
+                                   f"{similarity.NOTEBOOK_SECONDS:g} s for comparing this notebook were spent)")
+                    break
+                if long := similarity.too_long(answers.get(gid, {})):
+                    skipped.append(f"{nb} · {gid}: the answers of {', '.join(long)} not compared (longer than "
+                                   f"{similarity.MAX_COMPARED_CHARS:,} characters)")
                 excluded = [reference[gid], stubs.get(gid, "")]
                 for pair in similarity.similar_pairs(gid, answers.get(gid, {}), excluded):
                     out.append((a, nb, pair, answers[gid]))
     return out
 
 
-def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, str]]], tab) -> str:
+def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, str]]], tab,
+                        skipped: list[str] | None = None) -> str:
     parts = ["<section id=\"similarity\"><h2>Similar answers</h2><p class=\"muted\">Per exercise, token "
              "fingerprints after normalising names, comments and layout; the reference solution, the released "
              f"stub and idioms shared by many students are excluded. A pair shares at least "
              f"{similarity.THRESHOLD:.0%} of the smaller answer's fingerprints. Similar is not proof: read the "
              "answers.</p>"]
+    if skipped:
+        parts.append("<p>Not compared:</p><ul>" + "".join(f"<li>{e(line)}</li>" for line in skipped) + "</ul>")
     if not found:
         parts.append("<p>No suspicious pairs.</p></section>")
         return "".join(parts)
