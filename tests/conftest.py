@@ -75,6 +75,7 @@ LANES: dict[str, str] = {
     "test_warm_sandbox.py": "pipeline",
     "test_warm_sandbox_channels.py": "pipeline",
     "test_feedback_page.py": "browser",
+    "test_hostile_tex_pages.py": "browser",
     "test_hand_grading_loop.py": "browser",
     "test_instructor_loop.py": "browser",
     "test_no_answers_shipped.py": "browser",
