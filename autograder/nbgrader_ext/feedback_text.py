@@ -22,6 +22,7 @@ import bisect
 import functools
 import html
 import re
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ _CODE = re.compile(r"(```.*?```|~~~.*?~~~|`[^`\n]*`)", re.S)
 _OPENER = re.compile(r"\$\$|(?<![\\$])\$(?![\s$])|\\\[|\\\(")
 # where an inline "$" formula may close: not after a space or a backslash, not before a digit
 _DOLLAR_CLOSER = re.compile(r"(?<![\\\s])\$(?!\d)")
+_TAG = re.compile(r"(<[^>]*>)")
 _XMLNS = re.compile(r'\s+xmlns="http://www\.w3\.org/1998/Math/MathML"')
 # what opens a nesting level at the start of a line: ">" (a quote), or indentation before a list marker
 _NESTING = re.compile(r"^((?:[ \t]*>)*)([ \t]*)(?:[-+*]|\d{1,9}[.)])?", re.M)
@@ -122,29 +124,62 @@ def _mathml(source: str, tex: str, block: bool, budget: Budget | None, skipped: 
     return _XMLNS.sub("", out.replace("\n", " "), count=1)
 
 
-def _with_mathml(text: str, budget: Budget | None, skipped: list[str]) -> str:
+def _with_mathml(text: str, budget: Budget | None, skipped: list[str], held: _Held) -> str:
     out, pos = [], 0
     for start, end, tex, block in _formulas(text):
-        out += [text[pos:start], _mathml(text[start:end], tex, block, budget, skipped)]
+        out += [text[pos:start], held.hold(_mathml(text[start:end], tex, block, budget, skipped))]
         pos = end
     out.append(text[pos:])
     return "".join(out)
 
 
-def math_to_mathml(markdown: str, budget: Budget | None = None) -> tuple[str, list[str]]:
-    """``markdown`` with each formula outside code as MathML (or TeX in ``<code>`` where a cap or
-    the ``budget`` stops it), and why any formula was left as TeX (one line each, no repeats)."""
+class _Held:
+    """HTML held out of the Markdown renderer: each piece stands in the text as a placeholder of
+    letters and digits (a random nonce, so a student cannot write one), which Markdown leaves alone;
+    :meth:`restore` puts the pieces back into the rendered HTML's text (a placeholder that ended up
+    inside a tag, in a heading's id, is dropped). So the renderer reads the short source, not the
+    MathML, which can be ten times longer."""
+
+    def __init__(self) -> None:
+        self.nonce = secrets.token_hex(8)
+        self.pieces: list[str] = []
+        self._token = re.compile(f"SAMATH{self.nonce}N([0-9]+)E")
+
+    def hold(self, piece: str) -> str:
+        self.pieces.append(piece)
+        return f"SAMATH{self.nonce}N{len(self.pieces) - 1}E"
+
+    def restore(self, rendered: str) -> str:
+        if not self.pieces:
+            return rendered
+        parts = _TAG.split(rendered)  # text, tag, text, tag, ...
+        for i, part in enumerate(parts):
+            parts[i] = self._token.sub((lambda m: self.pieces[int(m.group(1))]) if i % 2 == 0 else "", part)
+        return "".join(parts)
+
+
+def _math_held(markdown: str, budget: Budget | None) -> tuple[str, _Held, list[str]]:
+    """``markdown`` with each formula outside code held out as its MathML (or as TeX in ``<code>``
+    where a cap or the ``budget`` stops it), and why any formula was left as TeX (no repeats)."""
     skipped: list[str] = []
+    held = _Held()
     parts = _CODE.split(markdown)
     for i in range(0, len(parts), 2):
-        parts[i] = _with_mathml(parts[i], budget, skipped)
-    return "".join(parts), list(dict.fromkeys(skipped))
+        parts[i] = _with_mathml(parts[i], budget, skipped, held)
+    return "".join(parts), held, list(dict.fromkeys(skipped))
 
 
 @functools.lru_cache(maxsize=4096)
-def render_math(markdown: str) -> str:
-    """The course's own Markdown with each formula as MathML (no budget: the same for every student)."""
-    return math_to_mathml(markdown)[0]
+def _course_math(markdown: str) -> tuple[str, _Held]:
+    text, held, _skipped = _math_held(markdown, None)
+    return text, held
+
+
+def render_course(markdown: str, to_html: Callable[[str], str]) -> str:
+    """One of the course's own cells as sanitised HTML; its math (the same for every student) is
+    converted once per process, and spends no budget."""
+    text, held = _course_math(markdown)
+    return feedback_fragment(held.restore(to_html(text)))
 
 
 def nesting_depth(markdown: str) -> int:
@@ -173,7 +208,8 @@ def render_student(markdown: str, to_html: Callable[[str], str], budget: Budget)
     markdown : str
         The text (a written answer or a comment), ``n`` characters.
     to_html : callable
-        Markdown (with MathML in it) to HTML, e.g. nbconvert's renderer for this cell.
+        Markdown to HTML, e.g. nbconvert's renderer for this cell (formulas reach it as
+        placeholders, put back as MathML afterwards).
     budget : Budget
         The notebook's budget, spent by this call.
     """
@@ -184,15 +220,10 @@ def render_student(markdown: str, to_html: Callable[[str], str], budget: Budget)
         return plain(markdown, f"it nests {depth} levels of quotes or lists, more than {MAX_MARKDOWN_DEPTH}")
     if budget.out_of_time():
         return plain(markdown, f"this notebook's {RENDER_SECONDS:g} s for rendering written text were spent")
-    text, skipped = math_to_mathml(markdown, budget)
+    text, held, skipped = _math_held(markdown, budget)
     note = _note("shown as TeX: " + "; ".join(skipped)) if skipped else ""
     try:
-        rendered = to_html(text)
+        rendered = held.restore(to_html(text))
     except RecursionError:
         return plain(markdown, "its Markdown is nested too deeply to render")
     return feedback_fragment(note + rendered)
-
-
-def render_course(markdown: str, to_html: Callable[[str], str]) -> str:
-    """One of the course's own cells as sanitised HTML (math converted once per process)."""
-    return feedback_fragment(to_html(render_math(markdown)))
