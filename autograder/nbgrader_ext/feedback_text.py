@@ -2,8 +2,9 @@
 
 A Markdown cell or an instructor's comment becomes HTML here, in three steps: each formula outside
 code (``$...$``, ``$$...$$``, ``\\(...\\)``, ``\\[...\\]``) to MathML (latex2mathml), the Markdown to HTML
-(nbconvert's renderer, which inlines pasted attachments), and the result through the allow-list
-sanitiser (:func:`autograder.outputs.sanitise.feedback_fragment`).
+(nbconvert's renderer, which inlines pasted attachments; the formulas reach it as placeholders and
+are put back afterwards), and the result through the allow-list sanitiser
+(:func:`autograder.outputs.sanitise.feedback_fragment`).
 
 This runs in the instructor's process, outside the sandbox, on text a student chose: its cost is
 bounded per notebook. A :class:`Budget` is made for each feedback page; every student cell spends
