@@ -120,7 +120,8 @@ def annotate(nb, resources: dict, to_html: Callable[[object, str], str] | None =
     """What the course's template shows beyond nbgrader's: each test cell's exercise, the points
     awaiting hand-grading, and each Markdown cell and comment as sanitised HTML (``selfattn_html``
     in the cell's metadata, ``comment_html`` beside nbgrader's ``comment``), the students' text within
-    one :class:`~autograder.nbgrader_ext.feedback_text.Budget` for the notebook. ``to_html(cell, text)``
+    one :class:`~autograder.nbgrader_ext.feedback_text.Budget` for the notebook (the comments within
+    another). ``to_html(cell, text)``
     renders Markdown (default: nbconvert's renderer without the cell's attachments)."""
     from autograder.course.spec import load_spec
 
@@ -133,7 +134,7 @@ def annotate(nb, resources: dict, to_html: Callable[[object, str], str] | None =
     except (KeyError, OSError, ValueError):
         labels = {}
     info["awaiting_points"] = 0.0
-    budget = Budget()
+    budget, comments = Budget(), Budget()  # a student's answers cannot spend the instructor's comments' time
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader")
         if cell.cell_type == "markdown":
@@ -148,8 +149,8 @@ def annotate(nb, resources: dict, to_html: Callable[[object, str], str] | None =
         if meta.get("grade") and meta.get("awaiting"):  # set by GetGradesWithQueue
             info["awaiting_points"] += float(meta.get("points") or 0)
         if meta.get("comment"):
-            meta["comment_html"] = render_student(str(meta["comment"]), lambda text, c=cell: strip_files_prefix(
-                to_html({}, text)), budget)
+            meta["comment_html"] = render_student(str(meta["comment"]),
+                                                  lambda text: strip_files_prefix(to_html({}, text)), comments)
 
 
 class OfflineFeedbackExporter(HTMLExporter):
