@@ -35,8 +35,9 @@ def environment(base: dict[str, str] | None = None) -> dict[str, str]:
 
 def command(app: str = "lab", *, root: Path = ROOT, port: int | None = None, token: str | None = None) -> list[str]:
     """The command line of a formgrader server (run it with ``cwd=autograder/`` and :func:`environment`)."""
-    if not (STATIC / "mathjax" / "tex-chtml.js").exists():
-        raise SetupMissing(f"{STATIC / 'mathjax'} is missing: run `make setup` first")
+    for needed in (STATIC / "mathjax" / "tex-chtml.js", STATIC / "mathjax" / "ui" / "safe.js"):
+        if not needed.exists():
+            raise SetupMissing(f"{needed} is missing: run `make setup` first")
     argv = [str(Path(sys.executable).parent / "jupyter"), app, "--no-browser", "--ip=127.0.0.1",
             f"--ServerApp.root_dir={root}", f"--ServerApp.extra_static_paths={STATIC}"]
     if port is not None:

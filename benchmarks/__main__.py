@@ -14,6 +14,7 @@ from .grading import grading_benchmark
 from .incremental import incremental_benchmark
 from .scale import print_scale
 from .student import print_student
+from .student_text import print_student_text
 
 
 def main(argv: list[str]) -> int:
@@ -66,6 +67,8 @@ def main(argv: list[str]) -> int:
           f"first run {inc['first']:.1f} s; after one resubmitted notebook {inc['second']:.1f} s "
           f"({inc['second_decided']} notebook decided); nothing changed {inc['third']:.1f} s  "
           f"[target: second run <= 0.2 x first]")
+    print("== hostile written answers on a feedback page (one cell each) ==")
+    print_student_text()
     print("== what a student feels ==")
     print_student(with_install="--quick" not in argv)
     return 0

@@ -21,9 +21,11 @@ MANAGER = NODE / "@jupyter-widgets" / "html-manager" / "dist"
 # component, its web fonts and the TeX extensions it may autoload; the widget manager's standalone
 # bundle (no RequireJS needed) and the web fonts its stylesheet names. Leaving out the rest of the two
 # packages (other MathJax components, speech rules, the AMD bundles, source maps) takes the site from
-# 47 MB to a fraction of it.
+# 47 MB to a fraction of it. Formgrader's grading page (autograder/jupyter_data) also loads MathJax's
+# ui/safe filter, which drops links, styles, classes and ids a student's TeX would make.
 COPIES = {
     MATHJAX / "tex-chtml.js": DEST / "mathjax" / "tex-chtml.js",
+    MATHJAX / "ui" / "safe.js": DEST / "mathjax" / "ui" / "safe.js",
     MATHJAX / "output" / "chtml" / "fonts" / "woff-v2": DEST / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2",
     MATHJAX / "input" / "tex" / "extensions": DEST / "mathjax" / "input" / "tex" / "extensions",
     MANAGER / "embed.js": DEST / "html-manager" / "embed.js",

@@ -90,3 +90,17 @@ def test_each_section_shows_the_class_it_was_built_from(data):
     assert "<p>No suspicious pairs.</p>" in body["similarity"]
     (row,) = [r for r in tables["notebooks"][1] if r[0] == NB3]
     assert row[-1] == 4, row  # handed in by four; dee's 07 is missing, so no row for it
+
+
+def test_similarity_stops_when_a_notebooks_time_is_spent_and_says_so(data):
+    from functools import partial
+    from itertools import count
+
+    from autograder.reporting import similarity
+
+    ticks = count(0.0, similarity.NOTEBOOK_SECONDS + 1)  # every look at the clock finds the time spent
+    skipped: list[str] = []
+    assert report.find_pairs(data, skipped, clock=lambda: next(ticks)) == []
+    assert skipped and all(line.startswith(NB3) and "were spent" in line for line in skipped), skipped
+    section = report._similarity_section([], partial(report._tab, {}), skipped)
+    assert "Not compared:" in section and f"{NB3}: softmax" in section, section

@@ -8,7 +8,10 @@ another server. The instructor's comments (formgrader says they take Markdown an
 way, and so is math in a heading: the MathML carries no ``xmlns`` (HTML puts ``<math>`` in the
 MathML namespace itself), which nbconvert's heading anchors would otherwise re-serialise as
 ``<ns0:math>``, an unknown element shown as flat text without its subscripts. A formula the
-converter cannot read is shown as its TeX source in ``<code>``.
+converter cannot read is shown as its TeX source in ``<code>``. Every Markdown cell and comment is
+rendered by :mod:`autograder.nbgrader_ext.feedback_text`: the students' within a size cap and a time
+budget per notebook, and every one through the allow-list sanitiser
+(:func:`autograder.outputs.sanitise.feedback_fragment`).
 
 The page is nbgrader's feedback template extended by ``templates/feedback.html.j2``: a test cell's
 link names its exercise ("softmax: hidden checks") and a grade still in the hand-grading queue
@@ -19,49 +22,28 @@ instead of scrolling in boxes a keyboard cannot reach.
 
 nbgrader makes a new exporter for every notebook, and each would compile nbconvert's Jinja
 templates again: the compiled templates are kept for the process (a bytecode cache keyed by each
-template's source, so an edited template is compiled afresh), and the math of a Markdown cell,
-the same text for every student, is converted once.
+template's source, so an edited template is compiled afresh), and the math of the course's own
+Markdown cells, the same text for every student, is converted once.
 """
 
 from __future__ import annotations
 
-import functools
-import html
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
-from latex2mathml.converter import convert
 from nbconvert.exporters import HTMLExporter
+from nbconvert.filters import strip_files_prefix
 from nbgrader.preprocessors import GetGrades
 
-_CODE = re.compile(r"(```.*?```|~~~.*?~~~|`[^`\n]*`)", re.S)
-_MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?![\s$])(.+?)(?<![\\\s])\$(?!\d)|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.S)
-_XMLNS = re.compile(r'\s+xmlns="http://www\.w3\.org/1998/Math/MathML"')
+from autograder.nbgrader_ext.feedback_text import Budget, render_course, render_student
+
 #: the course's feedback template (nbgrader's, extended)
 TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "feedback.html.j2"
 _REMOTE = re.compile(
     r"<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script>|<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>",
     re.I)
-
-
-def _mathml(match: re.Match) -> str:
-    block, inline = match.group(1) or match.group(3), match.group(2) or match.group(4)
-    tex = (block if block is not None else inline).strip()
-    try:
-        out = convert(tex, display="block" if block is not None else "inline")
-    except Exception:
-        return f"<code>{html.escape(match.group(0))}</code>"
-    return _XMLNS.sub("", out.replace("\n", " "), count=1)
-
-
-@functools.lru_cache(maxsize=4096)
-def render_math(markdown: str) -> str:
-    """Markdown with each ``$...$``, ``$$...$$``, ``\\(...\\)`` and ``\\[...\\]`` outside code as MathML."""
-    parts = _CODE.split(markdown)
-    for i in range(0, len(parts), 2):
-        parts[i] = _MATH.sub(_mathml, parts[i])
-    return "".join(parts)
 
 
 #: the formgrader server's MathJax loader (autograder/jupyter_data): feedback has its math as MathML
@@ -127,21 +109,38 @@ class GetGradesWithQueue(GetGrades):
         cell.metadata.nbgrader["awaiting"] = bool(grade.needs_manual_grade)
 
 
-def annotate(nb, resources: dict) -> None:
+def is_student_text(cell) -> bool:
+    """Whether a Markdown cell of the autograded notebook holds a student's text (a written answer,
+    or the grading notes, which quote it) rather than the course's own."""
+    meta = cell.metadata
+    return bool(meta.get("grading_notes") or (meta.get("nbgrader") or {}).get("solution"))
+
+
+def annotate(nb, resources: dict, to_html: Callable[[object, str], str] | None = None) -> None:
     """What the course's template shows beyond nbgrader's: each test cell's exercise, the points
-    awaiting hand-grading, and the math of Markdown cells and comments."""
+    awaiting hand-grading, and each Markdown cell and comment as sanitised HTML (``selfattn_html``
+    in the cell's metadata, ``comment_html`` beside nbgrader's ``comment``), the students' text within
+    one :class:`~autograder.nbgrader_ext.feedback_text.Budget` for the notebook (the comments within
+    another). ``to_html(cell, text)``
+    renders Markdown (default: nbconvert's renderer without the cell's attachments)."""
     from autograder.course.spec import load_spec
 
+    if to_html is None:
+        exporter = HTMLExporter()
+        to_html = lambda cell, text: exporter.markdown2html({"cell": cell}, text)  # noqa: E731
     info = resources.setdefault("nbgrader", {})
     try:
         labels = {t.grade_id: t.label for t in load_spec(info["assignment"], info["notebook"]).tests}
     except (KeyError, OSError, ValueError):
         labels = {}
     info["awaiting_points"] = 0.0
+    budget, comments = Budget(), Budget()  # a student's answers cannot spend the instructor's comments' time
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader")
         if cell.cell_type == "markdown":
-            cell.source = render_math(cell.source)
+            render = lambda text, c=cell: strip_files_prefix(to_html(c, text))  # noqa: E731
+            cell.metadata["selfattn_html"] = (render_student(cell.source, render, budget) if is_student_text(cell)
+                                              else render_course(cell.source, render))
         if not meta:
             continue
         gid = meta.get("grade_id")
@@ -150,7 +149,8 @@ def annotate(nb, resources: dict) -> None:
         if meta.get("grade") and meta.get("awaiting"):  # set by GetGradesWithQueue
             info["awaiting_points"] += float(meta.get("points") or 0)
         if meta.get("comment"):
-            meta["comment"] = render_math(str(meta["comment"]))
+            meta["comment_html"] = render_student(str(meta["comment"]),
+                                                  lambda text: strip_files_prefix(to_html({}, text)), comments)
 
 
 class OfflineFeedbackExporter(HTMLExporter):
@@ -171,7 +171,7 @@ class OfflineFeedbackExporter(HTMLExporter):
     def _preprocess(self, nb, resources):
         # after nbgrader's preprocessors: GetGrades has put the scores and comments in the cells
         nb, resources = super()._preprocess(nb, resources)
-        annotate(nb, resources)
+        annotate(nb, resources, lambda cell, text: self.markdown2html({"cell": cell}, text))
         return nb, resources
 
     def from_notebook_node(self, nb, resources=None, **kw):

@@ -15,8 +15,9 @@ table is also written as a CSV file next to the page (:data:`CSV_TABLES`).
 The page loads nothing from anywhere (inline SVG, CSS and a few lines of JavaScript to sort
 tables; a Content-Security-Policy forbids the rest), and every piece of student-derived text is
 HTML-escaped (:mod:`autograder.reporting.report_html`): student ids, answers and messages are hostile
-input. On a narrow screen (a phone) each table row becomes a block of labelled lines, so no
-column is clipped.
+input. The page's body then passes the report's allow-list (:func:`autograder.outputs.sanitise.report_fragment`):
+only the report's own elements, ids and classes survive, whatever an escape missed. On a narrow
+screen (a phone) each table row becomes a block of labelled lines, so no column is clipped.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from autograder.nbgrader_ext.gradebook_state import Awaiting
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.outputs import atomic
 from autograder.outputs.csv_export import write_csv
+from autograder.outputs.sanitise import report_fragment
 from autograder.paths import DEFAULT
 from autograder.reporting import similarity
 from autograder.reporting.report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
@@ -624,8 +626,9 @@ def _page(data: ClassData, glance: str, detail: list[str], tables: dict[str, tup
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>Class report</title><style>{STYLE}</style></head><body><h1>Class report</h1>{glance}"
-            f"{head}{nav}" + "".join(detail) + f"<script>{SCRIPT}</script></body></html>")
+            f"<title>Class report</title><style>{STYLE}</style></head><body>"
+            + report_fragment(f"<h1>Class report</h1>{glance}{head}{nav}" + "".join(detail))
+            + f"<script>{SCRIPT}</script></body></html>")
 
 
 def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[list[str], list[list]]] | None = None
@@ -639,11 +642,13 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     tab: _Tab = partial(_tab, tables)
     ranked = exercises(data)
     tally = _tally(data)
-    pairs = find_pairs(data)
+    not_compared: list[str] = []
+    pairs = find_pairs(data, not_compared)
     glance = _first_screen(data, ranked, tally.faults, pairs, tab)
     detail = [_difficulty_section(ranked, tab), _queue_section(data, base, tab), _history_section(data, tab),
               _students_section(data, base, tab), _scores_section(data), _checks_section(tally, tab),
-              _mistakes_section(tally, tab), _faults_section(tally.faults, tab), _similarity_section(pairs, tab)]
+              _mistakes_section(tally, tab), _faults_section(tally.faults, tab),
+              _similarity_section(pairs, tab, not_compared)]
     return _page(data, glance, detail, tables)
 
 
@@ -660,14 +665,21 @@ def _merge_notebooks(rows: list[list[object]]) -> list[list[object]]:
     return out
 
 
-def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[str, str]]]:
-    """(assignment, notebook, pair, answers) for every suspicious pair of every exercise."""
+def find_pairs(data: ClassData, skipped: list[str] | None = None, clock: Callable[[], float] = time.monotonic
+               ) -> list[tuple[str, str, similarity.Pair, dict[str, str]]]:
+    """(assignment, notebook, pair, answers) for every suspicious pair of every exercise.
+
+    Each notebook's comparisons stop once :data:`similarity.NOTEBOOK_SECONDS` (by ``clock``) are
+    spent; what was not compared (answers too long, exercises left) goes to ``skipped``, one line each.
+    """
+    skipped = skipped if skipped is not None else []
     out = []
     for a in data.assignments:
         for nb in notebooks_of(a, data.ws.course):
             graded = [s for (s, a2, n) in data.verdicts if a2 == a and n == nb]
             if len(graded) < 2:
                 continue
+            started = clock()
             reference = answer_cells(data.ws.solutions / a / f"{nb}.ipynb")
             stubs = answer_cells(release_path(a, nb, data.ws.course))
             answers: dict[str, dict[str, str]] = defaultdict(dict)
@@ -678,19 +690,29 @@ def find_pairs(data: ClassData) -> list[tuple[str, str, similarity.Pair, dict[st
                         answers[gid][s] = src
                 except (OSError, ValueError, KeyError):
                     continue
-            for gid in reference:
+            for i, gid in enumerate(reference):
+                if clock() - started > similarity.NOTEBOOK_SECONDS:
+                    skipped.append(f"{nb}: {', '.join(list(reference)[i:])} not compared (the "
+                                   f"{similarity.NOTEBOOK_SECONDS:g} s for comparing this notebook were spent)")
+                    break
+                if long := similarity.too_long(answers.get(gid, {})):
+                    skipped.append(f"{nb} · {gid}: the answers of {', '.join(long)} not compared (longer than "
+                                   f"{similarity.MAX_COMPARED_CHARS:,} characters)")
                 excluded = [reference[gid], stubs.get(gid, "")]
                 for pair in similarity.similar_pairs(gid, answers.get(gid, {}), excluded):
                     out.append((a, nb, pair, answers[gid]))
     return out
 
 
-def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, str]]], tab) -> str:
+def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, str]]], tab,
+                        skipped: list[str] | None = None) -> str:
     parts = ["<section id=\"similarity\"><h2>Similar answers</h2><p class=\"muted\">Per exercise, token "
              "fingerprints after normalising names, comments and layout; the reference solution, the released "
              f"stub and idioms shared by many students are excluded. A pair shares at least "
              f"{similarity.THRESHOLD:.0%} of the smaller answer's fingerprints. Similar is not proof: read the "
              "answers.</p>"]
+    if skipped:
+        parts.append("<p>Not compared:</p><ul>" + "".join(f"<li>{e(line)}</li>" for line in skipped) + "</ul>")
     if not found:
         parts.append("<p>No suspicious pairs.</p></section>")
         return "".join(parts)

@@ -11,6 +11,10 @@ reference solution and of the released stub, and those found in more than a frac
 class's answers (an idiom, not a copy). Two answers are a pair when the fingerprints left to them
 overlap by at least :data:`THRESHOLD` of the smaller set and in at least :data:`MIN_SHARED`
 fingerprints; pairs of one exercise that chain together form a cluster.
+
+Answers are hostile input read in the instructor's process: an answer longer than
+:data:`MAX_COMPARED_CHARS` is not compared (:func:`too_long` names it), and the class report stops
+comparing a notebook's exercises once :data:`NOTEBOOK_SECONDS` are spent on it, saying which were left.
 """
 
 from __future__ import annotations
@@ -29,6 +33,12 @@ W = 4  # winnowing window
 THRESHOLD = 0.7  # share of the smaller fingerprint set two answers must have in common
 MIN_SHARED = 4  # and in absolute numbers, so that two short answers are never a pair by chance
 COMMON = 0.25  # fingerprints in more than this share of the answers (and more than 3) are idioms
+#: An answer longer than this (characters) is not compared: no copied answer needs more, and its
+#: tokens would cost the report's time (an answer may hold up to 100,000 characters).
+MAX_COMPARED_CHARS = 20_000
+#: Seconds the class report may spend comparing the answers of one notebook (all its exercises);
+#: the exercises left when they are spent are not compared, and the report says so.
+NOTEBOOK_SECONDS = 2.0
 
 _KEEP = set(keyword.kwlist) | set(dir(builtins)) | {"np", "numpy", "self"}
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
@@ -80,12 +90,19 @@ class Pair:
     shared: int
 
 
+def too_long(answers: dict[str, str]) -> list[str]:
+    """The students (keys of ``answers``) whose answer is longer than :data:`MAX_COMPARED_CHARS`."""
+    return sorted(s for s, src in answers.items() if len(src) > MAX_COMPARED_CHARS)
+
+
 def similar_pairs(exercise: str, answers: dict[str, str], excluded: Iterable[str]) -> list[Pair]:
     """Pairs of students (keys of ``answers``) whose answers to ``exercise`` are suspiciously alike.
 
     ``excluded`` holds the sources everybody may share (reference solution, released stub);
-    answers equal to one of them are not compared at all.
+    answers equal to one of them, and answers longer than :data:`MAX_COMPARED_CHARS`, are not
+    compared at all.
     """
+    answers = {s: src for s, src in answers.items() if len(src) <= MAX_COMPARED_CHARS}
     base: set[int] = set()
     skip = set()
     for source in excluded:

@@ -1,0 +1,182 @@
+"""The one allow-list sanitiser of every page the project makes from student text.
+
+Everything a student wrote reaches a page as HTML only through :func:`feedback_fragment` (a
+Markdown cell or an instructor's comment of a feedback page, rendered: Markdown's HTML and the
+MathML of its formulas) or :func:`report_fragment` (the body of the class report). Both are
+`nh3 <https://nh3.readthedocs.io>`_ (the Rust *ammonia* sanitiser): the HTML is parsed as a
+browser parses it and written again with only the elements and attributes listed here; every
+other element is dropped (its text kept; ``script`` and ``style`` with their content), every
+other attribute removed. Staging's neutralising (:mod:`autograder.intake.untrusted`) stays as a
+first line; this is the one that holds when something gets past it (TeX commands such as
+``\\href``, ``\\style``, ``\\class``, which the TeX-to-MathML converter turns into attributes).
+
+What a fragment keeps:
+
+- *Elements*: those Markdown emits (:data:`MARKDOWN_TAGS`), ``details``/``summary`` (the course's
+  hints) and the MathML of :data:`MATHML_TAGS`; the report adds its tables, sections and inline SVG
+  histograms (:data:`REPORT_TAGS`).
+- *No* ``style`` (a table cell's alignment, exactly ``text-align:left|center|right``, aside), no
+  event handler, no ``name``; ``class`` only from fixed lists (code highlighting, task lists, the
+  report's own); ``id`` only on headings, prefixed ``user-`` (:data:`ID_PREFIX`) so that no
+  student heading can take the id of anything on the page (``#top``, ``#toc``), and fragment links
+  rewritten to match.
+- *Links* (``href``): fragments (``#...``), relative paths, and ``http:``, ``https:`` and
+  ``mailto:`` addresses (a click leaves the page; nothing is fetched when it opens; every link gets
+  ``rel="noopener noreferrer nofollow"``). Never ``javascript:``, ``data:``, ``vbscript:``,
+  ``file:`` or a protocol-relative ``//host`` address.
+- *Images* (``src``): only the inlined pictures of pasted attachments
+  (``data:image/png|jpeg|gif;base64,...``); an image from anywhere else loses its source.
+- *MathML attributes*: layout words and numbers only; a length (``width``, ``height``, ``lspace``,
+  ...) only up to :data:`MAX_MATH_LENGTH_EM` em, so no formula (``\\rule``, ``\\hspace``) can draw a
+  box over the page; colours only as a name or ``#hex``; no ``href``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import nh3
+from pygments.token import STANDARD_TYPES
+
+#: Prefix of every ``id`` a fragment keeps (headings' anchors), and of its ``#fragment`` links.
+ID_PREFIX = "user-"
+#: The largest length (in em, or 16 px to the em) a MathML attribute may give; larger ones are dropped.
+MAX_MATH_LENGTH_EM = 20.0
+
+MARKDOWN_TAGS = frozenset({
+    "a", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2", "h3", "h4", "h5", "h6",
+    "hr", "i", "img", "input", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "summary", "sup", "table",
+    "tbody", "td", "th", "thead", "tr", "ul"})
+MATHML_TAGS = frozenset({
+    "math", "menclose", "mfrac", "mi", "mn", "mo", "mover", "mpadded", "mphantom", "mroot", "mrow", "mspace",
+    "msqrt", "mstyle", "msub", "msubsup", "msup", "mtable", "mtd", "mtext", "mtr", "munder", "munderover", "none"})
+#: the MathML attributes the converter writes (latex2mathml); each value must pass :func:`_math_value`
+MATHML_ATTRIBUTES = frozenset({
+    "accent", "accentunder", "columnalign", "columnlines", "columnspacing", "depth", "display", "displaystyle",
+    "fence", "form", "frame", "height", "largeop", "linebreak", "linethickness", "lspace", "mathbackground",
+    "mathcolor", "mathsize", "mathvariant", "maxsize", "minsize", "movablelimits", "notation", "rowlines",
+    "rowspacing", "rspace", "scriptlevel", "separator", "stretchy", "symmetric", "voffset", "width"})
+_MATH_LENGTHS = frozenset({"depth", "height", "lspace", "rspace", "voffset", "width", "mathsize", "maxsize",
+                           "minsize", "linethickness"})
+_MATH_COLOURS = frozenset({"mathcolor", "mathbackground"})
+#: the class names Markdown's HTML may keep: Pygments' token classes, code blocks, task lists
+MARKDOWN_CLASSES = {
+    "span": frozenset(v for v in STANDARD_TYPES.values() if v),
+    "div": frozenset({"highlight"}),
+    "li": frozenset({"task-list-item"}),
+    "input": frozenset({"task-list-item-checkbox"}),
+    "a": frozenset({"anchor-link"}),
+}
+_ALIGN = frozenset({f"text-align:{a}" for a in ("left", "center", "right")})
+
+REPORT_TAGS = frozenset({
+    "a", "b", "code", "details", "div", "em", "figcaption", "figure", "h1", "h2", "h3", "li", "line", "nav", "p",
+    "pre", "rect", "section", "span", "summary", "svg", "table", "tbody", "td", "text", "th", "thead", "title",
+    "tr", "ul"})
+#: the ids of the report's sections (its navigation's targets)
+REPORT_IDS = frozenset({"glance", "how", "now", "reteach", "difficulty", "queue", "history", "students", "scores",
+                        "checks", "mistakes", "faults", "similarity"})
+REPORT_CLASSES = {
+    "section": frozenset({"glance"}), "div": frozenset({"scroll", "glance", "side", "grid", "big"}),
+    "p": frozenset({"muted", "big"}),
+    "span": frozenset({"muted", "num", "big"}), "table": frozenset({"sortable", "plain", "num"}),
+    "td": frozenset({"num"}), "svg": frozenset({"hist"}), "text": frozenset({"count", "tick"}),
+}
+
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)")
+_LENGTH = re.compile(r"(-?(?:\d+\.?\d*|\.\d+))\s*(em|ex|px|pt|mu|%)?")
+_PER_EM = {"em": 1.0, "ex": 0.5, "px": 1 / 16, "pt": 1 / 12, "mu": 1 / 18, "%": 1 / 100, None: 1.0}
+_COLOUR = re.compile(r"#[0-9A-Fa-f]{3,8}|[A-Za-z]{1,20}")
+_WORDS = re.compile(r"[A-Za-z0-9 .+-]{0,64}")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+_INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif);base64,[A-Za-z0-9+/=\s]*")
+_CONTROLS = re.compile(r"[\x00-\x20\x7f]")
+
+
+def _math_value(attr: str, value: str) -> str | None:
+    """``value`` if it is a harmless value of the MathML attribute ``attr``, else None."""
+    v = value.strip()
+    if attr in _MATH_LENGTHS:
+        if v in ("", "0", "infinity", "thin", "medium", "thick"):
+            return v
+        m = _LENGTH.fullmatch(v)
+        return v if m and abs(float(m.group(1))) * _PER_EM[m.group(2)] <= MAX_MATH_LENGTH_EM else None
+    if attr in _MATH_COLOURS:
+        return v if _COLOUR.fullmatch(v) else None
+    return v if _WORDS.fullmatch(v) else None
+
+
+def safe_href(value: str) -> str | None:
+    """``value`` if a link may point there (a fragment, a relative path, an http(s) or mailto address)."""
+    plain = _CONTROLS.sub("", value)
+    if plain.startswith(("//", "\\\\", "/\\", "\\/")):
+        return None
+    scheme = _SCHEME.match(plain)
+    if scheme and scheme.group(1).lower() not in _SAFE_SCHEMES:
+        return None
+    return value
+
+
+def _feedback_attribute(tag: str, attr: str, value: str) -> str | None:
+    if tag in MATHML_TAGS:
+        return _math_value(attr, value)
+    if attr == "href":
+        href = safe_href(value)
+        if href is not None and href.startswith("#") and not href.startswith("#" + ID_PREFIX):
+            return "#" + ID_PREFIX + href[1:]
+        return href
+    if attr == "src":
+        return value if _INLINE_IMAGE.fullmatch(value) else None
+    return value
+
+
+def _report_attribute(tag: str, attr: str, value: str) -> str | None:
+    return safe_href(value) if attr == "href" else value
+
+
+_FEEDBACK = nh3.Cleaner(
+    tags=set(MARKDOWN_TAGS | MATHML_TAGS),
+    clean_content_tags={"script", "style"},
+    attributes={
+        "a": {"href", "title"}, "img": {"src", "alt", "title", "width", "height"},
+        "h1": {"id"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"},
+        "input": {"disabled", "checked"}, "ol": {"start"}, "details": {"open"},
+        **{t: set(MATHML_ATTRIBUTES) for t in MATHML_TAGS},
+    },
+    tag_attribute_values={"th": {"style": set(_ALIGN)}, "td": {"style": set(_ALIGN)},
+                          "input": {"type": {"checkbox"}}},
+    allowed_classes={t: set(c) for t, c in MARKDOWN_CLASSES.items()},
+    attribute_filter=_feedback_attribute,
+    url_schemes={"http", "https", "mailto", "data"},
+    link_rel="noopener noreferrer nofollow",
+    id_prefix=ID_PREFIX,
+    strip_comments=True,
+)
+
+_REPORT = nh3.Cleaner(
+    tags=set(REPORT_TAGS),
+    clean_content_tags={"script", "style"},
+    attributes={
+        "a": {"href"}, "td": {"data-label", "data-v"}, "th": {"scope"}, "details": {"open"},
+        "svg": {"viewBox", "width", "height", "role", "aria-label"}, "rect": {"x", "y", "width", "height"},
+        "text": {"x", "y", "text-anchor"}, "line": {"x1", "y1", "x2", "y2", "stroke"},
+    },
+    tag_attribute_values={t: {"id": set(REPORT_IDS)} for t in ("section", "div", "h2")},
+    allowed_classes={t: set(c) for t, c in REPORT_CLASSES.items()},
+    attribute_filter=_report_attribute,
+    url_schemes={"http", "https", "mailto"},
+    link_rel=None,
+    strip_comments=True,
+)
+
+
+def feedback_fragment(html: str) -> str:
+    """The HTML of one Markdown cell or comment of a feedback page (Markdown's HTML with MathML),
+    with only what :data:`MARKDOWN_TAGS`, :data:`MATHML_TAGS` and their attributes allow."""
+    return _FEEDBACK.clean(html)
+
+
+def report_fragment(html: str) -> str:
+    """The body of the class report, with only the report's own elements, ids and classes."""
+    return _REPORT.clean(html)
