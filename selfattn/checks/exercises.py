@@ -244,6 +244,18 @@ ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_S
 ATTENTION.check("no-mask", "softmax(Q Kᵀ/√d_k) V for T_q ≠ T_k", lambda rng: [_qkv_cases(rng)])
 ATTENTION.check("causal-mask", "an additive causal mask", lambda rng: [_qkv_cases(rng, 4, 4, 3, 2, numerics.causal_mask(4))])
 
+
+def _large_scores(rng) -> Case:
+    """(3, 4), (5, 4), (5, 2): scores of about 800 (a shared last coordinate of 40 adds 1600 / √4 to
+    each), so exp overflows unless the row maximum is subtracted; one query's scores still differ as
+    usual."""
+    case = _qkv_cases(rng)
+    case.args[0][:, -1] = case.args[1][:, -1] = 40.0
+    return case
+
+
+ATTENTION.check("large-scores", "scores of several hundred do not overflow", lambda rng: [_large_scores(rng)])
+
 def _dots(q, k):
     return np.sum(np.asarray(q) * np.asarray(k), axis=1)  # (T,): q_i · k_i
 
@@ -327,6 +339,8 @@ LOOKUP_TABLE_WEIGHTS = Exercise("lookup_table_weights", None, returns=("W_Q", "W
                                 diagnoses=(_NOT_SATURATED, _WRONG_TARGET, _W_V_NOT_VALUES, _LOOKUP_IN_W_V))
 LOOKUP_TABLE_WEIGHTS.check("permutation", "an exact lookup table at beta = 1000",
                            lambda rng: [Case(([2, 0, 1], rand(rng, 3, 2), 1000.0), meta={"sequence": [1, 2, 0]})])
+LOOKUP_TABLE_WEIGHTS.check("repeated-targets", "four types, two of them targeting the same type, at beta = 1000",
+                           lambda rng: [Case(([3, 0, 3, 1], rand(rng, 4, 3), 1000.0), meta={"sequence": [2, 0, 3, 1]})])
 
 #: Every graded exercise by function name.
 EXERCISES: dict[str, Exercise] = {e.function: e for e in (
