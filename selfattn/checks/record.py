@@ -105,7 +105,8 @@ class Exercise:
     returns
         Names of the results, for a function returning several (a tuple).
     exact
-        Compare exactly (integers, masks, shapes) instead of within float tolerance.
+        The result is exact (integers, masks, shapes, rows looked up): no rounding of its own is allowed,
+        only what the rounding of float inputs moves it by (see :func:`tolerance`).
     extra
         A diagnosis tried when no named mistake matches.
     diagnoses
