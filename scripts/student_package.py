@@ -13,7 +13,9 @@ book, the grader and the tests. In the copy:
   used are dropped;
 - ``withheld.npz`` holds what the full package returned on every call the student's side makes
   with fixed inputs, recorded by running it (:func:`record`): the public checks (their inputs,
-  references, named mistakes, and the calls a right answer makes to the functions it may use),
+  references, also at the float32 neighbours of each input that its tolerance is read from
+  (:func:`selfattn.checks.record.float32_neighbours`), named mistakes, and the calls a right
+  answer makes to the functions it may use),
   ``compare()``'s examples and every widget of :mod:`selfattn.demos`. A result that is itself an
   answer (a graded function without inputs, ``shape_answers``) is stored sealed
   (:class:`selfattn.withheld.Sealed`: digests, no values).
@@ -360,6 +362,7 @@ def record(path: Path) -> int:
     _patch(recorder)
     from selfattn import compare, demos
     from selfattn.checks import exercises
+    from selfattn.checks.record import float32_neighbours
 
     for exercise in exercises.EXERCISES.values():
         sealed = all(not c.args and not c.kwargs for chk in exercise.public_checks
@@ -373,8 +376,9 @@ def record(path: Path) -> int:
                                             for i in range(len(exercise.mistakes))}
         for check_ in exercise.public_checks:
             for case in check_.cases(np.random.default_rng(0)):
-                if ref is not None:
-                    recorder.call(ref_key, ref, *case.args, **case.kwargs)
+                if ref is not None:  # the case, and the inputs its float32 tolerance is read from
+                    for call in (case, *float32_neighbours(case)):
+                        recorder.call(ref_key, ref, *call.args, **call.kwargs)
                 for i, mistake in enumerate(exercise.mistakes):
                     try:
                         with np.errstate(all="ignore"):

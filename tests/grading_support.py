@@ -29,6 +29,8 @@ class Entry:
     zero: list[str] = field(default_factory=list)
     full: list[str] = field(default_factory=list)
     message: str | None = None
+    #: For a wrong answer no public check can catch: why not, without revealing the hidden cases.
+    hidden_only: str | None = None
 
     @property
     def student(self) -> str:
@@ -36,7 +38,7 @@ class Entry:
 
 
 #: The header keys of a catalogue entry (``# key: value`` lines at the top of its file).
-HEADER_KEYS = frozenset({"notebook", "replace", "kind", "zero", "full", "message"})
+HEADER_KEYS = frozenset({"notebook", "replace", "kind", "zero", "full", "message", "hidden_only"})
 #: Keys an entry of a folder must have (a wrong answer without ``zero`` would be silently left out
 #: of every test that reads which cells it must fail).
 REQUIRED_KEYS = {"catalogue/wrong": {"zero", "message"}, "catalogue/correct": {"full"}}
@@ -70,7 +72,7 @@ def read_entry(path: Path) -> Entry:
         raise ValueError(f"{path.name}: no notebook {head['notebook']!r} in {SOLUTIONS}")
     split = lambda key: [x.strip() for x in head.get(key, "").split(",") if x.strip()]  # noqa: E731
     return Entry(path, head["notebook"], head.get("replace"), kind, split("zero"), split("full"),
-                 head.get("message"))
+                 head.get("message"), head.get("hidden_only") or None)
 
 
 def entries(folder: str) -> list[Entry]:

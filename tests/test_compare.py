@@ -134,7 +134,7 @@ def test_problem_20_lookup_stored_in_w_v_shows_the_weights_missing_their_targets
     (lambda t, v, b: (b * np.eye(len(t))[np.asarray(t)].T, np.eye(len(t)), np.asarray(v, dtype=float)),
      "query a→d (row 2) puts 0.00 of its weight on the key d, most of it on b", "check which key each query", True),
     (lambda t, v, b: (b * np.eye(len(t))[np.asarray(t)], np.eye(len(t)), np.asarray(v, dtype=float)[np.asarray(t)]),
-     "the output of c→e (row 0) is 3, 30, its target's value is 5, 50", "does not read values[targets[t]]", False),
+     "the output of c→e (row 0) is 3, 30, its target's value is 5, 50", "row t of W_V must be values[t]", False),
 ], ids=["beta-forgotten", "inverse-permutation", "looked-up-twice"])
 def test_problem_20_a_wrong_lookup_differs_in_the_picture_and_the_verdict_names_the_mistake(
         answer, where, mistake, weights_wrong):

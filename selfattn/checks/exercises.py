@@ -16,7 +16,7 @@ from ..lecture import lecture_shapes
 from . import problem20
 from .calling import Case, Outcome
 from .findings import Finding, Kind
-from .record import Exercise, Mistake, count_message, rand
+from .record import Exercise, Mistake, close, count_message, largest_error, rand, tolerance
 
 __all__ = ["EXERCISES", "rand"]
 
@@ -74,18 +74,18 @@ def _sequence(c: Case) -> np.ndarray:
     return np.asarray(c.meta.get("sequence", np.arange(len(c.args[0]))))
 
 
-def _lookup_check(c: Case, W: tuple[np.ndarray, ...]) -> float:
-    """Largest error of the hand-built lookup over the case's sequence."""
+def _lookup_truth(c: Case) -> tuple[np.ndarray]:
+    """What the lookup must give on the case's sequence (T, d_v): each token the value row of its target."""
     targets, values, _beta = c.args
-    seq = _sequence(c)
-    _A, out = problem20.view(W, seq)
-    return float(np.abs(out - np.asarray(values)[np.asarray(targets)[seq]]).max())
+    return (np.asarray(values, dtype=float)[np.asarray(targets)[_sequence(c)]],)
 
 
 #: Problem 20's named mistakes (fixed wording: hidden checks report them as they are).
 _NOT_SATURATED = ("close but not exact: the right key must win by a margin that grows with beta, so the softmax "
                   "saturates")
 _WRONG_TARGET = "a token of type t does not read values[targets[t]]: check which key each query scores highest"
+_W_V_NOT_VALUES = ("every token reads the right key, but the outputs are not values[targets[t]]: row t of W_V must "
+                   "be values[t], the value a token of type t carries")
 _LOOKUP_IN_W_V = ("the lookup has to happen in the attention weights (query of type t matches the key of type "
                   "targets[t]), not be stored in W_V")
 
@@ -98,12 +98,12 @@ def _lookup_weights(c: Case, W: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.
     return A, seq[None, :] == np.asarray(targets)[seq][:, None]
 
 
-def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> Finding | None:
-    """Finding when some token does not put (nearly) all its attention on a position holding the
-    type it targets: the lookup must happen through the weights, not be stored in W_V."""
+def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...], rtol: float) -> Finding | None:
+    """Finding when some token does not put all its attention (to within ``rtol``) on a position
+    holding the type it targets: the lookup must happen through the weights, not be stored in W_V."""
     A, wanted = _lookup_weights(c, W)
     on_target = np.where(wanted, A, 0.0).sum(axis=1)
-    if not (np.isfinite(A).all() and (on_target >= 1 - 1e-6).all()):
+    if not (np.isfinite(A).all() and (on_target >= 1 - rtol).all()):
         i = int(np.argmin(np.where(np.isfinite(on_target), on_target, -1)))
         share = "none" if on_target[i] < 0.005 else f"only {on_target[i]:.0%}"
         return Finding.mistake(_LOOKUP_IN_W_V, f"the token at position {i} puts {share} of its attention on the "
@@ -111,32 +111,35 @@ def _lookup_misreads(c: Case, W: tuple[np.ndarray, ...]) -> Finding | None:
     return None
 
 
-def _right_key_wins_unsaturated(c: Case, W: tuple[np.ndarray, ...]) -> bool:
-    """Whether every token gives its target the largest weight, and some token not all of it (the
-    right lookup, with a margin too small for the softmax to saturate)."""
+def _right_key_wins(c: Case, W: tuple[np.ndarray, ...]) -> bool:
+    """Whether every token gives a position holding its target a larger weight than any other."""
     A, wanted = _lookup_weights(c, W)
     if not np.isfinite(A).all():
         return False
-    on_target = np.where(wanted, A, 0.0).max(axis=1)
-    elsewhere = np.where(wanted, -1.0, A).max(axis=1)
-    return bool((on_target > elsewhere).all() and (on_target < 1 - 1e-6).any())
+    return bool((np.where(wanted, A, 0.0).max(axis=1) > np.where(wanted, -1.0, A).max(axis=1)).all())
 
 
 def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome]) -> Finding | None:
+    """Each case's outputs are its truth (:func:`_lookup_truth`) to within float32 error, through the weights."""
     for case, out in zip(cases, outcomes, strict=True):
         targets, values, _beta = case.args
         if len(out.values) != 3:
             return Finding(count_message(exercise, out.values, 3), Kind.WRONG_COUNT)
         if (bad := problem20.shape_problem(out.values, len(targets), np.shape(values)[1])) is not None:
             return bad
-        err = _lookup_check(case, out.values)
-        if not err <= 1e-9:
-            if _right_key_wins_unsaturated(case, out.values):
+        want = _lookup_truth(case)
+        rtol, atol = tolerance(_lookup_truth, case, want)
+        _A, got = problem20.view(out.values, _sequence(case))
+        if not close(got, want[0], rtol, atol):
+            err = largest_error(got, want[0])
+            if not _right_key_wins(case, out.values):
+                return Finding.mistake(_WRONG_TARGET)
+            if _lookup_misreads(case, out.values, rtol) is not None:  # the right key wins, by too little
                 return Finding.mistake(_NOT_SATURATED, f"not exact (largest error {err:.2g}): the right key "
                                                        f"must win by a margin that grows with beta, so the softmax "
                                                        f"saturates")
-            return Finding.mistake(_WRONG_TARGET)
-        if (wrong := _lookup_misreads(case, out.values)) is not None:
+            return Finding.mistake(_W_V_NOT_VALUES, f"{_W_V_NOT_VALUES} (largest error {err:.2g})")
+        if (wrong := _lookup_misreads(case, out.values, rtol)) is not None:
             return wrong
     return None
 
@@ -241,6 +244,18 @@ ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_S
 ATTENTION.check("no-mask", "softmax(Q Kᵀ/√d_k) V for T_q ≠ T_k", lambda rng: [_qkv_cases(rng)])
 ATTENTION.check("causal-mask", "an additive causal mask", lambda rng: [_qkv_cases(rng, 4, 4, 3, 2, numerics.causal_mask(4))])
 
+
+def _large_scores(rng) -> Case:
+    """(3, 4), (5, 4), (5, 2): scores of about 800 (a shared last coordinate of 40 adds 1600 / √4 to
+    each), so exp overflows unless the row maximum is subtracted; one query's scores still differ as
+    usual."""
+    case = _qkv_cases(rng)
+    case.args[0][:, -1] = case.args[1][:, -1] = 40.0
+    return case
+
+
+ATTENTION.check("large-scores", "scores of several hundred do not overflow", lambda rng: [_large_scores(rng)])
+
 def _dots(q, k):
     return np.sum(np.asarray(q) * np.asarray(k), axis=1)  # (T,): q_i · k_i
 
@@ -321,9 +336,11 @@ CROSSOVER_LENGTH.check("lecture", "the crossover lengths at the lecture's two wi
 
 # no reference here: the package students install must not hold Problem 20's answer
 LOOKUP_TABLE_WEIGHTS = Exercise("lookup_table_weights", None, returns=("W_Q", "W_K", "W_V"), verifier=_lookup_verify,
-                                diagnoses=(_NOT_SATURATED, _WRONG_TARGET, _LOOKUP_IN_W_V))
+                                diagnoses=(_NOT_SATURATED, _WRONG_TARGET, _W_V_NOT_VALUES, _LOOKUP_IN_W_V))
 LOOKUP_TABLE_WEIGHTS.check("permutation", "an exact lookup table at beta = 1000",
                            lambda rng: [Case(([2, 0, 1], rand(rng, 3, 2), 1000.0), meta={"sequence": [1, 2, 0]})])
+LOOKUP_TABLE_WEIGHTS.check("repeated-targets", "four types, two of them targeting the same type, at beta = 1000",
+                           lambda rng: [Case(([3, 0, 3, 1], rand(rng, 4, 3), 1000.0), meta={"sequence": [2, 0, 3, 1]})])
 
 #: Every graded exercise by function name.
 EXERCISES: dict[str, Exercise] = {e.function: e for e in (

@@ -34,8 +34,8 @@ from ..withheld import Sealed
 from .calling import Case, Outcome, to_arrays
 from .findings import Finding, Kind
 
-__all__ = ["REGISTRY", "Check", "Exercise", "Mistake", "close", "count_message", "largest_error", "rand",
-           "register", "shape_message", "tolerance"]
+__all__ = ["REGISTRY", "SAFETY", "U32", "Check", "Exercise", "Mistake", "close", "count_message",
+           "float32_neighbours", "largest_error", "rand", "register", "row_length", "shape_message", "tolerance"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,8 @@ class Exercise:
     returns
         Names of the results, for a function returning several (a tuple).
     exact
-        Compare exactly (integers, masks, shapes) instead of within float tolerance.
+        The result is exact (integers, masks, shapes, rows looked up): no rounding of its own is allowed,
+        only what the rounding of float inputs moves it by (see :func:`tolerance`).
     extra
         A diagnosis tried when no named mistake matches.
     diagnoses
@@ -160,9 +161,9 @@ class Exercise:
         """``None`` when every outcome is right, else one finding naming the likely mistake."""
         if self.verifier is not None:
             return self.verifier(self, cases, outcomes)
-        rtol, atol = (0.0, 0.0) if self.exact else tolerance(cases)
         for case, out in zip(cases, outcomes, strict=True):
             want = self.expected(case)
+            rtol, atol = tolerance(self.expected, case, want, exact=self.exact)
             got = out.values
             assert got is not None, "verify sees only calls that returned numbers"
             if len(got) != len(want):
@@ -243,13 +244,85 @@ def largest_error(got: np.ndarray, want: np.ndarray) -> float:
 # comparisons for verifiers
 
 
-def tolerance(cases: Sequence[Case]) -> tuple[float, float]:
-    """(rtol, atol): what a correct float32 implementation reaches (looser for float32 inputs).
+#: The unit roundoff of float32 (half its machine epsilon): each float32 operation, and each cast
+#: of a float64 number to float32, is exact to within a relative U32 (about 6e-8).
+U32 = float(np.finfo(np.float32).eps) / 2
+#: The margin over the first-order bound: the sign patterns of :func:`float32_neighbours` estimate
+#: ``|J| |x|`` from below (cancellation), and a row's error may reach both ends of its bound.
+SAFETY = 4.0
 
-    Every classic mistake is off by far more than this.
+
+def row_length(case: Case) -> int:
+    """The longest axis of the case's float inputs (at least 1): the length of the sums a correct
+    implementation forms, which its rounding error grows with."""
+    return max([1] + [max(a.shape, default=1) for a in (*case.args, *case.kwargs.values())
+                      if isinstance(a, np.ndarray) and a.dtype.kind == "f"])
+
+
+def _signs(size: int, pattern: int) -> np.ndarray:
+    """±1 for each of ``size`` entries (flat index ``k``): pattern 0 is all +1, pattern ``p >= 1`` is
+    ``-1`` where bit ``p - 1`` of ``k`` is set. Any two entries of an array differ in some bit, so
+    some pattern moves them apart (what a softmax, blind to a shift of its row, feels)."""
+    return 1.0 - 2.0 * ((np.arange(size) >> max(pattern - 1, 0)) & 1) * (pattern > 0)
+
+
+def float32_neighbours(case: Case) -> list[Case]:
+    """``case`` with every float input array moved by the backward error of a float32 computation.
+
+    A correct implementation that rounds to float32 (casting its inputs, or computing in float32)
+    returns, to first order, the exact result of inputs moved by up to ``n · U32`` relative (``n``:
+    :func:`row_length`, the length of its sums). Each neighbour moves every entry ``x`` to
+    ``x (1 + s n U32)`` for one fixed pattern of signs ``s`` (:func:`_signs`: all up, then one
+    pattern per bit of the largest input's flat index). Integer inputs (ids, lengths, sizes),
+    ``-inf`` and ``0`` (masks) do not move; a case without float inputs has no neighbours.
     """
-    f32 = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for c in cases for a in c.args)
-    return (2e-4, 1e-5) if f32 else (1e-5, 1e-6)
+    arrays = [a for a in (*case.args, *case.kwargs.values()) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    if not arrays:
+        return []
+    rho = row_length(case) * U32
+    patterns = 1 + max(1, int(max(a.size for a in arrays) - 1).bit_length())
+
+    def moved(a: Any, pattern: int) -> Any:
+        if not (isinstance(a, np.ndarray) and a.dtype.kind == "f"):
+            return a
+        with np.errstate(invalid="ignore"):
+            return np.asarray(a, dtype=np.float64) * (1.0 + rho * _signs(a.size, pattern).reshape(a.shape))
+
+    return [Case(tuple(moved(a, p) for a in case.args), {k: moved(a, p) for k, a in case.kwargs.items()}, case.meta)
+            for p in range(patterns)]
+
+
+def tolerance(truth: Callable[[Case], tuple[np.ndarray, ...]], case: Case, want: Sequence[np.ndarray], *,
+              exact: bool = False) -> tuple[float, float]:
+    """(rtol, atol): how far from ``want`` (= ``truth(case)``) a correct float32 answer may be on ``case``.
+
+    The one rule every check applies (the records' comparisons, Problem 20's lookup). The error of
+    a correct implementation working in float32 is, to first order, that of the truth at inputs
+    moved by float32 rounding (:func:`float32_neighbours`, whose distance ``n · U32`` grows with
+    the length of the rows) plus the rounding of the result itself (relative ``n · U32``): so it
+    grows with the condition of the case (scores in the hundreds move their softmax by hundreds of
+    times more than scores near 1). Both terms are taken :data:`SAFETY` times.
+
+    Parameters
+    ----------
+    truth
+        The right results of a case (a record's reference, through :meth:`Exercise.expected`).
+    case, want
+        The case and ``truth(case)``.
+    exact
+        A result of its own exact (integers, masks, rows looked up): only the inputs' rounding
+        counts, no rounding of the result (a case without float inputs is then compared exactly).
+    """
+    if any(isinstance(w, Sealed) for w in want):
+        return 0.0, 0.0  # a sealed answer (the student package) is met exactly
+    rtol = 0.0 if exact else SAFETY * row_length(case) * U32
+    moved = 0.0
+    for near in float32_neighbours(case):
+        with np.errstate(all="ignore"):
+            there = truth(near)
+        moved = max([moved] + [largest_error(np.asarray(t, dtype=float), np.asarray(w, dtype=float))
+                               for t, w in zip(there, want, strict=True)])
+    return rtol, SAFETY * moved
 
 
 def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, equal_nan: bool = False) -> bool:
