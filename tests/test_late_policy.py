@@ -112,3 +112,24 @@ def test_changed_lines_say_old_and_new():
     before = {"alice/attention": 7.0, "bob/attention": 10.0}
     after = {"alice/attention": 0.0, "bob/attention": 10.0, "carol/attention": 3.0}
     assert changed_lines(before, after) == ["alice/attention: 7 -> 0"]
+
+
+def test_students_see_the_due_date_and_how_late_handing_in_now_would_be(tmp_path):
+    import json
+
+    from autograder.late.clock import hand_in_lines
+
+    path = tmp_path / "due-dates.json"
+    path.write_text(json.dumps({"due": {"attention": "2026-11-01T12:00:00"}, "policy": "late work scores 0"}))
+    on_time = hand_in_lines(path, now=datetime(2026, 11, 1, 11, 0))
+    late = hand_in_lines(path, now=datetime(2026, 11, 1, 12, 0, 36))
+    assert on_time == ["attention: due 2026-11-01 12:00 UTC; handed in now, it is on time"]
+    assert late == ["attention: due 2026-11-01 12:00 UTC; handed in now, it is 1 min late (late work scores 0; "
+                    "an extension you were granted replaces this date)"]
+    assert hand_in_lines(tmp_path / "none.json") == []
+
+
+def test_the_bundle_carries_due_dates_but_no_students_extension(tmp_path):
+    path = tmp_path / "due-dates.csv"
+    path.write_text("assignment,student,due\nattention,,2026-11-01 12:00 UTC\nattention,carol,2026-11-05 12:00 UTC\n")
+    assert due_dates.bundle_data(path) == {"attention": "2026-11-01T12:00:00"}

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from autograder.course.ids import id_problem
 from autograder.errors import RefusedInput, command_line
+from autograder.late.clock import show
 from autograder.outputs import atomic
 from autograder.workspace import from_environment
 
@@ -60,10 +61,6 @@ def parse_time(text: str, where: str = "UNTIL") -> datetime:
         return parse_utc(text.strip())
     except (ValueError, OverflowError, TypeError) as exc:
         raise RefusedInput(f"{where}: {text!r} is not a time (e.g. 2026-11-03 12:00 UTC): {exc}") from None
-
-
-def show(t: datetime) -> str:
-    return t.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def read(path: Path) -> list[DueDate]:
@@ -147,6 +144,12 @@ def apply(db_url: str, course: str, path: Path) -> list[str]:
                 changes.append(f"{r.student}/{r.assignment}: extension to {show(r.due)}")
         gb.db.commit()
     return changes
+
+
+def bundle_data(path: Path) -> dict[str, str]:
+    """assignment -> its due date (ISO, UTC) from the file at ``path``: what the student bundle may
+    carry (no student's row, so no extension, ever leaves the work folder)."""
+    return {r.assignment: r.due.isoformat() for r in read(path) if not r.student}
 
 
 def _parser() -> argparse.ArgumentParser:

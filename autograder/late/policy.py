@@ -25,6 +25,9 @@ from traitlets import Enum, Float, TraitError
 from traitlets.config import Config
 
 from autograder.errors import RefusedInput
+from autograder.late.clock import lateness
+
+__all__ = ["LatePenalty", "Policy", "configured", "final_score", "lateness", "policy_of"]
 
 #: seconds in one unit of lateness
 UNITS = {"day": 86400.0, "hour": 3600.0}
@@ -80,19 +83,6 @@ class Policy:
 def final_score(raw: float, penalty: float | None) -> float:
     """The score after the late penalty: every export, the feedback and the report use this."""
     return max(0.0, (raw or 0.0) - (penalty or 0.0))
-
-
-def lateness(seconds: float) -> str:
-    """``seconds`` as people read a lateness: minutes under an hour (a part of a minute counts as
-    one), hours and minutes under two days, then days and hours."""
-    minutes = math.ceil(max(seconds, 0.0) / 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h" if hours else f"{days} d"
 
 
 class LatePenalty(LateSubmissionPlugin):
