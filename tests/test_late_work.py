@@ -13,6 +13,7 @@ import math
 import sys
 from datetime import datetime
 
+import nbformat
 import pytest
 from grading_support import ROOT
 from test_hand_grading_loop import NB, STDS, HandLoop
@@ -24,6 +25,7 @@ STAMPS = {"ann": "2026-01-10 11:00:00.000000 UTC", "ben": "2026-01-10 12:00:36.0
 SECONDS_LATE = {"ann": 0.0, "ben": 36.0, "cat": 2 * 86400 + 3600.0}
 AUTO = 3.0  # the model answer's public (1) and hidden (2) points
 HAND = {"ann": 3.0, "ben": 3.0, "cat": 2.0}  # the written answer, graded after make grade
+NEW_HIDDEN_POINTS = 4.0  # the hidden checks' points after the mid-term change (2 before)
 EXTENDED_TO = "2026-01-13 00:00:00 UTC"  # cat's extension: she is then on time
 
 #: each policy as the instructor writes it, and the test's own reading of it: fraction taken
@@ -103,6 +105,16 @@ def term(tmp_path_factory):
     seen["after_extension_run"] = lp.make_grade().stdout
     seen["summary"] = (lp.work / "grading-summary.txt").read_text()
     seen["verdicts_at_end"] = _verdict_times(lp)
+
+    # a change of points mid-term: the hidden checks are worth 4 instead of 2 (solutions/, then make grade)
+    source = lp.course / "solutions" / "attention" / f"{NB}.ipynb"
+    nb = nbformat.read(source, as_version=4)
+    next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"{STDS}-hidden"
+         ).metadata.nbgrader["points"] = int(NEW_HIDDEN_POINTS)  # was 2
+    nbformat.write(nb, source)
+    seen["points_run"] = lp.make_grade().stdout
+    seen["points_scores"] = _scores(lp)
+    seen["verdicts_after_points"] = _verdict_times(lp)
     return lp, seen
 
 
@@ -150,3 +162,18 @@ def test_an_extension_granted_after_grading_recomputes_only_the_penalty(term):
     assert "notebooks graded now: 0" in seen["after_extension_run"], seen["after_extension_run"][-2000:]
     assert seen["verdicts_at_end"] == seen["verdicts"]  # the sandbox never ran again
     assert "final grades changed since the last export: 0" in seen["summary"]
+
+
+def test_a_change_of_points_lists_every_student_whose_grade_changed(term):
+    _, seen = term
+    last, on_time = "five-per-hour-grace", {**SECONDS_LATE, "cat": 0.0}
+    before = _expected(last, on_time)
+    fraction = POLICIES[last][1]
+    after = {s: round((AUTO + NEW_HIDDEN_POINTS - 2 + HAND[s]) * (1 - fraction(on_time[s])), 6) for s in HAND}
+    out = seen["points_run"]
+    for s in HAND:
+        assert seen["points_scores"][s] == {"grades.csv": after[s], "moodle": after[s], "canvas": after[s]}, s
+        assert f"{s}/attention: {before[s]:g} -> {after[s]:g}" in out, out[-3000:]
+    assert f"final grades changed since the last export: {len(HAND)}" in out
+    changed = [p for p, t in seen["verdicts_after_points"].items() if seen["verdicts_at_end"].get(p) != t]
+    assert len(changed) == len(HAND)  # the verdicts were decided again: the test cells changed
