@@ -135,11 +135,11 @@ formgrader: $(VENV_STAMP) $(ASSETS_STAMP)
 # make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC".
 due-date: $(VENV_STAMP)
 	@test -n '$(UNTIL)' || { echo 'usage: make due-date ASSIGNMENT=attention UNTIL="2026-11-01 12:00 UTC"' >&2; exit 2; }
-	$(BIN)/python -m autograder.late.due_dates due-date --assignment '$(ASSIGNMENT)' --until '$(UNTIL)'
+	$(BIN)/python -m autograder.extension due-date --assignment '$(ASSIGNMENT)' --until '$(UNTIL)'
 
 extension: $(VENV_STAMP)
 	@test -n '$(UNTIL)' -a -n '$(STUDENT)' || { echo 'usage: make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC"' >&2; exit 2; }
-	$(BIN)/python -m autograder.late.due_dates extension --assignment '$(ASSIGNMENT)' --student '$(STUDENT)' --until '$(UNTIL)'
+	$(BIN)/python -m autograder.extension extension --assignment '$(ASSIGNMENT)' --student '$(STUDENT)' --until '$(UNTIL)'
 
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)

@@ -75,9 +75,10 @@ def due_info() -> dict:
     """The due date of each assignment (``autograder/due-dates.csv``, never a student's extension)
     and the late policy in words: the bundle's ``due-dates.json``, read by ``hand_in.py``."""
     from autograder.late import due_dates, policy
+    from autograder.nbgrader_ext.steps import load_config
     from autograder.paths import DEFAULT
 
-    return {"due": due_dates.bundle_data(DEFAULT.due_dates), "policy": policy.configured().describe()}
+    return {"due": due_dates.bundle_data(DEFAULT.due_dates), "policy": policy.policy_of(load_config()).describe()}
 
 
 def due_text(due: dict) -> str:

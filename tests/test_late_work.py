@@ -99,7 +99,7 @@ def term(tmp_path_factory):
         seen[policy] = (_scores(lp), result.stdout)
     feedback = lp.work / "feedback" / "ben" / "attention" / f"{NB}.html"
     seen["ben_feedback"] = feedback.read_text()
-    seen["extension"] = lp.run(sys.executable, "-m", "autograder.late.due_dates", "extension", "--assignment",
+    seen["extension"] = lp.run(sys.executable, "-m", "autograder.extension", "extension", "--assignment",
                                "attention", "--student", "cat", "--until", EXTENDED_TO, cwd=ROOT).stdout
     seen["extended"] = _scores(lp)
     seen["after_extension_run"] = lp.make_grade().stdout

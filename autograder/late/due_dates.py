@@ -7,7 +7,8 @@
     attention,carol,2026-11-03 12:00:00 UTC   # carol's extension: her own due date
 
 ``make due-date ASSIGNMENT=attention UNTIL="2026-11-01 12:00 UTC"`` and
-``make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC"`` write a row
+``make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC"``
+(:mod:`autograder.extension`) write a row
 (replacing that assignment's or that student's row), then redo only what a due date changes: the
 late penalties, the feedback whose grades changed and the exports (:func:`autograder.pipeline.local.finish`);
 nothing runs in the sandbox. Every ``make grade`` and ``make grades-final`` writes the file into
@@ -22,7 +23,6 @@ date (``scripts/build_student.py``).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 from dataclasses import dataclass
@@ -30,10 +30,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from autograder.course.ids import id_problem
-from autograder.errors import RefusedInput, command_line
+from autograder.errors import RefusedInput
 from autograder.late.clock import show
 from autograder.outputs import atomic
-from autograder.workspace import from_environment
 
 HEADER = ("assignment", "student", "due")
 
@@ -150,38 +149,3 @@ def bundle_data(path: Path) -> dict[str, str]:
     """assignment -> its due date (ISO, UTC) from the file at ``path``: what the student bundle may
     carry (no student's row, so no extension, ever leaves the work folder)."""
     return {r.assignment: r.due.isoformat() for r in read(path) if not r.student}
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description="Set a due date or an extension, then redo the late penalties "
-                                            "(make due-date, make extension)")
-    p.add_argument("what", choices=("due-date", "extension"))
-    p.add_argument("--assignment", required=True)
-    p.add_argument("--student", default="")
-    p.add_argument("--until", required=True, help="the new due date, e.g. '2026-11-03 12:00 UTC'")
-    return p
-
-
-@command_line
-def main(argv: list[str] | None = None) -> int:
-    a = _parser().parse_args(argv)
-    ws = from_environment()
-    student = a.student.strip() if a.what == "extension" else ""
-    if a.what == "extension" and not student:
-        raise RefusedInput("make extension needs STUDENT=<id> (the student's nbgrader id)")
-    for name in (a.assignment, student) if student else (a.assignment,):
-        if id_problem(name):
-            raise RefusedInput(f"{name!r} is not an id: {id_problem(name)}")
-    if not (ws.solutions / a.assignment).is_dir():
-        raise RefusedInput(f"no assignment {a.assignment!r} in {ws.solutions}")
-    row = DueDate(a.assignment, student, parse_time(a.until))
-    set_row(ws.due_dates, row)
-    print(f"{ws.due_dates}: {a.assignment}{'/' + student if student else ''} due {show(row.due)}")
-    from autograder.pipeline.local import finish
-
-    finish(ws=ws)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

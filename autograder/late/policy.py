@@ -27,7 +27,7 @@ from traitlets.config import Config
 from autograder.errors import RefusedInput
 from autograder.late.clock import lateness
 
-__all__ = ["LatePenalty", "Policy", "configured", "final_score", "lateness", "policy_of"]
+__all__ = ["LatePenalty", "Policy", "final_score", "lateness", "policy_of"]
 
 #: seconds in one unit of lateness
 UNITS = {"day": 86400.0, "hour": 3600.0}
@@ -124,10 +124,3 @@ def policy_of(config: Config) -> Policy:
     except TraitError as exc:
         text = " ".join(str(exc).split())
         raise RefusedInput(f"late-penalty setting refused (c.LateSubmissionPlugin.*): {text}") from None
-
-
-def configured() -> Policy:
-    """The policy of nbgrader's configuration chain, as ``./nbgrader`` and ``make grade`` load it."""
-    from autograder.nbgrader_ext.steps import load_config
-
-    return policy_of(load_config())

@@ -37,7 +37,7 @@ from autograder.late import due_dates, penalties
 from autograder.late import policy as late_policy
 from autograder.late.policy import Policy
 from autograder.nbgrader_ext import gradebook_state
-from autograder.nbgrader_ext.steps import export, nbgrader_api, run_step
+from autograder.nbgrader_ext.steps import export, load_config, nbgrader_api, run_step
 from autograder.outputs.lms_export import write_lms_exports
 from autograder.paths import DEFAULT
 from autograder.pipeline import dask_cluster as distributed
@@ -406,7 +406,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     (:mod:`autograder.pipeline.dask_cluster`) and only the nbgrader steps run here.
     """
     t0 = time.perf_counter()
-    policy = late_policy.configured()  # a setting it cannot take stops the run before any work
+    policy = late_policy.policy_of(load_config())  # a setting it cannot take stops the run before any work
     grading = grading or settings.Settings(limits=limits, workers=workers or 0, allow_fallback_sandbox=allow_fallback)
     overrides, workers = grading.config(), grading.worker_count()
     summary = Summary()
