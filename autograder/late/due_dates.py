@@ -3,8 +3,11 @@
 ::
 
     assignment,student,due
-    attention,,2026-11-01 12:00:00 UTC        # everyone's due date (no student)
-    attention,carol,2026-11-03 12:00:00 UTC   # carol's extension: her own due date
+    attention,,2026-11-01 12:00:00 UTC
+    attention,carol,2026-11-03 12:00:00 UTC
+
+(a row without a student: the assignment's due date; with one: that student's extension, their own
+due date).
 
 ``make due-date ASSIGNMENT=attention UNTIL="2026-11-01 12:00 UTC"`` and
 ``make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC"``
