@@ -20,7 +20,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book pdf test test-fast lint bench clean distclean setup release grade grades-final report student formgrader dask-certs \
+.PHONY: all book pdf test test-fast lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
         nbgrader collect site-address
 
 all: book
@@ -88,10 +88,11 @@ site-address: $(VENV_STAMP)
 	@$(BIN)/python -m autograder.course.site_address $(if $(REQUIRE_SITE),--strict)
 
 # Student notebooks (notebooks/) are generated from the instructor's solutions/ by nbgrader, once
-# scripts/validate_exercises.py finds every exercise complete (one line per missing piece otherwise).
+# scripts/validate_exercises.py finds every exercise complete (one line per missing piece otherwise);
+# generated aside and swapped in (scripts/release.py): a failed release leaves notebooks/ as it was.
 release: $(VENV_STAMP) site-address
 	$(BIN)/python scripts/validate_exercises.py
-	cd autograder && for a in $$(ls ../solutions); do $(BIN)/nbgrader generate_assignment $$a --force --log-level=WARN; done
+	$(BIN)/python scripts/release.py
 
 # What a course hands out: _build/student/selfattn-course/ and .zip (notebooks, wheel, START HERE).
 student: $(VENV_STAMP) site-address
@@ -128,6 +129,17 @@ report: $(VENV_STAMP)
 # PORT=8899 (default: Jupyter's, 8888 or the next free one) and TOKEN=... (default: a random one, printed).
 formgrader: $(VENV_STAMP) $(ASSETS_STAMP)
 	$(BIN)/python -m autograder.formgrader $(if $(PORT),--port $(PORT)) $(if $(TOKEN),--token $(TOKEN))
+
+# Due dates and extensions (autograder/due-dates.csv), then the late penalties, feedback and exports
+# again (no sandbox run): make due-date ASSIGNMENT=attention UNTIL="2026-11-01 12:00 UTC",
+# make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC".
+due-date: $(VENV_STAMP)
+	@test -n '$(UNTIL)' || { echo 'usage: make due-date ASSIGNMENT=attention UNTIL="2026-11-01 12:00 UTC"' >&2; exit 2; }
+	$(BIN)/python -m autograder.extension due-date --assignment '$(ASSIGNMENT)' --until '$(UNTIL)'
+
+extension: $(VENV_STAMP)
+	@test -n '$(UNTIL)' -a -n '$(STUDENT)' || { echo 'usage: make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC"' >&2; exit 2; }
+	$(BIN)/python -m autograder.extension extension --assignment '$(ASSIGNMENT)' --student '$(STUDENT)' --until '$(UNTIL)'
 
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)

@@ -37,6 +37,7 @@ from nbgrader.preprocessors import (  # noqa: E402
 )
 
 from autograder import paths  # noqa: E402
+from autograder.late.policy import LatePenalty  # noqa: E402
 from autograder.nbgrader_ext import gradebook_schema  # noqa: E402
 from autograder.nbgrader_ext.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
 from autograder.nbgrader_ext.feedback_html import GetGradesWithQueue, OfflineFeedbackExporter  # noqa: E402
@@ -87,6 +88,10 @@ c.Autograde.sanitize_preprocessors = [
     OverwriteCells,
     CheckCellMetadataCompiled,
 ]
+# the late penalty: nbgrader's LateSubmissionPlugin with the course's policies ('none', 'zero',
+# 'percent' per day or hour, a cap, a grace period), still set as c.LateSubmissionPlugin.* in the
+# user's nbgrader_config.py; make grade and make grades-final apply it again to the final score
+c.AssignLatePenalties.plugin_class = LatePenalty
 c.Autograde.autograde_preprocessors = [
     ApplyVerdicts,
     ClearMetadataPreprocessor,

@@ -117,6 +117,11 @@ class Workspace:
         """The course roster (SIS ids, :mod:`autograder.outputs.lms_export`)."""
         return self.work / "roster.csv"
 
+    @property
+    def due_dates(self) -> Path:
+        """Due dates and extensions (:mod:`autograder.late.due_dates`)."""
+        return self.work / "due-dates.csv"
+
     def submission(self, student: str, assignment: str) -> Path:
         """``submitted/<student>/<assignment>/``."""
         return self.submitted / student / assignment

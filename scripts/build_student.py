@@ -18,18 +18,22 @@ Writes ``_build/student/selfattn-course/`` and the same folder as one archive,
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import student_package
+
+from autograder.late.clock import BUNDLE_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "selfattn-course"
@@ -38,7 +42,7 @@ COPIED = ("requirements.txt", "install.py", "hand_in.py", "nbgrader_config.py")
 START_HERE = ROOT / "student" / "START_HERE.md"
 POINTS_MARKER = "<!-- the points table and the total: written here by scripts/build_student.py (make student) -->"
 #: grader modules (standard library only) that hand_in.py imports, copied unchanged
-GRADER_COPIED = ("intake/stored_outputs.py", "course/ids.py")
+GRADER_COPIED = ("intake/stored_outputs.py", "course/ids.py", "late/clock.py")
 
 
 def points(path: Path) -> tuple[float, float]:
@@ -67,9 +71,31 @@ def minutes(path: Path) -> int:
     return int(found.group(1))
 
 
-def start_here(notebooks: list[Path]) -> str:
+def due_info() -> dict:
+    """The due date of each assignment (``autograder/due-dates.csv``, never a student's extension)
+    and the late policy in words: the bundle's ``due-dates.json``, read by ``hand_in.py``."""
+    from autograder.late import due_dates, policy
+    from autograder.nbgrader_ext.steps import load_config
+    from autograder.paths import DEFAULT
+
+    return {"due": due_dates.bundle_data(DEFAULT.due_dates), "policy": policy.policy_of(load_config()).describe()}
+
+
+def due_text(due: dict) -> str:
+    """START_HERE's lines on due dates and late work."""
+    from autograder.late.clock import show
+
+    if not due["due"]:
+        return f"Due date: not set yet (your instructor announces it). Late work: {due['policy']}."
+    dates = "; ".join(f"`{a}`: {show(datetime.fromisoformat(d))}" for a, d in sorted(due["due"].items()))
+    return (f"Due: {dates}. Late work: {due['policy']}; an extension you were granted replaces the date. "
+            "`hand_in.py` says whether handing in now is late, and by how much.")
+
+
+def start_here(notebooks: list[Path], due: dict | None = None) -> str:
     """The bundle's ``START_HERE.md``: the students' guide (``student/START_HERE.md``) with the
     points of each notebook, read from ``notebooks``, where its marker line stands."""
+    due = due if due is not None else due_info()
     rows, total, hours = [], 0.0, 0
     for path in notebooks:
         auto, manual = points(path)
@@ -82,7 +108,7 @@ def start_here(notebooks: list[Path]) -> str:
     if guide.count(POINTS_MARKER) != 1:
         raise ValueError(f"{START_HERE.relative_to(ROOT)}: needs the line {POINTS_MARKER!r} exactly once")
     return guide.replace(POINTS_MARKER, f"{table}\n\nTotal: {total:g} points, about {hours / 60:.1f} hours. "
-                         "Written answers are graded by hand.")
+                         "Written answers are graded by hand.\n\n" + due_text(due))
 
 
 def build_wheel(out: Path) -> Path:
@@ -113,7 +139,9 @@ def build(dest: Path) -> Path:
         shutil.copy(ROOT / "autograder" / name, folder / Path(name).name)
     build_wheel(folder / "wheels")
     notebooks = sorted((folder / "notebooks").glob("*/*.ipynb"))
-    (folder / "START_HERE.md").write_text(start_here(notebooks))
+    due = due_info()
+    (folder / "START_HERE.md").write_text(start_here(notebooks, due))
+    (folder / BUNDLE_FILE).write_text(json.dumps(due, indent=1) + "\n")
     archive = dest / f"{NAME}.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
         for path in sorted(folder.rglob("*")):

@@ -39,10 +39,12 @@ if str(HERE) not in sys.path:  # imported from elsewhere (the tests): its neighb
 from install import TARGET, program  # noqa: E402 - the course's environment, as install.py makes it
 
 try:  # beside this file in the course folder; with the grader in the course's repository
+    import clock
     import ids
     import stored_outputs
 except ImportError:
-    sys.path += [str(HERE.parent / "autograder" / "course"), str(HERE.parent / "autograder" / "intake")]
+    sys.path += [str(HERE.parent / "autograder" / d) for d in ("course", "intake", "late")]
+    import clock
     import ids
     import stored_outputs
 
@@ -282,6 +284,8 @@ def main(argv: list[str]) -> int:
         for path in notebooks:
             z.write(path, f"{student}/{path.parent.name}/{path.name}")
     print(f"\nwrote {archive.name}: hand in this file")
+    for line in clock.hand_in_lines(HERE / clock.BUNDLE_FILE):  # the due dates make student shipped
+        print(line)
     return 0
 
 

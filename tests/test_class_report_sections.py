@@ -43,6 +43,8 @@ def data(tmp_path) -> report.ClassData:
     d.cell_scores = {(s, a, nb, "softmax-public"): (sc / 2, mx / 2)
                      for (s, a, nb), (sc, mx) in d.notebook_scores.items()}
     d.late = {("dee", A): 7200.0}
+    d.penalties = {("dee", A): 1.5}
+    d.extensions = {("ann", A): "2026-11-03 12:00 UTC"}
     d.awaiting = [Awaiting("ann", A, "04-scaling", "why-sqrt")]
     page = ws.feedback / "ann" / A / f"{NB3}.html"
     page.parent.mkdir(parents=True)
@@ -88,6 +90,10 @@ def test_each_section_shows_the_class_it_was_built_from(data):
     kinds = {r[3] for r in tables["faults"][1]}
     assert {"time-out", "cell raised", "blank notebook", "missing notebook", "late"} <= kinds, kinds
     assert "<p>No suspicious pairs.</p>" in body["similarity"]
+    # late work and extensions, on the first screen
+    assert "dee: 2 h, &minus;1.5 points" in body["glance"] and "extensions: 1" in body["glance"], body["glance"]
+    assert "ann (attention): due 2026-11-03 12:00 UTC" in body["glance"]
+    assert ["dee", A, "", "late", "2 h late, penalty 1.5 points"] in tables["faults"][1], tables["faults"][1]
     (row,) = [r for r in tables["notebooks"][1] if r[0] == NB3]
     assert row[-1] == 4, row  # handed in by four; dee's 07 is missing, so no row for it
 

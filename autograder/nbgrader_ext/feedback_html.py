@@ -101,6 +101,25 @@ class GetGradesWithQueue(GetGrades):
     """nbgrader's ``GetGrades`` (scores and comments from the gradebook into the cells), which also
     marks a grade still in the hand-grading queue: ``nbgrader.awaiting`` (same query, same gradebook)."""
 
+    def preprocess(self, nb, resources):
+        """nbgrader's, then ``nbgrader.due`` (the student's due date, their extension included) and,
+        for a late submission, ``nbgrader.late`` (how late and what it costs, under the course's policy)."""
+        from nbgrader.api import Gradebook
+
+        from autograder.late.policy import lateness, policy_of
+
+        nb, resources = super().preprocess(nb, resources)
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            sub = gb.find_submission(info["assignment"], info["student"])
+            due, seconds, extended = sub.duedate, sub.total_seconds_late, bool(sub.extension)
+        if due is not None:
+            info["due"] = due.strftime("%Y-%m-%d %H:%M UTC") + (" (with your extension)" if extended else "")
+        if seconds > 0:
+            info["late"] = (f"handed in {lateness(seconds)} late; {policy_of(self.config).describe()}: "
+                            f"{float(info.get('late_penalty') or 0):g} points taken from this notebook")
+        return nb, resources
+
     def _get_score(self, cell, resources) -> None:
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
                                           self.assignment_id, self.student_id)

@@ -272,11 +272,12 @@ def grades_digest(db_url: str, course: str, student: str, assignment: str) -> st
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
-def roster_report(db_url: str, course: str, students: list[str], assignments: list[str]) -> tuple[list[str], list[str]]:
-    """(students without a name in the gradebook, late submissions) among those graded."""
+def roster_report(db_url: str, course: str, students: list[str]) -> list[str]:
+    """The students among those graded without a name in the gradebook (late work:
+    :func:`autograder.late.penalties.late_lines`)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    unknown, late = [], []
+    unknown = []
     with Gradebook(db_url, course) as gb:
         for student in students:
             try:
@@ -286,15 +287,7 @@ def roster_report(db_url: str, course: str, students: list[str], assignments: li
                 continue
             if not (s.first_name or s.last_name or s.email):
                 unknown.append(student)
-            for a in assignments:
-                try:
-                    sub = gb.find_submission(a, student)
-                except MissingEntry:
-                    continue
-                if sub.total_seconds_late > 0:
-                    late.append(f"{student}/{a}: {sub.total_seconds_late / 3600:.1f} h late, "
-                                f"penalty {sub.late_submission_penalty or 0:g} points")
-    return unknown, late
+    return unknown
 
 
 def autograded_is_current(student: str, assignment: str, notebooks: list[str],

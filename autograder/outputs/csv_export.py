@@ -19,6 +19,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 from traitlets import default
 
+from autograder.late.policy import final_score
 from autograder.outputs import atomic
 from autograder.paths import GRADES_CSV
 
@@ -66,8 +67,8 @@ def grade_rows(gradebook: Gradebook, assignments: Sequence[str] = (), students: 
             except MissingEntry:
                 timestamp, raw, penalty, score = "", 0.0, 0.0, 0.0
             else:
-                timestamp, raw, penalty = sub.timestamp, sub.score, sub.late_submission_penalty
-                score = max(0.0, sub.score - penalty)
+                timestamp, raw, penalty = sub.timestamp, sub.score, sub.late_submission_penalty or 0.0
+                score = final_score(raw, penalty)
             yield (assignment.name, assignment.duedate or "", timestamp or "", student.id, student.last_name or "",
                    student.first_name or "", student.email or "", raw, penalty, score, assignment.max_score)
 

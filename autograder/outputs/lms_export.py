@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.spec import exercise_of
+from autograder.late.policy import final_score
 from autograder.outputs.csv_export import write_csv
 from autograder.paths import ROSTER
 
@@ -116,8 +117,7 @@ def class_table(db_url: str, course: str, course_root: Path | None = None) -> tu
                     row[f"{a.name} (total)"] = 0
                     row[f"{a.name} status"] = "not submitted"
                     continue
-                penalty = sub.late_submission_penalty or 0.0
-                row[f"{a.name} (total)"] = _score(max(sub.score - penalty, 0.0))
+                row[f"{a.name} (total)"] = _score(final_score(sub.score, sub.late_submission_penalty))
                 row[f"{a.name} late"] = "late" if sub.total_seconds_late > 0 else ""
                 pending = 0
                 for nb in sub.notebooks:

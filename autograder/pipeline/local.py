@@ -33,8 +33,11 @@ from autograder.course.spec import notebooks_of
 from autograder.errors import GradingError, RefusedInput
 from autograder.intake import scan as intake
 from autograder.intake.staging import stage
+from autograder.late import due_dates, penalties
+from autograder.late import policy as late_policy
+from autograder.late.policy import Policy
 from autograder.nbgrader_ext import gradebook_state
-from autograder.nbgrader_ext.steps import export, nbgrader_api, run_step
+from autograder.nbgrader_ext.steps import export, load_config, nbgrader_api, run_step
 from autograder.outputs.lms_export import write_lms_exports
 from autograder.paths import DEFAULT
 from autograder.pipeline import dask_cluster as distributed
@@ -87,6 +90,26 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     return failed
 
 
+def _late_work(api, policy: Policy, log, ws: Workspace = DEFAULT) -> tuple[list[str], list[str]]:
+    """Write the due dates and extensions of ``due-dates.csv`` into the gradebook, then every late
+    notebook's penalty from its final score (:mod:`autograder.late`); before the feedback and the
+    exports. Returns (the due dates and extensions changed now, every late submission)."""
+    db, course = api.coursedir.db_url, api.coursedir.course_id
+    changes = due_dates.apply(db, course, ws.due_dates)
+    for line in changes:
+        log(f"due date set: {line}")
+    penalties.apply(db, course, policy)
+    return changes, penalties.late_lines(db, course, policy)
+
+
+def _score_changes(api, state: dict) -> list[str]:
+    """Whose final score changed since the scores the last run exported (old -> new); remembers the new ones."""
+    now = penalties.final_scores(api.coursedir.db_url, api.coursedir.course_id)
+    lines = penalties.changed_lines(state.get("finals", {}), now)
+    state["finals"] = now
+    return lines
+
+
 def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> None:
     """After hand-grading in formgrader: regenerate the feedback (where grades changed), grades.csv
     and the exports, re-running nothing."""
@@ -94,10 +117,17 @@ def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> No
     scan = intake.scan(ws=ws)
     state = gradebook_state.load(ws)
     api = nbgrader_api(ws=ws)
+    policy = late_policy.policy_of(api.config)
     gradebook_state.index_gradebook(api.coursedir.db_url)
+    _, late = _late_work(api, policy, log, ws)
     failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log, ws=ws)
+    changes = _score_changes(api, state)
     gradebook_state.save(state, ws)
     log(f"feedback regenerated; grades in {ws.grades_csv}, LMS files in {ws.exports}")
+    log(f"late submissions: {len(late)} (policy: {policy.describe()})")
+    log(f"grades changed since the last export: {len(changes)}")
+    for line in changes:
+        log(f"  - {line}")
     waiting = gradebook_state.awaiting_hand_grading(api.coursedir.db_url)
     if waiting:  # a warning, not a refusal: the exports mark these submissions PENDING
         log(f"warning: {gradebook_state.awaiting_line(waiting)} (not final: grade them in formgrader's "
@@ -368,8 +398,7 @@ def _summarise(subs: list, jobs: list[tuple], failed: list[str], api, summary: S
     """
     db, course = api.coursedir.db_url, api.coursedir.course_id
     summary.nbgrader_problems = failed
-    summary.unknown_students, summary.late = gradebook_state.roster_report(
-        db, course, sorted({s for s, _ in subs}), sorted({a for _, a in subs}))
+    summary.unknown_students = gradebook_state.roster_report(db, course, sorted({s for s, _ in subs}))
     summary.awaiting = [f"{w.student}/{w.assignment}/{w.notebook}: {w.grade_id}"
                         for w in gradebook_state.awaiting_hand_grading(db)]
     summary.seconds = time.perf_counter() - t0
@@ -399,6 +428,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     (:mod:`autograder.pipeline.dask_cluster`) and only the nbgrader steps run here.
     """
     t0 = time.perf_counter()
+    policy = late_policy.policy_of(load_config())  # a setting it cannot take stops the run before any work
     grading = grading or settings.Settings(limits=limits, workers=workers or 0, allow_fallback_sandbox=allow_fallback)
     overrides, workers = grading.config(), grading.worker_count()
     summary = Summary()
@@ -419,10 +449,14 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     t1 = time.perf_counter()
     failed = _autograde(changed, workers, overrides, summary, log, ws)
     _settle_hand_grades(subs, api, log, ws)
+    summary.due_dates_set, late = _late_work(api, policy, log, ws)
+    summary.late = [line for line in late if line.split("/")[0] in {s for s, _ in subs}]
+    summary.late_policy = policy.describe()
     steps["autograde"] = time.perf_counter() - t1
     gradebook_state.save(state, ws)
 
     failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws)
+    summary.score_changes = _score_changes(api, state)
     gradebook_state.save(state, ws)
     out = _summarise(subs, jobs, failed, api, summary, t0, t_verdicts, steps, log, ws)
     _end(scan.refused + [f"{f.split(':')[0]}: the grader could not process it" for f in summary.sandbox_failures],

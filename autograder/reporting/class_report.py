@@ -37,6 +37,7 @@ from urllib.parse import quote
 
 from autograder.course.spec import answer_cells, exercise_of, notebooks_of, release_path
 from autograder.errors import RefusedInput, command_line
+from autograder.late.policy import final_score, lateness
 from autograder.nbgrader_ext.gradebook_state import Awaiting
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.outputs import atomic
@@ -89,6 +90,8 @@ class ClassData:
     notebook_scores: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
     cell_scores: dict[tuple[str, str, str, str], tuple[float, float]] = field(default_factory=dict)
     late: dict[tuple[str, str], float] = field(default_factory=dict)  # seconds late
+    penalties: dict[tuple[str, str], float] = field(default_factory=dict)  # late penalty (points) per submission
+    extensions: dict[tuple[str, str], str] = field(default_factory=dict)  # the due date an extension gives
     students: list[str] = field(default_factory=list)
     assignments: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # student id -> "First Last" (the roster's)
@@ -114,8 +117,12 @@ def _gradebook(data: ClassData) -> None:
                 student = sub.student.id
                 if sub.total_seconds_late and sub.total_seconds_late > 0:
                     data.late[(student, assignment.name)] = float(sub.total_seconds_late)
-                for nb in sub.notebooks:
-                    data.notebook_scores[(student, assignment.name, nb.name)] = (nb.score, nb.max_score)
+                    data.penalties[(student, assignment.name)] = float(sub.late_submission_penalty or 0.0)
+                if sub.extension and assignment.duedate is not None:
+                    data.extensions[(student, assignment.name)] = sub.duedate.strftime("%Y-%m-%d %H:%M UTC")
+                for nb in sub.notebooks:  # the final score: after the late penalty
+                    data.notebook_scores[(student, assignment.name, nb.name)] = (
+                        final_score(nb.score, nb.late_submission_penalty), nb.max_score)
                     for g in nb.grades:
                         data.cell_scores[(student, assignment.name, nb.name, g.name)] = (g.score, g.max_score)
     data.awaiting = awaiting_hand_grading(api.coursedir.db_url)
@@ -333,7 +340,8 @@ def _missing_and_late(data: ClassData) -> list[list[object]]:
                 rows.append([s, a, f"{len(missing)} of {len(notebooks_of(a, data.ws.course))}", NoteKind.MISSING.value,
                              "not handed in: " + ", ".join(missing)])
     for (s, a), secs in sorted(data.late.items()):
-        rows.append([s, a, "", "late", f"{secs / 3600:.1f} hours late"])
+        ext = f", with an extension to {data.extensions[(s, a)]}" if (s, a) in data.extensions else ""
+        rows.append([s, a, "", "late", f"{lateness(secs)} late{ext}, penalty {data.penalties.get((s, a), 0):g} points"])
     return rows
 
 
@@ -428,6 +436,12 @@ def _what_needs_me_now(data: ClassData, faults: list[list[object]], pairs: list)
             f"<li><a href=\"#faults\">faults</a>: <span class=\"big\">{sum(kinds[k] for k in urgent)}</span>"
             + (" (" + ", ".join(f"{e(k)}: {kinds[k]}" for k in urgent) + ")" if urgent else "")
             + f"; other anomalies: {sum(kinds.values()) - sum(kinds[k] for k in urgent)}</li>"
+            f"<li><a href=\"#faults\">late work</a>: <span class=\"big\">{len(data.late)}</span>"
+            + (" — " + "; ".join(f"{e(s)}: {lateness(secs)}, &minus;{data.penalties.get((s, a), 0):g} points"
+                                 for (s, a), secs in sorted(data.late.items())) if data.late else "")
+            + f"; extensions: {len(data.extensions)}"
+            + (" — " + "; ".join(f"{e(s)} ({e(a)}): due {e(d)}" for (s, a), d in sorted(data.extensions.items()))
+               if data.extensions else "") + "</li>"
             f"<li><a href=\"#similarity\">suspiciously similar answers</a>: <span class=\"big\">{len(pairs)}</span>"
             f" pair{'s' * (len(pairs) != 1)}</li></ul></div>")
 

@@ -72,7 +72,10 @@ class Summary:
     unreadable: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
     unknown_students: list[str] = field(default_factory=list)
-    late: list[str] = field(default_factory=list)
+    late: list[str] = field(default_factory=list)  # autograder.late.penalties.late_lines
+    late_policy: str = ""  # the late policy in force, in words (Policy.describe)
+    due_dates_set: list[str] = field(default_factory=list)  # due dates and extensions written now
+    score_changes: list[str] = field(default_factory=list)  # "alice/attention: 7 -> 10" since the last export
     sandbox_failures: list[str] = field(default_factory=list)
     nbgrader_problems: list[str] = field(default_factory=list)
     awaiting: list[str] = field(default_factory=list)  # answers awaiting hand-grading
@@ -90,7 +93,9 @@ class Summary:
          "nothing to do unless the note surprises you"),
         ("unknown_students", "students not on the roster (no name in the gradebook)",
          "add them: nbgrader db student add <id> --first-name ... --last-name ..."),
-        ("late", "late submissions", "penalty: c.AssignLatePenalties in your nbgrader_config.py"),
+        ("late", "late submissions",
+         "the penalty is c.LateSubmissionPlugin.penalty_method in your nbgrader_config.py; an extension: "
+         "make extension STUDENT=<id> ASSIGNMENT=<a> UNTIL=<time>"),
         ("sandbox_failures", "notebooks the grader could not process (scored 0)",
          "read the note in their feedback, fix the cause, run make grade STUDENT=<id>"),
         ("nbgrader_problems", "nbgrader steps that failed", "run make grade STUDENT=<id> and read its output"),
@@ -117,6 +122,14 @@ class Summary:
             out.append(f"  verdicts made stale by a changed grading setting (graded again): {self.settings_stale}")
         if self.caps:
             out.append(f"  caps in force: {self.caps}")
+        if self.late_policy:
+            out.append(f"  late policy: {self.late_policy} (c.LateSubmissionPlugin in your nbgrader_config.py)")
+        for line in self.due_dates_set:
+            out.append(f"  due date set now (due-dates.csv): {line}")
+        out.append(f"  final grades changed since the last export: {len(self.score_changes)}"
+                   + ("  -> old -> new, after the late penalty; grades.csv and the LMS files hold the new ones"
+                      if self.score_changes else ""))
+        out += [f"    - {item}" for item in self.score_changes]
         for name, title, advice in self.ANOMALIES:
             items = getattr(self, name)
             out.append(f"  {title}: {len(items)}" + (f"  -> {advice}" if items else ""))

@@ -1,0 +1,71 @@
+"""The late penalty on the final score, in nbgrader's gradebook, and what changed since the last run.
+
+nbgrader computes a notebook's late penalty once, at autograde, from its score *then*: hand grades
+given afterwards were never penalised (a late student kept them). :func:`apply` computes every
+late notebook's penalty again from its current score (hand grades included) and the submission's
+lateness (its due date with its extension, :mod:`autograder.late.due_dates`), and writes it where
+nbgrader keeps it (``SubmittedNotebook.late_submission_penalty``), so grades.csv, the LMS files,
+the feedback, formgrader and the report all read the same final score
+(:func:`autograder.late.policy.final_score`). ``make grade`` and ``make grades-final`` run it after
+nbgrader's steps and before the feedback and the exports.
+
+:func:`final_scores` and :func:`changed_lines` say whose final score changed since the scores the
+last run exported (kept in the run state), old -> new: after hand grades, an extension, changed
+points or a fixed check.
+"""
+
+from __future__ import annotations
+
+from autograder.late.policy import Policy, final_score, lateness
+
+
+def apply(db_url: str, course: str, policy: Policy) -> int:
+    """Set every submitted notebook's late penalty from its current score; return how many changed."""
+    from nbgrader.api import Gradebook, SubmittedAssignment
+
+    changed = 0
+    with Gradebook(db_url, course) as gb:
+        for sub in gb.db.query(SubmittedAssignment).all():
+            seconds = sub.total_seconds_late
+            for nb in sub.notebooks:
+                score = nb.score or 0.0
+                new = min(policy.penalty(score, seconds), score) if policy.method != "none" and seconds > 0 else None
+                if nb.late_submission_penalty != new:
+                    nb.late_submission_penalty = new
+                    changed += 1
+        gb.db.commit()
+    return changed
+
+
+def final_scores(db_url: str, course: str) -> dict[str, float]:
+    """``student/assignment`` -> the final score (after the late penalty) of every submission."""
+    from nbgrader.api import Gradebook, SubmittedAssignment
+
+    with Gradebook(db_url, course) as gb:
+        return {f"{sub.student.id}/{sub.assignment.name}": round(final_score(sub.score, sub.late_submission_penalty), 6)
+                for sub in gb.db.query(SubmittedAssignment).all()}
+
+
+def changed_lines(before: dict[str, float], after: dict[str, float]) -> list[str]:
+    """One line per submission whose final score changed, ``alice/attention: 7 -> 10``; a submission
+    new since ``before`` is not a change (the first grade)."""
+    return [f"{key}: {before[key]:g} -> {after[key]:g}"
+            for key in sorted(after) if key in before and abs(before[key] - after[key]) > 1e-9]
+
+
+def late_lines(db_url: str, course: str, policy: Policy, students: list[str] | None = None) -> list[str]:
+    """One line per late submission (of ``students``, or all): how late, against which due date
+    (with an extension, said so), and what it costs under ``policy``."""
+    from nbgrader.api import Gradebook, SubmittedAssignment
+
+    out = []
+    with Gradebook(db_url, course) as gb:
+        for sub in sorted(gb.db.query(SubmittedAssignment).all(), key=lambda s: (s.student.id, s.assignment.name)):
+            if (students is not None and sub.student.id not in students) or not sub.total_seconds_late > 0:
+                continue
+            due = sub.duedate.strftime("%Y-%m-%d %H:%M UTC")
+            ext = " with an extension" if sub.extension else ""
+            out.append(f"{sub.student.id}/{sub.assignment.name}: {lateness(sub.total_seconds_late)} late "
+                       f"(due {due}{ext}), penalty {sub.late_submission_penalty or 0:g} points")
+    return out
+
