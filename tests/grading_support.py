@@ -183,17 +183,41 @@ def function_score(work: Path, student: str, notebook: str, fn: str) -> tuple[fl
     return sum(c[0] for c in cells), sum(c[1] for c in cells)
 
 
-def feedback_text(work: Path, student: str, notebook: str) -> str:
-    """The words of the autograded notebook (its cells and their outputs), as the feedback shows them."""
+def _graders_words(cell) -> list[str]:
+    """What the grader wrote into one cell of an autograded notebook: every output of a code cell
+    (verdict lines, CheckFailed, NotGraded) and the markdown cells it inserts (grading notes, the
+    line above each added cell). The student's own sources are left out: a submission that prints
+    its expected message in a comment must not pass on that echo."""
+    if cell.cell_type == "markdown":
+        grader_cell = cell.metadata.get("grading_notes") or cell.metadata.get("selfattn_added") == "note"
+        return [cell.source] if grader_cell else []
+    return [out.get("text", "") + " ".join(out.get("traceback", [])) + " " + out.get("evalue", "")
+            for out in cell.get("outputs", [])]
+
+
+def _autograded(work: Path, student: str, notebook: str):
     import nbformat
 
-    nb = nbformat.read(work / "autograded" / student / "attention" / f"{notebook}.ipynb", as_version=4)
-    parts = []
-    for cell in nb.cells:
-        parts.append(cell.source)
-        for out in cell.get("outputs", []):
-            parts.append(out.get("text", "") + " ".join(out.get("traceback", [])) + out.get("evalue", ""))
+    return nbformat.read(work / "autograded" / student / "attention" / f"{notebook}.ipynb", as_version=4)
+
+
+def _words(parts: list[str]) -> str:
     return " ".join("\n".join(parts).split())  # feedback lines are wrapped; compare words
+
+
+def feedback_text(work: Path, student: str, notebook: str) -> str:
+    """The words the grader wrote into the autograded notebook (outputs and its own notes), as the
+    feedback shows them; never the student's sources."""
+    return _words([part for cell in _autograded(work, student, notebook).cells for part in _graders_words(cell)])
+
+
+def function_feedback(work: Path, student: str, notebook: str, fn: str) -> str:
+    """The words of the test cells of ``fn`` alone (its ``-public`` and ``-hidden`` outputs), so that
+    a message two exercises share is found where it belongs."""
+    cells = [c for c in _autograded(work, student, notebook).cells
+             if c.metadata.get("nbgrader", {}).get("grade_id") in (f"{fn}-public", f"{fn}-hidden")]
+    assert cells, f"no test cells for {fn} in {notebook}"
+    return _words([part for cell in cells for part in _graders_words(cell)])
 
 
 def assert_outcome(work: Path, entry: Entry) -> None:

@@ -29,6 +29,7 @@ from grading_support import (
     copy_class,
     entries,
     feedback_text,
+    function_feedback,
     function_score,
     grade,
     place,
@@ -68,11 +69,19 @@ def test_release_scores_zero(graded):
 
 @pytest.mark.parametrize("entry", WRONG, ids=lambda e: e.path.stem)
 def test_wrong_implementation_loses_points_with_the_right_message(graded, entry):
+    """What the header says: every ``zero`` function scores 0, every ``full`` one keeps its points,
+    and the test cells of the answer replaced (not any cell of the notebook: two exercises share
+    "off by one") say the ``message``."""
     work, _, _ = graded
-    score, most = function_score(work, entry.student, entry.notebook, entry.replace)
-    assert score < most, f"{entry.path.name} kept full marks"
-    text = feedback_text(work, entry.student, entry.notebook)
-    assert entry.message and entry.message in text, f"message {entry.message!r} missing from:\n{text[-3000:]}"
+    said = function_feedback(work, entry.student, entry.notebook, entry.replace)
+    assert entry.replace in entry.zero, f"{entry.path.name}: a wrong answer must zero its own function"
+    for fn in entry.zero:
+        score, most = function_score(work, entry.student, entry.notebook, fn)
+        assert most > 0 and score == 0, f"{entry.path.name}: {fn} earned {score} of {most}:\n{said[-3000:]}"
+    for fn in entry.full:
+        score, most = function_score(work, entry.student, entry.notebook, fn)
+        assert score == most, f"{entry.path.name}: {fn} lost points it earned"
+    assert entry.message and entry.message in said, f"message {entry.message!r} missing from:\n{said[-3000:]}"
 
 
 @pytest.mark.parametrize("entry", CORRECT, ids=lambda e: e.path.stem)
