@@ -165,6 +165,7 @@ def install() -> None:
                 gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
 
     start_staged.selfattn = True  # type: ignore[attr-defined]
+    start_staged.__wrapped__ = start  # type: ignore[attr-defined]  # nbgrader's (tests/test_nbgrader_contract.py)
     Autograde.start = start_staged
     _zip_collect_into_submitted()
 
@@ -212,6 +213,8 @@ def _zip_collect_into_submitted() -> None:
         for student in sorted(collected_data):
             _restage(student, self.coursedir.assignment_id, ws)
 
+    process_into_submitted.__wrapped__ = process  # type: ignore[attr-defined]  # nbgrader's originals
+    transfer_and_stage.__wrapped__ = transfer  # type: ignore[attr-defined]
     ZipCollectApp.process_extracted_files = process_into_submitted
     ZipCollectApp._transfer_files = transfer_and_stage
 
