@@ -46,6 +46,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.intake.untrusted import entry_problem, id_problem, note_markdown
 from autograder.notes import notes_of
+from autograder.outputs import atomic
 from autograder.paths import DEFAULT
 from autograder.workspace import Workspace
 
@@ -266,7 +267,7 @@ def complete_feedback_folder(assignment=None, student=None, notebooks=(), **_) -
             continue
         stamp = ws.feedback / s / a / "timestamp.txt"
         if stamp.parent.is_dir() and not stamp.exists():
-            stamp.write_text(time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime()), encoding="utf-8")
+            atomic.write_text(stamp, time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime()))
 
 
 class ApplyVerdicts(NbGraderPreprocessor):
