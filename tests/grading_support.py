@@ -27,6 +27,7 @@ class Entry:
     replace: str | None
     kind: str = "cell"
     zero: list[str] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
     full: list[str] = field(default_factory=list)
     message: str | None = None
 
@@ -34,12 +35,21 @@ class Entry:
     def student(self) -> str:
         return f"{self.path.parent.name[:1]}-{self.path.stem}"
 
+    @property
+    def fails(self) -> list[str]:
+        """The functions that lose points: all of them (``zero``) or some (``partial``)."""
+        return self.zero + self.partial
 
-#: The header keys of a catalogue entry (``# key: value`` lines at the top of its file).
-HEADER_KEYS = frozenset({"notebook", "replace", "kind", "zero", "full", "message"})
-#: Keys an entry of a folder must have (a wrong answer without ``zero`` would be silently left out
-#: of every test that reads which cells it must fail).
-REQUIRED_KEYS = {"catalogue/wrong": {"zero", "message"}, "catalogue/correct": {"full"}}
+
+#: The header keys of a catalogue entry (``# key: value`` lines at the top of its file): ``zero``
+#: names the functions that score 0, ``partial`` those that lose some of their points but not all
+#: (a mistake only a hidden check sees), ``full`` those that keep every point.
+HEADER_KEYS = frozenset({"notebook", "replace", "kind", "zero", "partial", "full", "message"})
+#: Keys an entry of a folder must have (a wrong answer without ``zero`` or ``partial`` would be
+#: silently left out of every test that reads which cells it must fail).
+REQUIRED_KEYS = {"catalogue/wrong": {"message"}, "catalogue/correct": {"full"}}
+#: Of each group, an entry of the folder must have one key at least.
+REQUIRED_ONE_OF = {"catalogue/wrong": ("zero", "partial")}
 
 
 def read_entry(path: Path) -> Entry:
@@ -59,6 +69,8 @@ def read_entry(path: Path) -> Entry:
         raise ValueError(f"{path.name}: unknown header keys {unknown} (known: {sorted(HEADER_KEYS)})")
     folder = "/".join(path.parts[-3:-1])  # e.g. catalogue/wrong
     missing = sorted(({"notebook"} | REQUIRED_KEYS.get(folder, set())) - set(head))
+    if folder in REQUIRED_ONE_OF and not set(REQUIRED_ONE_OF[folder]) & set(head):
+        missing.append(" or ".join(REQUIRED_ONE_OF[folder]))
     kind = head.get("kind", "cell")
     if kind == "cell" and "replace" not in head:
         missing.append("replace")
@@ -69,8 +81,8 @@ def read_entry(path: Path) -> Entry:
     if not (SOLUTIONS / f"{head['notebook']}.ipynb").is_file():
         raise ValueError(f"{path.name}: no notebook {head['notebook']!r} in {SOLUTIONS}")
     split = lambda key: [x.strip() for x in head.get(key, "").split(",") if x.strip()]  # noqa: E731
-    return Entry(path, head["notebook"], head.get("replace"), kind, split("zero"), split("full"),
-                 head.get("message"))
+    return Entry(path, head["notebook"], head.get("replace"), kind, split("zero"), split("partial"),
+                 split("full"), head.get("message"))
 
 
 def entries(folder: str) -> list[Entry]:
@@ -221,11 +233,15 @@ def function_feedback(work: Path, student: str, notebook: str, fn: str) -> str:
 
 
 def assert_outcome(work: Path, entry: Entry) -> None:
-    """The catalogue entry's header holds: its ``zero`` functions score 0, its ``full`` ones keep
-    every point, and the feedback says its ``message``."""
+    """The catalogue entry's header holds: its ``zero`` functions score 0, its ``partial`` ones
+    lose some points but not all, its ``full`` ones keep every point, and the feedback says its
+    ``message``."""
     text = feedback_text(work, entry.student, entry.notebook)
     for fn in entry.zero:
         assert function_score(work, entry.student, entry.notebook, fn)[0] == 0, f"{fn} earned points:\n{text[-2000:]}"
+    for fn in entry.partial:
+        score, most = function_score(work, entry.student, entry.notebook, fn)
+        assert 0 < score < most, f"{fn} earned {score} of {most}, not some of its points:\n{text[-2000:]}"
     for fn in entry.full:
         score, most = function_score(work, entry.student, entry.notebook, fn)
         assert score == most, f"{fn} lost points it earned:\n{text[-2000:]}"
