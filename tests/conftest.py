@@ -58,6 +58,7 @@ LANES: dict[str, str] = {
     "test_sandbox_seccomp.py": "unit",
     "test_site_figures.py": "unit",
     "test_measure.py": "unit",
+    "test_nbgrader_contract.py": "unit",
     "test_withheld.py": "unit",
     "test_verdict_key.py": "unit",
     "test_check_agrees_with_grader.py": "pipeline",

@@ -27,6 +27,7 @@ class Entry:
     replace: str | None
     kind: str = "cell"
     zero: list[str] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
     full: list[str] = field(default_factory=list)
     message: str | None = None
     #: For a wrong answer no public check can catch: why not, without revealing the hidden cases.
@@ -36,12 +37,22 @@ class Entry:
     def student(self) -> str:
         return f"{self.path.parent.name[:1]}-{self.path.stem}"
 
+    @property
+    def fails(self) -> list[str]:
+        """The functions that lose points: all of them (``zero``) or some (``partial``)."""
+        return self.zero + self.partial
 
-#: The header keys of a catalogue entry (``# key: value`` lines at the top of its file).
-HEADER_KEYS = frozenset({"notebook", "replace", "kind", "zero", "full", "message", "hidden_only"})
-#: Keys an entry of a folder must have (a wrong answer without ``zero`` would be silently left out
-#: of every test that reads which cells it must fail).
-REQUIRED_KEYS = {"catalogue/wrong": {"zero", "message"}, "catalogue/correct": {"full"}}
+
+#: The header keys of a catalogue entry (``# key: value`` lines at the top of its file): ``zero``
+#: names the functions that score 0, ``partial`` those that lose some of their points but not all
+#: (a mistake only a hidden check sees), ``full`` those that keep every point; ``hidden_only`` says
+#: why no public check can catch a wrong answer.
+HEADER_KEYS = frozenset({"notebook", "replace", "kind", "zero", "partial", "full", "message", "hidden_only"})
+#: Keys an entry of a folder must have (a wrong answer without ``zero`` or ``partial`` would be
+#: silently left out of every test that reads which cells it must fail).
+REQUIRED_KEYS = {"catalogue/wrong": {"message"}, "catalogue/correct": {"full"}}
+#: Of each group, an entry of the folder must have one key at least.
+REQUIRED_ONE_OF = {"catalogue/wrong": ("zero", "partial")}
 
 
 def read_entry(path: Path) -> Entry:
@@ -61,6 +72,8 @@ def read_entry(path: Path) -> Entry:
         raise ValueError(f"{path.name}: unknown header keys {unknown} (known: {sorted(HEADER_KEYS)})")
     folder = "/".join(path.parts[-3:-1])  # e.g. catalogue/wrong
     missing = sorted(({"notebook"} | REQUIRED_KEYS.get(folder, set())) - set(head))
+    if folder in REQUIRED_ONE_OF and not set(REQUIRED_ONE_OF[folder]) & set(head):
+        missing.append(" or ".join(REQUIRED_ONE_OF[folder]))
     kind = head.get("kind", "cell")
     if kind == "cell" and "replace" not in head:
         missing.append("replace")
@@ -71,8 +84,8 @@ def read_entry(path: Path) -> Entry:
     if not (SOLUTIONS / f"{head['notebook']}.ipynb").is_file():
         raise ValueError(f"{path.name}: no notebook {head['notebook']!r} in {SOLUTIONS}")
     split = lambda key: [x.strip() for x in head.get(key, "").split(",") if x.strip()]  # noqa: E731
-    return Entry(path, head["notebook"], head.get("replace"), kind, split("zero"), split("full"),
-                 head.get("message"), head.get("hidden_only") or None)
+    return Entry(path, head["notebook"], head.get("replace"), kind, split("zero"), split("partial"),
+                 split("full"), head.get("message"), head.get("hidden_only") or None)
 
 
 def entries(folder: str) -> list[Entry]:
@@ -185,25 +198,53 @@ def function_score(work: Path, student: str, notebook: str, fn: str) -> tuple[fl
     return sum(c[0] for c in cells), sum(c[1] for c in cells)
 
 
-def feedback_text(work: Path, student: str, notebook: str) -> str:
-    """The words of the autograded notebook (its cells and their outputs), as the feedback shows them."""
+def _graders_words(cell) -> list[str]:
+    """What the grader wrote into one cell of an autograded notebook: every output of a code cell
+    (verdict lines, CheckFailed, NotGraded) and the markdown cells it inserts (grading notes, the
+    line above each added cell). The student's own sources are left out: a submission that prints
+    its expected message in a comment must not pass on that echo."""
+    if cell.cell_type == "markdown":
+        grader_cell = cell.metadata.get("grading_notes") or cell.metadata.get("selfattn_added") == "note"
+        return [cell.source] if grader_cell else []
+    return [out.get("text", "") + " ".join(out.get("traceback", [])) + " " + out.get("evalue", "")
+            for out in cell.get("outputs", [])]
+
+
+def _autograded(work: Path, student: str, notebook: str):
     import nbformat
 
-    nb = nbformat.read(work / "autograded" / student / "attention" / f"{notebook}.ipynb", as_version=4)
-    parts = []
-    for cell in nb.cells:
-        parts.append(cell.source)
-        for out in cell.get("outputs", []):
-            parts.append(out.get("text", "") + " ".join(out.get("traceback", [])) + out.get("evalue", ""))
+    return nbformat.read(work / "autograded" / student / "attention" / f"{notebook}.ipynb", as_version=4)
+
+
+def _words(parts: list[str]) -> str:
     return " ".join("\n".join(parts).split())  # feedback lines are wrapped; compare words
 
 
+def feedback_text(work: Path, student: str, notebook: str) -> str:
+    """The words the grader wrote into the autograded notebook (outputs and its own notes), as the
+    feedback shows them; never the student's sources."""
+    return _words([part for cell in _autograded(work, student, notebook).cells for part in _graders_words(cell)])
+
+
+def function_feedback(work: Path, student: str, notebook: str, fn: str) -> str:
+    """The words of the test cells of ``fn`` alone (its ``-public`` and ``-hidden`` outputs), so that
+    a message two exercises share is found where it belongs."""
+    cells = [c for c in _autograded(work, student, notebook).cells
+             if c.metadata.get("nbgrader", {}).get("grade_id") in (f"{fn}-public", f"{fn}-hidden")]
+    assert cells, f"no test cells for {fn} in {notebook}"
+    return _words([part for cell in cells for part in _graders_words(cell)])
+
+
 def assert_outcome(work: Path, entry: Entry) -> None:
-    """The catalogue entry's header holds: its ``zero`` functions score 0, its ``full`` ones keep
-    every point, and the feedback says its ``message``."""
+    """The catalogue entry's header holds: its ``zero`` functions score 0, its ``partial`` ones
+    lose some points but not all, its ``full`` ones keep every point, and the feedback says its
+    ``message``."""
     text = feedback_text(work, entry.student, entry.notebook)
     for fn in entry.zero:
         assert function_score(work, entry.student, entry.notebook, fn)[0] == 0, f"{fn} earned points:\n{text[-2000:]}"
+    for fn in entry.partial:
+        score, most = function_score(work, entry.student, entry.notebook, fn)
+        assert 0 < score < most, f"{fn} earned {score} of {most}, not some of its points:\n{text[-2000:]}"
     for fn in entry.full:
         score, most = function_score(work, entry.student, entry.notebook, fn)
         assert score == most, f"{fn} lost points it earned:\n{text[-2000:]}"

@@ -110,26 +110,123 @@ def _renames(tree: ast.AST) -> list[int]:
     return out
 
 
+#: Files the grader writes in place on purpose, by module and function, each with its reason (none
+#: of them is a result file: a run killed while writing one leaves no result half-written).
+DIRECT_WRITES = {
+    ("autograder/sandbox/cgroups.py", "*"): "cgroup control files of the kernel: written in place, never renamed",
+    ("autograder/sandbox/inside/harness.py", "*"): "os.devnull, inside the sandbox",
+    ("autograder/sandbox/warm.py", "execute"): "the write end of a pipe to the warm sandbox",
+    ("autograder/pipeline/dask_tls.py", "_write"): "a new key, created exclusively with its mode from the start",
+    ("autograder/pipeline/dask_cluster.py", "decide_remote"): "a task's copy of its input on a worker, "
+                                                             "removed when the task ends",
+}
+_WRITE_MODES = ("w", "a", "x", "+")
+
+
+def _direct_writes(tree: ast.AST) -> list[tuple[str, int]]:
+    """(enclosing function, line) of each call writing a file in place: ``Path.write_text`` or
+    ``write_bytes``, ``nbformat.write``, ``json.dump``, ``open``/``os.fdopen``/``Path.open`` in a
+    writing mode, and renames (``os.replace``, ``os.rename``, ``Path.replace`` with one argument)."""
+    out = []
+
+    def mode_of(call: ast.Call, at: int) -> str:
+        given = [k.value for k in call.keywords if k.arg == "mode"] or call.args[at:at + 1]
+        return given[0].value if given and isinstance(given[0], ast.Constant) else "r"
+
+    def visit(node: ast.AST, function: str) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = node.name
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+            opens = name == "open" and owner != "os" and any(m in mode_of(node, 1 if owner is None else 0)
+                                                             for m in _WRITE_MODES)
+            writes = owner != "atomic" and (
+                (name in {"write_text", "write_bytes"} and isinstance(f, ast.Attribute)) or opens
+                or (owner, name) in {("nbformat", "write"), ("json", "dump")}
+                or ((owner, name) == ("os", "fdopen") and any(m in mode_of(node, 1) for m in _WRITE_MODES)))
+            if writes or node.lineno in _renames(node):
+                out.append((function, node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(tree, "<module>")
+    return sorted(set(out), key=lambda x: x[1])
+
+
 def test_every_result_file_is_written_by_the_one_atomic_writer():
-    """A result file is replaced whole or not at all by autograder/outputs/atomic.py alone."""
-    found = {str(p.relative_to(ROOT)): lines for p in _grader_modules()
-             if p.name != "atomic.py" and (lines := _renames(ast.parse(p.read_text())))}
-    assert not found, f"hand-written atomic writes (use autograder.outputs.atomic): {found}"
+    """A result file (staged notebook, verdict, timings.json, timestamps, CSVs, pages) is replaced
+    whole or not at all by autograder/outputs/atomic.py alone: a write in place, or a hand-written
+    rename, anywhere else is named here unless DIRECT_WRITES gives its reason."""
+    found = {}
+    for path in _grader_modules():
+        rel = str(path.relative_to(ROOT))
+        if path.name == "atomic.py":
+            continue
+        lines = [f"{fn}:{line}" for fn, line in _direct_writes(ast.parse(path.read_text()))
+                 if (rel, "*") not in DIRECT_WRITES and (rel, fn) not in DIRECT_WRITES]
+        if lines:
+            found[rel] = lines
+    assert not found, f"result files written in place (use autograder.outputs.atomic): {found}"
+    stale = [k for k in DIRECT_WRITES if not any(
+        str(p.relative_to(ROOT)) == k[0] and (k[1] == "*" or any(fn == k[1] for fn, _ in
+                                                                 _direct_writes(ast.parse(p.read_text()))))
+        for p in _grader_modules())]
+    assert not stale, f"DIRECT_WRITES names writes that are gone: {stale}"
 
 
-def test_the_check_above_finds_a_rename():
-    assert _renames(ast.parse("tmp.replace(path)\nos.replace(a, b)\n'x'.replace('a', 'b')\n")) == [1, 2]
+def test_the_check_above_finds_a_direct_write():
+    code = ("import json, os, nbformat\n"
+            "def stage(p, nb):\n    nbformat.write(nb, p)\n    p.write_text('x')\n"
+            "def timings(p):\n    json.dump({}, open(p, 'w'))\n    with p.open('a') as f:\n        pass\n"
+            "def fine(p):\n    open(p).read()\n    p.open().read()\n    'a'.replace('a', 'b')\n    os.open(p, 0)\n"
+            "tmp.replace(path)\n")
+    assert _direct_writes(ast.parse(code)) == [("stage", 3), ("stage", 4), ("timings", 6), ("timings", 7),
+                                               ("<module>", 14)]
+    assert _direct_writes(ast.parse("from autograder.outputs import atomic\natomic.write_text(p, 'x')\n")) == []
+
+
+#: Grader files that code deciding a verdict imports but that do not decide it, each with its
+#: reason; every other one must be in the verdict key's code (``decide._CHECK_CODE``).
+NOT_DECIDING = {
+    "autograder/__init__.py": "a package marker (no code)",
+    "autograder/course/__init__.py": "a package marker (no code)",
+    "autograder/intake/__init__.py": "a package marker (no code)",
+    "autograder/outputs/__init__.py": "a package marker (no code)",
+    "autograder/verdicts/__init__.py": "a package marker (no code)",
+    "autograder/sandbox/inside/__init__.py": "a package marker (a docstring, no code)",
+    "autograder/course/spec.py": "what it reads (the graded functions, test cells, checks, points) is in the key",
+    "autograder/course/ids.py": "which folder names are ids: decides what is graded, not how",
+    "autograder/intake/staging.py": "its product, the staged answers and notes, is in the key",
+    "autograder/intake/stored_outputs.py": "staging's reading (its product is in the key)",
+    "autograder/intake/untrusted.py": "staging's reading (its product is in the key)",
+    "autograder/environment.py": "the settings it reads are in the key as data (decide.settings)",
+    "autograder/paths.py": "where files are, not what is in them",
+    "autograder/workspace.py": "where files are, not what is in them",
+    "autograder/outputs/atomic.py": "how a verdict is written, not what it says",
+    "autograder/verdicts/history.py": "what replaced verdicts held, for the report; written after deciding",
+}
 
 
 def test_the_verdict_key_covers_code_that_exists():
     """Every file the verdicts' code digest reads exists (a moved file would otherwise drop out of
-    the digest in silence, and a change to it would leave old verdicts standing)."""
+    the digest in silence, and a change to it would leave old verdicts standing), and every grader
+    file that deciding a verdict runs (the import graph of ``verdicts/decide.py``, and the scripts
+    copied into the sandbox) is in it, unless NOT_DECIDING gives the reason it decides nothing."""
     from autograder.verdicts import decide as verdicts
 
     missing = [str(p) for p in verdicts._CHECK_CODE if p is None or not p.is_file()]
     assert not missing, missing
-    names = {p.name for p in verdicts._CHECK_CODE}
-    assert {"hidden_checks.py", "harness.py", "calling.py", "blame.py", "channel.py", "notes.py"} <= names, names
+    keyed = {str(p.relative_to(ROOT)) for p in verdicts._CHECK_CODE}
+    deciding = {str(verdicts._module_file(m).relative_to(ROOT)) for m in verdicts.imported_modules(
+        "autograder.verdicts.decide") if m.split(".")[0] == "autograder"}
+    deciding |= {str(p.relative_to(ROOT)) for p in (GRADER / "sandbox" / "inside").glob("*.py")}
+    assert "autograder/sandbox/__init__.py" in deciding and "autograder/sandbox/inside/harness.py" in deciding
+    unkeyed = sorted(deciding - keyed - set(NOT_DECIDING))
+    assert not unkeyed, f"code that decides verdicts but is not in the verdict key (decide._CHECK_CODE): {unkeyed}"
+    stale = sorted(set(NOT_DECIDING) - deciding)
+    assert not stale, f"NOT_DECIDING names files deciding code no longer imports: {stale}"
 
 
 def test_cell_errors_cross_the_pipe_as_data():

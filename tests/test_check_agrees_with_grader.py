@@ -189,7 +189,7 @@ def test_the_notebook_names_the_mistake_and_the_verdict_is_the_expected_one(both
     problems = []
     for entry in ENTRIES:
         seen = notebook[entry.path.stem]
-        for fn in entry.zero:
+        for fn in entry.fails:
             if seen.get(f"{fn}-public", True) and grader[entry.path.stem].get(f"{fn}-hidden", True):
                 problems.append(f"{entry.path.name}: {fn} should fail")
         for fn in entry.full:

@@ -234,7 +234,7 @@ def test_correct_answers_pass_every_check_whatever_the_seed(entry):
     assert not failed, sorted(failed)[:10]
 
 
-@pytest.mark.parametrize("entry", [p for p in _catalogued("catalogue/wrong") if p.values[0].replace in p.values[0].zero
+@pytest.mark.parametrize("entry", [p for p in _catalogued("catalogue/wrong") if p.values[0].replace in p.values[0].fails
                                    and any(c.hidden for c in EXERCISES[p.values[0].replace].checks)])
 def test_hidden_checks_catch_the_mistake_whatever_the_seed(entry):
     """Grading seeds the hidden inputs per student and per answer: on no seed may a catalogued

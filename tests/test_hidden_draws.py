@@ -28,7 +28,7 @@ SEEDS = range(200)
 
 def _catalogued():
     for e in entries("catalogue/wrong"):
-        if e.kind == "cell" and e.replace in EXERCISES and e.replace in e.zero:
+        if e.kind == "cell" and e.replace in EXERCISES and e.replace in e.fails:
             namespace = fresh_namespace()
             for dep in EXERCISES[e.replace].dependency_names:  # the instructor's cells, as grading defines them
                 exec(compile(SOLUTION_CELLS[dep], f"<{dep}>", "exec"), namespace)

@@ -28,24 +28,34 @@ def test_nbgrader_generate_config_lists_the_grading_settings_with_their_help(tmp
 
 def test_a_changed_limit_grades_again_what_it_affects(tmp_path):
     """A time-out under a 1 s CPU limit says nothing about a 2 s one: the next run grades that
-    notebook again and says why; a run with unchanged settings grades nothing."""
+    notebook again, because only a setting changed; a run with unchanged settings grades nothing.
+    Read from the data: the verdict file, the run's timings.json and the verdict's freshness."""
+    from autograder.sandbox import Limits
+    from autograder.verdicts.decide import freshness
+    from autograder.workspace import Workspace
+
     raw = (SOLUTIONS / "08-cost.ipynb").read_text()
     place(tmp_path, "looper", "08-cost", with_answers(raw, {"attention_flops": LOOP}))
+    verdict_file = tmp_path / ".grading" / "verdicts" / "looper" / "attention" / "08-cost.json"
 
-    def run(*flags: str) -> str:
+    def run(*flags: str) -> int:
+        """Grade the class; the number of notebooks this run decided."""
         result = grade(tmp_path, "--workers", "1", *flags)
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-        return (tmp_path / "grading-summary.txt").read_text()
+        return json.loads((tmp_path / ".grading" / "timings.json").read_text())["notebooks"]
 
-    first = run("--cpu-seconds", "1")
-    assert "notebooks graded now: 1," in first and "CPU 1 s" in first
-    verdict = json.loads((tmp_path / ".grading" / "verdicts" / "looper" / "attention" / "08-cost.json").read_text())
+    def state(cpu_seconds: int) -> str:
+        limits = Limits(**{**json.loads(verdict_file.read_text())["settings"]["limits"], "cpu_seconds": cpu_seconds})
+        return freshness("looper", "attention", "08-cost", limits=limits, ws=Workspace(work=tmp_path))
+
+    assert run("--cpu-seconds", "1") == 1
+    verdict = json.loads(verdict_file.read_text())
     assert verdict["settings"]["limits"]["cpu_seconds"] == 1
-    assert any("CPU time" in ln for ln in verdict["cells"]["attention_flops-public"]["lines"])
-    again = run("--cpu-seconds", "1")
-    assert "notebooks graded now: 0," in again and "made stale by a changed grading setting" not in again
-    raised = run("--cpu-seconds", "2")
-    assert "notebooks graded now: 1," in raised
-    assert "verdicts made stale by a changed grading setting (graded again): 1" in raised
-    verdict = json.loads((tmp_path / ".grading" / "verdicts" / "looper" / "attention" / "08-cost.json").read_text())
-    assert verdict["settings"]["limits"]["cpu_seconds"] == 2
+    timed_out = {cid: f["kind"] for cid, f in verdict["checks"].items() if cid.startswith("attention_flops/")}
+    assert timed_out and set(timed_out.values()) <= {"TIME_OUT", "NOT_ANSWERED"} and "TIME_OUT" in timed_out.values()
+    decided = verdict_file.read_bytes()
+    assert (state(1), state(2)) == ("fresh", "settings")
+    assert run("--cpu-seconds", "1") == 0 and verdict_file.read_bytes() == decided
+    assert run("--cpu-seconds", "2") == 1
+    verdict = json.loads(verdict_file.read_text())
+    assert verdict["settings"]["limits"]["cpu_seconds"] == 2 and state(2) == "fresh"

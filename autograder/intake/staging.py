@@ -43,6 +43,7 @@ from autograder.intake.untrusted import (
     storable,
 )
 from autograder.notes import Note, NoteKind, notes_of, records
+from autograder.outputs import atomic
 from autograder.paths import DEFAULT
 from autograder.workspace import Workspace
 from selfattn.answer import graded_source
@@ -327,6 +328,12 @@ def _keep_added_cells(release: nbformat.NotebookNode, student_cells: list[dict])
 STAGING_FAILED = "The grader could not process this notebook while staging it"
 
 
+def notebook_text(nb: nbformat.NotebookNode) -> str:
+    """The file text of ``nb``, as ``nbformat.write`` would write it (written atomically by the callers)."""
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"
+
+
 def stage(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> list[Note]:
     """Write the repaired copy of one submission under ``.grading/submitted``; return notes.
 
@@ -337,14 +344,14 @@ def stage(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT)
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         nb = staged_notebook(student, assignment, notebook, ws)
-        nbformat.write(nb, target)
+        atomic.write_text(target, notebook_text(nb))
     except Exception as exc:  # a fault of the grader on this input: the note says so, nobody else is touched
         nb = nbformat.read(release_path(assignment, notebook, ws.course), as_version=4)
         why = f"{type(exc).__name__}: {one_line(storable(str(exc)), 160)}"
         failed = Note(f"{STAGING_FAILED} ({why}); it is graded as unanswered, and the instructor is told.",
                       NoteKind.GRADER_ERROR)
         nb.metadata["selfattn"] = {"notes": records([failed])}
-        nbformat.write(nb, target)
+        atomic.write_text(target, notebook_text(nb))
     notes = notes_of(nb.metadata["selfattn"])
     note = stage_timestamp(ws.submission(student, assignment), target.parent)
     stage_secret(ws.submission(student, assignment), target.parent)
@@ -375,7 +382,7 @@ def stage_timestamp(folder: Path, target: Path) -> Note | None:
     except (Refused, ValueError, UnicodeDecodeError) as exc:
         (target / "timestamp.txt").unlink(missing_ok=True)
         return Note(f"timestamp.txt was not used ({one_line(exc, 120)}); graded as handed in on time.")
-    (target / "timestamp.txt").write_text(text + "\n", encoding="utf-8")
+    atomic.write_text(target / "timestamp.txt", text + "\n")
     return None
 
 
@@ -391,9 +398,9 @@ def stage_secret(folder: Path, target: Path) -> None:
     except (Refused, ValueError, UnicodeDecodeError):
         text = ""
     if text.isalnum():
-        secret.write_text(text, encoding="ascii")
+        atomic.write_text(secret, text)
     elif not secret.is_file():
-        secret.write_text(secrets.token_hex(16), encoding="ascii")
+        atomic.write_text(secret, secrets.token_hex(16))
 
 
 def _parse_timestamp(text: str) -> None:

@@ -220,7 +220,7 @@ def _store(ws: Workspace, job: tuple[str, str, str], out: dict, refused: str | N
     student, assignment, notebook = job
     staged = ws.staged(student, assignment, notebook)
     staged.parent.mkdir(parents=True, exist_ok=True)
-    staged.write_text(out["staged"], encoding="utf-8")
+    atomic.write_text(staged, out["staged"])
     verdict = json.loads(out["verdict"])  # a verdict that is not JSON never reaches nbgrader
     notes = notes_of(verdict)
     if refused is not None:  # the worker saw no file: say why there was none

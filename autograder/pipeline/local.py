@@ -38,6 +38,7 @@ from autograder.late import policy as late_policy
 from autograder.late.policy import Policy
 from autograder.nbgrader_ext import gradebook_state
 from autograder.nbgrader_ext.steps import export, load_config, nbgrader_api, run_step
+from autograder.outputs import atomic
 from autograder.outputs.lms_export import write_lms_exports
 from autograder.paths import DEFAULT
 from autograder.pipeline import dask_cluster as distributed
@@ -405,7 +406,7 @@ def _summarise(subs: list, jobs: list[tuple], failed: list[str], api, summary: S
     summary.write(ws.summary, log)
     log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {ws.grades_csv}")
     out = {"notebooks": len(jobs), "seconds": summary.seconds, "verdict_seconds": t_verdicts, "steps": steps}
-    (ws.grading / "timings.json").write_text(json.dumps(out))
+    atomic.write_text(ws.grading / "timings.json", json.dumps(out))
     return out
 
 

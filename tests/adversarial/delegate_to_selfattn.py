@@ -2,6 +2,6 @@
 # replace: softmax
 # zero: softmax
 # full: scaled_scores
-# message: selfattn
+# message: No module named 'selfattn'
 import selfattn
 softmax = selfattn.softmax

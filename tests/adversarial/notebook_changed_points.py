@@ -1,7 +1,7 @@
 # kind: notebook
 # notebook: 07-masking
 # full: causal_mask,padding_mask
-# message: points
+# message: the course's points were used
 import json
 
 def mutate(raw: str) -> str:

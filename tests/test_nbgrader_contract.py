@@ -1,0 +1,116 @@
+"""What the grader takes from nbgrader and traitlets beyond their documented interfaces.
+
+``autograder/nbgrader_ext/plugins.py`` replaces ``Autograde.start`` and ``ZipCollectApp``'s
+``process_extracted_files`` and private ``_transfer_files`` (each replacement calls the original
+with the same arguments) and reads ``GenerateConfigApp._instance``; ``autograder/settings.py`` calls
+traitlets' private ``TraitType._validate``. With the pinned versions this holds; after an upgrade
+that renames or re-signs one of them, this test fails with one line naming it, rather than a run
+failing later. The signatures are compared without annotations (names, kinds, defaults).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: (module, class, attribute) -> the signature the grader was written against, and who relies on it
+CONTRACT: dict[tuple[str, str, str], tuple[str | None, str]] = {
+    ("nbgrader.converters", "Autograde", "start"): ("(self)", "plugins.py replaces it (staging first)"),
+    ("nbgrader.apps.zipcollectapp", "ZipCollectApp", "process_extracted_files"): (
+        "(self)", "plugins.py replaces it (collects into submitted/)"),
+    ("nbgrader.apps.zipcollectapp", "ZipCollectApp", "_transfer_files"): (
+        "(self, collected_data)", "plugins.py replaces it (stages what was collected)"),
+    ("nbgrader.apps.generateconfigapp", "GenerateConfigApp", "_instance"): (
+        None, "plugins.py reads the running app (adds GradingSettings to its classes)"),
+    ("nbgrader.apps.generateconfigapp", "GenerateConfigApp", "classes"): (
+        None, "plugins.py appends GradingSettings to the running app's list of classes"),
+    ("traitlets", "TraitType", "_validate"): ("(self, obj, value)", "settings.py validates flag values with it"),
+}
+
+
+def _bare(sig: inspect.Signature) -> str:
+    """``sig`` without annotations: "(self, obj, value)"."""
+    return str(sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
+                           return_annotation=inspect.Signature.empty))
+
+
+def broken(module: str, owner: str, name: str, expected: str | None) -> str | None:
+    """Why ``module.owner.name`` breaks the contract (one line), or None when it holds."""
+    where = f"{module}.{owner}.{name}"
+    try:
+        cls = getattr(importlib.import_module(module), owner)
+    except (ImportError, AttributeError) as exc:
+        return f"{where}: {module}.{owner} is gone ({exc})"
+    if name not in dir(cls) and name not in getattr(cls, "class_traits", dict)():
+        return f"{where}: no such attribute any more"
+    if expected is None:
+        return None
+    found = _bare(inspect.signature(inspect.unwrap(getattr(cls, name))))  # nbgrader's, under a patch of ours
+    return None if found == expected else f"{where}: signature is {found}, the grader was written for {expected}"
+
+
+@pytest.mark.parametrize("key", CONTRACT, ids=".".join)
+def test_what_the_grader_patches_or_reads_still_exists_with_its_signature(key):
+    (expected, why) = CONTRACT[key]
+    problem = broken(*key, expected)
+    assert problem is None, f"{problem} ({why}); see tests/test_nbgrader_contract.py"
+
+
+def test_the_check_names_a_changed_or_missing_attribute():
+    assert broken("traitlets", "TraitType", "_validate", "(self, value)") == (
+        "traitlets.TraitType._validate: signature is (self, obj, value), the grader was written for (self, value)")
+    assert "no such attribute" in broken("nbgrader.converters", "Autograde", "_gone", None)
+    assert "is gone" in broken("nbgrader.converters", "NoSuchConverter", "start", "(self)")
+
+
+def test_the_patches_keep_nbgrader_s_signature_reachable():
+    """After the course's plugins are installed (as nbgrader_config.py does), each replacement
+    still leads to nbgrader's original, with the recorded signature."""
+    from nbgrader.apps.zipcollectapp import ZipCollectApp
+    from nbgrader.converters import Autograde
+
+    from autograder.nbgrader_ext import plugins
+
+    plugins.install()
+    for cls, name in ((Autograde, "start"), (ZipCollectApp, "process_extracted_files"),
+                      (ZipCollectApp, "_transfer_files")):
+        patched = getattr(cls, name)
+        assert patched is not inspect.unwrap(patched), f"{cls.__name__}.{name} is not the course's replacement"
+    assert all(broken(*key, expected) is None for key, (expected, _) in CONTRACT.items())
+
+
+def _nbgrader_names(tree: ast.Module) -> set[str]:
+    return {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+            and (n.module or "").split(".")[0] in ("nbgrader", "traitlets") for a in n.names}
+
+
+def test_every_patch_and_private_read_of_nbgrader_is_in_the_contract():
+    """An assignment to an attribute of a class imported from nbgrader or traitlets (a patch), or a
+    read of one of its private attributes, anywhere in autograder/, must be listed in CONTRACT."""
+    listed = {(owner, name) for _, owner, name in CONTRACT}
+    found = set()
+    for path in sorted((ROOT / "autograder").rglob("*.py")):
+        if "jupyter_data" in path.parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = _nbgrader_names(tree)
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in names and (
+                    isinstance(n.ctx, ast.Store) or n.attr.startswith("_")):
+                found.add((n.value.id, n.attr, f"{path.relative_to(ROOT)}:{n.lineno}"))
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "setattr") \
+                    and len(n.args) >= 2 and isinstance(n.args[0], ast.Name) and n.args[0].id in names \
+                    and isinstance(n.args[1], ast.Constant):
+                found.add((n.args[0].id, n.args[1].value, f"{path.relative_to(ROOT)}:{n.lineno}"))
+            if isinstance(n, ast.Attribute) and n.attr == "_validate":  # a trait's private check
+                found.add(("TraitType", "_validate", f"{path.relative_to(ROOT)}:{n.lineno}"))
+    unlisted = sorted(f"{where}: {owner}.{name}" for owner, name, where in found if (owner, name) not in listed)
+    assert not unlisted, f"add to CONTRACT in tests/test_nbgrader_contract.py: {unlisted}"
+    unused = listed - {("GenerateConfigApp", "classes")} - {(o, n) for o, n, _ in found}  # classes: of the app
+    assert not unused, f"CONTRACT lists what autograder/ no longer uses: {sorted(unused)}"
