@@ -71,7 +71,9 @@ def test_every_section_appears_once_in_the_order_of_the_navigation(data):
     for question in ("how", "reteach", "now"):
         assert html.count(f'<h2 id="{question}">') == 1, question
     assert list(tables) == ["notebooks", "difficulty", "queue", "history", "students", "checks", "mistakes",
-                            "unnamed-failures", "faults"], list(tables)
+                            "unnamed-failures", "faults", "similarity"], list(tables)
+    assert tables["similarity"] == (["assignment", "notebook", "exercise", "student", "student", "similarity",
+                                     "shared fingerprints"], [])  # an empty table still has its CSV file
     links = re.findall(r'<a href="([^"#]+\.csv)">', html)
     assert links == [f for f, t in report.CSV_TABLES.items() if t in tables], links
 
@@ -91,7 +93,7 @@ def test_each_section_shows_the_class_it_was_built_from(data):
     assert {"time-out", "cell raised", "blank notebook", "missing notebook", "late"} <= kinds, kinds
     assert "<p>No suspicious pairs.</p>" in body["similarity"]
     # late work and extensions, on the first screen
-    assert "dee: 2 h, &minus;1.5 points" in body["glance"] and "extensions: 1" in body["glance"], body["glance"]
+    assert "dee: 2 h, \u22121.5 points" in body["glance"] and "extensions: 1" in body["glance"], body["glance"]
     assert "ann (attention): due 2026-11-03 12:00 UTC" in body["glance"]
     assert ["dee", A, "", "late", "2 h late, penalty 1.5 points"] in tables["faults"][1], tables["faults"][1]
     (row,) = [r for r in tables["notebooks"][1] if r[0] == NB3]
@@ -110,3 +112,20 @@ def test_similarity_stops_when_a_notebooks_time_is_spent_and_says_so(data):
     assert skipped and all(line.startswith(NB3) and "were spent" in line for line in skipped), skipped
     section = report._similarity_section([], partial(report._tab, {}), skipped)
     assert "Not compared:" in section and f"{NB3}: softmax" in section, section
+
+
+def test_answers_too_short_to_tell_apart_are_not_compared_and_are_counted():
+    """A one-line idiom or a short literal answer is written alike by honest students: two such
+    answers are no pair, and the students left out are named for the report's count; two copies of
+    a long answer still are a pair."""
+    from autograder.reporting.similarity import similar_pairs
+
+    one_liner = "def crossover_length(d):\n    return 6 * d\n"
+    long_answer = ("def attention(Q, K, V, mask=None):\n    d_k = Q.shape[1]\n    s = np.dot(Q, K.T) / d_k ** 0.5\n"
+                   "    if mask is not None:\n        s = s + mask\n    m = np.amax(s, axis=1)[:, None]\n"
+                   "    w = np.exp(s - m)\n    t = np.sum(w, axis=1)[:, None]\n    return np.dot(w / t, V)\n")
+    short: list[str] = []
+    assert similar_pairs("crossover_length", {"a": one_liner, "b": one_liner + "\n"}, ["pass"], short) == []
+    assert short == ["a", "b"]
+    pairs = similar_pairs("attention", {"a": long_answer, "b": long_answer.replace("w", "u")}, ["pass"])
+    assert [(p.a, p.b) for p in pairs] == [("a", "b")]

@@ -254,7 +254,7 @@ def _all_pairs(exercise, answers, excluded):
     counts = Counter(f for fp in prints.values() for f in fp)
     limit = max(3, int(sim.COMMON * len(prints)))
     prints = {s: {f for f in fp if counts[f] <= limit} for s, fp in prints.items()}
-    students = sorted(s for s, fp in prints.items() if len(fp) >= sim.MIN_SHARED)
+    students = sorted(s for s, fp in prints.items() if len(fp) >= sim.MIN_FINGERPRINTS)
     out = []
     for i, a in enumerate(students):
         for b in students[i + 1 :]:

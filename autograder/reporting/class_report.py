@@ -475,8 +475,14 @@ def _queue_section(data: ClassData, base: Path, tab: _Tab) -> str:
             for w in data.awaiting]
     return ("<section id=\"queue\"><h2>Hand-grading queue</h2><p class=\"muted\">Grade them in formgrader, "
             "then run <code>make grades-final</code>.</p>"
-            + (tab("queue", ["student", "name", "assignment", "notebook", "answer"], rows)
-               if rows else "<p>Nothing awaits hand-grading.</p>") + "</section>")
+            + _table_or(tab("queue", ["student", "name", "assignment", "notebook", "answer"], rows), rows,
+                        "<p>Nothing awaits hand-grading.</p>") + "</section>")
+
+
+def _table_or(html: str, rows: list, empty: str) -> str:
+    """A table's HTML, or ``empty`` when it has no rows (its CSV file is written all the same, with
+    its header: a promised file that is missing reads as a failed run)."""
+    return html if rows else empty
 
 
 def _history_rows_of(data: ClassData, s: str, a: str, nb: str, v: dict) -> list[list[object]]:
@@ -713,8 +719,13 @@ def find_pairs(data: ClassData, skipped: list[str] | None = None, clock: Callabl
                     skipped.append(f"{nb} · {gid}: the answers of {', '.join(long)} not compared (longer than "
                                    f"{similarity.MAX_COMPARED_CHARS:,} characters)")
                 excluded = [reference[gid], stubs.get(gid, "")]
-                for pair in similarity.similar_pairs(gid, answers.get(gid, {}), excluded):
+                short: list[str] = []
+                for pair in similarity.similar_pairs(gid, answers.get(gid, {}), excluded, short):
                     out.append((a, nb, pair, answers[gid]))
+                if short:
+                    skipped.append(f"{nb} · {gid}: {len(short)} answer{'s' if len(short) != 1 else ''} too short to "
+                                   f"tell apart, not compared (fewer than {similarity.MIN_FINGERPRINTS} "
+                                   "fingerprints beyond the reference, the stub and the class's idioms)")
     return out
 
 
@@ -727,12 +738,13 @@ def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, s
              "answers.</p>"]
     if skipped:
         parts.append("<p>Not compared:</p><ul>" + "".join(f"<li>{e(line)}</li>" for line in skipped) + "</ul>")
+    rows = [[a, nb, p.exercise, p.a, p.b, (f"{p.score:.0%}", p.score), p.shared] for a, nb, p, _ in found]
+    html = tab("similarity", ["assignment", "notebook", "exercise", "student", "student", "similarity",
+                              "shared fingerprints"], rows)  # the CSV file has its header even when empty
     if not found:
         parts.append("<p>No suspicious pairs.</p></section>")
         return "".join(parts)
-    rows = [[a, nb, p.exercise, p.a, p.b, (f"{p.score:.0%}", p.score), p.shared] for a, nb, p, _ in found]
-    parts.append(tab("similarity", ["assignment", "notebook", "exercise", "student", "student", "similarity",
-                                    "shared fingerprints"], rows))
+    parts.append(html)
     by_exercise: dict[tuple[str, str, str], list[similarity.Pair]] = defaultdict(list)
     for a, nb, p, _ in found:
         by_exercise[(a, nb, p.exercise)].append(p)

@@ -32,6 +32,10 @@ K = 5  # tokens per n-gram
 W = 4  # winnowing window
 THRESHOLD = 0.7  # share of the smaller fingerprint set two answers must have in common
 MIN_SHARED = 4  # and in absolute numbers, so that two short answers are never a pair by chance
+#: An answer with fewer fingerprints of its own (once the reference's, the stub's and the class's
+#: idioms are removed) is too short to tell apart from another: a one-line idiom or a short literal
+#: answer is written alike by honest students. It is not compared, and the report counts it.
+MIN_FINGERPRINTS = 8
 COMMON = 0.25  # fingerprints in more than this share of the answers (and more than 3) are idioms
 #: An answer longer than this (characters) is not compared: no copied answer needs more, and its
 #: tokens would cost the report's time (an answer may hold up to 100,000 characters).
@@ -95,12 +99,14 @@ def too_long(answers: dict[str, str]) -> list[str]:
     return sorted(s for s, src in answers.items() if len(src) > MAX_COMPARED_CHARS)
 
 
-def similar_pairs(exercise: str, answers: dict[str, str], excluded: Iterable[str]) -> list[Pair]:
+def similar_pairs(exercise: str, answers: dict[str, str], excluded: Iterable[str],
+                  short: list[str] | None = None) -> list[Pair]:
     """Pairs of students (keys of ``answers``) whose answers to ``exercise`` are suspiciously alike.
 
     ``excluded`` holds the sources everybody may share (reference solution, released stub);
     answers equal to one of them, and answers longer than :data:`MAX_COMPARED_CHARS`, are not
-    compared at all.
+    compared at all; nor are answers with fewer than :data:`MIN_FINGERPRINTS` fingerprints of their
+    own (too short to tell apart), whose students go to ``short``.
     """
     answers = {s: src for s, src in answers.items() if len(src) <= MAX_COMPARED_CHARS}
     base: set[int] = set()
@@ -112,7 +118,9 @@ def similar_pairs(exercise: str, answers: dict[str, str], excluded: Iterable[str
     counts = Counter(f for fp in prints.values() for f in fp)
     limit = max(3, int(COMMON * len(prints)))
     prints = {s: {f for f in fp if counts[f] <= limit} for s, fp in prints.items()}
-    students = sorted(s for s, fp in prints.items() if len(fp) >= MIN_SHARED)
+    students = sorted(s for s, fp in prints.items() if len(fp) >= MIN_FINGERPRINTS)
+    if short is not None:
+        short += sorted(s for s in prints if s not in students)
     # only answers that share a fingerprint are compared (an index from each fingerprint to its
     # answers), not every pair of the class: the cost follows the overlaps, not the class squared
     holders: dict[int, list[str]] = {}
