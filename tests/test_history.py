@@ -1,4 +1,4 @@
-"""The mistakes of a replaced verdict are kept only when the answers changed (another verdict key),
+"""The mistakes of a replaced verdict are kept only when the answers changed (their digest),
 one entry per replacement, oldest first, and only named mistakes."""
 
 from __future__ import annotations
@@ -49,3 +49,33 @@ def test_one_entry_per_replaced_verdict_with_a_named_mistake(tmp_path_factory, n
         history.remember_replaced(path, _verdict(str(i + 1), {}), ws)
     assert len(history.read("ann", "attention", "nb", ws)) == sum(named)
     assert ws.history.is_dir() == any(named)  # in this workspace, nowhere else
+
+
+def test_a_regrade_for_changed_checks_is_no_resubmission(folders):
+    """The checks or the points change (another verdict key) but the answers do not: the student did
+    not resubmit, and the report's "mistakes before a resubmission" must not list them."""
+    ws, path = folders
+    old = {"key": "checks-v1", "answers": "same", "checks": {"attention/rows": NAMED}}
+    path.write_text(json.dumps(old))
+    history.remember_replaced(path, {"key": "checks-v2", "answers": "same", "checks": {}}, ws)
+    assert history.read("ann", "attention", "03-softmax-attention", ws) == []
+    history.remember_replaced(path, {"key": "checks-v2", "answers": "other", "checks": {}}, ws)
+    assert len(history.read("ann", "attention", "03-softmax-attention", ws)) == 1
+
+
+def test_the_answers_digest_reads_the_answers_only():
+    """Two staged notebooks with the same answers and other notes or test cells have one digest."""
+    import nbformat
+
+    from autograder.verdicts.decide import answers_digest, release_path
+
+    nb = nbformat.read(release_path("attention", "08-cost"), as_version=4)
+    before = answers_digest(nb)
+    for cell in nb.cells:
+        if not cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source += "\n# another text"
+    nb.metadata["selfattn"] = {"notes": [{"kind": "OTHER", "text": "a note"}]}
+    assert answers_digest(nb) == before
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    answer.source += "\n# changed"
+    assert answers_digest(nb) != before

@@ -150,6 +150,12 @@ def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str, cours
     return hashlib.sha256((content + checks_version(assignment, notebook, course)).encode()).hexdigest()
 
 
+def answers_digest(nb: nbformat.NotebookNode) -> str:
+    """A digest of the staged answers alone: what tells a resubmission (other answers) from a verdict
+    decided again for the same answers (changed checks or points, ``--force``)."""
+    return hashlib.sha256(json.dumps(answer_cells(nb), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
 def settings(limits: sandbox.Limits) -> dict:
     """The grading settings a verdict was decided with, besides the checks: the run's limits and the
     sandbox's mode. A verdict decided with other settings is stale (a time-out under a lower CPU
@@ -285,7 +291,8 @@ def _conclude(p: Pending, ws: Workspace, staged: nbformat.NotebookNode, answers:
            "notes": records(notes), "sandbox": sandbox.mode(), "seconds": timings,
            "checks": {cid: None if f is None else f.record() for cid, f in checks.items()},
            "functions": functions,
-           "key": verdict_key(staged, p.assignment, p.notebook, ws.course), "settings": settings(p.limits)}
+           "key": verdict_key(staged, p.assignment, p.notebook, ws.course), "answers": answers_digest(staged),
+           "settings": settings(p.limits)}
     _write(ws.verdict(p.student, p.assignment, p.notebook), out, ws)
     return out
 

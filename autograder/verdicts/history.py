@@ -6,7 +6,8 @@ answers change. Just before that, :func:`remember_replaced` appends the named mi
 verdict (check id -> the mistake's name) to ``.grading/history/<student>/<assignment>/<notebook>.json``,
 a list oldest first. Only the process that writes a notebook's verdict writes its history, so
 parallel workers never share a file. A verdict decided again for the same answers (a changed
-setting, ``--force``) is no resubmission and leaves no entry.
+setting, changed checks or points, ``--force``) is no resubmission and leaves no entry: verdicts
+carry a digest of their answers alone (``answers``), and only a change of it counts.
 """
 
 from __future__ import annotations
@@ -53,12 +54,18 @@ def read(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) 
 
 def remember_replaced(verdict_file: Path, new: dict, ws: Workspace = DEFAULT) -> None:
     """Before ``verdict_file`` is overwritten by ``new``: keep the old verdict's named mistakes when
-    it judged other answers (another verdict key)."""
+    it judged other answers (another digest of the answers; a verdict written before verdicts had
+    one, another verdict key)."""
     try:
         old = json.loads(verdict_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
-    if not isinstance(old, dict) or old.get("key") == new.get("key"):
+    if not isinstance(old, dict):
+        return
+    if "answers" in old and "answers" in new:
+        if old["answers"] == new["answers"]:
+            return
+    elif old.get("key") == new.get("key"):
         return
     mistakes = named_mistakes(old)
     if not mistakes:
