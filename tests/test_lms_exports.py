@@ -71,7 +71,16 @@ def test_canvas_sis_columns_hold_the_rosters_ids_and_nothing_guessed(exported):
     # nothing known of bob's SIS ids: empty, not his nbgrader id
     assert (bob["ID"], bob["SIS User ID"], bob["SIS Login ID"], bob["Section"]) == ("", "", "", "")
     assert alice["attention: 01-embeddings: embed"] == "3"
-    assert lines == []
+    # the students Canvas cannot match are named in one line, alice (who has ids) is not
+    assert len(lines) == 1 and "no LMS identity for 2 students" in lines[0], lines
+    assert "bob" in lines[0] and "alice" not in lines[0]
+
+
+def test_without_a_roster_the_students_canvas_cannot_match_are_named(tmp_path):
+    url = _gradebook(tmp_path)
+    lines: list[str] = []
+    write_lms_exports(url, COURSE, tmp_path / "exports", roster=tmp_path / "roster.csv", log=lines.append)
+    assert len(lines) == 1 and f"{tmp_path / 'roster.csv'} does not exist" in lines[0], lines
 
 
 def test_moodle_columns_are_labelled_as_moodle_maps_them(exported):
@@ -102,7 +111,8 @@ def test_a_broken_roster_costs_one_line_and_only_its_columns(tmp_path):
     roster.write_text("student,sis_user_id\nalice,S-1\n")
     lines: list[str] = []
     out = write_lms_exports(url, COURSE, tmp_path / "exports", roster=roster, log=lines.append)
-    assert len(lines) == 1 and "no 'id' column" in lines[0] and str(roster) in lines[0], lines
+    assert len(lines) == 2 and "no 'id' column" in lines[0] and str(roster) in lines[0], lines
+    assert "no LMS identity" in lines[1], lines
     head, _, *rows = _read(out["canvas"])
     assert {r[head.index("SIS User ID")] for r in rows} == {""}
     with pytest.raises(ValueError, match="listed twice"):

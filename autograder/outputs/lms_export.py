@@ -11,7 +11,10 @@ The identifiers the gradebook does not hold come from the course roster, ``roste
 work folder (:data:`autograder.paths.ROSTER`): the file given to ``nbgrader db student import``
 (which ignores columns it does not know), with the optional extra columns ``sis_user_id`` (Canvas's
 *SIS User ID*, Moodle's *ID number*), ``sis_login_id`` and ``section``. What is not known is left
-empty: an identifier is never guessed from another one.
+empty: an identifier is never guessed from another one (a login in nbgrader need not be the SIS
+login, and a guessed identifier would post a grade to another student). Students with no identity
+Canvas can match (no Canvas ID, SIS User ID or SIS Login ID) are named in one warning line, which
+names the roster file when it is missing.
 
 Both files hold, per assignment: the total after the late penalty, one column per notebook and one
 per exercise (a graded function, its public and hidden checks together, or a written answer), a
@@ -152,6 +155,13 @@ def write_lms_exports(db_url: str, course: str, folder: Path, roster: Path = ROS
         grades = [r.get(c, "") for c in columns]
         canvas.append([r["name"], r["lms_user_id"], sis.sis_user_id, sis.sis_login_id, sis.section, *grades])
         moodle.append([r["id"], sis.sis_user_id, r["email"], r["name"], *grades])
+    unknown = sorted(r["id"] for r in rows if not (r["lms_user_id"] or known.get(r["id"], RosterEntry()).sis_user_id
+                                                  or known.get(r["id"], RosterEntry()).sis_login_id))
+    if unknown:
+        where = f"{roster} does not exist" if not roster.exists() else f"not in {roster} with an LMS id"
+        log(f"warning: no LMS identity for {len(unknown)} student{'s' if len(unknown) != 1 else ''} "
+            f"({', '.join(unknown[:10])}{', ...' if len(unknown) > 10 else ''}): {where}; Canvas cannot match "
+            "their rows in exports/canvas.csv (Moodle matches by username)")
     write_csv(out["canvas"], CANVAS_HEAD + columns, canvas)
     write_csv(out["moodle"], MOODLE_HEAD + [re.sub(r"\s+", " ", c) for c in columns], moodle)
     return out
