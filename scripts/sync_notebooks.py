@@ -162,10 +162,13 @@ def summary_source(nb) -> str:
 def compare_cell(function: str):
     """An unlocked, ungraded cell showing the student's ``function`` beside the package's own."""
     # an answer shown only through what it does (Problem 20) has no "course's own" to show
-    beside = ("the lookup the exercise asks for, through attention" if EXAMPLES[function].view is not None
-              else "the course's own on the lecture's example")
+    # nor an answer that is a value (the package does not hold it): there the student's stands alone
+    example = EXAMPLES[function]
+    what = (f"Your {function} beside the lookup the exercise asks for, through attention" if example.view is not None
+            else f"Your {function} on the lecture's example (its values are checked when graded)"
+            if example.reference is None else f"Your {function} beside the course's own on the lecture's example")
     cell = nbformat.v4.new_code_cell(
-        f"# Your {function} beside {beside} (never stops on a mistake).\n"
+        f"# {what} (never stops on a mistake).\n"
         f"from selfattn.compare import compare\n\ncompare({function})",
         metadata={"nbgrader": {"grade": False, "grade_id": f"compare-{function}", "locked": False,
                                "schema_version": 3, "solution": False, "task": False}})

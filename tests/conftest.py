@@ -69,6 +69,7 @@ LANES: dict[str, str] = {
     "test_new_exercise.py": "pipeline",
     "test_sandbox_caps.py": "pipeline",
     "test_security.py": "pipeline",
+    "test_value_answer_grading.py": "pipeline",
     "test_settings.py": "pipeline",
     "test_side_channels.py": "pipeline",
     "test_slurm.py": "pipeline",

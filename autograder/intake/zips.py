@@ -19,7 +19,7 @@ members or more than ``max_bytes`` uncompressed (sizes read from the directory a
 reading, so a zip bomb stops there); or taking it would replace what this command did not put in
 ``submitted/`` (nbgrader collect, a copy by hand) or what another account handed in.
 
-Two zips for one login: from one account, the latest wins (Canvas's attempt number, else the
+Two zips for one login: from one account, the latest wins (the larger of Canvas's upload numbers, else the
 file's modification time) and the others are not taken; from two accounts, none is taken (give a
 login map). Nothing is written before a zip is accepted; its notebooks are written under
 ``.intake/`` in the work folder, then moved into place with one rename (an existing folder taken
