@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder.intake import zips
+from autograder.outputs import atomic
 from autograder.workspace import ROOT, Workspace
 
 pytestmark = pytest.mark.filterwarnings("ignore:Duplicate name:UserWarning")  # zips named twice, on purpose
@@ -252,7 +253,7 @@ def test_a_run_killed_while_replacing_leaves_the_old_folder_or_the_new_one(ws, t
     hand_in(second, "alice.zip", "alice", OTHER)
     for where, replacement in (("_exchange", _die), ("save", _save_then_die())):
         with monkeypatch.context() as m:
-            m.setattr(zips if where == "_exchange" else zips.Ledger, where, replacement)
+            m.setattr(atomic if where == "_exchange" else zips.Ledger, where, replacement)
             with pytest.raises(Killed):
                 zips.intake(second, zips.ZipIntake(), ws)
         assert tree(ws.submitted / "alice") in ({NB1: NOTEBOOK}, {NB1: OTHER}), where
@@ -274,3 +275,28 @@ def test_the_command_prints_one_line_per_zip_and_fails_when_one_is_refused(ws, t
         "bob.zip: refused: member '../../evil.ipynb' leaves its folder ('..', '.' or an empty part)",
         "1 of 2 zips taken or not needed, 1 refused"]
     assert not (tmp_path / "evil.ipynb").exists() and not (ws.work / "evil.ipynb").exists()
+
+
+def test_a_bad_folder_or_login_map_is_one_line_and_status_2(ws, tmp_path):
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(ws.work))
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "alice.zip", "alice")
+    table = tmp_path / "logins.csv"
+    table.write_text("user,name\n11,alice\n")
+    for args, said in (([str(tmp_path / "nowhere")], "is not a folder"),
+                       ([str(downloads), "--login-map", str(table)], "needs the columns account,login"),
+                       ([str(downloads), "--login-map", str(tmp_path / "none.csv")], "cannot be read")):
+        done = subprocess.run([sys.executable, "-m", "autograder.intake.zips", *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and said in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    assert not ws.submitted.exists()
+
+
+def test_without_an_exchange_a_replacement_still_lands_whole(ws, tmp_path, monkeypatch):
+    first, second = tmp_path / "first", tmp_path / "second"
+    hand_in(first, "alice.zip", "alice", NOTEBOOK)
+    run(ws, first)
+    hand_in(second, "alice.zip", "alice", OTHER)
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)  # no renameat2 here: two renames
+    assert run(ws, second)["alice.zip"] == "taken: submitted/alice/ attention (replaced, 1 notebooks)"
+    assert tree(ws.submitted / "alice") == {NB1: OTHER} and not any((ws.work / ".intake").glob("tmp-*"))

@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import ctypes
-import ctypes.util
 import hashlib
 import json
 import os
@@ -47,9 +45,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from traitlets import Integer, Unicode
+from traitlets import Integer, TraitError, Unicode
 from traitlets.config import Configurable
 
+from autograder import errors
 from autograder.course.ids import id_problem
 from autograder.course.spec import notebooks_of
 from autograder.outputs import atomic
@@ -92,17 +91,22 @@ class Named:
 
 
 def read_login_map(path: Path) -> dict[str, str]:
-    """account -> login from a CSV with columns ``account,login``; raises ``Refused`` naming a bad line."""
+    """account -> login from a CSV with columns ``account,login``; raises
+    :class:`~autograder.errors.RefusedInput` naming the file and its bad line."""
     out: dict[str, str] = {}
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None or not {"account", "login"} <= set(reader.fieldnames):
-            raise Refused(f"{path}: needs the columns account,login")
-        for n, row in enumerate(reader, start=2):
-            account, login = (row["account"] or "").strip(), (row["login"] or "").strip()
-            if not account or id_problem(login):
-                raise Refused(f"{path}:{n}: needs an account and a plain login, got {account!r}, {login!r}")
-            out[account] = login
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            if reader.fieldnames is None or not {"account", "login"} <= set(reader.fieldnames):
+                raise errors.RefusedInput(f"login map {path}: needs the columns account,login")
+            for n, row in enumerate(reader, start=2):
+                account, login = (row["account"] or "").strip(), (row["login"] or "").strip()
+                if not account or id_problem(login):
+                    raise errors.RefusedInput(f"login map {path}:{n}: needs an account and a plain login, got "
+                                              f"{account!r}, {login!r}")
+                out[account] = login
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise errors.RefusedInput(f"login map {path}: cannot be read ({type(exc).__name__})") from None
     return out
 
 
@@ -229,24 +233,6 @@ def _contents(folder: Path) -> dict[str, str] | None:
     return out
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap the folders ``a`` and ``b`` in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False
-    where the system has no such call."""
-    libc_name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(libc_name, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError, TypeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) != 0:
-        err = ctypes.get_errno()
-        if err in (38, 22, 95):  # ENOSYS, EINVAL, EOPNOTSUPP: not here
-            return False
-        raise OSError(err, os.strerror(err), str(b))
-    return True
-
-
 class Ledger:
     """``.intake/taken.json``: for each ``login/assignment`` taken, the account it came from and
     the digest of each file written (``pending`` while a swap is under way)."""
@@ -298,16 +284,7 @@ def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment
                             "files": (entry or {}).get("files", files)}
         ledger.save()
         student.mkdir(parents=True, exist_ok=True)
-        if not target.exists():
-            os.rename(fresh, target)
-            done = "taken"
-        elif _exchange(fresh, target):
-            done = "replaced"  # fresh now holds the old folder, which this command wrote
-        else:
-            aside = scratch / f"{assignment}.old"
-            os.rename(target, aside)
-            os.rename(fresh, target)
-            done = "replaced"
+        done = atomic.place_folder(fresh, target, scratch / f"{assignment}.old")  # the old one: written here
         ledger.data[key] = {"account": who.account, "zip": zip_digest, "files": files, "source": who.path.name}
         ledger.save()
     finally:
@@ -365,6 +342,7 @@ def intake(folder: Path, settings: ZipIntake | None = None, ws: Workspace = DEFA
     return out, sum(line.startswith("refused") for line in lines.values())
 
 
+@errors.command_line
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", type=Path, help="the LMS download folder holding the handed-in zips")
@@ -374,14 +352,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-bytes", type=int, default=ZipIntake.max_bytes.default_value, help=ZipIntake.max_bytes.help)
     a = p.parse_args(argv)
     if not a.folder.is_dir():
-        print(f"intake: {a.folder} is not a folder", file=sys.stderr)
-        return 2
+        raise errors.RefusedInput(f"{a.folder} is not a folder (give the folder of the handed-in zips)")
     try:
         settings = ZipIntake(login_map=a.login_map, max_members=a.max_members, max_bytes=a.max_bytes)
-        lines, refused = intake(a.folder, settings, DEFAULT)
-    except (Refused, run_lock.Busy, OSError) as exc:
-        print(f"intake: {exc}", file=sys.stderr)
-        return 75 if isinstance(exc, run_lock.Busy) else 2
+    except TraitError as exc:
+        raise errors.RefusedInput(f"intake: {exc}") from None
+    lines, refused = intake(a.folder, settings, DEFAULT)  # another run holding the lock: errors.RunBusy
     for line in lines:
         print(line)
     print(f"{len(lines) - refused} of {len(lines)} zips taken or not needed, {refused} refused")
