@@ -300,3 +300,62 @@ def test_without_an_exchange_a_replacement_still_lands_whole(ws, tmp_path, monke
     monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)  # no renameat2 here: two renames
     assert run(ws, second)["alice.zip"] == "taken: submitted/alice/ attention (replaced, 1 notebooks)"
     assert tree(ws.submitted / "alice") == {NB1: OTHER} and not any((ws.work / ".intake").glob("tmp-*"))
+
+
+KILL_BETWEEN_RENAMES = """
+import os, signal, sys
+from pathlib import Path
+from autograder.intake import zips
+from autograder.outputs import atomic
+from autograder.workspace import Workspace
+
+renames, real = [], os.rename
+def rename(a, b):
+    renames.append(b)
+    if len(renames) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)  # between the two renames, nothing after runs
+    return real(a, b)
+atomic._exchange = lambda a, b: False
+atomic.os.rename = rename
+zips.intake(Path(sys.argv[1]), zips.ZipIntake(), Workspace(Path(sys.argv[2])))
+"""
+
+
+def test_a_run_killed_between_two_renames_gets_the_old_folder_back(ws, tmp_path):
+    """Without an exchange a replacement is two renames. Killed (SIGKILL) between them, the old
+    folder waits whole in the run's scratch space, and the next run puts it back before anything
+    else; failing there with an error, the run puts it back itself."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    hand_in(first, "alice.zip", "alice", NOTEBOOK)
+    run(ws, first)
+    hand_in(second, "alice.zip", "alice", OTHER)
+    killed = subprocess.run([sys.executable, "-c", KILL_BETWEEN_RENAMES, str(second), str(ws.work)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -9, killed.stderr
+    assert not (ws.submitted / "alice" / "attention").exists()  # killed between the two renames
+    (tmp_path / "nothing").mkdir()
+    assert run(ws, tmp_path / "nothing") == {}
+    assert tree(ws.submitted / "alice") == {NB1: NOTEBOOK}  # the old folder, whole
+    assert not any((ws.work / ".intake").glob("tmp-*"))
+    assert run(ws, second)["alice.zip"] == "taken: submitted/alice/ attention (replaced, 1 notebooks)"
+    assert tree(ws.submitted / "alice") == {NB1: OTHER}
+
+
+def test_an_error_between_two_renames_puts_the_old_folder_back_at_once(ws, tmp_path, monkeypatch):
+    first, second = tmp_path / "first", tmp_path / "second"
+    hand_in(first, "alice.zip", "alice", NOTEBOOK)
+    run(ws, first)
+    hand_in(second, "alice.zip", "alice", OTHER)
+    renames, real = [], os.rename
+
+    def rename(a, b):
+        renames.append(b)
+        if len(renames) == 2:
+            raise OSError(28, "No space left on device")
+        return real(a, b)
+
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(atomic.os, "rename", rename)
+    with pytest.raises(OSError):
+        zips.intake(second, zips.ZipIntake(), ws)
+    assert tree(ws.submitted / "alice") == {NB1: NOTEBOOK}

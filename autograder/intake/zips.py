@@ -24,7 +24,9 @@ file's modification time) and the others are not taken; from two accounts, none 
 login map). Nothing is written before a zip is accepted; its notebooks are written under
 ``.intake/`` in the work folder, then moved into place with one rename (an existing folder taken
 from an earlier zip of the same account is swapped in one exchange where the system has it), so a
-killed run leaves the old folder or the new one. What it took is recorded in ``.intake/taken.json``
+killed run leaves the old folder or the new one (without an exchange, a run killed between the two
+renames leaves the old folder whole under ``.intake/``, and the next run puts it back first).
+What it took is recorded in ``.intake/taken.json``
 (written atomically); that is how it knows what it may replace. It holds the run lock of the work
 folder, so it never runs beside ``make grade``.
 """
@@ -245,6 +247,22 @@ class Ledger:
         atomic.write_text(self.path, json.dumps(self.data, indent=1, sort_keys=True))
 
 
+#: Where a replaced folder waits in its run's scratch folder when the system has no exchange.
+ASIDE = "replaced"
+
+
+def recover(ws: Workspace, ledger: Ledger) -> None:
+    """Undo what a killed run left half-done: a folder moved aside (no exchange on this system)
+    whose replacement never arrived goes back; then the scratch folders of killed runs go (each
+    holds only a copy this command wrote, or a folder it had replaced)."""
+    for key, entry in ledger.data.items():
+        aside = ws.work / ".intake" / str(entry.get("scratch", "")) / ASIDE
+        if entry.get("scratch") and aside.is_dir() and not (ws.submitted / key).exists():
+            atomic.place_folder(aside, ws.submitted / key, aside)
+    for stale in (ws.work / ".intake").glob("tmp-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
 def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment: str,
           notebooks: dict[str, bytes]) -> str:
     """Put ``notebooks`` at ``submitted/<login>/<assignment>/`` as one step; return what was done.
@@ -280,14 +298,16 @@ def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-        ledger.data[key] = {**(entry or {}), "account": who.account, "pending": files,
+        ledger.data[key] = {**(entry or {}), "account": who.account, "pending": files, "scratch": scratch.name,
                             "files": (entry or {}).get("files", files)}
         ledger.save()
         student.mkdir(parents=True, exist_ok=True)
-        done = atomic.place_folder(fresh, target, scratch / f"{assignment}.old")  # the old one: written here
+        done = atomic.place_folder(fresh, target, scratch / ASIDE)  # the old one: written here
         ledger.data[key] = {"account": who.account, "zip": zip_digest, "files": files, "source": who.path.name}
         ledger.save()
     finally:
+        if not target.exists() and (scratch / ASIDE).is_dir():  # failed between two renames: the old one back
+            atomic.place_folder(scratch / ASIDE, target, scratch / ASIDE)
         shutil.rmtree(scratch, ignore_errors=True)  # made by this run: the new copy or the old one it replaced
     return done
 
@@ -326,9 +346,8 @@ def intake(folder: Path, settings: ZipIntake | None = None, ws: Workspace = DEFA
             if h is not latest:
                 lines[h.path] = f"not taken: {latest.path.name} is a later hand-in of {login}"
     with run_lock.hold(ws=ws):
-        for stale in (ws.work / ".intake").glob("tmp-*"):  # what a killed run of this command left
-            shutil.rmtree(stale, ignore_errors=True)
         ledger = Ledger(ws)
+        recover(ws, ledger)
         for who in taken:
             try:
                 contents = read_zip(who.path, who.login, course, settings)
