@@ -5,8 +5,10 @@
 two heatmaps on one colour scale for a matrix, a small table for numbers, and a one-line
 verdict. It never raises: an unwritten function ("not answered yet"), a crash (its error in one
 line) or a wrong return value is shown, not thrown. The reference is always a public function of
-this package, never a notebook's solution. Problem 20's answer is three matrices, which must not
-be shown: there the picture is what the student's matrices do (the attention weights they give
+this package, never a notebook's solution; the shape question's answer is a value, which the
+package does not hold in any form, so there the student's rows stand alone, judged by how they fit
+together, with a line saying the values are checked when graded. Problem 20's answer is three
+matrices, which must not be shown: there the picture is what the student's matrices do (the attention weights they give
 and the rows they read) beside the lookup the exercise asks for.
 """
 

@@ -359,3 +359,25 @@ def test_an_error_between_two_renames_puts_the_old_folder_back_at_once(ws, tmp_p
     with pytest.raises(OSError):
         zips.intake(second, zips.ZipIntake(), ws)
     assert tree(ws.submitted / "alice") == {NB1: NOTEBOOK}
+
+
+def test_what_hand_in_py_packs_is_taken_whole(ws, tmp_path):
+    """The zip a student's hand_in.py writes (in a course folder laid out as make student lays it)
+    is taken as it is: every released notebook lands in submitted/<login>/attention/."""
+    import shutil
+
+    course = tmp_path / "selfattn-course"
+    shutil.copytree(ROOT / "notebooks", course / "notebooks")
+    for name in ("hand_in.py", "install.py"):
+        shutil.copy(ROOT / "student" / name, course / name)
+    for name in ("intake/stored_outputs.py", "course/ids.py"):
+        shutil.copy(ROOT / "autograder" / name, course / Path(name).name)
+    packed = subprocess.run([sys.executable, "hand_in.py", "--no-validate", "ada"], cwd=course, capture_output=True,
+                            text=True, timeout=300)
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    shutil.copy(course / "ada.zip", downloads / "ada.zip")
+    released = sorted((ROOT / "notebooks" / "attention").glob("*.ipynb"))
+    assert run(ws, downloads) == {"ada.zip": f"taken: submitted/ada/ attention (taken, {len(released)} notebooks)"}
+    assert tree(ws.submitted / "ada") == {f"attention/{p.name}": p.read_bytes() for p in released}
