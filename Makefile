@@ -21,7 +21,7 @@ SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
 .PHONY: all book pdf test test-fast lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
-        nbgrader collect site-address
+        nbgrader collect intake site-address
 
 all: book
 
@@ -109,6 +109,12 @@ nbgrader: $(VENV_STAMP)
 ASSIGNMENT ?= attention
 collect: $(VENV_STAMP)
 	$(BIN)/python -m autograder.nbgrader_ext.cli collect $(ASSIGNMENT) $(COLLECT_ARGS)
+
+# Handed-in zips (LOGIN.zip, from an LMS download folder) into autograder/submitted/<login>/:
+#   make intake ZIPS=~/Downloads/submissions  (INTAKE_ARGS="--login-map logins.csv")
+intake: $(VENV_STAMP)
+	@test -n '$(ZIPS)' || { echo 'usage: make intake ZIPS=folder-of-zips' >&2; exit 2; }
+	$(BIN)/python -m autograder.intake.zips '$(ZIPS)' $(INTAKE_ARGS)
 
 # Grade every autograder/submitted/<student>/<assignment>/<notebook>.ipynb -> grades.csv, feedback/.
 grade: $(VENV_STAMP) $(SYS_STAMP)

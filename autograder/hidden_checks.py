@@ -25,6 +25,7 @@ from selfattn.checks.exercises import (
     PROJECT,
     SCALED_SCORES,
     SCORE_STDS,
+    SHAPE_ANSWERS,
     SOFTMAX,
     SOFTMAX_JACOBIAN,
     SOFTMAX_VJP,
@@ -146,3 +147,5 @@ CROSSOVER_LENGTH.hidden("random", "other widths",
 LOOKUP_TABLE_WEIGHTS.hidden("random", "random targets, repeated targets, several value widths",
     lambda rng: [Case((list(map(int, t)), rand(rng, len(t), dv), 1000.0), meta={"sequence": list(map(int, rng.permutation(len(t))))})
                  for t, dv in ((_cycle(rng, 6), 3), (_repeated(rng, 4), 1), ([0], 2))])
+# the answer is a value: the student package cannot check it (it would hold it), so it is judged here
+SHAPE_ANSWERS.hidden("values", "the shapes of the lecture's example", lambda rng: [Case(())])

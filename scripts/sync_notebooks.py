@@ -10,7 +10,9 @@ checks in ``autograder/hidden_checks.py``. Run this after editing either, or ``_
 - each ``## Exercise N:`` heading is numbered in the order of the notebook's answer cells;
 - after each answer cell, its two locked test cells: ``<fn>-public`` with one ``check()`` per
   public check of the record, and ``<fn>-hidden`` (when it has hidden checks) whose first line
-  says what they try and whose hidden region calls each of them; a missing one is created (1 and 2
+  says what they try and whose hidden region calls each of them (an answer that is a value,
+  ``shape_answers``, has its hidden checks in the public cell's hidden region instead, since its
+  public check cannot judge the values); a missing one is created (1 and 2
   points, the course's default: change ``points`` in its metadata), an existing one keeps its
   points, its id and its first line;
 - the ``compare()`` cell after the checks of the notebook's exercise that has an example in
@@ -76,16 +78,26 @@ def hidden_line(function: str, check_ids: list[str]) -> str:
 
 
 def public_source(function: str, first_line: str | None = None) -> str:
-    """The ``<function>-public`` cell: a comment, then one ``check()`` per public check of its record."""
-    calls = [f'check({function}, "{c.id}")' for c in EXERCISES[function].public_checks]
-    return "\n".join([first_line or f"# Public checks: run this cell after writing {function}.", *calls])
+    """The ``<function>-public`` cell: a comment, then one ``check()`` per public check of its
+    record; for an answer that is a value (``takes_no_input``: its public check cannot judge the
+    values), also the hidden region of :func:`hidden_region`, so the cell's points need both."""
+    exercise = EXERCISES[function]
+    calls = [f'check({function}, "{c.id}")' for c in exercise.public_checks]
+    hidden = hidden_region(function) if exercise.takes_no_input and any(c.hidden for c in exercise.checks) else []
+    return "\n".join([first_line or f"# Public checks: run this cell after writing {function}.", *calls, *hidden])
+
+
+def hidden_region(function: str) -> list[str]:
+    """The lines of the hidden region calling each hidden check of ``function``."""
+    ids = [c.id for c in EXERCISES[function].checks if c.hidden]
+    return ["### BEGIN HIDDEN TESTS", HIDDEN_IMPORT, *(f'check({function}, "{cid}")' for cid in ids),
+            "### END HIDDEN TESTS"]
 
 
 def hidden_source(function: str) -> str:
     """The ``<function>-hidden`` cell: what its checks try, then the calls, in the hidden region."""
     ids = [c.id for c in EXERCISES[function].checks if c.hidden]
-    return "\n".join([hidden_line(function, ids), "### BEGIN HIDDEN TESTS", HIDDEN_IMPORT,
-                      *(f'check({function}, "{cid}")' for cid in ids), "### END HIDDEN TESTS"])
+    return "\n".join([hidden_line(function, ids), *hidden_region(function)])
 
 
 def graded_cell(function: str, kind: str, source: str):
@@ -103,7 +115,8 @@ def sync_test_cells(nb) -> None:
     for function in answer_functions(nb):
         if function not in EXERCISES:
             continue  # scripts/validate_exercises.py names it
-        has_hidden = any(c.hidden for c in EXERCISES[function].checks)
+        # an answer that is a value has its hidden checks in its public cell (public_source)
+        has_hidden = any(c.hidden for c in EXERCISES[function].checks) and not EXERCISES[function].takes_no_input
         for kind in ("public", "hidden"):
             cells = [c for c in nb.cells if grade_id(c) == f"{function}-{kind}"]
             if kind == "hidden" and not has_hidden:
@@ -149,10 +162,13 @@ def summary_source(nb) -> str:
 def compare_cell(function: str):
     """An unlocked, ungraded cell showing the student's ``function`` beside the package's own."""
     # an answer shown only through what it does (Problem 20) has no "course's own" to show
-    beside = ("the lookup the exercise asks for, through attention" if EXAMPLES[function].view is not None
-              else "the course's own on the lecture's example")
+    # nor an answer that is a value (the package does not hold it): there the student's stands alone
+    example = EXAMPLES[function]
+    what = (f"Your {function} beside the lookup the exercise asks for, through attention" if example.view is not None
+            else f"Your {function} on the lecture's example (its values are checked when graded)"
+            if example.reference is None else f"Your {function} beside the course's own on the lecture's example")
     cell = nbformat.v4.new_code_cell(
-        f"# Your {function} beside {beside} (never stops on a mistake).\n"
+        f"# {what} (never stops on a mistake).\n"
         f"from selfattn.compare import compare\n\ncompare({function})",
         metadata={"nbgrader": {"grade": False, "grade_id": f"compare-{function}", "locked": False,
                                "schema_version": 3, "solution": False, "task": False}})

@@ -5,8 +5,10 @@
 two heatmaps on one colour scale for a matrix, a small table for numbers, and a one-line
 verdict. It never raises: an unwritten function ("not answered yet"), a crash (its error in one
 line) or a wrong return value is shown, not thrown. The reference is always a public function of
-this package, never a notebook's solution. Problem 20's answer is three matrices, which must not
-be shown: there the picture is what the student's matrices do (the attention weights they give
+this package, never a notebook's solution; the shape question's answer is a value, which the
+package does not hold in any form, so there the student's rows stand alone, judged by how they fit
+together, with a line saying the values are checked when graded. Problem 20's answer is three
+matrices, which must not be shown: there the picture is what the student's matrices do (the attention weights they give
 and the rows they read) beside the lookup the exercise asks for.
 """
 
@@ -21,11 +23,10 @@ import numpy as np
 
 from . import cost, experiments, lecture, numerics, text
 from .checks import notebook, problem20
-from .checks.calling import BAD_RETURN, NOT_ANSWERED, TIME_LIMIT, VALUE, Case, Outcome, call_cases
+from .checks.calling import BAD_RETURN, NOT_ANSWERED, TIME_LIMIT, VALUE, Case, Outcome, call_cases, to_arrays
 from .checks.exercises import EXERCISES
 from .checks.notebook import judge, time_limit
-from .checks.record import _arrays, close, count_message
-from .withheld import Sealed
+from .checks.record import close, count_message
 
 __all__ = ["EXAMPLES", "Comparison", "Example", "compare"]
 
@@ -34,10 +35,12 @@ __all__ = ["EXAMPLES", "Comparison", "Example", "compare"]
 class Example:
     """What :func:`compare` runs for one graded function.
 
-    ``cases`` are the calls (the lecture's input); ``reference`` is the package's function.
+    ``cases`` are the calls (the lecture's input); ``reference`` is the package's function, or
+    ``None`` for an answer that is a value (``shape_answers``): the package must not hold it, so
+    the table shows the student's alone, with the verdict of its public check (how the parts fit
+    together) and one line saying that the values are checked when graded.
     ``kind`` is ``"matrix"`` (one call, a 2-D result drawn as two heatmaps with row and column
-    labels) or ``"table"`` (one row per call, numbers side by side). ``secret`` hides the
-    reference's value in rows where the student's differs (for answers that are only numbers).
+    labels) or ``"table"`` (one row per call, numbers side by side).
 
     ``view`` is for an answer that must not be shown at all (Problem 20's matrices): it turns the
     student's result into what is drawn and compared, here the attention weights and outputs the
@@ -46,14 +49,13 @@ class Example:
     """
 
     title: str
-    reference: Callable[..., Any]
+    reference: Callable[..., Any] | None
     cases: Callable[[], list[Case]]
     kind: str = "matrix"
     rows: tuple[str, ...] = ()
     cols: tuple[str, ...] = ()
     row_name: str = ""
     col_name: str = ""
-    secret: bool = False
     view: Callable[[tuple[np.ndarray, ...]], tuple[np.ndarray, ...]] | None = None
 
 
@@ -111,9 +113,8 @@ _FLOPS = [(10, 512), (1000, 512), (4096, 1024)]
 EXAMPLES: dict[str, Example] = {
     "embed": Example("embeddings of 'the cat was hungry' (d = 4)", text.embed, lambda: [_hungry_embed()],
                      rows=_TOK, cols=tuple(f"dim {j}" for j in range(4)), row_name="token", col_name=""),
-    "shape_answers": Example("shapes for T = 10, d = 512, d_k = d_v = 64", lecture.lecture_shapes,
-                             lambda: [Case(())], kind="table", rows=("Q", "K", "V", "Q Kᵀ", "output"),
-                             secret=True),
+    "shape_answers": Example("shapes for T = 10, d = 512, d_k = d_v = 64", None,
+                             lambda: [Case(())], kind="table", rows=("Q", "K", "V", "Q Kᵀ", "output")),
     "attention": Example("causal attention on 'the cat was hungry' with V = I (each row: one query's weights)",
                          numerics.attention, lambda: [_hungry_qkv()], rows=_TOK, cols=_TOK,
                          row_name="query", col_name="key"),
@@ -230,9 +231,6 @@ def _table(example: Example, refs: list[np.ndarray], gots: list[np.ndarray | Non
     head = "<tr><th></th><th>reference (selfattn)</th><th>yours</th><th></th></tr>"
     body = []
     for i, (ref, got) in enumerate(zip(refs, gots, strict=True)):
-        if isinstance(ref, Sealed):
-            body += _sealed_rows(example, ref, got)
-            continue
         flat_ref = np.atleast_1d(ref).ravel()
         same = got is not None and close(got, ref, 1e-5, 1e-6)
         label = example.rows[i] if i < len(example.rows) else str(i)
@@ -244,25 +242,9 @@ def _table(example: Example, refs: list[np.ndarray], gots: list[np.ndarray | Non
                       "—" if got is None else ", ".join(map(_fmt, got.ravel())))]
         for lab, r, g in lines:
             ok = g != "—" and (r == g or same)
-            shown = r if (ok or not example.secret) else "(hidden until yours is right)"
-            body.append(f"<tr><td>{html.escape(lab)}</td><td>{html.escape(shown)}</td><td>{html.escape(g)}</td>"
+            body.append(f"<tr><td>{html.escape(lab)}</td><td>{html.escape(r)}</td><td>{html.escape(g)}</td>"
                         f"<td>{'✓' if ok else '✗'}</td></tr>")
     return f'<table class="compare">{head}{"".join(body)}</table>'
-
-
-def _sealed_rows(example: Example, ref: Sealed, got: np.ndarray | None) -> list[str]:
-    """Table rows of a result the package knows only sealed (``example.secret``): a row of yours
-    that is right is shown as the reference too, the others stay hidden."""
-    out = []
-    for i in range(ref.shape[0] if ref.ndim else 1):
-        label = example.rows[i] if i < len(example.rows) else str(i)
-        row = got[i] if got is not None and got.shape == ref.shape and ref.ndim else None
-        ok = row is not None and ref.holds_row(i, row)
-        yours = "—" if got is None else ("shape differs" if row is None else ", ".join(map(_fmt, np.ravel(row))))
-        shown = yours if ok else "(hidden until yours is right)"
-        out.append(f"<tr><td>{html.escape(label)}</td><td>{html.escape(shown)}</td><td>{html.escape(yours)}</td>"
-                   f"<td>{'✓' if ok else '✗'}</td></tr>")
-    return out
 
 
 def _rows(example: Example, ref: np.ndarray, got: np.ndarray | None) -> tuple[list[str], list[str]]:
@@ -300,12 +282,12 @@ def compare(fn: Any, name: str | None = None) -> Comparison:
     example = EXAMPLES[function]
     if example.view is not None:
         return _compare_viewed(function, fn, example)
+    if example.reference is None:
+        return _compare_unheld(function, fn, example)
     cases = example.cases()
-    refs = [_arrays(example.reference(*c.args, **c.kwargs)) for c in cases]
+    refs = [to_arrays(example.reference(*c.args, **c.kwargs)) for c in cases]
     refs_arr = [np.concatenate([np.atleast_1d(v).ravel() for v in r]).reshape(-1) if len(r) > 1
                 else r[0] for r in refs]  # type: ignore[union-attr]
-    if example.secret:  # shown row by row only where yours is right, here as in the student package
-        refs_arr = [r if isinstance(r, Sealed) else Sealed.of(r) for r in refs_arr]  # type: ignore[misc]
     gots: list[np.ndarray | None] = []
     agrees: bool | None = None
     verdict = ""
@@ -365,15 +347,10 @@ def _verdict(function: str, fn: Any, example: Example, same: bool, difference: s
 
 
 def _difference(gots: list[np.ndarray], refs: list[np.ndarray], example: Example) -> str:
-    """Where yours and the reference differ most (the reference's value hidden when it is secret)."""
+    """Where yours and the reference differ most."""
     for got, ref in zip(gots, refs, strict=True):
         if got.shape != ref.shape:
             return f"shape {got.shape}, expected {ref.shape}"
-    for got, ref in zip(gots, refs, strict=True):
-        if isinstance(ref, Sealed):
-            wrong = [j for j in range(len(ref.rows)) if not ref.holds_row(j, got[j])] or [0]
-            label = example.rows[wrong[0]] if wrong[0] < len(example.rows) else wrong[0]
-            return f"{len(wrong)} of {max(len(ref.rows), 1)} rows differ, the first for {label}"
     for i, (got, ref) in enumerate(zip(gots, refs, strict=True)):
         finite = np.isfinite(ref) & np.isfinite(got)
         gap = np.where(finite, np.abs(got - ref), np.where(np.isneginf(ref) == np.isneginf(got), 0.0, np.inf))
@@ -381,9 +358,45 @@ def _difference(gots: list[np.ndarray], refs: list[np.ndarray], example: Example
             where = np.unravel_index(int(np.argmax(gap)), gap.shape)
             label = example.rows[i] if i < len(example.rows) else i
             at = f"[{', '.join(map(str, where))}]" if where else f"for {label}"
-            theirs = "" if example.secret else f", reference {_fmt(float(ref[where]))}"
-            return f"largest difference {at}: yours {_fmt(float(got[where]))}{theirs}"
+            return f"largest difference {at}: yours {_fmt(float(got[where]))}, reference {_fmt(float(ref[where]))}"
     return "values differ"
+
+
+#: What compare() says of an answer that is a value, which the package does not hold.
+UNHELD = "its values are checked only when graded: the course package does not hold the answer"
+
+
+def _compare_unheld(function: str, fn: Any, example: Example) -> Comparison:
+    """:func:`compare` for an answer that is a value (``example.reference`` is ``None``): the
+    package has nothing to show beside it, so the table holds the student's rows alone, and the
+    verdict is its public check's (shape and how the parts fit together) with :data:`UNHELD`."""
+    (case,) = example.cases()
+    got: np.ndarray | None = None
+    agrees: bool | None = None
+    if not callable(fn):
+        said = f"{function} is not a function yet (run its cell)"
+    else:
+        (outcome,) = _call(fn, [case])
+        if outcome.kind == NOT_ANSWERED:
+            said = f"{function}: not answered yet (replace `raise NotImplementedError` with your code)"
+        elif outcome.kind != VALUE:
+            agrees, said = False, f"{function}{case.describe()} {_failure(outcome)}"
+        else:
+            assert outcome.values is not None
+            got = outcome.values[0] if len(outcome.values) == 1 else None
+            agrees, message = _checked(function, fn)
+            said = (f"{function}: {message}" if agrees is False
+                    else f"{function} passes its public check; {UNHELD}" if agrees else f"{function}: {UNHELD}")
+    verdict = _verdict_line(agrees, said)
+    head = "<tr><th></th><th>yours</th></tr>"
+    rows = got if got is not None and got.ndim == 2 and len(got) == len(example.rows) else None
+    body = [f"<tr><td>{html.escape(label)}</td><td>"
+            f"{html.escape('—' if rows is None else ', '.join(map(_fmt, rows[i])))}</td></tr>"
+            for i, label in enumerate(example.rows)]
+    picture = f'<table class="compare">{head}{"".join(body)}</table><p>{html.escape(UNHELD)}.</p>'
+    page = (f'<div class="compare"><p><strong>{html.escape(example.title)}</strong></p>{picture}'
+            f"<p>{html.escape(verdict)}</p></div>")
+    return Comparison(function, verdict, agrees, page)
 
 
 def _compare_viewed(function: str, fn: Any, example: Example) -> Comparison:

@@ -32,24 +32,19 @@ class Withheld(NotImplementedError):
 
 
 class Sealed:
-    """A recorded result that is itself an answer (a graded function without inputs): its shape
-    and digests of it and of each of its rows, never its values.
+    """A large recorded input (a random draw of a public check) by its shape and digest, matched
+    exactly. Only inputs are recorded this way: a result that is itself an answer is never
+    recorded at all (:attr:`selfattn.checks.record.Exercise.takes_no_input`), not even as a digest.
 
     Parameters
     ----------
     shape : tuple of int
     whole : str
         :meth:`digest` of the whole array.
-    rows : tuple of str
-        :meth:`digest` of each row (axis 0); empty for a 0-d array.
     """
 
-    def __init__(self, shape: tuple[int, ...], whole: str, rows: tuple[str, ...]):
-        self.shape, self.whole, self.rows = tuple(shape), whole, tuple(rows)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
+    def __init__(self, shape: tuple[int, ...], whole: str):
+        self.shape, self.whole = tuple(shape), whole
 
     @staticmethod
     def digest(a: Any) -> str:
@@ -58,13 +53,8 @@ class Sealed:
         a = np.ascontiguousarray(np.asarray(a, dtype=np.float64))
         return hashlib.sha256(repr(a.shape).encode() + a.tobytes()).hexdigest()
 
-    @classmethod
-    def of(cls, a: Any) -> Sealed:
-        a = np.asarray(a, dtype=np.float64)
-        return cls(a.shape, cls.digest(a), tuple(cls.digest(r) for r in a) if a.ndim else ())
-
     def holds(self, a: Any) -> bool:
-        """Whether ``a`` (an array, or another sealed result) is exactly the sealed value."""
+        """Whether ``a`` (an array, or another sealed input) is exactly the sealed value."""
         if isinstance(a, Sealed):
             return a.whole == self.whole
         try:
@@ -73,15 +63,11 @@ class Sealed:
             return False
         return a.shape == self.shape and self.digest(a) == self.whole
 
-    def holds_row(self, i: int, row: Any) -> bool:
-        """Whether ``row`` is exactly row ``i`` of the sealed value."""
-        return 0 <= i < len(self.rows) and self.digest(row) == self.rows[i]
-
 
 def encode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
     """``value`` as JSON data, its arrays copied into ``arrays`` (named ``a<n>``)."""
     if isinstance(value, Sealed):
-        return {"sealed": list(value.shape), "whole": value.whole, "rows": list(value.rows)}
+        return {"sealed": list(value.shape), "whole": value.whole}
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         key = f"a{len(arrays)}"
         arrays[key] = np.array(value)
@@ -104,7 +90,7 @@ def decode(data: Any, arrays: Any) -> Any:
     if not isinstance(data, dict):
         return data
     if "sealed" in data:
-        return Sealed(tuple(data["sealed"]), data["whole"], tuple(data["rows"]))
+        return Sealed(tuple(data["sealed"]), data["whole"])
     if "array" in data:
         a = np.array(arrays[data["array"]])
         return a[()] if data["scalar"] else a

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -70,10 +71,17 @@ def _execute(client: NotebookClient, cell, index: int) -> None:
         del session.msg
 
 
+def _released(source: str) -> str:
+    """A test cell as released (nbgrader drops its hidden region)."""
+    return re.sub(r"(?ms)^[^\n]*BEGIN HIDDEN TESTS.*?END HIDDEN TESTS[^\n]*\n?", "", source)
+
+
 def _public_cells(nb) -> dict[str, int]:
+    """Test cells that check something as released: the public ones, and a public one holding a
+    hidden region besides (an answer that is a value, whose hidden check shares its cell)."""
     return {c.metadata["nbgrader"]["grade_id"]: i for i, c in enumerate(nb.cells)
             if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
-            and "BEGIN HIDDEN TESTS" not in c.source}
+            and "check(" in _released(c.source)}
 
 
 def _notebook_side(notebook: str, entries: list[Entry]) -> dict[str, dict[str, bool]]:
@@ -103,7 +111,7 @@ def _notebook_side(notebook: str, entries: list[Entry]) -> dict[str, dict[str, b
                 _execute(client, nbformat.v4.new_code_cell(source), scratch)
             verdicts = {}
             for gid, i in public.items():
-                cell = nbformat.v4.new_code_cell(nb.cells[i].source)
+                cell = nbformat.v4.new_code_cell(_released(nb.cells[i].source))
                 _execute(client, cell, scratch)
                 verdicts[gid] = not any(o.output_type == "error" or o.get("name") == "stderr" for o in cell.outputs)
                 if not verdicts[gid] and entry.message and gid == f"{entry.replace}-public":

@@ -82,16 +82,20 @@ def test_numbers_are_a_table_and_a_wrong_row_is_marked():
     assert compare(selfattn.attention_flops).html.count("✓</td>") == 3
 
 
-def test_a_secret_answer_is_not_revealed_where_the_student_is_wrong():
+def test_an_answer_that_is_a_value_is_shown_alone_and_its_check_says_what_it_cannot_judge():
+    """The package does not hold shape_answers' answer: compare() shows the student's rows alone,
+    judges how they fit together (the public check) and says the values are checked when graded."""
     def shape_answers():
-        return np.array([(10, 64)] * 5)  # Q Kᵀ wrong: (10, 10)
+        return np.array([(10, 64)] * 5)  # Q Kᵀ is not square
 
     shown = compare(shape_answers)
-    assert shown.agrees is False
-    assert "10, 10" not in shown.html
-    assert "1 of 5 rows differ, the first for Q Kᵀ" in shown.verdict and "reference 10" not in shown.verdict
-    assert "(hidden until yours is right)" in shown.html
-    assert compare(lambda: selfattn.lecture_shapes(), name="shape_answers").agrees is True
+    assert shown.agrees is False and "Q Kᵀ compares every query with every key: it is square" in shown.verdict
+    assert "10, 10" not in shown.html and "reference" not in shown.html
+    transposed = compare(lambda: np.array([(64, 10)] * 3 + [(10, 10), (64, 10)]), name="shape_answers")
+    assert transposed.agrees is False and "each shape is (rows, columns)" in transposed.verdict
+    right = compare(lambda: selfattn.lecture_shapes(), name="shape_answers")
+    assert right.agrees is True and "its values are checked only when graded" in right.verdict
+    assert right.html.count("<tr>") == 6 and "10, 64" in right.html  # the student's own rows
 
 
 def _lookup(targets, values, beta):
@@ -100,8 +104,9 @@ def _lookup(targets, values, beta):
     return beta * np.eye(m)[np.asarray(targets)], np.eye(m), np.asarray(values, dtype=float)
 
 
-#: Correct answers where the example's reference is not one (it returns what is drawn instead).
-RIGHT = {"lookup_table_weights": _lookup}
+#: Correct answers where the example's reference is not one (it returns what is drawn instead, or
+#: there is none: an answer that is a value is not in the package).
+RIGHT = {"lookup_table_weights": _lookup, "shape_answers": lambda: selfattn.lecture_shapes()}
 
 
 @pytest.mark.parametrize("function", sorted(EXAMPLES))

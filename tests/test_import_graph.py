@@ -112,7 +112,7 @@ def test_the_graph_sees_the_course_modules_and_their_imports():
     assert {"selfattn.checking", "selfattn.checks.notebook", "selfattn.checks.calling"} <= set(graph)
     assert "selfattn.checks.exercises" in graph["selfattn.checks.notebook"]  # `from . import exercises`
     assert "selfattn.numerics" in graph["selfattn.checks.exercises"]  # `from .. import numerics`
-    assert "selfattn.withheld" in graph["selfattn.checks.record"]  # `from ..withheld import Sealed`
+    assert "selfattn.lecture" in graph["selfattn.checks.exercises"]  # `from ..lecture import lecture_shapes`
     assert "selfattn.checks.notebook" in graph["selfattn.checking"]
 
 

@@ -27,6 +27,7 @@ import html
 import io
 import json
 import re
+import struct
 import subprocess
 import sys
 import textwrap
@@ -175,16 +176,149 @@ def _python_files(folder: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """The student wheel, built as ``make student`` builds it, unpacked."""
+def bundle(tmp_path_factory) -> Path:
+    """The student bundle's archive, built as ``make student`` builds it (wheel included)."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import build_student
 
+    return build_student.build(tmp_path_factory.mktemp("bundle"))
+
+
+@pytest.fixture(scope="module")
+def wheel(bundle, tmp_path_factory) -> Path:
+    """The student wheel of the bundle, unpacked."""
     out = tmp_path_factory.mktemp("wheel")
-    path = build_student.build_wheel(out / "dist")
-    with zipfile.ZipFile(path) as z:
+    with zipfile.ZipFile(bundle) as z:
+        (name,) = [n for n in z.namelist() if n.endswith(".whl")]
+        (out / "selfattn.whl").write_bytes(z.read(name))
+    with zipfile.ZipFile(out / "selfattn.whl") as z:
         z.extractall(out / "unpacked")
     return out / "unpacked"
+
+
+# ------------------------------------------------------------------ no encoding of an answer ships
+def shipped(data: bytes, where: str) -> Iterator[tuple[str, bytes]]:
+    """(where, bytes) of ``data`` and, when it is a zip (the bundle, the wheel, an ``.npz``), of
+    every member inside, recursively, uncompressed."""
+    yield where, data
+    if data[:4] != b"PK\x03\x04":
+        return
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        for name in z.namelist():
+            yield from shipped(z.read(name), f"{where}!{name}")
+
+
+_HASHES = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512", "blake2b", "blake2s", "sha3_256", "sha3_512")
+_DTYPES = tuple(f"{order}{kind}" for order in "<>" for kind in ("i2", "i4", "i8", "u2", "u4", "u8", "f4", "f8"))
+
+
+def _forms(a: np.ndarray) -> list[bytes]:
+    """Byte strings a package could store ``a`` as: its bytes in each integer and float type
+    (both byte orders), its text forms, and the digest scheme the withheld records once used
+    (shape, then float64 bytes)."""
+    a = np.asarray(a)
+    out = [np.ascontiguousarray(a.astype(dt)).tobytes() for dt in _DTYPES]
+    out += [repr(a.shape).encode() + np.ascontiguousarray(a.astype(np.float64)).tobytes()]
+    values = a.astype(int).tolist() if (a == np.round(a)).all() else a.tolist()
+    out += [t.encode() for t in (str(values), json.dumps(values), repr(a), str(a), np.array2string(a, separator=","))]
+    return out
+
+
+def _digests(form: bytes) -> list[bytes]:
+    """Every digest of ``form`` in every common hash, as raw bytes, hex (both cases) and base64."""
+    import base64
+    import hashlib
+
+    out = []
+    for name in _HASHES:
+        raw = hashlib.new(name, form).digest()
+        out += [raw, raw.hex().encode(), raw.hex().upper().encode(), base64.b64encode(raw).rstrip(b"=")]
+    return out
+
+
+def value_answers() -> dict[str, np.ndarray]:
+    """Graded function -> its answer, for every exercise whose answer is a value (a function
+    without inputs: ``shape_answers``), from the repository's own package."""
+    import autograder.hidden_checks  # noqa: F401 - a value's checks are hidden too
+    from selfattn.checks.calling import to_arrays
+    from selfattn.checks.exercises import EXERCISES
+
+    return {e.function: to_arrays(e.reference())[0] for e in EXERCISES.values()
+            if e.takes_no_input and e.reference is not None}
+
+
+def answer_needles(answer: np.ndarray) -> dict[bytes, str]:
+    """Byte string -> what it encodes: the whole answer in every form of :func:`_forms` and every
+    digest of those forms, and every digest of each of its rows (a row alone is too short to
+    look for as it is: its bytes occur by chance)."""
+    needles = {}
+    for i, form in enumerate(_forms(answer)):
+        needles[form] = f"the answer (form {i})"
+        needles.update({d: f"a digest of the answer (form {i})" for d in _digests(form)})
+    for r, row in enumerate(answer if answer.ndim > 1 else []):
+        for i, form in enumerate(_forms(row)):
+            needles.update({d: f"a digest of row {r} (form {i})" for d in _digests(form)})
+    return needles
+
+
+def answers_found(items: Iterator[tuple[str, bytes]], answers: dict[str, np.ndarray]) -> list[str]:
+    """Where an encoding of a value answer occurs among ``items``, and what a brute force over
+    the answer's small space recovers from the hexadecimal tokens shipped (each row of
+    ``shape_answers`` is two small integers: every pair below 1024 is hashed as the withheld
+    records once hashed a row, and as int64 bytes, and looked up among those tokens)."""
+    import hashlib
+
+    items = list(items)
+    found = []
+    needles = {n: f"{fn}: {what}" for fn, a in answers.items() for n, what in answer_needles(a).items()}
+    tokens = set()
+    for where, data in items:
+        found += [f"{where}: {what}" for n, what in needles.items() if n in data]
+        tokens |= {t.lower() for t in re.findall(rb"[0-9A-Fa-f]{32,128}", data)}
+    small = {fn: a for fn, a in answers.items() if a.ndim == 2 and a.shape[1] == 2 and (a == np.round(a)).all()
+             and 0 <= a.min() and a.max() < 1024}
+    if small and tokens:
+        prefix = repr((2,)).encode()
+        for x in range(1024):
+            for y in range(1024):
+                for form in (prefix + struct.pack("<dd", x, y), struct.pack("<qq", x, y)):
+                    if hashlib.sha256(form).hexdigest().encode() in tokens:
+                        found.append(f"brute force: a digest of the row ({x}, {y}) is shipped")
+    return found
+
+
+def test_the_scan_finds_an_answer_stored_in_any_encoding():
+    """Control: planted in a zip inside a zip, each way of storing the answer is found, and the
+    brute force recovers a row from a digest alone (the wheel once shipped such digests)."""
+    import hashlib
+
+    answers = value_answers()
+    assert set(answers) == {"shape_answers"}, answers
+    answer = answers["shape_answers"]
+
+    def zipped(payload: bytes) -> bytes:
+        inner, outer = io.BytesIO(), io.BytesIO()
+        with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("withheld.npz", payload)
+        with zipfile.ZipFile(outer, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("wheels/selfattn.whl", inner.getvalue())
+        return outer.getvalue()
+
+    assert answers_found(shipped(zipped(b"nothing here"), "clean"), answers) == []
+    planted = [*_forms(answer)[:: 3], _digests(_forms(answer)[-1])[1], _digests(_forms(answer[3])[0])[0]]
+    for payload in planted:
+        assert answers_found(shipped(zipped(b"x" + payload + b"y"), "planted"), answers), payload
+    row = hashlib.sha256(repr((2,)).encode() + np.array([7.0, 300.0]).tobytes()).hexdigest()
+    found = answers_found(shipped(zipped(json.dumps({"rows": [row]}).encode()), "digest"), {"shape_answers": answer})
+    assert found == ["brute force: a digest of the row (7, 300) is shipped"], found
+
+
+def test_no_value_digest_or_encoding_of_an_answer_is_in_the_student_bundle(bundle):
+    """Everything the bundle holds (notebooks, the wheel and every file in it, the withheld
+    records' arrays and index) is scanned for every encoding and digest of every answer that is
+    a value, and the brute force over its small space recovers nothing."""
+    found = answers_found(shipped(bundle.read_bytes(), bundle.name), value_answers())
+    assert not found, "\n".join(found[:20])
 
 
 def test_the_leak_test_finds_the_repositorys_own_implementations():

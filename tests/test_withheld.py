@@ -44,16 +44,13 @@ def test_infinities_and_numbers_must_meet_their_own_kind():
 
 
 @settings(max_examples=60, deadline=None)
-@given(arrays(np.int64, array_shapes(min_dims=2, max_dims=2, max_side=6), elements=st.integers(0, 600)))
-def test_a_sealed_answer_holds_only_its_exact_value_row_by_row(a):
-    sealed = Sealed.of(a)
-    assert sealed.holds(a) and sealed.holds(a.astype(float)) and sealed.holds(Sealed.of(a.tolist()))
-    assert not sealed.holds(a + 1)
-    if not np.array_equal(a, a.T):
-        assert not sealed.holds(a.T)
-    assert all(sealed.holds_row(i, row) for i, row in enumerate(a))
-    assert not sealed.holds_row(0, a[0] + 1)
+@given(arrays(np.float64, array_shapes(min_dims=1, max_dims=3, max_side=6), elements=FINITE))
+def test_a_sealed_input_holds_only_its_exact_value_and_stores_one_digest(a):
+    """A large input (a public check's random draw) is recorded by its digest and matched exactly."""
+    sealed = Sealed(a.shape, Sealed.digest(a))
+    assert sealed.holds(a) and sealed.holds(a.copy()) and sealed.holds(Sealed(a.shape, Sealed.digest(a.tolist())))
+    assert not sealed.holds(a + 1) and not sealed.holds(a[None])  # another value, another shape
     arrays_: dict[str, np.ndarray] = {}
     data = encode(sealed, arrays_)
-    assert arrays_ == {} and set(data) == {"sealed", "whole", "rows"} and data["sealed"] == list(a.shape)
-    assert decode(data, arrays_).holds(a)  # digests only: the record holds no value of the answer
+    assert arrays_ == {} and set(data) == {"sealed", "whole"} and data["sealed"] == list(a.shape)
+    assert decode(data, arrays_).holds(a)

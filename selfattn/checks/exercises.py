@@ -180,6 +180,42 @@ def _stable(S):
     return np.exp(S - np.max(S))
 
 
+def _misfit(shapes: np.ndarray) -> str | None:
+    """How the five shapes (rows: Q, K, V, Q Kᵀ, output) fail to fit together, or ``None``: Q, K, V,
+    Q Kᵀ and the output have one row per token, Q Kᵀ is square, K has Q's width and the output V's.
+    Facts of the lecture, not the answer: no T, d_k or d_v is known here."""
+    (q, k, v, s, o) = (tuple(r) for r in shapes.astype(int))
+    if len({q[0], k[0], v[0], s[0], o[0]}) > 1:
+        return "Q, K, V, Q Kᵀ and the output must all have one row per token (the same number of rows)"
+    if s[1] != s[0]:
+        return "Q Kᵀ compares every query with every key: it is square"
+    if k[1] != q[1]:
+        return "K must have as many columns as Q (d_k), or Q Kᵀ is not defined"
+    if o[1] != v[1]:
+        return "the output A V has as many columns as V (d_v)"
+    return None
+
+
+def _shapes_fit(outcomes: list[Outcome]) -> Finding | None:
+    """The public check of ``shape_answers``, which the package can decide without the answer
+    (it must not hold it, not even as a digest): a (5, 2) array of positive whole numbers whose
+    rows fit together (:func:`_misfit`); a transposed answer is named. The values are judged by
+    the hidden check, when graded."""
+    got = outcomes[0].values
+    assert got is not None, "verify sees only calls that returned numbers"
+    if len(got) != 1:
+        return Finding(count_message(SHAPE_ANSWERS, got, 1), Kind.WRONG_COUNT)
+    a = got[0]
+    if a.shape != (5, 2):
+        return Finding(f"expected a (5, 2) array (one row per matrix: rows, columns), got shape {a.shape}",
+                       Kind.WRONG_SHAPE)
+    if not (np.isfinite(a).all() and (a == np.round(a)).all() and (a >= 1).all()):
+        return Finding("every entry is a number of rows or columns: a whole number of at least 1", Kind.WRONG_VALUES)
+    if (why := _misfit(a)) is None:
+        return None
+    return Finding.mistake(_ROWS_COLUMNS) if _misfit(a[:, ::-1]) is None else Finding(why, Kind.WRONG_VALUES)
+
+
 # --- the records, in the order of the notebooks ------------------------------------------------
 EMBED = Exercise("embed", text.embed, exact=True, mistakes=[
     Mistake(lambda E, ids: np.asarray(E).T[np.asarray(ids)], "looked up columns of E: rows are the token types"),
@@ -195,10 +231,13 @@ PROJECT = Exercise("project", lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, X @ W_
 PROJECT.check("shapes", "Q, K, V = X W_Q, X W_K, X W_V",
               lambda rng: [Case((rand(rng, 5, 6), rand(rng, 6, 3), rand(rng, 6, 3), rand(rng, 6, 2)))])
 
+_ROWS_COLUMNS = "each shape is (rows, columns): Q has one row per token"
 SHAPE_ANSWERS = Exercise("shape_answers", lecture_shapes, exact=True, mistakes=[
-    Mistake(lambda: lecture_shapes()[:, ::-1], "each shape is (rows, columns): Q has one row per token"),
+    Mistake(lambda: lecture_shapes()[:, ::-1], _ROWS_COLUMNS),
 ])
-SHAPE_ANSWERS.check("lecture", "shapes for T = 10, d = 512, d_k = d_v = 64", lambda rng: [Case(())])
+SHAPE_ANSWERS.check("lecture", "five shapes that fit together (their values are checked only when graded: the "
+                    "package does not hold the answer)", lambda rng: [Case(())],
+                    verify=lambda cases, outcomes: _shapes_fit(outcomes))
 
 SOFTMAX = Exercise("softmax", numerics.softmax, extra=_softmax_extra,
                    diagnoses=(_OVERFLOW, _ALL_MASKED, _UNDERFLOW, _NOT_NORMALISED), mistakes=[

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from ..withheld import Sealed
 from .calling import Case, Outcome, to_arrays
 from .findings import Finding, Kind
 
@@ -84,7 +83,7 @@ class Mistake:
 
     def results(self, case: Case) -> tuple[np.ndarray, ...]:
         with np.errstate(all="ignore"):
-            return _arrays(self.wrong(*case.args, **case.kwargs))
+            return to_arrays(self.wrong(*case.args, **case.kwargs))
 
 
 @dataclass(eq=False)
@@ -128,24 +127,42 @@ class Exercise:
     checks: list[Check] = field(default_factory=list)
 
     # ----------------------------------------------------------------- the checks of this exercise
-    def check(self, suffix: str, description: str, cases: Cases) -> Check:
-        """Declare a public check ``<function>/<suffix>`` (a student sees it in the notebook)."""
-        return self._add(f"{self.function}/{suffix}", description, cases, hidden=False)
+    def check(self, suffix: str, description: str, cases: Cases,
+              verify: Callable[[list[Case], list[Outcome]], Finding | None] | None = None) -> Check:
+        """Declare a public check ``<function>/<suffix>`` (a student sees it in the notebook).
+
+        ``verify`` decides it instead of the comparison with the reference: for an answer that
+        is a value (:attr:`takes_no_input`), which the student package must not hold, the public
+        check judges what it can without it (shape, type, how the parts fit together)."""
+        return self._add(f"{self.function}/{suffix}", description, cases, hidden=False, verify=verify)
 
     def hidden(self, suffix: str, description: str, cases: Cases) -> Check:
         """Attach a hidden check ``<function>/hidden/<suffix>`` (run only when grading)."""
         return self._add(f"{self.function}/hidden/{suffix}", description, cases, hidden=True)
 
-    def _add(self, check_id: str, description: str, cases: Cases, *, hidden: bool) -> Check:
+    def _add(self, check_id: str, description: str, cases: Cases, *, hidden: bool,
+             verify: Callable[[list[Case], list[Outcome]], Finding | None] | None = None) -> Check:
         if check_id in REGISTRY and REGISTRY[check_id].exercise is self:
             return REGISTRY[check_id]  # the same module imported again: nothing new
-        check_ = register(Check(check_id, self.function, description, cases, self.verify, self, hidden))
+        check_ = register(Check(check_id, self.function, description, cases, verify or self.verify, self, hidden))
         self.checks.append(check_)
         return check_
 
     @property
     def public_checks(self) -> list[Check]:
         return [c for c in self.checks if not c.hidden]
+
+    @property
+    def takes_no_input(self) -> bool:
+        """Whether the answer is a value (a function without inputs, ``shape_answers``): every
+        call of its checks has no arguments. Such an answer is never recorded for the student
+        package (no value, digest or encoding of it ships); its public checks judge it without
+        the reference, its hidden checks (grading only) against it."""
+        return all(not c.args and not c.kwargs for chk in self.checks for c in chk.cases(np.random.default_rng(0)))
+
+    def uses_reference(self, check_: Check) -> bool:
+        """Whether ``check_`` decides by comparing with the reference (not by its own verifier)."""
+        return check_.verify == self.verify
 
     @property
     def dependency_names(self) -> tuple[str, ...]:
@@ -155,7 +172,7 @@ class Exercise:
     def expected(self, case: Case) -> tuple[np.ndarray, ...]:
         """The reference's results on ``case``."""
         assert self.reference is not None, f"{self.function} has no reference"
-        return _arrays(self.reference(*case.args, **case.kwargs))
+        return to_arrays(self.reference(*case.args, **case.kwargs))
 
     def verify(self, cases: list[Case], outcomes: list[Outcome]) -> Finding | None:
         """``None`` when every outcome is right, else one finding naming the likely mistake."""
@@ -193,20 +210,12 @@ class Exercise:
         for g, w in zip(got, want, strict=True):
             if g.shape != w.shape:
                 return Finding(f"{shape_message(g, w)} (on input {case.describe()})", Kind.WRONG_SHAPE)
-        if any(isinstance(w, Sealed) for w in want):  # the student package knows it only as a digest
-            return Finding(f"wrong values on input {case.describe()}", Kind.WRONG_VALUES)
         for g, w in zip(got, want, strict=True):
             if np.isnan(g).any() and not np.isnan(w).any():
                 return Finding(f"NaN in {int(np.isnan(g).sum())} of {g.size} entries (on input {case.describe()})",
                                Kind.NAN)
         err = max(largest_error(g, w) for g, w in zip(got, want, strict=True))
         return Finding(f"wrong values on input {case.describe()} (largest error {err:.3g})", Kind.WRONG_VALUES)
-
-
-def _arrays(result: Any) -> tuple[np.ndarray, ...]:
-    """:func:`to_arrays`, keeping a result the student package holds only sealed
-    (:class:`selfattn.withheld.Sealed`) as it is."""
-    return (result,) if isinstance(result, Sealed) else to_arrays(result)
 
 
 def count_message(exercise: Exercise, got: Sequence[np.ndarray], n_want: int) -> str:
@@ -329,11 +338,8 @@ def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, equal_
     """Same shape and equal within tolerance; ``-inf`` must meet ``-inf`` (or a large negative).
 
     With ``equal_nan`` (comparing with a named mistake, which may itself give NaN), NaN must meet
-    NaN in the same places, and some entry besides must be a number to compare. A sealed result
-    (:class:`selfattn.withheld.Sealed`) must be met exactly.
+    NaN in the same places, and some entry besides must be a number to compare.
     """
-    if isinstance(want, Sealed) or isinstance(got, Sealed):
-        return want.holds(got) if isinstance(want, Sealed) else got.holds(want)
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
     if got.shape != want.shape:
         return False

@@ -1,0 +1,387 @@
+"""Handed-in zips into ``submitted/``: ``python -m autograder.intake.zips FOLDER`` (``make intake ZIPS=FOLDER``).
+
+A student hands in ``LOGIN.zip`` (``hand_in.py``), laid out ``LOGIN/<assignment>/<notebook>.ipynb``;
+an LMS download folder holds one such zip per student, renamed by the LMS. Each zip is read as
+data, checked whole, and only then unpacked into ``submitted/<LOGIN>/<assignment>/``, nowhere else.
+
+Names accepted (:func:`named`): ``LOGIN.zip`` as handed in; Canvas's
+``<name>_[LATE_]<user id>_<attempt>_LOGIN.zip`` (a re-upload ``LOGIN-1.zip``); Moodle's
+``<full name>_<participant id>_assignsubmission_file_LOGIN.zip``, or ``LOGIN.zip`` inside a folder
+``<full name>_<participant id>_assignsubmission_file``. The LMS account (Canvas user, Moodle
+participant) is who handed it in; ``--login-map FILE`` (CSV ``account,login``, the account being
+that id or the zip's file name) gives each account its login instead of the name the student chose.
+
+A zip is refused, with one line, when: its login is not a plain id or not the one of the map; its
+top folder is not that login; a member is absolute, climbs out (``..``), is a link, a device, a
+pipe or a socket, is encrypted, is named twice (also differing only in case), is not
+``.ipynb``, or is not a notebook of the course's assignment; it has more than ``max_members``
+members or more than ``max_bytes`` uncompressed (sizes read from the directory are enforced while
+reading, so a zip bomb stops there); or taking it would replace what this command did not put in
+``submitted/`` (nbgrader collect, a copy by hand) or what another account handed in.
+
+Two zips for one login: from one account, the latest wins (the larger of Canvas's upload numbers, else the
+file's modification time) and the others are not taken; from two accounts, none is taken (give a
+login map). Nothing is written before a zip is accepted; its notebooks are written under
+``.intake/`` in the work folder, then moved into place with one rename (an existing folder taken
+from an earlier zip of the same account is swapped in one exchange where the system has it), so a
+killed run leaves the old folder or the new one (without an exchange, a run killed between the two
+renames leaves the old folder whole under ``.intake/``, and the next run puts it back first).
+What it took is recorded in ``.intake/taken.json``
+(written atomically); that is how it knows what it may replace. It holds the run lock of the work
+folder, so it never runs beside ``make grade``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import stat
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from traitlets import Integer, TraitError, Unicode
+from traitlets.config import Configurable
+
+from autograder import errors
+from autograder.course.ids import id_problem
+from autograder.course.spec import notebooks_of
+from autograder.outputs import atomic
+from autograder.paths import DEFAULT
+from autograder.pipeline import run_lock
+from autograder.workspace import Workspace
+
+#: Canvas: name, optional LATE, user id, attempt, the file's own name (re-uploads get "-N").
+CANVAS = re.compile(r"[^_/]+_(?:LATE_)?(?P<account>\d+)_(?P<attempt>\d+)_(?P<original>[^/]+)")
+#: Moodle: full name, participant id, then the file's own name (or a folder of that name).
+MOODLE = re.compile(r"(?:.*/)?[^/]*_(?P<account>\d+)_assignsubmission_file(?:_|/)(?P<original>[^/]+)")
+
+
+class ZipIntake(Configurable):
+    """Which handed-in zips are taken, and the caps each one must stay under."""
+
+    login_map = Unicode("", help=(
+        "CSV file with columns account,login: the login of each LMS account (Canvas user id, Moodle "
+        "participant id) or zip file name; when given, only accounts it names are taken")).tag(config=True)
+    max_members = Integer(64, min=1, help=(
+        "Most members (files and folders) one zip may hold; more is refused unread")).tag(config=True)
+    max_bytes = Integer(256 << 20, min=1, help=(
+        "Most bytes one zip may hold uncompressed (and the zip itself); more is refused, and reading "
+        "stops there, so a zip bomb costs nothing")).tag(config=True)
+
+
+class Refused(Exception):
+    """A zip that is not taken; the message is its one line."""
+
+
+@dataclass(frozen=True)
+class Named:
+    """What a zip's name says: whose it is (``login``), who handed it in (``account``), and its
+    place among one account's hand-ins (``order``, larger is later)."""
+
+    path: Path
+    login: str
+    account: str
+    order: tuple[float, ...]
+
+
+def read_login_map(path: Path) -> dict[str, str]:
+    """account -> login from a CSV with columns ``account,login``; raises
+    :class:`~autograder.errors.RefusedInput` naming the file and its bad line."""
+    out: dict[str, str] = {}
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            if reader.fieldnames is None or not {"account", "login"} <= set(reader.fieldnames):
+                raise errors.RefusedInput(f"login map {path}: needs the columns account,login")
+            for n, row in enumerate(reader, start=2):
+                account, login = (row["account"] or "").strip(), (row["login"] or "").strip()
+                if not account or id_problem(login):
+                    raise errors.RefusedInput(f"login map {path}:{n}: needs an account and a plain login, got "
+                                              f"{account!r}, {login!r}")
+                out[account] = login
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise errors.RefusedInput(f"login map {path}: cannot be read ({type(exc).__name__})") from None
+    return out
+
+
+def named(path: Path, folder: Path, login_map: dict[str, str] | None = None) -> Named:
+    """Whose zip ``path`` (inside ``folder``) is, by the naming conventions above; raises ``Refused``."""
+    rel = path.relative_to(folder).as_posix()
+    mtime = path.lstat().st_mtime
+    if found := CANVAS.fullmatch(rel):
+        account, order = f"canvas user {found['account']}", (float(found["attempt"]), mtime)
+        original = re.sub(r"-\d+(?=\.zip$)", "", found["original"])
+        key = found["account"]
+    elif found := MOODLE.fullmatch(rel):
+        account, order, original, key = f"moodle participant {found['account']}", (mtime,), found["original"], \
+            found["account"]
+    elif "/" not in rel:
+        account, order, original, key = f"file {rel}", (mtime,), rel, rel
+    else:
+        raise Refused("not a name an LMS gives (LOGIN.zip, or Canvas's or Moodle's download names)")
+    if login_map is not None:
+        login = login_map.get(key) or login_map.get(path.name)
+        if login is None:
+            raise Refused(f"{account} is not in the login map")
+    else:
+        login = original[:-4] if original.lower().endswith(".zip") else original
+        if why := id_problem(login):
+            raise Refused(f"the login {login!r} its name gives is refused: {why}")
+    return Named(path, login, account, order)
+
+
+def assignments(ws: Workspace) -> dict[str, set[str]]:
+    """assignment -> the file names of its notebooks, as the course's source notebooks have them."""
+    return {a.name: {f"{n}.ipynb" for n in notebooks_of(a.name, ws.course)}
+            for a in sorted(ws.solutions.iterdir()) if a.is_dir()}
+
+
+def _member_problem(info: zipfile.ZipInfo, login: str, course: dict[str, set[str]]) -> str | None:
+    """Why one member of ``login``'s zip is refused, or ``None``."""
+    name = info.filename
+    mode = info.external_attr >> 16
+    shown = ascii(name)
+    if not name or name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name) or "\\" in name:
+        return f"member {shown} is an absolute path"
+    if any(ord(c) < 32 for c in name):
+        return f"member {shown} has a control character in its name"
+    parts = PurePosixPath(name).parts
+    if any(p in ("..", ".") for p in name.rstrip("/").split("/")) or "" in name.rstrip("/").split("/"):
+        return f"member {shown} leaves its folder ('..', '.' or an empty part)"
+    if info.flag_bits & 0x1:
+        return f"member {shown} is encrypted"
+    kind = stat.S_IFMT(mode)
+    if stat.S_ISLNK(mode):
+        return f"member {shown} is a symbolic link"
+    if kind and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return f"member {shown} is not a file (a device, pipe or socket)"
+    if parts[0] != login:
+        return f"its top folder is {parts[0]!r}, not {login!r}: it holds another login's work"
+    if info.is_dir():
+        if len(parts) > 2 or (len(parts) == 2 and parts[1] not in course):
+            return f"folder {shown} is not {login}/<assignment>/"
+        return None
+    if not name.endswith(".ipynb"):
+        return f"member {shown} is not a notebook (.ipynb)"
+    if len(parts) != 3 or parts[1] not in course:
+        return f"member {shown} is not {login}/<assignment>/<notebook>.ipynb of an assignment of the course"
+    if parts[2] not in course[parts[1]]:
+        return f"member {shown} is not a notebook of {parts[1]}"
+    return None
+
+
+def read_zip(zpath: Path, login: str, course: dict[str, set[str]], limits: ZipIntake) -> dict[str, dict[str, bytes]]:
+    """assignment -> notebook name -> bytes of the zip at ``zpath``, every member checked before
+    one is read; raises ``Refused`` with the first problem."""
+    st = os.lstat(zpath)
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused("not a regular file")
+    if st.st_size > limits.max_bytes:
+        raise Refused(f"the zip is {st.st_size} bytes, over the cap of {limits.max_bytes}")
+    try:
+        with zipfile.ZipFile(zpath) as z:
+            infos = z.infolist()
+            if len(infos) > limits.max_members:
+                raise Refused(f"{len(infos)} members, over the cap of {limits.max_members}")
+            seen: set[str] = set()
+            for info in infos:  # twice, also in another case: unpacked, one would replace the other
+                key = info.filename.rstrip("/").casefold()
+                if key in seen:
+                    raise Refused(f"member {info.filename!a} is named twice")
+                seen.add(key)
+            for info in infos:
+                if why := _member_problem(info, login, course):
+                    raise Refused(why)
+            files = [i for i in infos if not i.is_dir()]
+            if not files:
+                raise Refused("it holds no notebook")
+            if sum(i.file_size for i in files) > limits.max_bytes:
+                raise Refused(f"it holds over {limits.max_bytes} bytes uncompressed")
+            out: dict[str, dict[str, bytes]] = {}
+            for info in files:
+                with z.open(info) as fh:  # reads at most the declared size, and checks the CRC
+                    data = fh.read(info.file_size + 1)
+                if len(data) != info.file_size:
+                    raise Refused(f"member {info.filename!a} is not the size its zip declares")
+                _, assignment, notebook = PurePosixPath(info.filename).parts
+                out.setdefault(assignment, {})[notebook] = data
+            return out
+    except Refused:
+        raise
+    except Exception as exc:  # BadZipFile, a damaged member's zlib error, an unknown compression, ...
+        raise Refused(f"not a readable zip archive ({type(exc).__name__})") from None
+
+
+# ------------------------------------------------------------------------------------ writing
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _contents(folder: Path) -> dict[str, str] | None:
+    """file name -> digest of what ``folder`` holds, or ``None`` if it holds anything but regular files."""
+    out = {}
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink() or not entry.is_file():
+            return None
+        out[entry.name] = _digest(entry.read_bytes())
+    return out
+
+
+class Ledger:
+    """``.intake/taken.json``: for each ``login/assignment`` taken, the account it came from and
+    the digest of each file written (``pending`` while a swap is under way)."""
+
+    def __init__(self, ws: Workspace):
+        self.path = ws.work / ".intake" / "taken.json"
+        self.data: dict[str, dict] = json.loads(self.path.read_text()) if self.path.is_file() else {}
+
+    def save(self) -> None:
+        atomic.write_text(self.path, json.dumps(self.data, indent=1, sort_keys=True))
+
+
+#: Where a replaced folder waits in its run's scratch folder when the system has no exchange.
+ASIDE = "replaced"
+
+
+def recover(ws: Workspace, ledger: Ledger) -> None:
+    """Undo what a killed run left half-done: a folder moved aside (no exchange on this system)
+    whose replacement never arrived goes back; then the scratch folders of killed runs go (each
+    holds only a copy this command wrote, or a folder it had replaced)."""
+    for key, entry in ledger.data.items():
+        aside = ws.work / ".intake" / str(entry.get("scratch", "")) / ASIDE
+        if entry.get("scratch") and aside.is_dir() and not (ws.submitted / key).exists():
+            atomic.place_folder(aside, ws.submitted / key, aside)
+    for stale in (ws.work / ".intake").glob("tmp-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment: str,
+          notebooks: dict[str, bytes]) -> str:
+    """Put ``notebooks`` at ``submitted/<login>/<assignment>/`` as one step; return what was done.
+    Raises ``Refused`` when that would replace what this command did not write, or another
+    account's hand-in."""
+    key = f"{who.login}/{assignment}"
+    student = ws.submitted / who.login
+    target = student / assignment
+    entry = ledger.data.get(key)
+    if student.is_symlink() or (student.exists() and not student.is_dir()):
+        raise Refused(f"submitted/{who.login} is not a folder: move it away first")
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise Refused(f"submitted/{key} is not a folder: move it away first")
+    if target.exists():
+        held = _contents(target)
+        ours = entry is not None and held is not None and held in (entry.get("files"), entry.get("pending"))
+        if not ours:
+            raise Refused(f"submitted/{key} holds files this command did not put there (nbgrader collect or a "
+                          "copy by hand): move them away to take this zip")
+        if entry["account"] != who.account:
+            raise Refused(f"submitted/{key} was taken from {entry['account']}'s hand-in, this one is "
+                          f"{who.account}'s: give a login map (--login-map) to say whose it is")
+        if entry.get("zip") == zip_digest and held == entry.get("files"):
+            return "unchanged"
+    files = {name: _digest(data) for name, data in notebooks.items()}
+    scratch = ws.work / ".intake" / f"tmp-{secrets.token_hex(6)}"
+    fresh = scratch / assignment
+    fresh.mkdir(parents=True)
+    try:
+        for name, data in notebooks.items():
+            fd = os.open(fresh / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        ledger.data[key] = {**(entry or {}), "account": who.account, "pending": files, "scratch": scratch.name,
+                            "files": (entry or {}).get("files", files)}
+        ledger.save()
+        student.mkdir(parents=True, exist_ok=True)
+        done = atomic.place_folder(fresh, target, scratch / ASIDE)  # the old one: written here
+        ledger.data[key] = {"account": who.account, "zip": zip_digest, "files": files, "source": who.path.name}
+        ledger.save()
+    finally:
+        if not target.exists() and (scratch / ASIDE).is_dir():  # failed between two renames: the old one back
+            atomic.place_folder(scratch / ASIDE, target, scratch / ASIDE)
+        shutil.rmtree(scratch, ignore_errors=True)  # made by this run: the new copy or the old one it replaced
+    return done
+
+
+# ------------------------------------------------------------------------------------ the run
+def zips_in(folder: Path) -> list[Path]:
+    """Every ``*.zip`` under ``folder`` (Moodle nests them one folder down), not following links."""
+    return sorted(p for p in folder.rglob("*") if p.name.lower().endswith(".zip") and not p.is_dir())
+
+
+def intake(folder: Path, settings: ZipIntake | None = None, ws: Workspace = DEFAULT) -> tuple[list[str], int]:
+    """Take the zips of ``folder`` into ``ws.submitted``; return (one line per zip, number refused)."""
+    settings = settings or ZipIntake()
+    login_map = read_login_map(Path(settings.login_map)) if settings.login_map else None
+    course = assignments(ws)
+    lines: dict[Path, str] = {}
+    claims: dict[str, list[Named]] = {}
+    for path in zips_in(folder):
+        try:
+            who = named(path, folder, login_map)
+        except Refused as why:
+            lines[path] = f"refused: {why}"
+            continue
+        claims.setdefault(who.login, []).append(who)
+    taken: list[Named] = []
+    for login, hand_ins in claims.items():
+        accounts = sorted({h.account for h in hand_ins})
+        if len(accounts) > 1:
+            for h in hand_ins:
+                lines[h.path] = (f"refused: {len(accounts)} accounts hand in {login} ({', '.join(accounts)}): give a "
+                                 "login map (--login-map) to say whose it is")
+            continue
+        latest = max(hand_ins, key=lambda h: (h.order, h.path.name))
+        taken.append(latest)
+        for h in hand_ins:
+            if h is not latest:
+                lines[h.path] = f"not taken: {latest.path.name} is a later hand-in of {login}"
+    with run_lock.hold(ws=ws):
+        ledger = Ledger(ws)
+        recover(ws, ledger)
+        for who in taken:
+            try:
+                contents = read_zip(who.path, who.login, course, settings)
+                digest = _digest(who.path.read_bytes())
+                done = [f"{a} ({place(ws, ledger, who, digest, a, nbs)}, {len(nbs)} notebooks)"
+                        for a, nbs in sorted(contents.items())]
+                lines[who.path] = f"taken: submitted/{who.login}/ " + ", ".join(done)
+            except Refused as why:
+                lines[who.path] = f"refused: {why}"
+    out = [f"{p.relative_to(folder).as_posix()}: {line}" for p, line in sorted(lines.items())]
+    return out, sum(line.startswith("refused") for line in lines.values())
+
+
+@errors.command_line
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("folder", type=Path, help="the LMS download folder holding the handed-in zips")
+    p.add_argument("--login-map", default="", help=ZipIntake.login_map.help)
+    p.add_argument("--max-members", type=int, default=ZipIntake.max_members.default_value,
+                   help=ZipIntake.max_members.help)
+    p.add_argument("--max-bytes", type=int, default=ZipIntake.max_bytes.default_value, help=ZipIntake.max_bytes.help)
+    a = p.parse_args(argv)
+    if not a.folder.is_dir():
+        raise errors.RefusedInput(f"{a.folder} is not a folder (give the folder of the handed-in zips)")
+    try:
+        settings = ZipIntake(login_map=a.login_map, max_members=a.max_members, max_bytes=a.max_bytes)
+    except TraitError as exc:
+        raise errors.RefusedInput(f"intake: {exc}") from None
+    lines, refused = intake(a.folder, settings, DEFAULT)  # another run holding the lock: errors.RunBusy
+    for line in lines:
+        print(line)
+    print(f"{len(lines) - refused} of {len(lines)} zips taken or not needed, {refused} refused")
+    return 1 if refused else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

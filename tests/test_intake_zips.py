@@ -1,0 +1,383 @@
+"""Handed-in zips into submitted/ (autograder.intake.zips): hostile zips are refused with one line
+each, nothing is unpacked outside submitted/<login>/, no student's work is overwritten by another's,
+and a killed run leaves the old folder or the new one."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.intake import zips
+from autograder.outputs import atomic
+from autograder.workspace import ROOT, Workspace
+
+pytestmark = pytest.mark.filterwarnings("ignore:Duplicate name:UserWarning")  # zips named twice, on purpose
+
+NOTEBOOK = (ROOT / "notebooks" / "attention" / "01-embeddings.ipynb").read_bytes()
+OTHER = (ROOT / "notebooks" / "attention" / "02-queries-keys-values.ipynb").read_bytes()
+NB1 = "attention/01-embeddings.ipynb"
+
+
+def make_zip(path: Path, members: list[tuple], **kw) -> Path:
+    """A zip at ``path`` of (name, data[, unix mode[, flag bits]]) members."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, **kw) as z:
+        for name, data, *rest in members:
+            info = zipfile.ZipInfo(name, (2026, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            mode = rest[0] if rest else (stat.S_IFDIR | 0o755 if name.endswith("/") else stat.S_IFREG | 0o644)
+            info.external_attr = mode << 16
+            z.writestr(info, data)
+    flags = [m[3] for m in members if len(m) > 3]
+    if flags:  # the writer clears flag bits: set them in every local header and central directory entry
+        raw = bytearray(path.read_bytes())
+        for signature, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+            start = raw.find(signature)
+            while start != -1:
+                raw[start + at] |= flags[0]
+                start = raw.find(signature, start + 4)
+        path.write_bytes(bytes(raw))
+    return path
+
+
+def hand_in(folder: Path, name: str, login: str, notebook: bytes = NOTEBOOK, mtime: float | None = None) -> Path:
+    """``name`` in ``folder``: what hand_in.py writes for ``login``."""
+    path = make_zip(folder / name, [(f"{login}/", b""), (f"{login}/attention/", b""),
+                                    (f"{login}/{NB1}", notebook)])
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+@pytest.fixture
+def ws(tmp_path) -> Workspace:
+    return Workspace(tmp_path / "work")
+
+
+def run(ws: Workspace, folder: Path, **settings) -> dict[str, str]:
+    lines, refused = zips.intake(folder, zips.ZipIntake(**settings), ws)
+    out = dict(line.split(": ", 1) for line in lines)
+    assert refused == sum(v.startswith("refused") for v in out.values())
+    return out
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (links included, not followed) -> its bytes."""
+    if not folder.exists():
+        return {}
+    return {p.relative_to(folder).as_posix(): (b"LINK" if p.is_symlink() else p.read_bytes())
+            for p in sorted(folder.rglob("*")) if p.is_symlink() or p.is_file()}
+
+
+HOSTILE = {
+    "absolute": ([("/alice/" + NB1, NOTEBOOK)], "is an absolute path"),
+    "dotdot": ([("alice/../bob/" + NB1, NOTEBOOK)], "leaves its folder"),
+    "dotdot-deep": ([("alice/attention/../../../etc/x.ipynb", NOTEBOOK)], "leaves its folder"),
+    "backslash": ([("alice\\..\\bob\\x.ipynb", NOTEBOOK)], "absolute path"),
+    "symlink": ([("alice/" + NB1, b"/etc/passwd", stat.S_IFLNK | 0o777)], "is a symbolic link"),
+    "device": ([("alice/" + NB1, b"", stat.S_IFCHR | 0o644)], "is not a file"),
+    "fifo": ([("alice/" + NB1, b"", stat.S_IFIFO | 0o644)], "is not a file"),
+    "encrypted": ([("alice/" + NB1, NOTEBOOK, stat.S_IFREG | 0o644, 0x1)], "is encrypted"),
+    "duplicate": ([("alice/" + NB1, NOTEBOOK), ("alice/" + NB1, OTHER)], "is named twice"),
+    "duplicate-folder": ([("alice/attention/", b""), ("alice/attention", b"")], "is named twice"),
+    "case-duplicate": ([("alice/" + NB1, NOTEBOOK), ("alice/" + NB1.upper(), OTHER)], "is named twice"),
+    "not-a-notebook": ([("alice/attention/run.py", b"import os")], "is not a notebook (.ipynb)"),
+    "not-of-the-course": ([("alice/attention/99-extra.ipynb", NOTEBOOK)], "is not a notebook of attention"),
+    "no-such-assignment": ([("alice/homework/01-embeddings.ipynb", NOTEBOOK)], "of an assignment of the course"),
+    "too-deep": ([("alice/attention/x/01-embeddings.ipynb", NOTEBOOK)], "of an assignment of the course"),
+    "loose-file": ([("alice/01-embeddings.ipynb", NOTEBOOK)], "of an assignment of the course"),
+    "another-login": ([("bob/" + NB1, NOTEBOOK)], "its top folder is 'bob', not 'alice'"),
+    "mixed-logins": ([("alice/" + NB1, NOTEBOOK), ("bob/" + NB1, OTHER)], "its top folder is 'bob'"),
+    "empty": ([("alice/", b"")], "holds no notebook"),
+    "control-character": ([("alice/attention/\x1b[2J.ipynb", NOTEBOOK)], "control character"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_a_hostile_zip_is_refused_in_one_line_and_nothing_is_written(ws, tmp_path, kind):
+    members, reason = HOSTILE[kind]
+    downloads = tmp_path / "downloads"
+    (ws.submitted / "bob" / "attention").mkdir(parents=True)
+    (ws.submitted / "bob" / NB1).write_bytes(OTHER)  # another student's work, collected earlier
+    before = tree(ws.work)
+    make_zip(downloads / "alice.zip", members)
+    said = run(ws, downloads)
+    assert list(said) == ["alice.zip"] and said["alice.zip"].startswith("refused: ")
+    assert reason in said["alice.zip"] and "\n" not in said["alice.zip"], said
+    assert tree(ws.submitted) == {k[len("submitted/"):]: v for k, v in before.items() if k.startswith("submitted/")}
+    assert not (tmp_path / "etc").exists() and not any((ws.work / ".intake").glob("tmp-*"))
+
+
+def test_caps_on_members_and_size_refuse_a_zip_bomb_unread(ws, tmp_path):
+    downloads = tmp_path / "downloads"
+    bomb = b"{" + b" " * (4 << 20) + b"}"  # 4 MiB that deflate to a few KiB
+    make_zip(downloads / "alice.zip", [("alice/" + NB1, bomb)])
+    make_zip(downloads / "bob.zip", [(f"bob/attention/{i}/", b"") for i in range(70)])
+    said = run(ws, downloads, max_bytes=1 << 20)
+    assert (downloads / "alice.zip").stat().st_size < 1 << 20
+    assert "over 1048576 bytes uncompressed" in said["alice.zip"], said
+    assert "70 members, over the cap of 64" in said["bob.zip"], said
+    assert tree(ws.submitted) == {}
+
+
+def test_a_zip_whose_declared_size_lies_is_refused(ws, tmp_path):
+    """A member that inflates to more than its zip says: reading stops at the declared size."""
+    downloads = tmp_path / "downloads"
+    path = make_zip(downloads / "alice.zip", [("alice/" + NB1, NOTEBOOK)])
+    data = bytearray(path.read_bytes())
+    size = len(NOTEBOOK).to_bytes(4, "little")
+    small = (100).to_bytes(4, "little")
+    for at in (i for i in range(len(data) - 3) if bytes(data[i:i + 4]) == size):
+        data[at:at + 4] = small  # the uncompressed size, in the local header and the central directory
+    path.write_bytes(bytes(data))
+    said = run(ws, downloads)
+    assert said["alice.zip"].startswith("refused: ") and tree(ws.submitted) == {}, said
+
+
+def test_what_is_not_a_zip_or_not_a_login_is_refused(ws, tmp_path):
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    (downloads / "carol.zip").write_bytes(b"not a zip at all")
+    hand_in(downloads, "a b.zip", "a b")
+    (downloads / "dave.zip").symlink_to(hand_in(tmp_path / "elsewhere", "dave.zip", "dave"))
+    said = run(ws, downloads)
+    assert said["carol.zip"] == "refused: not a readable zip archive (BadZipFile)"
+    assert said["a b.zip"].startswith("refused: the login 'a b' its name gives is refused")
+    assert said["dave.zip"] == "refused: not a regular file"
+    assert tree(ws.submitted) == {}
+
+
+def test_a_class_from_canvas_and_moodle_is_taken_and_a_resubmission_replaces_only_its_own(ws, tmp_path):
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "alice.zip", "alice")
+    hand_in(downloads, "doebob_LATE_1234_5678_bob.zip", "bob")  # Canvas
+    hand_in(downloads / "Carol Roe_77_assignsubmission_file", "carol.zip", "carol")  # Moodle, in folders
+    hand_in(downloads, "Dan Poe_78_assignsubmission_file_dan.zip", "dan")  # Moodle, flat
+    said = run(ws, downloads)
+    assert all(v.startswith("taken: ") for v in said.values()) and len(said) == 4, said
+    assert said["alice.zip"] == "taken: submitted/alice/ attention (taken, 1 notebooks)"
+    for login in ("alice", "bob", "carol", "dan"):
+        assert tree(ws.submitted / login) == {NB1: NOTEBOOK}
+    again = run(ws, downloads)
+    assert all("unchanged" in v for v in again.values()), again
+    hand_in(downloads, "doebob_1234_5679_bob-1.zip", "bob", OTHER)  # Canvas: bob's second attempt
+    said = run(ws, downloads)
+    assert said["doebob_1234_5679_bob-1.zip"] == "taken: submitted/bob/ attention (replaced, 1 notebooks)"
+    assert said["doebob_LATE_1234_5678_bob.zip"] == "not taken: doebob_1234_5679_bob-1.zip is a later hand-in of bob"
+    assert tree(ws.submitted / "bob") == {NB1: OTHER} and tree(ws.submitted / "alice") == {NB1: NOTEBOOK}
+    assert not any((ws.work / ".intake").glob("tmp-*"))
+
+
+def test_a_plain_folder_takes_the_latest_of_one_account_by_time(ws, tmp_path):
+    first, second = tmp_path / "monday", tmp_path / "friday"
+    hand_in(first, "alice.zip", "alice", NOTEBOOK)
+    run(ws, first)
+    hand_in(second, "alice.zip", "alice", OTHER)
+    assert run(ws, second)["alice.zip"] == "taken: submitted/alice/ attention (replaced, 1 notebooks)"
+    assert tree(ws.submitted / "alice") == {NB1: OTHER}
+
+
+def test_another_account_handing_in_a_login_never_replaces_that_student(ws, tmp_path):
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "roealice_11_1_alice.zip", "alice")
+    assert run(ws, downloads)["roealice_11_1_alice.zip"].startswith("taken")
+    later = tmp_path / "later"
+    hand_in(later, "mallory_12_1_alice.zip", "alice", OTHER)  # another Canvas user names it alice.zip
+    said = run(ws, later)
+    assert "was taken from canvas user 11's hand-in, this one is canvas user 12's" in said["mallory_12_1_alice.zip"]
+    assert tree(ws.submitted / "alice") == {NB1: NOTEBOOK}
+    both = tmp_path / "both"
+    hand_in(both, "roebob_21_1_bob.zip", "bob")
+    hand_in(both, "mallory_12_2_bob.zip", "bob", OTHER)
+    said = run(ws, both)
+    assert all("2 accounts hand in bob (canvas user 12, canvas user 21)" in v for v in said.values()), said
+    assert not (ws.submitted / "bob").exists()
+
+
+def test_a_login_map_decides_whose_a_zip_is(ws, tmp_path):
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "roealice_11_1_whatever.zip", "alice")
+    hand_in(downloads, "mallory_12_1_alice.zip", "alice", OTHER)
+    hand_in(downloads, "roebob_21_1_bob.zip", "alice")  # bob's account, alice's top folder
+    table = tmp_path / "logins.csv"
+    table.write_text("account,login\n11,alice\n21,bob\n")
+    said = run(ws, downloads, login_map=str(table))
+    assert said["roealice_11_1_whatever.zip"].startswith("taken: submitted/alice/")
+    assert said["mallory_12_1_alice.zip"] == "refused: canvas user 12 is not in the login map"
+    assert said["roebob_21_1_bob.zip"] == "refused: its top folder is 'alice', not 'bob': it holds another login's work"
+    assert tree(ws.submitted) == {f"alice/{NB1}": NOTEBOOK}
+
+
+def test_a_folder_this_command_did_not_write_is_never_replaced(ws, tmp_path):
+    collected = ws.submitted / "alice" / "attention"
+    collected.mkdir(parents=True)
+    (collected / "01-embeddings.ipynb").write_bytes(OTHER)
+    (collected / "timestamp.txt").write_text("2026-01-01 10:00:00")
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "alice.zip", "alice")
+    said = run(ws, downloads)
+    assert "holds files this command did not put there" in said["alice.zip"]
+    assert tree(ws.submitted / "alice") == {NB1: OTHER, "attention/timestamp.txt": b"2026-01-01 10:00:00"}
+
+
+class Killed(BaseException):
+    """The run dies here (as a SIGKILL would: nothing after it runs)."""
+
+
+def _die(*args):
+    raise Killed
+
+
+def _save_then_die():
+    """A Ledger.save that saves once (the pending entry) and dies the next time."""
+    saves, real = [], zips.Ledger.save
+
+    def save(self):
+        saves.append(1)
+        return real(self) if len(saves) == 1 else _die()
+
+    return save
+
+
+def test_a_run_killed_while_replacing_leaves_the_old_folder_or_the_new_one(ws, tmp_path, monkeypatch):
+    first, second = tmp_path / "first", tmp_path / "second"
+    hand_in(first, "alice.zip", "alice", NOTEBOOK)
+    run(ws, first)
+    hand_in(second, "alice.zip", "alice", OTHER)
+    for where, replacement in (("_exchange", _die), ("save", _save_then_die())):
+        with monkeypatch.context() as m:
+            m.setattr(atomic if where == "_exchange" else zips.Ledger, where, replacement)
+            with pytest.raises(Killed):
+                zips.intake(second, zips.ZipIntake(), ws)
+        assert tree(ws.submitted / "alice") in ({NB1: NOTEBOOK}, {NB1: OTHER}), where
+        json.loads((ws.work / ".intake" / "taken.json").read_text())  # whole
+    assert run(ws, second)["alice.zip"].startswith("taken: submitted/alice/ attention")
+    assert tree(ws.submitted / "alice") == {NB1: OTHER}
+
+
+def test_the_command_prints_one_line_per_zip_and_fails_when_one_is_refused(ws, tmp_path):
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "alice.zip", "alice")
+    make_zip(downloads / "bob.zip", [("../../evil.ipynb", NOTEBOOK)])
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(ws.work))
+    done = subprocess.run([sys.executable, "-m", "autograder.intake.zips", str(downloads)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        "alice.zip: taken: submitted/alice/ attention (taken, 1 notebooks)",
+        "bob.zip: refused: member '../../evil.ipynb' leaves its folder ('..', '.' or an empty part)",
+        "1 of 2 zips taken or not needed, 1 refused"]
+    assert not (tmp_path / "evil.ipynb").exists() and not (ws.work / "evil.ipynb").exists()
+
+
+def test_a_bad_folder_or_login_map_is_one_line_and_status_2(ws, tmp_path):
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(ws.work))
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "alice.zip", "alice")
+    table = tmp_path / "logins.csv"
+    table.write_text("user,name\n11,alice\n")
+    for args, said in (([str(tmp_path / "nowhere")], "is not a folder"),
+                       ([str(downloads), "--login-map", str(table)], "needs the columns account,login"),
+                       ([str(downloads), "--login-map", str(tmp_path / "none.csv")], "cannot be read")):
+        done = subprocess.run([sys.executable, "-m", "autograder.intake.zips", *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and said in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    assert not ws.submitted.exists()
+
+
+def test_without_an_exchange_a_replacement_still_lands_whole(ws, tmp_path, monkeypatch):
+    first, second = tmp_path / "first", tmp_path / "second"
+    hand_in(first, "alice.zip", "alice", NOTEBOOK)
+    run(ws, first)
+    hand_in(second, "alice.zip", "alice", OTHER)
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)  # no renameat2 here: two renames
+    assert run(ws, second)["alice.zip"] == "taken: submitted/alice/ attention (replaced, 1 notebooks)"
+    assert tree(ws.submitted / "alice") == {NB1: OTHER} and not any((ws.work / ".intake").glob("tmp-*"))
+
+
+KILL_BETWEEN_RENAMES = """
+import os, signal, sys
+from pathlib import Path
+from autograder.intake import zips
+from autograder.outputs import atomic
+from autograder.workspace import Workspace
+
+renames, real = [], os.rename
+def rename(a, b):
+    renames.append(b)
+    if len(renames) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)  # between the two renames, nothing after runs
+    return real(a, b)
+atomic._exchange = lambda a, b: False
+atomic.os.rename = rename
+zips.intake(Path(sys.argv[1]), zips.ZipIntake(), Workspace(Path(sys.argv[2])))
+"""
+
+
+def test_a_run_killed_between_two_renames_gets_the_old_folder_back(ws, tmp_path):
+    """Without an exchange a replacement is two renames. Killed (SIGKILL) between them, the old
+    folder waits whole in the run's scratch space, and the next run puts it back before anything
+    else; failing there with an error, the run puts it back itself."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    hand_in(first, "alice.zip", "alice", NOTEBOOK)
+    run(ws, first)
+    hand_in(second, "alice.zip", "alice", OTHER)
+    killed = subprocess.run([sys.executable, "-c", KILL_BETWEEN_RENAMES, str(second), str(ws.work)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -9, killed.stderr
+    assert not (ws.submitted / "alice" / "attention").exists()  # killed between the two renames
+    (tmp_path / "nothing").mkdir()
+    assert run(ws, tmp_path / "nothing") == {}
+    assert tree(ws.submitted / "alice") == {NB1: NOTEBOOK}  # the old folder, whole
+    assert not any((ws.work / ".intake").glob("tmp-*"))
+    assert run(ws, second)["alice.zip"] == "taken: submitted/alice/ attention (replaced, 1 notebooks)"
+    assert tree(ws.submitted / "alice") == {NB1: OTHER}
+
+
+def test_an_error_between_two_renames_puts_the_old_folder_back_at_once(ws, tmp_path, monkeypatch):
+    first, second = tmp_path / "first", tmp_path / "second"
+    hand_in(first, "alice.zip", "alice", NOTEBOOK)
+    run(ws, first)
+    hand_in(second, "alice.zip", "alice", OTHER)
+    renames, real = [], os.rename
+
+    def rename(a, b):
+        renames.append(b)
+        if len(renames) == 2:
+            raise OSError(28, "No space left on device")
+        return real(a, b)
+
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(atomic.os, "rename", rename)
+    with pytest.raises(OSError):
+        zips.intake(second, zips.ZipIntake(), ws)
+    assert tree(ws.submitted / "alice") == {NB1: NOTEBOOK}
+
+
+def test_what_hand_in_py_packs_is_taken_whole(ws, tmp_path):
+    """The zip a student's hand_in.py writes (in a course folder laid out as make student lays it)
+    is taken as it is: every released notebook lands in submitted/<login>/attention/."""
+    import shutil
+
+    course = tmp_path / "selfattn-course"
+    shutil.copytree(ROOT / "notebooks", course / "notebooks")
+    for name in ("hand_in.py", "install.py"):
+        shutil.copy(ROOT / "student" / name, course / name)
+    for name in ("intake/stored_outputs.py", "course/ids.py"):
+        shutil.copy(ROOT / "autograder" / name, course / Path(name).name)
+    packed = subprocess.run([sys.executable, "hand_in.py", "--no-validate", "ada"], cwd=course, capture_output=True,
+                            text=True, timeout=300)
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    shutil.copy(course / "ada.zip", downloads / "ada.zip")
+    released = sorted((ROOT / "notebooks" / "attention").glob("*.ipynb"))
+    assert run(ws, downloads) == {"ada.zip": f"taken: submitted/ada/ attention (taken, {len(released)} notebooks)"}
+    assert tree(ws.submitted / "ada") == {f"attention/{p.name}": p.read_bytes() for p in released}
