@@ -11,9 +11,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "architecture.md"
 #: files and folders the page names that runs make (the work folder, the wheel's table)
-GENERATED = {".grading/history/", "due-dates.csv", "exports/canvas.csv", "exports/moodle.csv", "grades.csv",
-             "grading-summary.txt", "report/index.html",
-             "roster.csv", "selfattn/withheld.npz", "submitted/", "timestamp.txt"}
+GENERATED = {".grading/history/", ".intake/taken.json", "due-dates.csv", "exports/canvas.csv", "exports/moodle.csv",
+             "grades.csv", "grading-summary.txt", "report/index.html", "roster.csv", "selfattn/withheld.npz",
+             "submitted/", "timestamp.txt"}
 CODE_FOLDERS = ("autograder", "selfattn", "scripts", "student", "benchmarks", "tests")
 
 

@@ -322,8 +322,6 @@ def tolerance(truth: Callable[[Case], tuple[np.ndarray, ...]], case: Case, want:
         A result of its own exact (integers, masks, rows looked up): only the inputs' rounding
         counts, no rounding of the result (a case without float inputs is then compared exactly).
     """
-    if any(isinstance(w, Sealed) for w in want):
-        return 0.0, 0.0  # a sealed answer (the student package) is met exactly
     rtol = 0.0 if exact else SAFETY * row_length(case) * U32
     moved = 0.0
     for near in float32_neighbours(case):
