@@ -114,3 +114,24 @@ def test_every_patch_and_private_read_of_nbgrader_is_in_the_contract():
     assert not unlisted, f"add to CONTRACT in tests/test_nbgrader_contract.py: {unlisted}"
     unused = listed - {("GenerateConfigApp", "classes")} - {(o, n) for o, n, _ in found}  # classes: of the app
     assert not unused, f"CONTRACT lists what autograder/ no longer uses: {sorted(unused)}"
+
+
+def test_expected_overwrites_keep_other_changes_in_the_log():
+    """The autograde log filter drops the checksum warning only for test cells with hidden tests,
+    and the missing-cell warning only for compare() cells; every other change is still logged."""
+    import logging
+
+    from autograder.nbgrader_ext.plugins import ExpectedOverwrites
+
+    expected = ExpectedOverwrites({"softmax-hidden"})
+
+    def record(msg, *args):
+        return logging.LogRecord("AutogradeApp", logging.WARNING, __file__, 1, msg, args, None)
+
+    changed = "Attribute '%s' for cell %s has changed! (should be: %s, got: %s)"
+    assert not expected.filter(record(changed, "checksum", "softmax-hidden", "a", "b"))
+    assert expected.filter(record(changed, "checksum", "softmax-public", "a", "b"))  # a locked cell edited
+    assert expected.filter(record(changed, "points", "softmax-hidden", 2.0, 9.0))
+    assert not expected.filter(record("Cell 'compare-softmax' does not exist in the database"))
+    assert expected.filter(record("Cell 'softmax' does not exist in the database"))
+    assert expected.restored == 1 and expected.compare == 1 and "1 test cells" in expected.summary()

@@ -29,6 +29,7 @@ Set in ``nbgrader_config.py``:
 from __future__ import annotations
 
 import glob
+import logging
 import textwrap
 import time
 from collections.abc import Iterator
@@ -136,6 +137,62 @@ def deciding_with(grading: Settings | None, ws: Workspace = DEFAULT) -> Iterator
         _WORKSPACE.reset(tokens[1])
 
 
+class ExpectedOverwrites(logging.Filter):
+    """Keeps out of an autograde's log the two warnings nbgrader's ``OverwriteCells`` gives for
+    every notebook of this course, which an instructor reads as corruption, and counts them:
+
+    - "Attribute 'checksum' for cell X has changed!" for a test cell ``X`` with hidden tests: the
+      released notebook holds the cell without them (``ClearHiddenTests``), and putting back the
+      source's cell, hidden tests included, is how nbgrader grades them;
+    - "Cell 'compare-F' does not exist in the database": the ``compare()`` cells carry a grade id of
+      their own (so the release keeps them in place) but are not graded.
+
+    Any other change (a locked cell edited, points changed) is still logged. ``hidden_cells`` are
+    the grade ids of the test cells that hold hidden tests."""
+
+    def __init__(self, hidden_cells: set[str]) -> None:
+        super().__init__()
+        self.hidden_cells = hidden_cells
+        self.restored = 0
+        self.compare = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        if (isinstance(record.msg, str) and record.msg.startswith("Attribute '%s' for cell %s has changed!")
+                and len(args) == 4 and args[0] == "checksum" and args[1] in self.hidden_cells):
+            self.restored += 1
+            return False
+        text = record.getMessage()
+        if text.startswith("Cell 'compare-") and text.endswith("' does not exist in the database"):
+            self.compare += 1
+            return False
+        return True
+
+    def summary(self) -> str | None:
+        """One line for the log saying what was kept out, or ``None``."""
+        if not (self.restored or self.compare):
+            return None
+        return (f"nbgrader put back the hidden tests of {self.restored} test cells and passed over {self.compare} "
+                "compare() cells, as it does for every notebook of this course (the released notebooks hold no "
+                "hidden tests; compare() is not graded)")
+
+
+def _hidden_test_cells(assignment: str, ws: Workspace) -> set[str]:
+    """The grade ids of the test cells with hidden tests, in every notebook of ``assignment``
+    (every assignment for ``*`` or none)."""
+    from autograder.course.spec import load_spec, notebooks_of
+
+    folders = [p.name for p in ws.solutions.iterdir() if p.is_dir()] if ws.solutions.is_dir() else []
+    out: set[str] = set()
+    for a in (f for f in folders if fnmatch(f, assignment or "*")):
+        for nb in notebooks_of(a, ws.course):
+            try:
+                out |= {t.grade_id for t in load_spec(a, nb, ws.course).tests if t.hidden}
+            except Exception:  # a notebook the spec cannot read: its warnings stay in the log
+                continue
+    return out
+
+
 def install() -> None:
     """Make nbgrader's ``Autograde`` (every way it is started) stage the submissions it was asked
     for before it looks for notebooks (nbgrader reads the staged copies and would skip, exit 0,
@@ -157,10 +214,15 @@ def install() -> None:
         db, course = self.coursedir.db_url, self.coursedir.course_id
         for s, a in wanted:  # hand grades of what nbgrader holds now, before it resets them
             gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
+        expected = ExpectedOverwrites(_hidden_test_cells(self.coursedir.assignment_id, ws))
+        self.log.addFilter(expected)
         try:
             with deciding_with(grading, ws):
                 start(self)
         finally:
+            self.log.removeFilter(expected)
+            if (line := expected.summary()) is not None:
+                self.log.info(line)
             for s, a in wanted:
                 gs.note_autograded(s, a, ws)
                 gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
