@@ -31,6 +31,19 @@ def _submit(ws: Workspace, student: str, answers: dict[str, str]) -> None:
     nbformat.write(nb, path)
 
 
+@pytest.fixture(autouse=True)
+def _no_warm_sandbox_left():
+    """Each test grades in this process: the warm sandbox it shares (and its cgroups) ends with it,
+    so later tests of this process find none of its cgroups."""
+    from autograder.sandbox import warm
+
+    yield
+    shared = getattr(warm._local, "session", None)
+    if shared is not None:
+        shared.close()
+        warm._local.session = None
+
+
 @pytest.fixture
 def recorded(monkeypatch):
     """Every sandbox run of the test: (function, its cases' arguments as bytes)."""

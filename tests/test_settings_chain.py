@@ -81,7 +81,8 @@ def test_the_pre_convert_hook_decides_with_its_autograde_s_settings(user_config,
 
     decided: list[tuple[str, Limits, Workspace]] = []
     monkeypatch.setattr(verdicts, "freshness", lambda *args, **kw: "stale")
-    monkeypatch.setattr(verdicts, "grade_one", lambda s, a, nb, limits, ws: decided.append((s, limits, ws)))
+    monkeypatch.setattr(verdicts, "decide_in_phases",
+                        lambda jobs, ws: decided.extend((s, limits, ws) for s, _a, _nb, limits in jobs))
     with nbgrader_plugins.deciding_with(handed, ws):  # as within the autograde of that make grade step
         nbgrader_plugins.compute_missing_verdicts(assignment="attention", student="ann",
                                                   notebooks=[str(ws.staged("ann", "attention", COST))])
