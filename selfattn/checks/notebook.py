@@ -43,7 +43,7 @@ from .judging import first_error, run_check, safe_verify
 from .kernel_cells import answer_of, cell_of, globals_of, in_a_kernel
 from .record import REGISTRY, Check, Exercise
 
-__all__ = ["NOTEBOOK_SECONDS", "CheckFailed", "check", "judge", "summary", "time_limit"]
+__all__ = ["NOTEBOOK_SECONDS", "CheckFailed", "check", "judge", "summary", "time_limit", "using"]
 
 #: (exception type name, the name it says is missing) of what raised while a check ran
 Raised = tuple[str | None, str | None]
@@ -236,6 +236,18 @@ def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
         print("\n".join(_wrapped(f"✗ {text}")), file=sys.stderr, flush=True)
         return
     print(f"✓ {check_.function}: {check_.description}" + (f" ({blame})" if blame else ""))
+
+
+@contextlib.contextmanager
+def using(function: str) -> Iterator[None]:
+    """Around a cell of the notebook that calls the student's ``function``: if it raises (not
+    written yet, or wrong), one line on stderr says so instead of a traceback, and Restart & Run
+    All goes on to the later exercises and the summary."""
+    try:
+        yield
+    except Exception as exc:
+        print(f"✗ this cell needs a working {function} (write or fix it above, then run this cell again): "
+              f"{type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr, flush=True)
 
 
 def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequence[str]]]) -> None:
