@@ -112,7 +112,7 @@ def cell_names(nb: dict) -> list[tuple[str, str]]:
         text = cell.get("source", "")
         text = "".join(text) if isinstance(text, list) else str(text)
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") == "markdown" and text.lstrip().startswith("#"):
+        if cell.get("cell_type") == "markdown" and not meta.get("grade") and text.lstrip().startswith("#"):
             heading = text.lstrip().splitlines()[0].lstrip("#").strip()
         if meta.get("grade"):
             gid = str(meta.get("grade_id", "?"))
