@@ -200,8 +200,7 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding
         with time_limit(NOTEBOOK_SECONDS):
             return run_check(check_, fn, seed), ""
     message, raised = _run_graded(check_, fn, seed)
-    if (message is not None and message.kind is not Kind.NOT_ANSWERED  # its own cell first: nothing to blame
-            and (deps := _failing_dependencies(fn, check_.exercise, seed))):
+    if message is not None and (deps := _failing_dependencies(fn, check_.exercise, seed)):
         message = Finding(fix_first_note(check_.function, [d.function for d in deps]), message.kind)
     elif message is not None and (advice := _advice(raised, fn, check_.function)):
         message = Finding(f"{advice}. {message}", message.kind, message.name)
