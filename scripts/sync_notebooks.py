@@ -15,7 +15,7 @@ checks in ``autograder/hidden_checks.py``. Run this after editing either, or ``_
   public check cannot judge the values); a missing one is created (1 and 2
   points, the course's default: change ``points`` in its metadata), an existing one keeps its
   points, its id and its first line;
-- the ``compare()`` cell after the checks of the notebook's exercise that has an example in
+- a ``compare()`` cell after the checks of each of the notebook's exercises that has an example in
   :data:`selfattn.compare.EXAMPLES`;
 - the last cell prints the notebook's summary (:func:`selfattn.checks.notebook.summary`, imported
   from ``selfattn.checking``), with the
@@ -62,9 +62,9 @@ def answer_functions(nb) -> list[str]:
             if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
 
 
-def compared(nb) -> str | None:
-    """The exercise whose ``compare()`` cell this notebook shows: the first with an example."""
-    return next((fn for fn in answer_functions(nb) if fn in EXAMPLES), None)
+def compared(nb) -> list[str]:
+    """The exercises whose ``compare()`` cells this notebook shows: each that has an example."""
+    return [fn for fn in answer_functions(nb) if fn in EXAMPLES]
 
 
 def site_url() -> str:
@@ -176,12 +176,13 @@ def compare_cell(function: str):
     return cell
 
 
-def insert_compare(nb, function: str) -> None:
-    """Put the comparison cell right after the last graded cell of ``function``'s checks."""
+def insert_compare(nb, functions: list[str]) -> None:
+    """Put a comparison cell right after the last graded cell of each of ``functions``' checks."""
     nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("compare-")]
-    last = max(i for i, c in enumerate(nb.cells)
-               if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(f"{function}-"))
-    nb.cells.insert(last + 1, compare_cell(function))
+    for function in functions:
+        last = max(i for i, c in enumerate(nb.cells)
+                   if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(f"{function}-"))
+        nb.cells.insert(last + 1, compare_cell(function))
 
 
 def sync(path: Path) -> bool:
@@ -191,8 +192,7 @@ def sync(path: Path) -> bool:
     nb.cells[0].source = LINK.sub(lambda m: f"]({base}{m.group(1)})", nb.cells[0].source)
     number_headings(nb)
     sync_test_cells(nb)
-    if (shown := compared(nb)) is not None:
-        insert_compare(nb, shown)
+    insert_compare(nb, compared(nb))
     nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != SUMMARY_ID]
     nb.cells.append(nbformat.v4.new_code_cell(summary_source(nb), metadata={"nbgrader": {
         "grade": False, "grade_id": SUMMARY_ID, "locked": True, "schema_version": 3, "solution": False,

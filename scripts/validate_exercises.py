@@ -163,7 +163,7 @@ def notebook_problems(path: Path) -> list[str]:
                 elif cid not in REGISTRY or REGISTRY[cid].function != fn:
                     problems.append(f"{where}: test cell {grade_id(cell)} calls check {cid!r}, which no record or "
                                     f"hidden check of {fn} declares")
-    if functions and compared(nb) is None:
+    if functions and not compared(nb):
         problems.append(f"{where}: none of its exercises ({', '.join(functions)}) has a compare() example in "
                         f"{_source_file(EXAMPLES)} (EXAMPLES)")
     if not problems:

@@ -17,7 +17,7 @@ from .checks.calling import (
 )
 from .checks.findings import Finding, Kind
 from .checks.judging import run_check
-from .checks.notebook import CheckFailed, check, judge, summary, time_limit
+from .checks.notebook import CheckFailed, check, judge, summary, time_limit, using
 from .checks.record import REGISTRY, Check, register
 
 __all__ = [
@@ -41,4 +41,5 @@ __all__ = [
     "summary",
     "time_limit",
     "to_arrays",
+    "using",
 ]

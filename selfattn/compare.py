@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cost, experiments, lecture, numerics, text
+from . import cost, experiments, lecture, numerics, text, training
 from .checks import notebook, problem20
 from .checks.calling import BAD_RETURN, NOT_ANSWERED, TIME_LIMIT, VALUE, Case, Outcome, call_cases, to_arrays
 from .checks.exercises import EXERCISES
@@ -109,7 +109,10 @@ _TOK = _hungry_tokens()
 _SHIFT = [4, 0, 1, 2, 3]
 _FLOPS = [(10, 512), (1000, 512), (4096, 1024)]
 
-#: One example per notebook, keyed by the graded function it illustrates.
+#: The upstream gradient of the softmax_vjp example (one entry per token of 'the cat was hungry').
+_VJP_G = (1.0, -2.0, 0.5, 0.0)
+
+#: The lecture's example of each graded function that has one (each notebook has at least one).
 EXAMPLES: dict[str, Example] = {
     "embed": Example("embeddings of 'the cat was hungry' (d = 4)", text.embed, lambda: [_hungry_embed()],
                      rows=_TOK, cols=tuple(f"dim {j}" for j in range(4)), row_name="token", col_name=""),
@@ -125,6 +128,9 @@ EXAMPLES: dict[str, Example] = {
     "softmax_jacobian": Example("Jacobian at the weights of 'hungry' in the lecture's example",
                                 numerics.softmax_jacobian, lambda: [Case((lecture.HUNGRY.weights(),))],
                                 rows=_TOK, cols=_TOK, row_name="", col_name=""),
+    "softmax_vjp": Example(f"Jᵀg at the weights of 'hungry' in the lecture's example, g = {_VJP_G}",
+                           training.softmax_vjp, lambda: [Case((lecture.HUNGRY.weights(), np.array(_VJP_G)))],
+                           kind="table", rows=("Jᵀg",), cols=_TOK),
     "permutation_matrix": Example(f"permutation_matrix({_SHIFT}): Problem 19's cyclic shift",
                                   lambda perm: lecture.shift_matrix(len(perm), 1), lambda: [Case((_SHIFT,))],
                                   rows=tuple(map(str, range(5))), cols=tuple(map(str, range(5))),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -90,19 +91,44 @@ def draws_only(cell: dict) -> bool:
 
 
 def one_line(error: str) -> str:
-    """The first line that says what went wrong in a failed cell's traceback (colours removed)."""
+    """The first line that says what went wrong in a failed cell's output (colours removed): a
+    check's message (``✗ ...`` on stderr, or a ``CheckFailed`` traceback) whole, else the last
+    line naming an exception."""
     lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", error).splitlines() if ln.strip()]
     for i, line in enumerate(lines):
-        if line.startswith("CheckFailed:"):  # the check's message: its first line and the wrapped rest
+        if line.startswith(("CheckFailed:", "✗ ")):  # the check's message: its first line and the wrapped rest
             rest = lines[i + 1:]
             ends = next((j for j, ln in enumerate(rest) if ln.startswith("(check of ")), len(rest))
-            return " ".join([line.removeprefix("CheckFailed:").strip(), *rest[:ends]])
+            return " ".join([line.removeprefix("CheckFailed:").removeprefix("✗ ").strip(), *rest[:ends]])
     errors = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b", ln)]
     return (errors or lines or ["the cell failed"])[-1]
 
 
-def reason(results: dict) -> str | None:
-    """One line on why nbgrader's validation ``results`` fail, or ``None`` when they pass."""
+def cell_names(nb: dict) -> list[tuple[str, str]]:
+    """(the text of each graded cell of ``nb``, as nbgrader reports it, stripped; how a student
+    finds it: its grade id, and for a written answer the heading of the question above it), in
+    notebook order."""
+    names: list[tuple[str, str]] = []
+    heading = ""
+    for cell in nb.get("cells", []):
+        text = cell.get("source", "")
+        text = "".join(text) if isinstance(text, list) else str(text)
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "markdown" and not meta.get("grade") and text.lstrip().startswith("#"):
+            heading = text.lstrip().splitlines()[0].lstrip("#").strip()
+        if meta.get("grade"):
+            gid = str(meta.get("grade_id", "?"))
+            written = cell.get("cell_type") == "markdown" and heading
+            names.append((text.strip(), f"{gid} ({heading})" if written else gid))
+    return names
+
+
+def reason(results: dict, names: list[tuple[str, str]] | None = None) -> str | None:
+    """One line on why nbgrader's validation ``results`` fail, or ``None`` when they pass.
+
+    ``names`` (:func:`cell_names` of the notebook) names the cells: the question not answered,
+    the other failing check cells."""
+    unused = list(names or [])
     if results.get("type_changed"):
         return "the type of a cell was changed (code <-> text): get a fresh copy and paste your answers in"
     if results.get("changed"):
@@ -110,10 +136,19 @@ def reason(results: dict) -> str | None:
     failed = results.get("failed", [])
     if not failed:
         return None
+
+    def name(cell: dict) -> str:  # failed cells come in notebook order: two alike are told apart
+        text = str(cell.get("source", "")).strip()
+        at = next((i for i, (t, _) in enumerate(unused) if t == text), None)
+        return unused.pop(at)[1] if at is not None else "a cell"
+
     first = one_line(failed[0].get("raw_error", ""))
+    if first == "You did not provide a response.":
+        first = f"You did not provide a response to {name(failed[0])}."
     if len(failed) == 1:
         return first
-    return f"{first} (and {len(failed) - 1} more failing check cell{'s' if len(failed) > 2 else ''})"
+    others = ", ".join(name(cell) for cell in failed[1:])
+    return f"{first} (also failing: {others})"
 
 
 def run_cells(nb) -> None:
@@ -127,6 +162,7 @@ def run_cells(nb) -> None:
     from nbformat.v4 import new_output
 
     shell = InteractiveShell.instance()
+    sys.stdin = io.StringIO()  # nobody types while validating: input() and help() end at once, as in a kernel
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -183,7 +219,8 @@ def validate_one(path: str, in_this_process: bool = False) -> str | None:
 
     steps = [ClearOutput, SkipDrawing, RunHere if in_this_process else Execute, RestoreDrawing]
     try:
-        return reason(Validator(preprocessors=steps).validate(path))
+        names = cell_names(json.loads(Path(path).read_text(encoding="utf-8")))
+        return reason(Validator(preprocessors=steps).validate(path), names)
     except Exception as exc:  # an unreadable notebook, a kernel that died: this notebook only
         return f"could not be validated: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 

@@ -76,6 +76,10 @@ def check_venv() -> None:
                            f"missing): {venv_hint()}, then run install.py again")
 
 
+#: JupyterLab settings the course's environment starts from: news and update checks off.
+NO_NEWS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+
+
 def configure(prefix: Path) -> None:
     """Student-side Jupyter configuration inside the environment ``prefix``."""
     etc = prefix / "etc" / "jupyter"
@@ -87,6 +91,11 @@ def configure(prefix: Path) -> None:
     (etc / "jupyter_server_config.d" / "zz-student.json").write_text(json.dumps(
         {"ServerApp": {"jpserver_extensions": {name: False for name in INSTRUCTOR_SERVER}}}, indent=1) + "\n")
     (etc / "nbgrader_config.py").write_text((HERE / "nbgrader_config.py").read_text())
+    # JupyterLab's own settings defaults (its app settings folder): no "Jupyter news" pop-up, no
+    # check for updates (both would ask a website, in every session)
+    overrides = prefix / "share" / "jupyter" / "lab" / "settings" / "overrides.d"
+    overrides.mkdir(parents=True, exist_ok=True)
+    (overrides / "selfattn-student.json").write_text(json.dumps(NO_NEWS, indent=1) + "\n")
 
 
 def works(prefix: Path) -> bool:

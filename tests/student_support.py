@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import zipfile
@@ -20,3 +21,30 @@ def unpacked_course(tmp_path_factory) -> Path:
     with zipfile.ZipFile(out / "selfattn-course.zip") as z:
         z.extractall(home)
     return home / "selfattn-course"
+
+
+#: The Python a student has: the system's own (what START_HERE tells them to run install.py with).
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def installed_course(tmp_path_factory) -> Path:
+    """The course folder unpacked from the bundle and installed by ``install.py`` run by
+    :data:`SYSTEM_PYTHON`: ``.venv`` holds the zip's requirements and the student wheel."""
+    assert Path(SYSTEM_PYTHON).exists(), f"no {SYSTEM_PYTHON} on this machine"
+    folder = unpacked_course(tmp_path_factory)
+    run = subprocess.run([SYSTEM_PYTHON, "install.py"], cwd=folder, capture_output=True, text=True, timeout=1500)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    return folder
+
+
+def student_kernel(course: Path, tmp_path_factory) -> tuple[str, Path]:
+    """(a kernel name, the folder to put on ``JUPYTER_PATH``) for a kernel run by the installed
+    course's own python, as JupyterLab in the bundle starts it."""
+    python = course / ".venv" / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    data = tmp_path_factory.mktemp("jupyter-data")
+    spec = data / "kernels" / "student-bundle"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "the student bundle", "language": "python"}))
+    return "student-bundle", data

@@ -1,9 +1,15 @@
-"""A ✓ in the notebook predicts the grader's public verdict, answer by answer.
+"""A ✓ in the notebook predicts the grader's public verdict, answer by answer, on the package
+students actually install.
 
 Every answer of the catalogues (correct, wrong) and of ``tests/agreement`` (answers that work in a
-notebook but not when graded: a helper in another cell, an import of the course package, ...)
-goes through both sides: the public test cells executed in a real kernel, as the student runs
-them, and the grader's own verdict (sandbox and all). They must agree on every public test cell.
+notebook but not when graded: a helper in another cell, an import of the course package, a name
+only a kernel has, ...) goes through both sides: the public test cells of the *released* notebook
+executed in a kernel of the installed student bundle (``make student``'s zip, installed by
+``install.py`` run by ``/usr/bin/python3``: its requirements and the wheel that withholds every
+graded function), as the student runs them, and the grader's own verdict (sandbox and all). They
+must agree on every public test cell. One state is the notebook's own: a function failing while a
+function it calls fails its public checks is told to fix that one first (the notebook runs none of
+the course's functions); the grader then judged it with the course's, and says so in a note.
 
 An agreement file may hold several cells separated by a line ``# --- cell ---``: the last one is
 the answer cell, the ones before it are extra cells the student added above it. Cells after a line
@@ -28,6 +34,7 @@ import nbformat
 import pytest
 from grading_support import ROOT, SOLUTIONS, Entry, read_entry
 from nbclient import NotebookClient
+from student_support import installed_course, student_kernel
 
 TESTS = Path(__file__).resolve().parent
 SEPARATOR = "# --- cell ---"
@@ -84,18 +91,60 @@ def _public_cells(nb) -> dict[str, int]:
             and "check(" in _released(c.source)}
 
 
-def _notebook_side(notebook: str, entries: list[Entry]) -> dict[str, dict[str, bool]]:
-    """Student's view: run each answer and then every public test cell in one live kernel."""
-    nb = nbformat.read(SOLUTIONS / f"{notebook}.ipynb", as_version=4)
-    public = _public_cells(nb)
+#: A notebook verdict of its own: the check names a function the answer calls to fix first
+FIX_FIRST = "fix first"
+
+
+def _shown(cell) -> str:
+    """What a cell showed, a failed check's lines (wrapped for ``nbgrader validate``) unwrapped."""
+    return " ".join(o.get("evalue", "") + o.get("text", "") for o in cell.outputs).replace("\n    ", " ")
+
+
+def _verdict(cell) -> bool | str:
+    """✓ (True), ✗ (False) or :data:`FIX_FIRST` of a test cell as nbgrader validate reads it."""
+    failed = any(o.output_type == "error" or o.get("name") == "stderr" for o in cell.outputs)
+    if failed and re.search(r"calls your [\w, ]+, which fails? (its|their) public checks: fix [\w, ]+ first",
+                            _shown(cell)):
+        return FIX_FIRST
+    return not failed
+
+
+def _released_with_answers(course: Path, notebook: str, folder: Path) -> Path:
+    """The bundle's released notebook with the instructor's answers in its answer cells, in ``folder``."""
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source
+               for c in nbformat.read(SOLUTIONS / f"{notebook}.ipynb", as_version=4).cells
+               if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
+    nb = nbformat.read(course / "notebooks" / "attention" / f"{notebook}.ipynb", as_version=4)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution") and gid in answers:
+            cell.source = answers[gid]
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / f"{notebook}.ipynb")
+    return folder / f"{notebook}.ipynb"
+
+
+def _notebook_side(notebook: str, entries: list[Entry], course: Path, kernel: str,
+                   folder: Path) -> dict[str, dict[str, bool | str]]:
+    """Student's view: run each answer and then every public test cell in one live kernel of the
+    installed bundle, on the released notebook (answered by the instructor elsewhere)."""
+    public = _public_cells(nbformat.read(SOLUTIONS / f"{notebook}.ipynb", as_version=4))
+    path = _released_with_answers(course, notebook, folder)
+    nb = nbformat.read(path, as_version=4)
     answers = {c.metadata["nbgrader"]["grade_id"]: i for i, c in enumerate(nb.cells)
                if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(SOLUTIONS)}})
-    results: dict[str, dict[str, bool]] = {}
+    ids = {c.metadata.get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(nb.cells)}
+    public = {gid: ids[gid] for gid in public}
+    client = NotebookClient(nb, timeout=120, kernel_name=kernel, allow_errors=True,
+                            resources={"metadata": {"path": str(folder)}})
+    results: dict[str, dict[str, bool | str]] = {}
     nb.cells.append(nbformat.v4.new_code_cell(""))
     scratch = len(nb.cells) - 1  # nbclient stores each executed cell at its index: new cells go here
     with client.setup_kernel():
+        probe = nbformat.v4.new_code_cell("import selfattn, selfattn.withheld\nprint(selfattn.__file__)")
+        _execute(client, probe, scratch)
+        where = _shown(probe).strip()
+        assert where.startswith(str(course / ".venv")), f"the kernel's selfattn is not the installed bundle's: {where}"
         for i, cell in enumerate(nb.cells[:scratch]):  # set-up and reference answers, no widgets or hidden checks
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type == "code" and not meta.get("grade") and "demos." not in cell.source:
@@ -109,13 +158,14 @@ def _notebook_side(notebook: str, entries: list[Entry]) -> dict[str, dict[str, b
             _execute(client, nbformat.v4.new_code_cell(answer, id=reference.get("id")), at)
             for source in _cells_below(entry):
                 _execute(client, nbformat.v4.new_code_cell(source), scratch)
-            verdicts = {}
+            verdicts: dict[str, bool | str] = {}
             for gid, i in public.items():
                 cell = nbformat.v4.new_code_cell(_released(nb.cells[i].source))
                 _execute(client, cell, scratch)
-                verdicts[gid] = not any(o.output_type == "error" or o.get("name") == "stderr" for o in cell.outputs)
-                if not verdicts[gid] and entry.message and gid == f"{entry.replace}-public":
-                    verdicts["message"] = any(entry.message in o.get("evalue", "") for o in cell.outputs)
+                verdicts[gid] = _verdict(cell)
+                if verdicts[gid] is False and entry.message and gid == f"{entry.replace}-public":
+                    verdicts["message"] = entry.message in _shown(cell)
+                assert "Withheld" not in _shown(cell), f"{entry.path.name}: {gid}: {_shown(cell)}"
             results[entry.path.stem] = verdicts
             _execute(client, reference, at)  # back to the reference
             nb.cells[at] = reference
@@ -143,7 +193,8 @@ from autograder.grade import grade_one
 from autograder.notes import notes_of
 for student, notebook in json.load(sys.stdin):
     v = grade_one(student, "attention", notebook)
-    print(json.dumps([student, {g: c["passed"] for g, c in v["cells"].items()}, notes_of(v)]))
+    print(json.dumps([student, {g: c["passed"] for g, c in v["cells"].items()}, notes_of(v),
+                      {g: c["lines"] for g, c in v["cells"].items()}]))
 """
 
 
@@ -159,19 +210,37 @@ def _grader_side(work: Path, entries: list[Entry]) -> dict[str, dict[str, bool]]
                          capture_output=True, text=True, timeout=1200)
     assert run.returncode == 0, run.stderr[-3000:]
     graded = [json.loads(line) for line in run.stdout.splitlines()]
-    return {student: cells for student, cells, _ in graded} | {f"{s}/notes": n for s, _, n in graded}
+    return ({student: cells for student, cells, _, _ in graded} | {f"{s}/notes": n for s, _, n, _ in graded}
+            | {f"{s}/lines": lines for s, _, _, lines in graded})
 
 
 @pytest.fixture(scope="module")
 def both_sides(tmp_path_factory):
-    by_notebook = defaultdict(list)
-    for entry in ENTRIES:
-        by_notebook[entry.notebook].append(entry)
-    notebook = {}
-    for nb, entries in sorted(by_notebook.items()):
-        notebook.update(_notebook_side(nb, entries))
+    course = installed_course(tmp_path_factory)
+    kernel, data = student_kernel(course, tmp_path_factory)
+    saved = os.environ.get("JUPYTER_PATH")
+    os.environ["JUPYTER_PATH"] = str(data)
+    try:
+        by_notebook = defaultdict(list)
+        for entry in ENTRIES:
+            by_notebook[entry.notebook].append(entry)
+        notebook = {}
+        for nb, entries in sorted(by_notebook.items()):
+            notebook.update(_notebook_side(nb, entries, course, kernel, tmp_path_factory.mktemp(nb)))
+    finally:
+        if saved is None:
+            del os.environ["JUPYTER_PATH"]
+        else:
+            os.environ["JUPYTER_PATH"] = saved
     grader = _grader_side(tmp_path_factory.mktemp("agreement"), ENTRIES)
     return notebook, grader
+
+
+def _judged_with_the_course(grader: dict, stem: str, function: str) -> bool:
+    """Whether the grader judged ``function`` of answer ``stem`` with the course's functions (a note says so)."""
+    notes = " ".join(grader[f"{stem}/notes"])
+    return (f"`{function}` is right, but it calls your" in notes
+            or f"`{function}` was judged with the course's" in notes)
 
 
 def test_a_tick_in_the_notebook_predicts_the_graders_public_verdict(both_sides):
@@ -184,6 +253,12 @@ def test_a_tick_in_the_notebook_predicts_the_graders_public_verdict(both_sides):
             if gid == "message":
                 continue
             compared += 1
+            if passed == FIX_FIRST:  # told to fix what it calls first: the grader judged it with the course's
+                if not _judged_with_the_course(grader, entry.path.stem, gid.rsplit("-", 1)[0]):
+                    disagreements += 1
+                    problems.append(f"{entry.path.name}: {gid}: the notebook says fix a function it calls first, "
+                                    "the grader judged it on its own")
+                continue
             if graded.get(gid) != passed:
                 disagreements += 1
                 problems.append(f"{entry.path.name}: {gid}: notebook {'✓' if passed else '✗'}, grader "
@@ -198,10 +273,11 @@ def test_the_notebook_names_the_mistake_and_the_verdict_is_the_expected_one(both
     for entry in ENTRIES:
         seen = notebook[entry.path.stem]
         for fn in entry.fails:
-            if seen.get(f"{fn}-public", True) and grader[entry.path.stem].get(f"{fn}-hidden", True):
+            if seen.get(f"{fn}-public", True) is True and grader[entry.path.stem].get(f"{fn}-hidden", True):
                 problems.append(f"{entry.path.name}: {fn} should fail")
         for fn in entry.full:
-            if not seen.get(f"{fn}-public", False):
+            if seen.get(f"{fn}-public", False) is not True and not (seen.get(f"{fn}-public") == FIX_FIRST
+                                                                    and entry.zero):
                 problems.append(f"{entry.path.name}: {fn} should pass its public checks")
             if not all(passed for gid, passed in grader[entry.path.stem].items() if gid.startswith(f"{fn}-")):
                 problems.append(f"{entry.path.name}: {fn} should keep all its points")
@@ -211,6 +287,30 @@ def test_the_notebook_names_the_mistake_and_the_verdict_is_the_expected_one(both
                 problems.append(f"{entry.path.name}: no blame note in {notes!r}")
         if entry.message and "message" in seen and not seen["message"]:
             problems.append(f"{entry.path.name}: the notebook does not say {entry.message!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_name_only_a_kernel_has_is_refused_alike_in_the_notebook_and_the_feedback(both_sides):
+    """help, input, breakpoint, exit/quit, display, get_ipython, copyright/credits/license: one answer
+    each (``tests/agreement/softmax_calls_<name>.py``), ✗ in the notebook and 0 points when graded,
+    both with the one line naming it; reading stdin raises at once on both sides (never a time-out)."""
+    from selfattn.checks.calling import PERSON_NAMES
+
+    notebook, grader = both_sides
+    stems = [f"softmax_calls_{name}" for name in PERSON_NAMES] + ["softmax_reads_stdin"]
+    problems = []
+    for stem in stems:
+        entry = next(e for e in ENTRIES if e.path.stem == stem)
+        feedback = " ".join(" ".join(lines) for gid, lines in grader[f"{stem}/lines"].items()
+                            if gid.startswith("softmax-"))
+        if notebook[stem].get("softmax-public") is not False or not notebook[stem].get("message"):
+            problems.append(f"{stem}: the notebook does not refuse it with {entry.message!r}")
+        if any(passed for gid, passed in grader[stem].items() if gid.startswith("softmax-")):
+            problems.append(f"{stem}: the grader gave softmax points")
+        if entry.message not in " ".join(feedback.split()):
+            problems.append(f"{stem}: the feedback does not say {entry.message!r}: {feedback[:300]!r}")
+        if "ran out of time" in feedback:
+            problems.append(f"{stem}: a time-out")
     assert not problems, "\n".join(problems)
 
 
@@ -224,7 +324,7 @@ def test_an_answer_that_passes_its_checks_does_not_break_the_notebooks_own_cells
     at = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == entry.replace)
     used = [c for c in nb.cells[at + 1:] if c.cell_type == "code" and entry.replace in c.source
             and c.metadata.get("nbgrader", {}).get("locked") and not c.metadata["nbgrader"].get("grade")
-            and "check" not in c.source and "summary" not in c.source]
+            and not re.search(r"\b(check|summary)\(", c.source)]
     assert used, "no locked cell uses the answer"
     for cell in used:
         exec(cell.source, namespace)
@@ -247,9 +347,9 @@ def test_an_answer_cell_never_run_is_judged_as_saved(tmp_path):
             cell = nbformat.v4.new_code_cell(source)
             client.nb.cells.append(cell)
             _execute(client, cell, k)
-    errors = [o.get("evalue", "") for o in cell.outputs if o.output_type == "error"]
-    assert errors and "your answer must be in the cell marked YOUR CODE HERE" in errors[0], cell.outputs
-    assert "not written yet" in errors[0], errors[0]
+    assert _verdict(cell) is False, cell.outputs
+    assert "your answer must be in the cell marked YOUR CODE HERE" in _shown(cell), cell.outputs
+    assert "not written yet" in _shown(cell), _shown(cell)
 
 
 def test_a_run_of_the_saved_notebook_judges_its_answer_cell(tmp_path):
@@ -264,5 +364,5 @@ def test_a_run_of_the_saved_notebook_judges_its_answer_cell(tmp_path):
     nbformat.write(nb, tmp_path / "03-softmax-attention.ipynb")
     NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
-    outputs = nb.cells[public + 1].outputs
-    assert any("your answer must be in the cell marked YOUR CODE HERE" in o.get("evalue", "") for o in outputs), outputs
+    assert _verdict(nb.cells[public + 1]) is False
+    assert "your answer must be in the cell marked YOUR CODE HERE" in _shown(nb.cells[public + 1]), nb.cells[public + 1]

@@ -353,3 +353,52 @@ def test_the_advice_follows_what_raised():
         "answers are graded with the standard library and NumPy only: do not import `torch` in the cell of softmax")
     assert _advice([("ModuleNotFoundError", "numpy")], softmax, "softmax") == ""
     assert _advice([("ValueError", None)], softmax, "softmax") == ""
+
+
+# --- names a kernel has and grading does not, or that wait for a person -------------------------
+@pytest.mark.parametrize("name", ["help", "input", "breakpoint", "exit", "quit", "display", "get_ipython",
+                                  "copyright", "credits", "license"])
+def test_an_answer_using_a_name_only_a_kernel_has_is_refused_at_once_with_one_line(name):
+    """The cell is not run (nothing asks anyone anything, nothing waits), the one line names the
+    name, and the function is therefore not defined: the same in the notebook's re-run and in the
+    sandbox, which both run answers through ``exec_cells``."""
+    from selfattn.checks.calling import PERSON_NAMES, exec_cells
+
+    assert name in PERSON_NAMES
+    source = f"def softmax(S, axis=-1):\n    {name}(S)\n    return S\n"
+    namespace = fresh_namespace()
+    errors = exec_cells([("softmax", source)], namespace)
+    assert [str(e) for e in errors] == [
+        f"the cell of softmax uses {name}(), which a graded answer cannot (grading has no person to answer "
+        "and no Jupyter): remove it from the cell"]
+    assert "softmax" not in namespace and "\n" not in errors[0]
+    # a name the cell binds itself (a parameter, a variable, an import) is its own: not refused
+    own = f"def softmax(S, axis=-1, {name}=None):\n    return S if {name} is None else {name}\n"
+    assert exec_cells([("softmax", own)], namespace) == [] and callable(namespace["softmax"])
+
+
+@pytest.mark.parametrize("reads", ["sys.stdin.readline()", "sys.stdin.read()", "next(iter(sys.stdin))",
+                                   "builtins.input('go? ')", "getattr(builtins, 'breakpoint')()"])
+def test_reading_input_however_reached_raises_at_once_instead_of_waiting(reads, monkeypatch):
+    """stdin here is a pipe nobody writes to (as the sandbox's is, while a run's cells execute): a
+    read would block forever; while answers run it raises at once, in a cell or in a call."""
+    import os
+    import sys
+
+    from selfattn.checks.calling import exec_cells
+
+    read_end, write_end = os.pipe()
+    monkeypatch.setattr(sys, "stdin", os.fdopen(read_end))
+    try:
+        namespace = fresh_namespace()
+        errors = exec_cells([("softmax", f"import builtins, sys\nx = {reads}\n")], namespace)
+        assert len(errors) == 1 and errors[0].exception in ("EOFError", "RuntimeError"), errors
+        assert "nobody" in errors[0], errors[0]
+        exec_cells([("softmax", f"import builtins, sys\ndef softmax(S, axis=-1):\n    {reads}\n    return S\n")],
+                   namespace)
+        (outcome,) = call_cases(namespace["softmax"], [Case((np.zeros(3),))])
+        assert outcome.kind == RAISED and outcome.exception in ("EOFError", "RuntimeError"), outcome
+        assert "nobody" in outcome.error, outcome.error
+    finally:
+        os.close(write_end)
+    assert sys.stdin.fileno() == read_end  # put back afterwards

@@ -199,14 +199,19 @@ def test_the_verdicts_mark_is_made_from_agrees(function, fn):
     assert (shown.agrees is None) is (fn in (None, _unwritten)), shown.verdict
 
 
-def test_each_notebook_compares_its_exercise_right_after_its_checks():
+def test_each_exercise_with_an_example_is_compared_right_after_its_checks():
+    shown = {}
     for path in sorted((ROOT / "notebooks").glob("*/*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         ids = [c.metadata.get("nbgrader", {}).get("grade_id", "") for c in nb.cells]
+        answers = [gid for gid, c in zip(ids, nb.cells, strict=True)
+                   if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"]
         compared = [i for i, gid in enumerate(ids) if gid.startswith("compare-")]
-        (at,) = compared
-        function = ids[at].removeprefix("compare-")
-        assert function in EXAMPLES
-        assert ids[at - 1].startswith(f"{function}-") and nb.cells[at - 1].metadata["nbgrader"]["grade"]
-        assert nb.cells[at].source.endswith(f"compare({function})")
-        assert not nb.cells[at].metadata["nbgrader"]["locked"]
+        shown[path.stem] = [ids[at].removeprefix("compare-") for at in compared]
+        assert shown[path.stem] and shown[path.stem] == [a for a in answers if a in EXAMPLES], path.name
+        for at in compared:
+            function = ids[at].removeprefix("compare-")
+            assert ids[at - 1].startswith(f"{function}-") and nb.cells[at - 1].metadata["nbgrader"]["grade"]
+            assert nb.cells[at].source.endswith(f"compare({function})")
+            assert not nb.cells[at].metadata["nbgrader"]["locked"]
+    assert shown["05-saturation"] == ["softmax_jacobian", "softmax_vjp"]

@@ -165,29 +165,31 @@ def _notebook_side(answers: dict[str, str], then: tuple[str, ...] = ()) -> dict[
             if i == 1:  # the imports: now make a stuck call give up after 1 s instead of 10
                 client.execute_cell(nbformat.v4.new_code_cell(
                     "import selfattn.checks.notebook\nselfattn.checks.notebook.NOTEBOOK_SECONDS = 1.0"), i)
-            shown[meta.get("grade_id", "last")] = " ".join(
-                o.get("evalue", "") + o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+            shown[meta.get("grade_id", "last")] = " ".join(  # a failed check's lines, wrapped for nbgrader, unwrapped
+                o.get("evalue", "") + o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                for o in cell.outputs).replace("\n    ", " ")
     return shown
 
 
-def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_passes_with_a_note():
+def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_names_it_to_fix_first():
+    """The notebook runs none of the course's functions (the student package withholds them): when
+    attention fails while softmax fails its own checks, it names softmax to fix first, in the check,
+    the summary and compare(); grading then judges attention with the course's softmax."""
     axis_0 = "def softmax(S, axis=-1):\n    E = np.exp(S - S.max())\n    return E / E.sum(axis=0, keepdims=True)\n"
     shown = _notebook_side({"softmax": FAULTS["loops-forever"][0]}, then=(axis_0, "compare(attention)"))
     assert "softmax(array of shape (3, 5)) gave no result within 1 s (an infinite loop?)" in shown["softmax-public"]
-    assert "✓ attention: softmax(Q Kᵀ/√d_k) V" in shown["attention-public"], shown["attention-public"]
-    assert "attention is right, but it calls your softmax, which fails: fix softmax" in shown["attention-public"]
+    fix_first = "attention calls your softmax, which fails its public checks: fix softmax first"
+    assert shown["attention-public"].startswith(f"✗ {fix_first}"), shown["attention-public"]
+    assert "judged with the course's softmax" in shown["attention-public"]
+    assert "Withheld" not in shown["attention-public"] and "✓ attention" not in shown["attention-public"]
     assert "✓ scaled_scores" in shown["scaled_scores-public"]
     assert "gave no result within 1 s" in shown["compare-attention"]
     assert "✗  softmax (3 points): softmax(array of shape (3, 5)) gave no result within 1 s" in shown["summary"]
-    assert ("✓  attention (3 points): public checks pass; attention is right, but it calls your softmax"
-            in shown["summary"])
+    assert f"✗  attention (3 points): {fix_first}" in shown["summary"], shown["summary"]
     assert "timer (0.0, 0.0) True" in shown["last"]  # no alarm left behind
-    # a softmax that returns wrong weights: compare's verdict is check()'s (attention passes, judged with
-    # the course's softmax), it shows attention's difference on the example and names softmax
-    assert shown["then-1"].startswith("✓ attention passes its public checks, but on this example it differs "
-                                      "from the reference"), shown["then-1"]
-    assert shown["then-1"].endswith("(attention is right, but it calls your softmax, which fails: fix softmax)"), \
-        shown["then-1"]
+    # a softmax that returns wrong weights: compare's verdict is check()'s, and names softmax
+    assert shown["then-1"].startswith("✗ "), shown["then-1"]
+    assert fix_first in shown["then-1"], shown["then-1"]
 
 
 def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong_too(graded):
@@ -216,16 +218,16 @@ def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong
     assert "judged with the course's functions" in {note_kind(n) for n in notes}
 
 
-def test_the_notebook_names_attentions_own_mistake_when_its_dependencies_are_wrong_too():
+def test_the_notebook_names_the_failing_dependencies_to_fix_first_when_they_are_wrong_too():
+    """Without the course's functions the notebook cannot tell attention's own mistake from its
+    dependencies': it names both to fix first (the grader, above, names attention's own mistake)."""
     shown = _notebook_side(ALL_WRONG)
     attention = shown["attention-public"]
-    assert "✓ attention: softmax(Q Kᵀ/√d_k) V" in attention, attention
-    assert "attention is right, but it calls your softmax, scaled_scores, which fail" in attention, attention
-    failed = attention.split("fix softmax, scaled_scores)", 1)[-1]  # the message of the check that fails
-    assert MASK_AFTER in failed and not any(w in failed for w in DEPENDENCY_WORDS), attention
-    assert ("attention was judged with the course's softmax, scaled_scores (yours fail their checks): what is "
-            "said of attention is its own mistake") in " ".join(failed.split()), attention
-    assert f"✗  attention (3 points): {MASK_AFTER}" in shown["summary"], shown["summary"]
+    fix_first = ("attention calls your softmax, scaled_scores, which fail their public checks: fix softmax, "
+                 "scaled_scores first")
+    assert attention.startswith(f"✗ {fix_first}"), attention
+    assert not any(w in attention for w in DEPENDENCY_WORDS) and MASK_AFTER not in attention, attention
+    assert f"✗  attention (3 points): {fix_first}" in shown["summary"], shown["summary"]
 
 
 def test_a_softmax_printing_forever_is_stopped_and_its_output_costs_no_memory():

@@ -165,3 +165,48 @@ def test_run_by_another_python_the_courses_environment_validates(course, tmp_pat
     run = subprocess.run([system, "hand_in.py", "ada"], cwd=alone, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "FAIL notebooks/attention/01-embeddings.ipynb: embed is not written yet" in run.stdout, run.stdout
+
+
+def test_hand_in_names_the_unanswered_question_every_failing_cell_and_a_name_grading_lacks(course, tmp_path):
+    """The unanswered written question and each further failing cell are named; and an answer
+    using a name only a kernel has (help, input, ...) or reading stdin fails at hand-in, at once,
+    with the line the notebook's check and the feedback give (tests/agreement/softmax_calls_*.py)."""
+    from selfattn.checks.calling import PERSON_NAMES
+
+    alone = tmp_path / "course"
+    shutil.copytree(course, alone, ignore=shutil.ignore_patterns("*.zip", ".venv"))
+    for path in (alone / "notebooks" / "attention").glob("*.ipynb"):
+        if not path.name.startswith(("02-", "04-")):
+            path.unlink()
+    _write(alone, "04-scaling", {k: v for k, v in _answers("04-scaling").items() if k != "variance-derivation"})
+    answers = _answers("03-softmax-attention")
+    stems = [f"softmax_calls_{name}" for name in PERSON_NAMES] + ["softmax_reads_stdin"]
+    released = course / "notebooks" / "attention" / "03-softmax-attention.ipynb"  # every answer cell is set below
+    for stem in stems:
+        entry = (ROOT / "tests" / "agreement" / f"{stem}.py").read_text()
+        answer = "".join(ln + "\n" for ln in entry.splitlines() if not ln.startswith("# "))
+        (alone / "notebooks" / stem).mkdir()
+        shutil.copy(released, alone / "notebooks" / stem / released.name)
+        path = alone / "notebooks" / stem / released.name
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if cell.metadata.get("nbgrader", {}).get("solution") and gid in answers:
+                cell.source = answer if gid == "softmax" else answers[gid]
+        nbformat.write(nb, path)
+    run = subprocess.run([sys.executable, "hand_in.py", "ada"], cwd=alone, capture_output=True, text=True,
+                         timeout=900, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = {m.group(1): m.group(2) for m in re.finditer(r"^FAIL notebooks/(\S+)\.ipynb: (.*)$", run.stdout, re.M)}
+    assert lines["attention/04-scaling"] == ("You did not provide a response to variance-derivation "
+                                             "(Question: derive the variance)."), run.stdout
+    assert lines["attention/02-queries-keys-values"].startswith("project is not written yet"), run.stdout
+    assert lines["attention/02-queries-keys-values"].endswith(
+        "(also failing: shape_answers-public, why-separate-projections (Question: why separate "
+        "$\\mathbf{W}_Q$ and $\\mathbf{W}_K$?))"), \
+        run.stdout
+    for stem in stems:
+        message = next(ln for ln in (ROOT / "tests" / "agreement" / f"{stem}.py").read_text().splitlines()
+                       if ln.startswith("# message:")).removeprefix("# message:").strip()
+        assert message in lines.get(f"{stem}/03-softmax-attention", ""), (stem, run.stdout)
+    assert "took over" not in run.stdout and "ended without an answer" not in run.stdout, run.stdout

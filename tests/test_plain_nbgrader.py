@@ -5,6 +5,11 @@ same honest submissions; their test-cell scores must agree. That includes correc
 writes to stderr or warns: plain nbgrader zeroes a test cell with stderr output, but the course's
 ``check()`` runs the answer as grading does, with output and warnings discarded, so neither path
 costs it points.
+
+One place nbgrader is wrong: carol's ``softmax`` fails, her ``attention`` is right. Plain nbgrader
+runs the notebook's ``check()``, which runs none of the course's functions (the student package
+withholds them) and so tells ``attention`` to fix ``softmax`` first, scoring it 0; ``make grade``
+judges ``attention`` with the course's ``softmax`` (fair blame) and keeps its points.
 """
 
 from __future__ import annotations
@@ -62,11 +67,17 @@ def both(tmp_path_factory):
     return _cell_scores(plain.root / "gradebook.db", "plain"), _cell_scores(ours / "gradebook.db", "self-attention")
 
 
+#: (student, notebook, test cell) where plain nbgrader scores 0 and make grade, by fair blame, in full
+FAIR_BLAME_ONLY = {("carol", "03-softmax-attention", "attention-public"),
+                   ("carol", "03-softmax-attention", "attention-hidden")}
+
+
 def test_honest_submissions_score_the_same(both):
     plain, ours = both
     assert set(plain) == set(ours)
     differ = {k: (plain[k], ours[k]) for k in plain if plain[k] != ours[k]}
-    assert differ == {}
+    assert set(differ) == FAIR_BLAME_ONLY, differ
+    assert all(theirs == 0 and ours[k] == ours[("alice", *k[1:])] > 0 for k, (theirs, _) in differ.items()), differ
     assert sum(ours[k] for k in ours if k[0] == "alice") > 0
     assert any(ours[k] < plain.get(("alice", *k[1:]), 0) for k in ours if k[0] == "carol")
 

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else shutil.which("python3")
 BUNDLE_SCRIPTS = ("install.py", "hand_in.py")
 #: strings with a '/' that are no file paths: addresses, JupyterLab plugin ids, MIME types
-NOT_PATHS = ("http", "@jupyter/", "text/", "image/", "application/")
+NOT_PATHS = ("http", "@jupyter/", "@jupyterlab/", "text/", "image/", "application/")
 
 
 def _load(name: str):

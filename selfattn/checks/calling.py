@@ -21,6 +21,7 @@ __all__ = [
     "ALLOWED_MODULES",
     "BAD_RETURN",
     "NOT_ANSWERED",
+    "PERSON_NAMES",
     "RAISED",
     "TIME_LIMIT",
     "VALUE",
@@ -34,7 +35,10 @@ __all__ = [
     "exec_cells",
     "fresh_namespace",
     "missing_name",
+    "no_person",
     "os_errno",
+    "person_names",
+    "person_refusal",
     "to_arrays",
 ]
 
@@ -146,8 +150,104 @@ def to_arrays(result: Any) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
+#: Names a notebook kernel has and grading does not, or that wait for a person: an answer using
+#: one is refused at once, the same way in the notebook's check, at hand-in and when graded
+#: (:func:`person_names`), instead of working in one place and failing, or waiting, in another.
+PERSON_NAMES = ("help", "input", "breakpoint", "exit", "quit", "display", "get_ipython",
+                "copyright", "credits", "license")
+
+
+def _bound_names(tree: Any) -> set[str]:
+    """Every name ``tree`` binds anywhere (assigned, imported, defined, a parameter)."""
+    import ast
+
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).partition(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def person_names(source: str) -> list[str]:
+    """The names of :data:`PERSON_NAMES` that ``source`` (an answer cell's Python) uses without
+    binding them itself, in the order of :data:`PERSON_NAMES` (``[]`` when it does not parse)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    used -= _bound_names(tree)
+    return [name for name in PERSON_NAMES if name in used]
+
+
+def person_refusal(label: str, names: Sequence[str]) -> str:
+    """The one line saying that the cell of ``label`` is refused for using ``names``."""
+    listed = ", ".join(f"{n}()" for n in names)
+    return (f"the cell of {label} uses {listed}, which a graded answer cannot (grading has no person to "
+            f"answer and no Jupyter): remove {'it' if len(names) == 1 else 'them'} from the cell")
+
+
+class _NoStdin:
+    """``sys.stdin`` while answers run: nobody is there to type (reading raises ``EOFError``)."""
+
+    closed = False
+    encoding = "utf-8"
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> str:
+        raise EOFError("an answer cannot read input: nobody types when it is graded")
+
+    read = readline = readlines = __next__ = _refuse
+
+    def __iter__(self) -> _NoStdin:
+        return self
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError("an answer cannot read input: nobody types when it is graded")
+
+
+def _refused_input(*args: Any, **kwargs: Any) -> Any:
+    raise EOFError("input() in an answer: nobody types when it is graded")
+
+
+def _refused_breakpoint(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("breakpoint() in an answer: nobody debugs when it is graded")
+
+
+@contextlib.contextmanager
+def no_person() -> Iterator[None]:
+    """While answers run: ``input()``, ``breakpoint()`` and ``sys.stdin`` raise at once instead of
+    waiting for someone to type (in a kernel, the front end would ask; when graded, the run would
+    wait until it is stopped), however the answer reaches them."""
+    import builtins
+
+    saved = sys.stdin, builtins.input, builtins.breakpoint
+    sys.stdin, builtins.input, builtins.breakpoint = _NoStdin(), _refused_input, _refused_breakpoint  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdin, builtins.input, builtins.breakpoint = saved
+
+
 def call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
     """Call ``fn`` on every case, turning results into arrays and exceptions into outcomes of their kind."""
+    with no_person():
+        return _call_cases(fn, cases)
+
+
+def _call_cases(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Outcome]:
     outcomes = []
     for case in cases:
         try:
@@ -214,13 +314,18 @@ def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> l
     """Run answer cells (label, source) one after another in ``namespace``, as grading does.
 
     A cell that raises does not stop the next one; the returned list says which cell raised what.
+    A cell using a name of :data:`PERSON_NAMES` is not run: its error says so (:func:`person_refusal`).
     """
     import traceback
 
     errors: list[CellError] = []
     for label, source in cells:
+        if names := person_names(source):
+            errors.append(CellError(person_refusal(label, names), "RuntimeError", None, label))
+            continue
         try:
-            exec(compile(source, f"<{label}>", "exec"), namespace)
+            with no_person():
+                exec(compile(source, f"<{label}>", "exec"), namespace)
         except BaseException as exc:
             tb = traceback.extract_tb(exc.__traceback__)
             line = next((f.lineno for f in reversed(tb) if f.filename == f"<{label}>"), None)

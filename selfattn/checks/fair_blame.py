@@ -7,9 +7,11 @@ failing dependency, and that judgement is the one that counts: if it passes, it 
 the note names the functions to fix; if not, what its checks now say is its own mistake (never one of
 its dependencies' mistakes), and the note says how it was judged.
 
-The notebook's :func:`selfattn.checks.notebook.judge` (public checks, in the kernel) and the grader's
-:mod:`autograder.verdicts.blame` (every check, in the sandbox) both decide through :func:`fair_results`;
-they differ only in how a run is made.
+The grader's :mod:`autograder.verdicts.blame` (every check, in the sandbox) decides through
+:func:`fair_results`. The notebook cannot: the student package withholds the course's functions, so
+its :func:`selfattn.checks.notebook.judge` runs no course code and, when a function fails a check
+while a function it calls fails its own public checks, names that function to fix first
+(:func:`fix_first_note`), the same way in the student package and in the repository.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .findings import Finding
 
-__all__ = ["blame_note", "fair_results", "own_mistake_note"]
+__all__ = ["blame_note", "fair_results", "fix_first_note", "own_mistake_note"]
 
 #: check id -> ``None`` (passed) or what the check found
 Results = Mapping[str, Finding | None]
@@ -37,6 +39,18 @@ def blame_note(function: str, deps: Sequence[str], quote: str = "", graded: bool
     fails = "fails" if len(deps) == 1 else "fail"
     note = f"{fn} is right, but it calls your {names}, which {fails}: fix {names}"
     return note + (f" ({fn} was graded with the course's {names} and keeps its points)." if graded else "")
+
+
+def fix_first_note(function: str, deps: Sequence[str]) -> str:
+    """What the notebook says of ``function`` failing a check while ``deps``, graded functions it
+    may call, fail their own public checks: fix those first (it cannot tell whose mistake it is
+    without the course's functions; grading judges ``function`` with the course's ``deps``)."""
+    names = _names(deps, "")
+    fails = "fails its" if len(deps) == 1 else "fail their"
+    theirs = "its" if len(deps) == 1 else "their"
+    return (f"{function} calls your {names}, which {fails} public checks: fix {names} first, then check "
+            f"{function} again (when graded, {function} is judged with the course's {names}, so {theirs} "
+            f"mistakes cost {function} nothing)")
 
 
 def own_mistake_note(function: str, deps: Sequence[str], quote: str = "") -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..answer import ANSWER_CELL, defined_names, graded_source
 
-__all__ = ["answer_of", "cell_of", "globals_of", "watch_cells"]
+__all__ = ["answer_of", "cell_of", "globals_of", "in_a_kernel", "watch_cells"]
 
 
 def _shell() -> Any:
@@ -33,6 +33,12 @@ def _shell() -> Any:
     from IPython import get_ipython
 
     return get_ipython()
+
+
+def in_a_kernel() -> bool:
+    """Whether this runs in an IPython shell (a notebook's kernel, or the shell ``hand_in.py``
+    validates in), where a cell's text on stderr is what a failed check shows."""
+    return _shell() is not None
 
 
 def _unwrapped(fn: Any) -> Any:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import signal
+import sys
 import textwrap
 import threading
 import warnings
@@ -36,13 +37,13 @@ from .calling import (
     exec_cells,
     fresh_namespace,
 )
-from .fair_blame import fair_results
+from .fair_blame import fix_first_note
 from .findings import Finding, Kind
 from .judging import first_error, run_check, safe_verify
-from .kernel_cells import answer_of, cell_of, globals_of
+from .kernel_cells import answer_of, cell_of, globals_of, in_a_kernel
 from .record import REGISTRY, Check, Exercise
 
-__all__ = ["NOTEBOOK_SECONDS", "CheckFailed", "check", "judge", "summary", "time_limit"]
+__all__ = ["NOTEBOOK_SECONDS", "CheckFailed", "check", "judge", "summary", "time_limit", "using"]
 
 #: (exception type name, the name it says is missing) of what raised while a check ran
 Raised = tuple[str | None, str | None]
@@ -52,10 +53,9 @@ class CheckFailed(AssertionError):
     """Raised in a notebook when a check fails; its message names the likely mistake."""
 
     def _render_traceback_(self) -> list[str]:
-        # IPython shows this instead of a traceback through the course's checking code; short
-        # lines, so that `nbgrader validate` (which cuts lines at 90 characters) shows it whole
-        lines = [ln for par in str(self).splitlines() for ln in (textwrap.wrap(par, 76) or [""])]
-        return [f"\x1b[0;31mCheckFailed\x1b[0m: {lines[0]}", *("    " + ln for ln in lines[1:])]
+        # IPython shows this instead of a traceback through the course's checking code
+        first, *rest = _wrapped(str(self))
+        return [f"\x1b[0;31mCheckFailed\x1b[0m: {first}", *rest]
 
 
 class _Discard(io.TextIOBase):
@@ -108,22 +108,17 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _graded_copy(fn: Any, exercise: Exercise, replaced: dict[str, Any] | None = None) -> tuple[Any, list[CellError]]:
+def _graded_copy(fn: Any, exercise: Exercise) -> tuple[Any, list[CellError]]:
     """Re-run the cells of ``fn`` (and of the graded functions it may call) in a fresh namespace.
 
-    ``replaced`` maps dependencies to implementations used instead of their cells. Returns the
-    function as grading will see it (or ``None``) and the errors of the cells.
+    Returns the function as grading will see it (or ``None``) and the errors of the cells.
     """
-    replaced = replaced or {}
     function = exercise.function
     own = cell_of(fn, function)
     cells = []
     kernel = globals_of(fn)
     namespace = fresh_namespace()
     for dep in exercise.dependency_names:
-        if dep in replaced:
-            namespace[dep] = replaced[dep]
-            continue
         source = cell_of(kernel.get(dep), dep)
         if source is not None and source != own:
             cells.append((dep, source))
@@ -156,10 +151,9 @@ def _first_raised(outcomes: Sequence[Outcome]) -> list[Raised]:
     return [(failed.exception, failed.missing)] if failed is not None and failed.kind == RAISED else []
 
 
-def _run_graded(check_: Check, fn: Any, seed: int,
-                replaced: dict[str, Any] | None = None) -> tuple[Finding | None, list[Raised]]:
+def _run_graded(check_: Check, fn: Any, seed: int) -> tuple[Finding | None, list[Raised]]:
     """(what the check finds, what raised on the way) for the copy of ``fn`` grading would see."""
-    graded, errors = _graded_copy(fn, check_.exercise, replaced)
+    graded, errors = _graded_copy(fn, check_.exercise)
     if graded is None:
         message = f"no function named {check_.function} was defined"
         return (Finding(message + (" (" + "; ".join(errors) + ")" if errors else ""), Kind.NOT_ANSWERED),
@@ -179,7 +173,7 @@ def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exerci
     for dep in exercise.depends:
         dep_fn = kernel.get(dep.function)
         dep_cell = cell_of(dep_fn, dep.function) if dep_fn is not None else None
-        if dep.reference is None or dep_cell is None or dep_cell == own:
+        if dep_cell is None or dep_cell == own:
             continue
         if any(_run_graded(c, dep_fn, seed)[0] is not None for c in dep.public_checks):
             failing.append(dep)
@@ -187,18 +181,19 @@ def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exerci
 
 
 def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding | None, str]:
-    """(message or ``None``, blame note) of one check run the way grading runs it.
+    """(message or ``None``, note) of one check run the way grading runs it.
 
     When ``fn`` comes from a notebook, the text the grader reads runs again in a fresh namespace
     holding only NumPy, where the course package cannot be imported, and the check calls that
     copy: the answer cell (when the front end names the cells it runs, else the cell that defined
     ``fn``, or for a decorated function the last cell defining its name), turned into plain Python
     by :func:`selfattn.answer.graded_source`, with the cells of the graded functions it may call.
-    Elsewhere ``fn`` is called directly. When a function it calls fails its public checks, it is
-    judged with the course's reference of that function (:mod:`selfattn.checks.fair_blame`): if it then
-    passes, it passes with a note naming the function to fix, else the message names its own mistake.
-    The note also says when the text judged is not the cell that defined ``fn``, or when magics were
-    stripped or refused.
+    Elsewhere ``fn`` is called directly. When the check fails and a function it may call fails its
+    own public checks, the message names that function to fix first
+    (:func:`selfattn.checks.fair_blame.fix_first_note`): the notebook runs none of the course's
+    functions (the student package withholds them), so it decides alike in the student package
+    and in the repository. The note says when the text judged is not the cell that defined ``fn``,
+    or when magics were stripped or refused.
     """
     source, note = answer_of(fn, check_.function)
     if source is None:  # defined in a module or by exec: called as it is, with the same time limit
@@ -206,35 +201,53 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding
             return run_check(check_, fn, seed), ""
     message, raised = _run_graded(check_, fn, seed)
     if message is not None and (deps := _failing_dependencies(fn, check_.exercise, seed)):
-        references = {d.function: d.reference for d in deps}
-
-        def rerun(_deps: Sequence[str]) -> dict[str, Finding | None]:
-            nonlocal raised
-            found, raised = _run_graded(check_, fn, seed, references)
-            return {check_.id: found}
-
-        fair, blame = fair_results(check_.function, {check_.id: message}, list(references), rerun)
-        message = fair[check_.id]
-        if message is None:
-            return None, "; ".join(n for n in (note, blame) if n)
-        message = Finding(f"{message} ({blame})", message.kind, message.name)
-    if message is not None and (advice := _advice(raised, fn, check_.function)):
+        message = Finding(fix_first_note(check_.function, [d.function for d in deps]), message.kind)
+    elif message is not None and (advice := _advice(raised, fn, check_.function)):
         message = Finding(f"{advice}. {message}", message.kind, message.name)
     if message is not None and note:
         message = Finding(f"{note}. {message}", message.kind, message.name)
     return message, note
 
 
+def _wrapped(text: str) -> list[str]:
+    """``text`` in lines of at most 76 characters, the later ones indented (``nbgrader validate``
+    cuts lines at 90 characters)."""
+    lines = [ln for par in text.splitlines() for ln in (textwrap.wrap(par, 76) or [""])]
+    return [lines[0], *("    " + ln for ln in lines[1:])]
+
+
 def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
-    """Notebook entry point: run check ``check_id`` on ``fn`` as grading will; print a tick or
-    raise :class:`CheckFailed` with the diagnosis first."""
+    """Notebook entry point: run check ``check_id`` on ``fn`` as grading will and print a tick, or
+    the diagnosis first.
+
+    In a notebook a failed check prints ``✗`` and its message on stderr instead of raising, so
+    Restart & Run All goes on to the later exercises and the summary, while ``nbgrader validate``
+    (and JupyterLab's Validate, and ``hand_in.py``) still count the cell as failed: nbgrader fails
+    a test cell with an error *or* text on stderr. Outside IPython it raises :class:`CheckFailed`.
+    """
     if check_id not in REGISTRY:
         raise KeyError(f"unknown check {check_id!r}")
     check_ = REGISTRY[check_id]
     message, blame = judge(check_, fn, seed)
     if message is not None:
-        raise CheckFailed(f"{message}\n(check of {check_.function}: {check_.description})")
+        text = f"{message}\n(check of {check_.function}: {check_.description})"
+        if not in_a_kernel():
+            raise CheckFailed(text)
+        print("\n".join(_wrapped(f"✗ {text}")), file=sys.stderr, flush=True)
+        return
     print(f"✓ {check_.function}: {check_.description}" + (f" ({blame})" if blame else ""))
+
+
+@contextlib.contextmanager
+def using(function: str) -> Iterator[None]:
+    """Around a cell of the notebook that calls the student's ``function``: if it raises (not
+    written yet, or wrong), one line on stderr says so instead of a traceback, and Restart & Run
+    All goes on to the later exercises and the summary."""
+    try:
+        yield
+    except Exception as exc:
+        print(f"✗ this cell needs a working {function} (write or fix it above, then run this cell again): "
+              f"{type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr, flush=True)
 
 
 def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequence[str]]]) -> None:

@@ -1,0 +1,8 @@
+# notebook: 03-softmax-attention
+# replace: softmax
+# zero: softmax
+# message: uses help(), which a graded answer cannot
+def softmax(S, axis=-1):
+    help(np.exp)
+    E = np.exp(S - S.max(axis=axis, keepdims=True))
+    return E / E.sum(axis=axis, keepdims=True)
