@@ -50,6 +50,7 @@ LANES: dict[str, str] = {
     "test_python_versions.py": "unit",
     "test_readme.py": "unit",
     "test_sandbox_seccomp.py": "unit",
+    "test_sandbox_user.py": "unit",
     "test_site_figures.py": "unit",
     "test_measure.py": "unit",
     "test_withheld.py": "unit",

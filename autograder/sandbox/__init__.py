@@ -19,7 +19,6 @@ environment, ``-I -S`` and an empty working folder, but not the filesystem or ne
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -50,6 +49,8 @@ from autograder.sandbox.command import (
     bubblewrap_available,
     choose_fallback,
     mode,
+    prepare_workdir,
+    run_as,
     sandbox_command,
 )
 from selfattn.checks.calling import Case, CellError, Outcome
@@ -77,6 +78,7 @@ __all__ = [
     "mode",
     "parse_frame",
     "run",
+    "run_as",
     "sandbox_command",
     "self_test",
 ]
@@ -205,8 +207,7 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
     """One run in a newly started sandbox (in ``group``'s cgroups from its first instruction):
     (result bytes, timed out, too big, exit status)."""
     with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
-        shutil.copy(INSIDE / "harness.py", workdir)
-        shutil.copy(CALLING, workdir)
+        prepare_workdir(workdir, (INSIDE / "harness.py", CALLING))
         read_fd, write_fd = os.pipe()
         filter_fd = seccomp.program_fd() if mode() == "bubblewrap" else None
         command, env = sandbox_command(workdir, write_fd, seccomp_fd=filter_fd)
