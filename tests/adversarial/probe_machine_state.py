@@ -2,7 +2,8 @@
 # replace: softmax
 # full: softmax, scaled_scores
 # Every run of this softmax (public and hidden) tries to leave a mark on what outlives it, and to
-# read what tells another run's marks: the /proc files of the sandbox's PID 1 and of its parent,
+# read what tells another run's marks: the /proc files of the sandbox's PID 1 and of its parent
+# (the pre-warmed process and the run's supervisor; bubblewrap's init, in a fresh sandbox, ends with the run),
 # the kernel's root-only page tables, and the page cache (mincore, cachestat, RWF_NOWAIT reads),
 # through the C library and raw system calls. Each try must fail: any success raises, costing
 # the points this header says it keeps.
@@ -14,9 +15,17 @@ _NR = {"mincore": 27, "cachestat": 451, "preadv2": 327} if platform.machine() ==
       {"mincore": 232, "cachestat": 451, "preadv2": 286}
 
 
+def _outlives_the_run(pid):
+    """Not bubblewrap's own init of a freshly started sandbox, which ends with this run."""
+    try:
+        return open(f"/proc/{pid}/comm").read().strip() != "bwrap"
+    except OSError:
+        return True
+
+
 def _succeeded():
     found = []
-    for pid in (1, os.getppid()):
+    for pid in [p for p in (1, os.getppid()) if _outlives_the_run(p)]:
         for name, value in (("autogroup", b"0"), ("clear_refs", b"1"), ("sched", b"0"), ("oom_score_adj", b"0"),
                             ("coredump_filter", b"0x33"), ("comm", b"probe")):
             try:
