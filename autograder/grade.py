@@ -122,8 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.array_task:
         task = slurm_array.parse_task(a.array_task)
         with run_lock.hold(shared=True, ws=ws):
-            failed = slurm_array.decide_task(*task, limits, grading.workers or None,
-                                             grading.allow_fallback_sandbox)
+            failed = slurm_array.decide_task(*task, grading)
         return 1 if failed else 0
     with run_lock.hold(ws=ws):
         if a.after_array:

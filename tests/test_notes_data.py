@@ -135,7 +135,7 @@ def _blame_notes() -> list[Note]:
     notes = []
     for rerun in ({"attention/no-mask": None}, own):
         _, note = blame.regrade(ASSIGNMENT, NB, "attention", answers, softmax_fails, own,
-                                lambda code, rerun=rerun: dict(rerun))
+                                lambda code, oracle, rerun=rerun: dict(rerun))
         assert note is not None
         notes.append(note)
     return notes

@@ -124,7 +124,7 @@ def test_the_readme_first_screen_names_every_guide() -> None:
 def test_the_readme_stays_a_front_door() -> None:
     lines = text(README).splitlines()
     sections = [line for line in lines if line.startswith("## ")]
-    assert len(lines) <= README_LINES and sections == ["## Where to go next", "## Two commands"], (
+    assert len(lines) <= README_LINES and sections == ["## Where to go next", "## Two commands", "## Security, in brief"], (
         f"README.md has {len(lines)} lines (at most {README_LINES}) and sections {sections}: "
         "put what instructors, students or contributors need into their guide (docs/, student/START_HERE.md)")
 

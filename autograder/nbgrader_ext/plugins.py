@@ -237,18 +237,20 @@ def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -
     this finds nothing to do. It decides with the settings of the autograde that calls it
     (:func:`install`), else with those of nbgrader's configuration chain."""
     from autograder.settings import configured
-    from autograder.verdicts.decide import freshness, grade_one
+    from autograder.verdicts.decide import decide_in_phases, freshness
 
     ws = _WORKSPACE.get()
     parts = [p for p in (_staged_parts(n, ws) for n in notebooks) if p is not None]
     grading = _GRADING.get() or (configured() if parts else None)
     limits = grading.limits if grading else None
+    jobs = []
     for s, a, nb in parts:
         staged = ws.staged(s, a, nb)  # just staged: judged as staged, not staged again
         current = nbformat.read(staged, as_version=4) if staged.is_file() else None
         # a verdict make grade just had decided on a Dask worker keeps the worker's sandbox mode
         if freshness(s, a, nb, current, limits, any_sandbox=True, ws=ws) != "fresh":
-            grade_one(s, a, nb, limits, ws)
+            jobs.append((s, a, nb, limits))
+    decide_in_phases(jobs, ws)  # every public run of the submission before any hidden one
 
 
 def complete_feedback_folder(assignment=None, student=None, notebooks=(), **_) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed, wait
 
 import nbformat
 
@@ -40,7 +40,7 @@ from autograder.paths import DEFAULT
 from autograder.pipeline import dask_cluster as distributed
 from autograder.reporting import class_report as report
 from autograder.reporting.run_summary import Progress, Summary
-from autograder.verdicts.decide import _secret, freshness, stored_verdict, timed_job
+from autograder.verdicts.decide import _secret, forget_kept, freshness, hidden_job, public_job, stored_verdict
 from autograder.workspace import Workspace
 
 
@@ -121,6 +121,8 @@ def _stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFA
             for note in stage(s, a, nb, ws):
                 summary.add_note(f"{s}/{a}/{nb}", note)
             staged[s, a, nb] = nbformat.read(ws.staged(s, a, nb), as_version=4)
+            if force:  # every function runs again, not only those whose code changed
+                forget_kept(s, a, nb, ws)
             state = "stale" if force else freshness(s, a, nb, staged[s, a, nb], limits, ws=ws)
             if state != "fresh":
                 jobs.append((s, a, nb, limits))
@@ -144,16 +146,28 @@ def _job_results(futures: dict, summary: Summary, log):
 
 def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progress,
                           ws: Workspace = DEFAULT) -> list[Future]:
-    """Submit every job; each reports its progress line the moment it finishes (from the pool's
-    thread), not when the results are collected, which waits for the gradebook to be prepared."""
+    """Decide every job in two phases: every job's public runs (:func:`public_job`), then, once all
+    of them are done, every job's hidden runs and fair blame (:func:`hidden_job`), so on this machine
+    no run whose feedback is detailed comes after a hidden run of the batch. Returns the second
+    phase's futures; each reports its progress line the moment it finishes (from the pool's thread),
+    not when the results are collected, which waits for the gradebook to be prepared. A job whose
+    first phase raised (its worker died, say) gets a future holding that exception."""
     def report(future: Future) -> None:
         if not future.cancelled() and future.exception() is None:
             s, a, nb, secs = future.result()
             progress.step(f"{s}/{a}/{nb}", secs)
 
-    futures = [pool.submit(timed_job, job, ws) for job in jobs]
-    for future in futures:
+    firsts = [pool.submit(public_job, job, ws) for job in jobs]
+    wait(firsts)  # every public run of the batch before any hidden run
+    futures = []
+    for first in firsts:
+        if first.exception() is None:
+            future = pool.submit(hidden_job, first.result(), ws)
+        else:
+            future = Future()
+            future.set_exception(first.exception())
         future.add_done_callback(report)
+        futures.append(future)
     return futures
 
 
@@ -269,7 +283,7 @@ def _decide_and_register(jobs: list[tuple], subs: list, cluster, grading: settin
     The nbgrader API (:func:`autograder.nbgrader_ext.steps.nbgrader_api`) the later steps use.
     """
     progress = Progress(len(jobs), log)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with grading_pool(workers, grading) as pool:
         if cluster:
             pending = cluster.decide(jobs, _secret(ws).decode(), log, ws, grading)
         else:
@@ -284,6 +298,14 @@ def _decide_and_register(jobs: list[tuple], subs: list, cluster, grading: settin
     if cluster:
         cluster.close()
     return api
+
+
+def grading_pool(workers: int, grading: settings.Settings, context=None) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes that grade with ``grading``: each worker applies the settings
+    itself when it starts (its initializer), so they hold whatever the start method (``context``:
+    fork, spawn, forkserver; the platform's default when ``None``), not because a forked worker
+    inherited this process's module globals."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=grading.apply)
 
 
 def _count_sandbox_failures(jobs: list[tuple], summary: Summary, ws: Workspace = DEFAULT) -> None:

@@ -29,7 +29,8 @@ from autograder import sandbox
 from autograder.errors import GradingError, RefusedInput, SetupMissing
 from autograder.intake import scan as intake
 from autograder.reporting.run_summary import Summary
-from autograder.verdicts.decide import timed_job
+from autograder.settings import Settings
+from autograder.verdicts.decide import decide_in_phases
 
 #: the batch script of the array, from the repository's root
 SCRIPT = "scripts/slurm-grade-array.sh"
@@ -57,22 +58,24 @@ def _undecided(subs: list[tuple[str, str]], limits: sandbox.Limits) -> list[tupl
     return _stage_all(subs, False, limits, Summary())[0]
 
 
-def decide_task(index: int, parts: int, limits: sandbox.Limits, workers: int | None = None,
-                allow_fallback: bool = False, log=print) -> int:
-    """Array task ``index`` of ``parts``: decide the notebooks of its range of students that need it.
-    Returns how many notebooks the grader could not process (their verdicts say so)."""
+def decide_task(index: int, parts: int, grading: Settings, log=print) -> int:
+    """Array task ``index`` of ``parts``: decide the notebooks of its range of students that need it,
+    with the settings ``grading`` (applied by each worker as it starts). Returns how many notebooks
+    the grader could not process (their verdicts say so)."""
+    limits, allow_fallback = grading.limits, grading.allow_fallback_sandbox
     sandbox.self_test()
     if sandbox.mode() != "bubblewrap" and not allow_fallback:
         raise SetupMissing(f"refused: {socket.gethostname()} has no working bubblewrap sandbox; install bubblewrap on "
                          "the compute nodes, or pass --allow-fallback-sandbox to grade with weaker isolation")
     mine = set(ranges([s for s, _ in intake.scan().submissions], parts)[index])
     jobs = _undecided([(s, a) for s, a in intake.scan().submissions if s in mine], limits)
-    workers = workers or int(os.environ.get("SLURM_CPUS_PER_TASK") or 1)
+    workers = grading.workers or int(os.environ.get("SLURM_CPUS_PER_TASK") or 1)
     log(f"array task {index}/{parts} on {socket.gethostname()}: {len(mine)} students, {len(jobs)} notebooks to decide "
         f"with {workers} workers (sandbox: {sandbox.mode()})")
     failed = 0
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for s, a, nb, seconds in pool.map(timed_job, jobs):
+    with ProcessPoolExecutor(max_workers=workers, initializer=grading.apply) as pool:
+        # every public run of this task before any hidden one (see decide_in_phases)
+        for s, a, nb, seconds in decide_in_phases(jobs, map_=pool.map):
             log(f"{s}/{a}/{nb}: {seconds:.1f} s")
     from autograder.verdicts.decide import stored_verdict
 

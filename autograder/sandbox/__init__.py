@@ -19,6 +19,7 @@ environment, ``-I -S`` and an empty working folder, but not the filesystem or ne
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import subprocess
 import tempfile
@@ -53,6 +54,7 @@ from autograder.sandbox.command import (
     run_as,
     sandbox_command,
 )
+from autograder.sandbox.oracle import Oracle, Relay
 from selfattn.checks.calling import Case, CellError, Outcome
 from selfattn.checks.findings import Finding, Kind
 
@@ -119,8 +121,8 @@ class RunResult:
     seconds: float
 
 
-def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: Limits = DEFAULT,
-        hidden: bool = False, session=None) -> RunResult:
+def run(cells: list[tuple[str, str | None]], function: str, cases: list[Case], limits: Limits = DEFAULT,
+        hidden: bool = False, session=None, oracle: Oracle | None = None) -> RunResult:
     """Execute ``cells`` (label, source) in a sandbox, then call ``function`` on every case.
 
     The cases reach the sandbox only after the cells have run (the harness asks for them), so
@@ -128,29 +130,38 @@ def run(cells: list[tuple[str, str]], function: str, cases: list[Case], limits: 
     textual that came back from the sandbox survives: exceptions are reduced to their type.
     With ``session`` (an :class:`autograder.sandbox.warm.Session`), the run is a fresh child forked from
     that session's pre-warmed sandbox instead of a newly started sandbox.
+
+    With ``oracle`` (an :class:`autograder.sandbox.oracle.Oracle`), the cells of its functions are sent
+    without source (``None``) and the run calls them through the grader.
     """
-    first, second = _frames(cells, function, cases)
+    names = oracle.names if oracle is not None else None
+    first, second = _frames(cells, function, cases, names)
+    relay = Relay(oracle, queue.Queue()) if oracle is not None else None
     t0 = time.perf_counter()
-    data, timed_out, too_big, rc, capped = _execute(first, second, limits, session)
+    data, timed_out, too_big, rc, capped = _execute(first, second, limits, session, relay)
     seconds = time.perf_counter() - t0
+    if relay is not None and relay.refused:
+        return RunResult(None, Finding("asked the course's functions for more than the grader answers",
+                                       Kind.REFUSED), [], seconds)
     stopped = _stopped(capped, timed_out, too_big, limits)
     if stopped is not None:
         return RunResult(None, stopped, [], seconds)
     return _results(data, rc, cells, function, len(cases), limits, hidden, seconds)
 
 
-def _execute(first: bytes, second: bytes, limits: Limits, session=None
+def _execute(first: bytes, second: bytes, limits: Limits, session=None, relay: Relay | None = None
              ) -> tuple[bytes, bool, bool, int | None, str | None]:
     """Send the two frames to a sandbox (``session``'s pre-warmed one, else a newly started one) in
-    cgroups capped for the run, and wait for it: (result bytes, timed out, too big, exit status,
-    the cap it ran into or ``None``). The run's cgroups are finished before this returns."""
+    cgroups capped for the run, and wait for it (answering ``relay``'s oracle requests): (result
+    bytes, timed out, too big, exit status, the cap it ran into or ``None``). The run's cgroups are
+    finished before this returns."""
     # the cgroups that cap the run as a whole: its own, or (warm) its sandbox's, capped for it
     group = session.group_for(limits) if session is not None else cgroups.make(limits.memory_bytes, limits.tasks)
     try:
         if session is not None:
-            data, timed_out, too_big, rc = session.execute(first, second, limits, group=group)
+            data, timed_out, too_big, rc = session.execute(first, second, limits, group=group, relay=relay)
         else:
-            data, timed_out, too_big, rc = _run_fresh(first, second, limits, group)
+            data, timed_out, too_big, rc = _run_fresh(first, second, limits, group, relay)
         capped = group.hit()
     finally:
         group.finish()
@@ -202,10 +213,12 @@ def _results(data: bytes, rc: int | None, cells: list[tuple[str, str]], function
     return RunResult(outcomes, None, cell_errors, seconds)
 
 
-def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group | None = None
-               ) -> tuple[bytes, bool, bool, int | None]:
+def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group | None = None,
+               relay: Relay | None = None) -> tuple[bytes, bool, bool, int | None]:
     """One run in a newly started sandbox (in ``group``'s cgroups from its first instruction):
-    (result bytes, timed out, too big, exit status)."""
+    (result bytes, timed out, too big, exit status). With ``relay``, the oracle's requests are
+    answered (through its queue of replies, which the feeding thread writes)."""
+    replies = relay.replies if relay is not None else None
     with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
         prepare_workdir(workdir, (INSIDE / "harness.py", CALLING))
         read_fd, write_fd = os.pipe()
@@ -221,13 +234,15 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
             seccomp.close(filter_fd)
         os.close(write_fd)
         asked = threading.Event()
-        feeder = threading.Thread(target=feed, args=(proc.stdin, first, second, asked), daemon=True)
+        feeder = threading.Thread(target=feed, args=(proc.stdin, first, second, asked, replies), daemon=True)
         feeder.start()
         try:
             data, timed_out, too_big = collect(read_fd, proc, limits, on_first_byte=asked.set,
-                                                stop=group.stop_if_capped if group else None)
+                                                stop=group.stop_if_capped if group else None, relay=relay)
         finally:
             asked.set()
+            if replies is not None:
+                replies.put(None)
         rc = proc.wait()
         feeder.join(timeout=5)
     return data, timed_out, too_big, rc

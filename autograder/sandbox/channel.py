@@ -69,13 +69,16 @@ def _frame(header: dict, arrays: dict[str, np.ndarray] | None = None) -> bytes:
 
 
 
-def _frames(cells: list[tuple[str, str]], function: str, cases: list[Case]) -> tuple[bytes, bytes]:
+def _frames(cells: list[tuple[str, str | None]], function: str, cases: list[Case],
+            oracle: list[str] | None = None) -> tuple[bytes, bytes]:
     """A run's two frames: the cells (label, source) and the function's name, then the cases (their
-    arguments encoded by :func:`_encode`, the arrays among them in the second frame's ``.npz``)."""
+    arguments encoded by :func:`_encode`, the arrays among them in the second frame's ``.npz``).
+    ``oracle`` names the course's functions the run calls through the grader
+    (:mod:`autograder.sandbox.oracle`): their cells are sent without source."""
     store: dict[str, np.ndarray] = {}
     encoded = [{"args": [_encode(a, store) for a in c.args],
                 "kwargs": {k: _encode(v, store) for k, v in c.kwargs.items()}} for c in cases]
-    first = _frame({"cells": cells, "function": function})
+    first = _frame({"cells": cells, "function": function, **({"oracle": oracle} if oracle else {})})
     second = _frame({"cases": encoded}, store)
     return first, second
 
@@ -127,14 +130,18 @@ def _cell_errors(sent: Any, labels: list[str], hidden: bool) -> list[CellError]:
     return out
 
 
-def feed(stdin, first: bytes, second: bytes, asked: threading.Event) -> None:
-    """Send the cells, and the cases once the harness asks for them (a thread: the pipe may fill)."""
+def feed(stdin, first: bytes, second: bytes, asked: threading.Event, replies=None) -> None:
+    """Send the cells, and the cases once the harness asks for them (a thread: the pipe may fill);
+    then, with ``replies`` (a queue), the oracle's answers as they come, until ``None``."""
     try:
         stdin.write(first)
         stdin.flush()
         asked.wait()
         stdin.write(second)
         stdin.flush()
+        while replies is not None and (reply := replies.get()) is not None:
+            stdin.write(reply)
+            stdin.flush()
     except (BrokenPipeError, OSError, ValueError):
         pass
     finally:
@@ -144,12 +151,17 @@ def feed(stdin, first: bytes, second: bytes, asked: threading.Event) -> None:
             pass
 
 
-def collect(fd: int, proc, limits: WallClock, on_first_byte=None, kill=None, stop=None) -> tuple[bytes, bool, bool]:
+def collect(fd: int, proc, limits: WallClock, on_first_byte=None, kill=None, stop=None,
+            relay=None) -> tuple[bytes, bool, bool]:
     """Read the result pipe until EOF, the wall-clock limit, the size cap, or ``stop()`` says the run
     was ended (it ran into a cap of its cgroup); call ``on_first_byte`` when the harness first
     writes (it is asking for the cases). Then ``kill`` (by default the process group of ``proc``:
-    whatever the student started)."""
+    whatever the student started). With ``relay`` (an :class:`autograder.sandbox.oracle.Relay`), the
+    oracle's requests are answered as they come and only the greeting and the final frame are kept
+    (a request out of bounds ends the run, ``relay.refused``)."""
     import select
+
+    from autograder.sandbox.oracle import Refused
 
     chunks, size = [], 0
     deadline = time.monotonic() + limits.wall_seconds
@@ -173,10 +185,18 @@ def collect(fd: int, proc, limits: WallClock, on_first_byte=None, kill=None, sto
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
-            chunks.append(chunk)
             if size == 0 and on_first_byte is not None:
                 on_first_byte()
-            size += len(chunk)
+            if relay is None:
+                chunks.append(chunk)
+                size += len(chunk)
+            else:
+                try:
+                    relay.feed(chunk)
+                except Refused:
+                    relay.refused = True
+                    break
+                size = len(relay.buffer) + len(relay.final or b"") + 1
             if size > MAX_RESULT_BYTES:
                 too_big = True
                 break
@@ -194,7 +214,7 @@ def collect(fd: int, proc, limits: WallClock, on_first_byte=None, kill=None, sto
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-    return b"".join(chunks), timed_out, too_big
+    return (b"".join(chunks) if relay is None else relay.result()), timed_out, too_big
 
 
 #: Decompressed bytes the results of one run may declare (a real run sends a few kilobytes).

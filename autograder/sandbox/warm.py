@@ -266,12 +266,14 @@ class Session:
         return self.group if self.group is not None else cgroups.make(limits.memory_bytes, limits.tasks)
 
     def execute(self, first: bytes, second: bytes, limits: sandbox.Limits, retried: bool = False,
-                group: cgroups.Group | None = None) -> tuple[bytes, bool, bool, int | None]:
+                group: cgroups.Group | None = None, relay=None) -> tuple[bytes, bool, bool, int | None]:
         """One run in a fresh child: (result bytes, timed out, too big, exit status or None).
 
         ``first`` (the cells) and ``second`` (the cases, sent only once the harness asks) are the
         frames :func:`autograder.sandbox.run` would send to a newly started sandbox; ``group`` is
-        what :meth:`group_for` gave for this run (the run is stopped once it hits one of its caps).
+        what :meth:`group_for` gave for this run (the run is stopped once it hits one of its caps);
+        ``relay`` (an :class:`autograder.sandbox.oracle.Relay` writing to a queue of replies) answers
+        the requests of a run judged with the course's functions.
         """
         if self.proc is None or self.proc.poll() is not None:  # it ended since group_for
             self.group_for(limits)
@@ -292,24 +294,27 @@ class Session:
             self.close()
             if retried:
                 return b"", False, False, None
-            return self.execute(first, second, limits, retried=True, group=group)
+            return self.execute(first, second, limits, retried=True, group=group, relay=relay)
         asked = threading.Event()
         stdin = os.fdopen(stdin_w, "wb")
-        feeder = threading.Thread(target=sandbox.feed, args=(stdin, first, second, asked), daemon=True)
+        replies = relay.replies if relay is not None else None
+        feeder = threading.Thread(target=sandbox.feed, args=(stdin, first, second, asked, replies), daemon=True)
         feeder.start()
         child = _Child(self.ctl)
         try:
             data, timed_out, too_big = sandbox.collect(result_r, child, limits, on_first_byte=asked.set,
                                                         kill=lambda: None,
-                                                        stop=group.stop_if_capped if group else None)
+                                                        stop=group.stop_if_capped if group else None, relay=relay)
         except BaseException:
             self.close()  # interrupted mid-run: the run's exit status would reach the next run
             raise
         finally:
             asked.set()
+            if replies is not None:
+                replies.put(None)
         rc = child.returncode
         self.runs += 1
-        if timed_out or too_big or rc is None or not child.clean:
+        if timed_out or too_big or rc is None or not child.clean or (relay is not None and relay.refused):
             self.close()  # whatever is still running in there goes with it
         feeder.join(timeout=5)
         return data, timed_out, too_big, rc

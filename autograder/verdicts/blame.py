@@ -5,6 +5,11 @@ hidden ones included), the function is graded again with the course's reference 
 dependency (the instructor's solution cell), in the sandbox like any run, and those results count:
 it keeps its points if it then passes (the feedback names the function to fix), and otherwise its
 feedback and the class report name its own mistakes, not its dependencies'.
+
+The course's functions never enter the sandbox: they run in the grader's process as an oracle
+(:mod:`autograder.sandbox.oracle`), and the student's function calls them through stand-ins that
+send arrays and receive arrays. No text, bytecode or object of a solution is reachable from a
+process that runs student code.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 from autograder.course.spec import answer_cells
 from autograder.notes import Note, NoteKind
 from autograder.paths import DEFAULT
+from autograder.sandbox.oracle import Oracle, reference_functions
 from selfattn.checks.exercises import EXERCISES
 from selfattn.checks.fair_blame import fair_results
 from selfattn.checks.findings import Finding
@@ -39,8 +45,18 @@ def failing_dependencies(function: str, checks: dict[str, str | None]) -> list[s
 Results = dict[str, Finding | None]
 
 
+@cache
+def _reference_sources(assignment: str, notebook: str, deps: tuple[str, ...], course: Path | None) -> tuple:
+    return tuple((dep, reference_cell(assignment, notebook, dep, course)) for dep in deps)
+
+
+def oracle(assignment: str, notebook: str, deps: Sequence[str], course: Path | None = None) -> Oracle:
+    """A fresh oracle (its caps count one run) answering for the course's ``deps``."""
+    return Oracle(reference_functions(dict(_reference_sources(assignment, notebook, tuple(deps), course))))
+
+
 def regrade(assignment: str, notebook: str, function: str, answers: dict[str, str], checks: dict[str, str | None],
-            results: Results, decide: Callable[[list[tuple[str, str]]], Results],
+            results: Results, decide: Callable[[list[tuple[str, str | None]], Callable[[], Oracle]], Results],
             course: Path | None = None) -> tuple[Results, Note | None]:
     """(the results that count for ``function``, the note for its feedback or ``None``).
 
@@ -48,14 +64,17 @@ def regrade(assignment: str, notebook: str, function: str, answers: dict[str, st
     functions (it keeps its points), else :attr:`NoteKind.JUDGED_WITH_COURSE` (what is said of it is
     its own mistake): decided from the results, never from the note's words.
 
-    ``results`` are its results with the student's own functions; ``decide(code)`` runs its checks
-    on ``code`` (cells as (label, source)) exactly as its first grading did, and returns check id ->
-    finding (see :func:`selfattn.checks.fair_blame.fair_results`).
+    ``results`` are its results with the student's own functions; ``decide(code, oracle)`` runs its
+    checks on ``code`` (cells as (label, source); the course's functions have no source: each run
+    calls them through ``oracle()``, a fresh :class:`autograder.sandbox.oracle.Oracle`) exactly as its
+    first grading did, and returns check id -> finding (see
+    :func:`selfattn.checks.fair_blame.fair_results`).
     """
     def with_references(deps: Sequence[str]) -> Results:
-        code = [(dep, reference_cell(assignment, notebook, dep, course) if dep in deps else answers[dep])
-                for dep in EXERCISES[function].dependency_names if dep in answers]
-        return decide([*code, (function, answers[function])])
+        code = [(dep, None if dep in deps else answers[dep])
+                for dep in EXERCISES[function].dependency_names if dep in answers or dep in deps]
+        ours = [dep for dep, source in code if source is None]
+        return decide([*code, (function, answers[function])], lambda: oracle(assignment, notebook, ours, course))
 
     fair, note = fair_results(function, results, failing_dependencies(function, checks), with_references,
                               quote="`", graded=True)

@@ -73,12 +73,32 @@ def imported_modules(start: str, packages: tuple[str, ...] = ("selfattn", "autog
 #: the course modules (below selfattn) the checks import, derived from the grader's imports
 CHECK_MODULES = tuple(m.split(".", 1)[1] for m in imported_modules("autograder.verdicts.decide")
                       if m.startswith("selfattn."))
-#: the code that decides a verdict: when any of it changes, every verdict is stale
-_CHECK_CODE = (*(_module_file(f"selfattn.{m}") for m in CHECK_MODULES), AUTOGRADER / "hidden_checks.py",
-               AUTOGRADER / "verdicts" / "hidden_inputs.py", AUTOGRADER / "sandbox" / "inside" / "harness.py",
-               AUTOGRADER / "verdicts" / "decide.py", AUTOGRADER / "verdicts" / "blame.py", AUTOGRADER / "notes.py",
-               # how the sandbox's results are read (outcomes, cell errors, caps' words) decides too
-               AUTOGRADER / "sandbox" / "channel.py", AUTOGRADER / "sandbox" / "__init__.py")
+#: modules the grader imports that decide no verdict, each with the reason it is left out of the key
+KEY_EXCLUDED: dict[str, str] = {
+    "autograder.paths": "default paths: where files live decides no verdict",
+    "autograder.workspace": "the paths of a course and a work folder",
+    "autograder.environment": "reads environment variables into settings; a verdict's settings are in it as data",
+    "autograder.outputs": "a package of writers",
+    "autograder.outputs.atomic": "how a file is written, not what it says",
+    "autograder.verdicts.history": "keeps the mistakes of a replaced verdict for the report, after deciding",
+    "autograder.intake": "a package of staging",
+    "autograder.intake.staging": "what staging makes (the answers and the notes) is itself in the key",
+    "autograder.intake.stored_outputs": "staging's reader of outputs: what it makes is in the key",
+    "autograder.intake.untrusted": "staging's reader of untrusted files: what it makes is in the key",
+}
+#: code that runs inside the sandbox (never imported by the grader)
+_INSIDE = (AUTOGRADER / "sandbox" / "inside" / "harness.py", AUTOGRADER / "sandbox" / "inside" / "zygote.py")
+
+
+def verdict_code() -> tuple[Path, ...]:
+    """The files of the code that decides a verdict: every module the grader's decision imports
+    (:func:`imported_modules` of this module), less :data:`KEY_EXCLUDED`, and the code run inside the
+    sandbox. When any of them changes, every verdict is stale."""
+    modules = [m for m in imported_modules("autograder.verdicts.decide") if m not in KEY_EXCLUDED]
+    return tuple(sorted({*(p for m in modules if (p := _module_file(m)) is not None), *_INSIDE}))
+
+
+_CHECK_CODE = verdict_code()
 
 
 #: the secret handed to this thread in memory (a task on a Dask worker): never written to disk
@@ -162,32 +182,139 @@ class _Graded(NamedTuple):
 
 def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
             limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> dict:
-    """Decide every test cell of one staged notebook of ``ws``; write and return the verdict."""
-    spec, staged, answers, stubs = _load(student, assignment, notebook, ws)
-    notes = [Note.from_record(n) for n in notes]
-    # the pre-warmed sandbox(es) for this notebook's runs, a fresh child per run (autograder.sandbox.warm)
-    sessions = warm.sessions()
-    graded = [_draw_cases(function, tests, answers, student, notebook, ws)
+    """Decide every test cell of one staged notebook of ``ws``; write and return the verdict.
+
+    Each decision draws fresh inputs (a new nonce in every seed): what a submission learned of its
+    hidden inputs in one grading is worthless in the next. A function whose code (its own answer and
+    those of the functions it calls), checks and settings are those of the stored verdict is not run
+    again: it keeps its stored results (:func:`function_key`), so changing a sibling cell gives an
+    unchanged function neither a new run nor new inputs to meet.
+
+    The decision has two phases, :func:`decide_public` (every public run) and :func:`finish_decision`
+    (the hidden runs and fair blame's re-runs); a class is decided phase by phase
+    (:func:`public_job`, :func:`hidden_job`), so that no run whose feedback is detailed comes after a
+    hidden run on the same machine."""
+    return finish_decision(decide_public(student, assignment, notebook, notes, limits, ws), ws)
+
+
+@dataclasses.dataclass
+class Pending:
+    """One notebook between its public runs and its hidden ones (it crosses the process pool).
+
+    ``graded`` are the functions with their inputs, ``keys`` their :func:`function_key`, ``kept``
+    the stored records of those not run again; ``found``, ``timings``, ``raised`` and ``last_run``
+    are what the public runs gave (see :func:`_run_phase`)."""
+
+    student: str
+    assignment: str
+    notebook: str
+    limits: sandbox.Limits
+    notes: list[Note]
+    graded: list[_Graded]
+    keys: dict[str, str]
+    kept: dict[str, dict]
+    found: dict[str, blame.Results]
+    timings: dict[str, float]
+    raised: dict[str, list[Note]]
+    last_run: dict[str, sandbox.RunResult]
+
+
+def decide_public(student: str, assignment: str, notebook: str, notes: list[Note],
+                  limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> Pending:
+    """The first phase of :func:`verdict`: draw the inputs and make every public run."""
+    spec, _staged, answers, stubs = _load(student, assignment, notebook, ws)
+    version = checks_version(assignment, notebook, ws.course)
+    nonce = secrets.token_hex(16)
+    graded = [_draw_cases(function, tests, answers, student, notebook, ws, nonce)
               for function in spec.functions if (tests := spec.tests_of(function))]
-    found, timings, raised = _run_groups(graded, answers, stubs, limits, sessions)
-    notes += raised
+    keys = {g.function: function_key(g.code, version, limits) for g in graded}
+    kept = _kept_functions(stored_verdict(student, assignment, notebook, ws), keys)
+    pending = Pending(student, assignment, notebook, limits, [Note.from_record(n) for n in notes], graded, keys, kept,
+                      {g.function: {} for g in graded}, {g.function: 0.0 for g in graded}, {}, {})
+    sessions = _sessions(pending)
+    try:
+        _run_phase(False, pending, answers, stubs, sessions)
+    finally:
+        warm.release(sessions)
+    return pending
+
+
+def _sessions(p: Pending) -> _Sessions:
+    """The pre-warmed sandbox for a phase's runs, a fresh child per run (:mod:`autograder.sandbox.warm`);
+    none when every function of ``p`` keeps its stored results."""
+    return warm.sessions() if any(g.function not in p.kept for g in p.graded) else {False: None, True: None}
+
+
+def finish_decision(p: Pending, ws: Workspace = DEFAULT) -> dict:
+    """The second phase of :func:`verdict`: the hidden runs, fair blame; write the verdict."""
+    _spec, staged, answers, stubs = _load(p.student, p.assignment, p.notebook, ws)
+    sessions = _sessions(p)
+    try:
+        _run_phase(True, p, answers, stubs, sessions)
+        return _conclude(p, ws, staged, answers, stubs, sessions)
+    finally:
+        warm.release(sessions)
+
+
+def _conclude(p: Pending, ws: Workspace, staged: nbformat.NotebookNode, answers: dict[str, str],
+              stubs: dict[str, str], sessions: _Sessions) -> dict:
+    """Fair blame (its re-runs in ``sessions``), the cells' lines and the verdict, written."""
+    notes = list(p.notes)
     cells: dict[str, dict] = {}
     checks: blame.Results = {}  # check id -> None (passed) or what it found, for the class report
-    for g in graded:
-        results, why = _blame(assignment, notebook, g, answers, stubs, checks, found[g.function], limits, sessions,
-                              ws.course)
-        if why is not None:
-            notes.append(why)
+    functions: dict[str, dict] = {}
+    timings = dict(p.timings)
+    for g in p.graded:
+        if g.function in p.kept:
+            record = p.kept[g.function]
+            results = {cid: None if f is None else Finding.from_record(f) for cid, f in record["checks"].items()}
+            own = [Note.from_record(n) for n in record["notes"]]
+            timings[g.function] = record["seconds"]
+        else:
+            results, why = _blame(p.assignment, p.notebook, g, answers, stubs, checks, p.found[g.function], p.limits,
+                                  sessions, ws.course)
+            own = p.raised.get(g.function, []) + ([why] if why is not None else [])
+        notes += own
+        functions[g.function] = {"key": p.keys[g.function], "seconds": timings[g.function], "notes": records(own),
+                                 "checks": {cid: None if f is None else f.record() for cid, f in results.items()}}
         checks.update(results)
         _add_cell_lines(cells, g, results)
-    warm.release(sessions)
     if sandbox.mode() == "fallback":
         notes.append(Note("Graded without the bubblewrap sandbox (weaker isolation).", NoteKind.WEAKER_SANDBOX))
-    out = {"student": student, "assignment": assignment, "notebook": notebook, "cells": cells,
+    out = {"student": p.student, "assignment": p.assignment, "notebook": p.notebook, "cells": cells,
            "notes": records(notes), "sandbox": sandbox.mode(), "seconds": timings,
            "checks": {cid: None if f is None else f.record() for cid, f in checks.items()},
-           "key": verdict_key(staged, assignment, notebook, ws.course), "settings": settings(limits)}
-    _write(ws.verdict(student, assignment, notebook), out, ws)
+           "functions": functions,
+           "key": verdict_key(staged, p.assignment, p.notebook, ws.course), "settings": settings(p.limits)}
+    _write(ws.verdict(p.student, p.assignment, p.notebook), out, ws)
+    return out
+
+
+def function_key(code: list[tuple[str, str]], version: str, limits: sandbox.Limits) -> str:
+    """What decides one function's results: its code and its dependencies' (``code``, as run), the
+    checks' ``version`` (:func:`checks_version`) and the settings (:func:`settings`)."""
+    content = json.dumps({"code": code, "checks": version, "settings": settings(limits)}, sort_keys=True)
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def forget_kept(student: str, assignment: str, notebook: str, ws: Workspace) -> None:
+    """Make the next decision of this notebook run every function again (``make grade --force``):
+    the stored verdict loses its functions' records, nothing else."""
+    stored = stored_verdict(student, assignment, notebook, ws)
+    if stored and stored.pop("functions", None) is not None:
+        atomic.write_text(ws.verdict(student, assignment, notebook), json.dumps(stored, indent=1, ensure_ascii=False))
+
+
+def _kept_functions(stored: dict | None, keys: dict[str, str]) -> dict[str, dict]:
+    """function -> its stored record, for each function whose key is the stored one (a record of
+    another shape is not kept: the function is decided again)."""
+    out = {}
+    functions = (stored or {}).get("functions") if not (stored or {}).get("failed") else None
+    for name, record in (functions if isinstance(functions, dict) else {}).items():
+        if (isinstance(record, dict) and name in keys and record.get("key") == keys[name]
+                and isinstance(record.get("checks"), dict) and isinstance(record.get("notes"), list)
+                and isinstance(record.get("seconds"), (int, float))):
+            out[name] = record
     return out
 
 
@@ -201,55 +328,42 @@ def _load(student: str, assignment: str, notebook: str,
 
 
 def _draw_cases(function: str, tests: list[TestCell], answers: dict[str, str], student: str, notebook: str,
-                ws: Workspace) -> _Graded:
+                ws: Workspace, nonce: str) -> _Graded:
     """The checks of ``function`` (from its test cells ``tests``) and their inputs, drawn for this
-    student, notebook and code: a changed answer meets new hidden inputs at its re-grade. The inputs
-    of hidden checks are made opaque (:func:`autograder.verdicts.hidden_inputs.opaque`)."""
+    student, notebook, code and decision (``nonce``, new for every decision): no two gradings meet
+    the same hidden inputs. The inputs of hidden checks are made opaque
+    (:func:`autograder.verdicts.hidden_inputs.opaque`)."""
     ids = [cid for t in tests for f, cid in t.checks if f == function]
     hidden = set().union(*(t.hidden for t in tests))
     code = [(dep, answers[dep]) for dep in EXERCISES[function].dependency_names if dep in answers]
     code.append((function, answers[function]))
     content = hashlib.sha256(json.dumps(code).encode()).hexdigest()
-    cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content, ws=ws)))
+    cases = {cid: REGISTRY[cid].cases(np.random.default_rng(_seed(student, notebook, cid, content, nonce, ws=ws)))
              for cid in ids}
     cases = {cid: [opaque(c) for c in cs] if cid in hidden else cs for cid, cs in cases.items()}
     return _Graded(function, tests, ids, hidden, code, cases)
 
 
-def _run_groups(graded: list[_Graded], answers: dict[str, str], stubs: dict[str, str], limits: sandbox.Limits,
-                sessions: _Sessions) -> tuple[dict[str, blame.Results], dict[str, float], list[Note]]:
-    """Run every group of checks (:func:`_groups`) of every graded function in the sandbox and judge it.
+def _run_phase(secret: bool, p: Pending, answers: dict[str, str], stubs: dict[str, str],
+               sessions: _Sessions) -> None:
+    """Run every public (``secret`` false) or every hidden group of checks (:func:`_groups`) of the
+    functions of ``p`` not kept, in ``sessions``, and judge them into ``p.found`` (function -> check
+    id -> finding, ``None``: passed), ``p.timings`` (seconds, rounded to ms) and ``p.raised`` (what
+    other cells raised while a function's runs set up, noted once per function).
 
-    Every public run of the notebook comes before any hidden run: what a hidden run could leave in
-    the machine's shared counters (the clock, inode numbers) has no public run of this notebook
-    after it.
-
-    Returns
-    -------
-    found : dict of str to dict of str to Finding or None
-        Function -> check id -> its finding (``None``: passed).
-    timings : dict of str to float
-        Function -> seconds its runs took (rounded to ms).
-    raised : list of Note
-        What other cells raised while a function's runs set up (noted once per function).
-    """
-    found: dict[str, blame.Results] = {g.function: {} for g in graded}
-    last_run: dict[str, sandbox.RunResult] = {}
-    timings = {g.function: 0.0 for g in graded}
-    raised: list[Note] = []
-    for secret in (False, True):
-        for g in graded:
-            for group in _groups(g.ids, g.hidden):
-                if (group[0] in g.hidden) != secret:
-                    continue
-                run = _run_group(g, group, secret, last_run.get(g.function), answers, stubs, limits, sessions)
-                if g.function not in last_run:  # its cells run the same code before any input: once is enough
-                    raised += [Note(f"While grading {g.function}: {err}.", NoteKind.CELL_RAISED)
-                               for err in run.cell_errors if err.label != g.function]
-                last_run[g.function] = run
-                timings[g.function] = round(timings[g.function] + run.seconds, 3)
-                found[g.function].update(_judged(run, group, g.cases, g.hidden))
-    return found, timings, raised
+    Every public run of the notebook comes before any hidden run, and a class is decided phase by
+    phase (:func:`public_job`, :func:`hidden_job`)."""
+    for g in (g for g in p.graded if g.function not in p.kept):
+        for group in _groups(g.ids, g.hidden):
+            if (group[0] in g.hidden) != secret:
+                continue
+            run = _run_group(g, group, secret, p.last_run.get(g.function), answers, stubs, p.limits, sessions)
+            if g.function not in p.last_run:  # its cells run the same code before any input: once is enough
+                p.raised[g.function] = [Note(f"While grading {g.function}: {err}.", NoteKind.CELL_RAISED)
+                                        for err in run.cell_errors if err.label != g.function]
+            p.last_run[g.function] = run
+            p.timings[g.function] = round(p.timings[g.function] + run.seconds, 3)
+            p.found[g.function].update(_judged(run, group, g.cases, g.hidden))
 
 
 def _run_group(g: _Graded, group: list[str], secret: bool, previous: sandbox.RunResult | None,
@@ -281,16 +395,17 @@ def _blame(assignment: str, notebook: str, g: _Graded, answers: dict[str, str], 
     if not (any(msg is not None for msg in results.values()) and answers[g.function] != stubs.get(g.function)):
         return results, None
 
-    def decide(code: list[tuple[str, str]]) -> blame.Results:
+    def decide(code: list[tuple[str, str | None]], oracle) -> blame.Results:
         """The same checks on the same inputs, for other code (see autograder.verdicts.blame). These
         runs come after the notebook's hidden runs, so what they find, public checks too, is
         told in the fixed vocabulary of hidden checks: nothing a hidden run could leave in the
-        machine's shared counters reaches the feedback through them."""
+        machine's shared counters reaches the feedback through them. The course's functions answer
+        through ``oracle()`` (one per run), never as code in the sandbox."""
         out: blame.Results = {}
         for group in _groups(g.ids, g.hidden):
             secret = group[0] in g.hidden
             rerun = sandbox.run(code, g.function, [c for cid in group for c in g.cases[cid]], limits,
-                                hidden=secret, session=sessions[secret])
+                                hidden=secret, session=sessions[secret], oracle=oracle())
             out.update({cid: None if f is None else f.hidden()
                         for cid, f in _judged(rerun, group, g.cases, g.hidden).items()})
         return out
@@ -356,24 +471,70 @@ def _write(path: Path, verdict_: dict, ws: Workspace = DEFAULT) -> None:
 
 def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT,
               ws: Workspace = DEFAULT) -> dict:
-    """One independent job: stage and decide one notebook of ``ws`` (fan this out for big classes)."""
+    """One independent job: stage and decide one notebook of ``ws`` (its public runs, then its hidden ones)."""
     try:
         notes = stage(student, assignment, notebook, ws)
         return verdict(student, assignment, notebook, notes, limits, ws)
     except Exception as exc:
-        note = Note(f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero.",
-                    NoteKind.GRADER_ERROR)
-        target = ws.staged(student, assignment, notebook)
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(release_path(assignment, notebook, ws.course), target)
-        out = {"cells": {}, "notes": records([note]), "failed": True, "settings": settings(limits)}
-        try:  # the key of the notebook nbgrader will see, so it applies this verdict instead of refusing
-            out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook, ws.course)
-        except Exception:
-            pass
-        _write(ws.verdict(student, assignment, notebook), out, ws)
-        return out
+        return _failed(student, assignment, notebook, limits, exc, ws)
+
+
+def _failed(student: str, assignment: str, notebook: str, limits: sandbox.Limits, exc: Exception,
+            ws: Workspace) -> dict:
+    """Write and return the verdict of a notebook the grader could not process (it scores zero)."""
+    note = Note(f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero.",
+                NoteKind.GRADER_ERROR)
+    target = ws.staged(student, assignment, notebook)
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(release_path(assignment, notebook, ws.course), target)
+    out = {"cells": {}, "notes": records([note]), "failed": True, "settings": settings(limits)}
+    try:  # the key of the notebook nbgrader will see, so it applies this verdict instead of refusing
+        out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook, ws.course)
+    except Exception:
+        pass
+    _write(ws.verdict(student, assignment, notebook), out, ws)
+    return out
+
+
+#: a job: (student, assignment, notebook, limits)
+Job = tuple[str, str, str, sandbox.Limits]
+
+
+def public_job(job: Job, ws: Workspace = DEFAULT) -> tuple[Job, Pending | None, float]:
+    """The first phase of one job (stage, draw, every public run): (the job, what its second phase
+    needs, ``None`` if the notebook failed and its verdict says so, seconds)."""
+    student, assignment, notebook, limits = job
+    t0 = time.perf_counter()
+    try:
+        pending: Pending | None = decide_public(student, assignment, notebook, stage(student, assignment, notebook, ws),
+                                                limits, ws)
+    except Exception as exc:
+        _failed(student, assignment, notebook, limits, exc, ws)
+        pending = None
+    return job, pending, time.perf_counter() - t0
+
+
+def hidden_job(first: tuple[Job, Pending | None, float], ws: Workspace = DEFAULT) -> tuple[str, str, str, float]:
+    """The second phase of one job (its hidden runs, fair blame, the verdict written), from what
+    :func:`public_job` returned: (student, assignment, notebook, seconds of both phases)."""
+    (student, assignment, notebook, limits), pending, seconds = first
+    t0 = time.perf_counter()
+    if pending is not None:
+        try:
+            finish_decision(pending, ws)
+        except Exception as exc:
+            _failed(student, assignment, notebook, limits, exc, ws)
+    return student, assignment, notebook, seconds + time.perf_counter() - t0
+
+
+def decide_in_phases(jobs: list[Job], ws: Workspace = DEFAULT, map_=map) -> list[tuple[str, str, str, float]]:
+    """Decide ``jobs`` every public run first, then every hidden one (``map_`` is ``map`` or a pool's):
+    on this machine no run whose feedback is detailed comes after a hidden run of this batch."""
+    from functools import partial
+
+    firsts = list(map_(partial(public_job, ws=ws), jobs))
+    return list(map_(partial(hidden_job, ws=ws), firsts))
 
 
 def is_fresh(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
@@ -398,11 +559,3 @@ def freshness(student: str, assignment: str, notebook: str, nb: nbformat.Noteboo
     if any_sandbox:
         now, then = now["limits"], then.get("limits")
     return "fresh" if then == now else "settings"
-
-
-def timed_job(args: tuple, ws: Workspace = DEFAULT) -> tuple[str, str, str, float]:
-    """Run one (student, assignment, notebook, limits) job in ``ws``; return it with its seconds."""
-    student, assignment, notebook, limits = args
-    t0 = time.perf_counter()
-    grade_one(student, assignment, notebook, limits, ws)
-    return student, assignment, notebook, time.perf_counter() - t0
