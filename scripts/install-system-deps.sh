@@ -2,8 +2,14 @@
 # Debian packages the tests need: chromium (headless browser checks of the site, and the PDF),
 # poppler-utils (pdfinfo counts the PDF's pages, pdftotext checks it) and
 # bubblewrap (the grading sandbox).  Installs what is missing when run as root;
-# otherwise prints the command to run.
+# otherwise prints the command to run.  As root it also makes the sandbox's own user.
 set -euo pipefail
+# the host user student code runs as when the grader runs as root (SANDBOX_USER in
+# autograder/sandbox/command.py): a system user that owns nothing, with no login and no home
+if [ "$(id -u)" -eq 0 ] && ! getent passwd selfattn-sandbox >/dev/null; then
+  useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin selfattn-sandbox
+  echo "made the system user selfattn-sandbox (student code runs as it when the grader is root)"
+fi
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v bwrap    >/dev/null 2>&1 || need+=(bubblewrap)

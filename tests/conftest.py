@@ -57,6 +57,7 @@ LANES: dict[str, str] = {
     "test_python_versions.py": "unit",
     "test_readme.py": "unit",
     "test_sandbox_seccomp.py": "unit",
+    "test_sandbox_user.py": "unit",
     "test_site_figures.py": "unit",
     "test_measure.py": "unit",
     "test_nbgrader_contract.py": "unit",

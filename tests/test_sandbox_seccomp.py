@@ -77,6 +77,16 @@ def test_the_program_denies_its_table_on_both_architectures(arch):
     assert _evaluate(program, own, nr("setpriority"), (2, 0, 5)) == EPERM  # PRIO_USER: every process of the user
     assert _evaluate(program, own, nr("ioprio_set"), (1, 0, 0)) == seccomp.RET_ALLOW
     assert _evaluate(program, own, nr("ioprio_set"), (1, 1, 0)) == EPERM
+    # reads and writes that must not wait for the disk tell what is in the page cache: refused
+    for name in ("preadv2", "pwritev2"):
+        for flags in (0, 1, 2, 4, 0x10, 0x20, 1 << 40):  # none, HIPRI, DSYNC, SYNC, APPEND, NOAPPEND, high bits
+            assert _evaluate(program, own, nr(name), (3, 0, 1, 0, 0, flags)) == seccomp.RET_ALLOW, (name, flags)
+        for flags in (seccomp.RWF_NOWAIT, seccomp.RWF_NOWAIT | 1, seccomp.RWF_NOWAIT | (1 << 40), 0xFFFFFFFF):
+            assert _evaluate(program, own, nr(name), (3, 0, 1, 0, 0, flags)) == EPERM, (name, flags)
+        assert _evaluate(program, own, nr(name), (seccomp.RWF_NOWAIT,) * 5) == seccomp.RET_ALLOW  # flags only
+    for name in ("mincore", "cachestat", "io_setup", "io_submit", "preadv2"):
+        for other in {0x40000003, 0xC000003E, 0xC00000B7} - {own}:  # the same numbers through another ABI
+            assert _evaluate(program, other, nr(name), (0, 0, 0, 0, 0, seccomp.RWF_NOWAIT)) == seccomp.RET_KILL_PROCESS
     # another architecture, and x86_64's x32 ABI, end the process
     for other in {0x40000003, 0xC000003E, 0xC00000B7, 0x800000B7} - {own}:  # i386, x86_64, aarch64, aarch64 BE
         assert _evaluate(program, other, getpid) == seccomp.RET_KILL_PROCESS
@@ -227,3 +237,105 @@ def test_the_filter_is_installed_in_fresh_and_warm_runs(run):
     result = run(cell)
     assert result.outcomes is not None, result.failure
     np.testing.assert_array_equal(result.outcomes[0].value, [2.0, 1.0])  # SECCOMP_MODE_FILTER, no_new_privs
+
+
+#: Every way a run could ask whether a file's pages are in the page cache, each with arguments that
+#: answer without the filter: through the C library (ctypes) and as a raw system call; then the
+#: same reads and writes without RWF_NOWAIT, which must still work. Each entry: the errno (0: done).
+CACHE_PROBES = r"""
+import ctypes, mmap, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+RWF_NOWAIT = 8
+SCRATCH = f"/dev/shm/scratch-{os.getpid()}"
+
+def errno_of(r):
+    return 0 if r >= 0 else ctypes.get_errno()
+
+def raw(nr, *args):
+    ctypes.set_errno(0)
+    return errno_of(libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args]))
+
+def f(x):
+    path = os.path.realpath(np.__file__)  # a file every run reads: its pages are in the cache
+    fd = os.open(path, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    buf = ctypes.create_string_buffer(4096)
+    iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 4096)  # struct iovec {base, len}
+    vec = ctypes.create_string_buffer(size // 4096 + 1)
+    probe = mmap.mmap(-1, 4096)  # an anonymous page: mincore answers for it without the filter
+    page = ctypes.addressof(ctypes.c_char.from_buffer(probe))
+    out = {}
+    ctypes.set_errno(0)
+    out["mincore (libc)"] = errno_of(libc.mincore(ctypes.c_void_p(page), ctypes.c_size_t(4096), vec))
+    out["mincore (raw)"] = raw(NR["mincore"], page, 4096, ctypes.addressof(vec))
+    scratch = os.open(SCRATCH, os.O_RDWR | os.O_CREAT, 0o600)
+    os.write(scratch, b"x" * 8192)
+    cstat = ctypes.create_string_buffer(40)
+    rng = (ctypes.c_uint64 * 2)(0, 0)  # struct cachestat_range {off, len}: the whole file
+    # (of a file the run may write: newer kernels refuse cachestat on others' files to anyone but root)
+    out["cachestat (raw)"] = raw(NR["cachestat"], scratch, ctypes.addressof(rng), ctypes.addressof(cstat), 0)
+    try:
+        os.preadv(fd, [bytearray(4096)], 0, RWF_NOWAIT)
+        out["preadv2 NOWAIT (os)"] = 0
+    except OSError as e:
+        out["preadv2 NOWAIT (os)"] = e.errno
+    ctypes.set_errno(0)
+    out["preadv2 NOWAIT (libc)"] = errno_of(libc.preadv2(fd, iov, 1, ctypes.c_long(0), RWF_NOWAIT))
+    out["preadv2 NOWAIT (raw)"] = raw(NR["preadv2"], fd, ctypes.addressof(iov), 1, 0, 0, RWF_NOWAIT)
+    ctypes.set_errno(0)
+    out["pwritev2 NOWAIT (libc)"] = errno_of(libc.pwritev2(scratch, iov, 1, ctypes.c_long(0), RWF_NOWAIT))
+    out["pwritev2 NOWAIT (raw)"] = raw(NR["pwritev2"], scratch, ctypes.addressof(iov), 1, 0, 0, RWF_NOWAIT)
+    context = ctypes.c_ulong(0)
+    out["io_setup (raw)"] = raw(NR["io_setup"], 1, ctypes.addressof(context))
+    out["io_submit (raw)"] = raw(NR["io_submit"], 0, 0, 0)
+    # the same calls without RWF_NOWAIT: a run still reads and writes
+    ctypes.set_errno(0)
+    out["preadv2 (libc)"] = errno_of(libc.preadv2(fd, iov, 1, ctypes.c_long(0), 0))
+    out["preadv2 (raw)"] = raw(NR["preadv2"], fd, ctypes.addressof(iov), 1, 0, 0, 0)
+    out["pwritev2 (raw)"] = raw(NR["pwritev2"], scratch, ctypes.addressof(iov), 1, 0, 0, 0)
+    os.close(scratch)
+    os.unlink(SCRATCH)
+    return np.array([float(v) for v in out.values()]), np.array([float(len(out))])
+"""
+CACHE_PROBE_NAMES = ["mincore (libc)", "mincore (raw)", "cachestat (raw)", "preadv2 NOWAIT (os)",
+                     "preadv2 NOWAIT (libc)", "preadv2 NOWAIT (raw)", "pwritev2 NOWAIT (libc)",
+                     "pwritev2 NOWAIT (raw)", "io_setup (raw)", "io_submit (raw)", "preadv2 (libc)",
+                     "preadv2 (raw)", "pwritev2 (raw)"]
+
+
+def _cache_probe_cell() -> str:
+    import platform
+
+    pick = 0 if platform.machine() == "x86_64" else 1
+    table = {**seccomp.SYSCALLS, **seccomp._CONDITIONAL}
+    numbers = {name: table[name][pick] for name in ("mincore", "cachestat", "preadv2", "pwritev2",
+                                                      "io_setup", "io_submit")}
+    return f"NR = {numbers!r}\n" + CACHE_PROBES
+
+
+def test_no_call_tells_what_is_in_the_page_cache(run):
+    """What a run leaves in the page cache outlives it and is the machine's; the calls that read
+    it back directly fail (through the C library and raw), and plain reads and writes still work."""
+    result = run(_cache_probe_cell())
+    assert result.outcomes is not None, result.failure
+    assert result.outcomes[0].error is None, result.outcomes[0].error
+    errnos, count = result.outcomes[0].values
+    assert int(count[0]) == len(CACHE_PROBE_NAMES)
+    got = dict(zip(CACHE_PROBE_NAMES, errnos.astype(int).tolist(), strict=True))
+    expected = {name: errno.EPERM for name in CACHE_PROBE_NAMES}
+    expected.update({"preadv2 (libc)": 0, "preadv2 (raw)": 0, "pwritev2 (raw)": 0})
+    assert got == expected
+
+
+def test_the_page_cache_probes_answer_without_the_filter():
+    """The premise of the test above: the same cell, run here without a filter, gets answers (so
+    an EPERM inside the sandbox is the filter's)."""
+    namespace = {"np": np}
+    exec(compile(_cache_probe_cell(), "probes", "exec"), namespace)
+    errnos, _count = namespace["f"](np.zeros(1))
+    got = dict(zip(CACHE_PROBE_NAMES, errnos.astype(int).tolist(), strict=True))
+    assert got.pop("io_submit (raw)") == errno.EINVAL  # no AIO context 0: but the call was made
+    for name in ("pwritev2 NOWAIT (libc)", "pwritev2 NOWAIT (raw)"):  # tmpfs writes never skip a wait
+        assert got.pop(name) in (0, errno.EOPNOTSUPP), name
+    assert got == {name: 0 for name in got}, got

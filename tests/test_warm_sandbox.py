@@ -212,3 +212,71 @@ def test_the_folder_of_a_killed_owner_is_removed_by_the_next_sandbox():
         with warm.Session() as second:
             _probe(second)
             assert Path(live.workdir).is_dir()  # its owner (this process) is alive
+
+
+#: Tries to write every file of the pre-warmed process (PID 1 of the sandbox) and of the run's
+#: supervisor (its parent), their threads included, with values the kernel accepts where a write is
+#: allowed at all (the file's own content, 0, 1); raises naming every file a write succeeded on.
+WRITE_PROC = r'''
+import os
+
+def _writes(path):
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        try:
+            with open(path, "rb") as fh:
+                own = fh.read(4096)
+        except OSError:
+            own = b""
+        for value in (own, b"0\n", b"1\n"):
+            try:
+                if value and os.write(fd, value) > 0:
+                    return True
+            except OSError:
+                pass
+        return False
+    finally:
+        os.close(fd)
+
+def _files(root):
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = f"{folder}/{name}"
+            if os.path.isdir(path) and not os.path.islink(path):
+                stack.append(path)
+            else:
+                yield path
+
+def f(x):
+    roots = ["/proc/1", f"/proc/{os.getppid()}"]
+    tried = [p for root in roots for p in _files(root)]
+    wrote = sorted(p.replace(roots[1], "/proc/SUPERVISOR") for p in tried if _writes(p))
+    if wrote:
+        raise ValueError("WROTE " + " ".join(wrote))
+    return np.array([float(len(tried)), float("/proc/1/autogroup" in tried), float("/proc/1/clear_refs" in tried)])
+'''
+
+
+def test_no_file_of_the_pre_warmed_process_or_the_supervisor_can_be_written(session):
+    """The pre-warmed process's /proc files (autogroup, sched, clear_refs, oom_score_adj, comm, its
+    descriptors, ...) are what every later run inherits or shares: a run may write none of them,
+    whoever started the grader (as root, the sandbox's root would own them)."""
+    if sandbox.mode() != "bubblewrap":
+        pytest.fail("the pre-warmed process is PID 1 of its own namespace under bubblewrap only")
+    result = sandbox.run([("f", WRITE_PROC)], "f", [Case((np.arange(2.0),))], sandbox.Limits(cpu_seconds=20),
+                         session=session)
+    assert result.outcomes is not None, result.failure
+    outcome = result.outcomes[0]
+    assert outcome.error is None, outcome.error
+    tried, autogroup, clear_refs = outcome.value
+    assert tried > 100 and autogroup == clear_refs == 1  # the walk reached the files it is about
+    assert session.runs == 1 and _probe(session)[3] == 6.0  # the sandbox went on serving runs

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -51,6 +50,8 @@ from autograder.sandbox.command import (
     bubblewrap_available,
     choose_fallback,
     mode,
+    prepare_workdir,
+    run_as,
     sandbox_command,
 )
 from autograder.sandbox.oracle import Oracle, Relay
@@ -79,6 +80,7 @@ __all__ = [
     "mode",
     "parse_frame",
     "run",
+    "run_as",
     "sandbox_command",
     "self_test",
 ]
@@ -218,8 +220,7 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
     answered (through its queue of replies, which the feeding thread writes)."""
     replies = relay.replies if relay is not None else None
     with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
-        shutil.copy(INSIDE / "harness.py", workdir)
-        shutil.copy(CALLING, workdir)
+        prepare_workdir(workdir, (INSIDE / "harness.py", CALLING))
         read_fd, write_fd = os.pipe()
         filter_fd = seccomp.program_fd() if mode() == "bubblewrap" else None
         command, env = sandbox_command(workdir, write_fd, seccomp_fd=filter_fd)

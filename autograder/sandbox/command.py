@@ -3,13 +3,15 @@
 :func:`mode` says which (probed once per process); :func:`sandbox_command` builds the command and
 the environment it gets (the runtime and NumPy read-only, nothing writable but :data:`WRITABLE`,
 each a tmpfs of :data:`TMPFS_BYTES`); :func:`_limits` is the per-process part of the caps (rlimits,
-and the run's cgroups joined before anything runs).
+and the run's cgroups joined before anything runs), and the user the sandbox runs as
+(:func:`run_as`: never root, whoever starts the grader).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import pwd
 import resource
 import shutil
 import subprocess
@@ -48,16 +50,97 @@ def choose_fallback() -> None:
     mode.cache_clear()
 
 
+#: The host user student code runs as when the grader runs as root: a system user of its own, made
+#: by ``scripts/install-system-deps.sh``, that owns no file and no process of the machine.
+SANDBOX_USER = "selfattn-sandbox"
+#: The user taken instead where :data:`SANDBOX_USER` does not exist.
+SANDBOX_USER_ELSE = "nobody"
+
+
+@functools.cache
+def run_as() -> pwd.struct_passwd | None:
+    """The host user every sandboxed process runs as, or ``None``: the grader's own user, when it is
+    not root (it has no other user to become, and owns no root-only file).
+
+    Started by root, bubblewrap's user namespace would map the sandbox's root to the machine's: the
+    student's code would own the pre-warmed process's ``/proc`` files and read root-only tables such
+    as ``/proc/kpageflags``. So a grader running as root starts every sandbox (bubblewrap, or the
+    fallback's Python) as :data:`SANDBOX_USER`, else :data:`SANDBOX_USER_ELSE`, with no
+    supplementary group; ``RuntimeError`` (one line) if neither exists."""
+    if os.geteuid() != 0:
+        return None
+    for name in (SANDBOX_USER, SANDBOX_USER_ELSE):
+        try:
+            user = pwd.getpwnam(name)
+        except KeyError:
+            continue
+        if user.pw_uid != 0 and user.pw_gid != 0:
+            return user
+    raise RuntimeError(f"the grader runs as root and neither the user {SANDBOX_USER} nor {SANDBOX_USER_ELSE} "
+                       f"exists to run student code as: run scripts/install-system-deps.sh")
+
+
+def _drop_privileges() -> None:
+    """In a newly started sandbox's first process, last thing before it runs the command: become
+    :func:`run_as`'s user (no supplementary groups), if the grader is root."""
+    user = run_as()
+    if user is not None:
+        os.setgroups([])
+        os.setgid(user.pw_gid)
+        os.setuid(user.pw_uid)
+
+
+def _readable(path: Path, user: pwd.struct_passwd) -> bool:
+    """Whether ``user`` (no supplementary groups) may read ``path`` and each folder on the way to
+    it, by their mode bits."""
+    path = path.absolute()
+    for step in [*reversed(path.parents), path]:
+        try:
+            st = step.stat()
+        except OSError:
+            return False
+        shift = 6 if st.st_uid == user.pw_uid else 3 if st.st_gid == user.pw_gid else 0
+        need = 0o5 if step.is_dir() else 0o4
+        if (st.st_mode >> shift) & need != need:
+            return False
+    return True
+
+
+@functools.cache
+def _check_readable() -> None:
+    """``RuntimeError`` naming the first of the interpreter, its prefix and NumPy's folders that
+    :func:`run_as`'s user cannot read (the sandbox would fail on every run)."""
+    user = run_as()
+    if user is None:
+        return
+    exe, prefix, numpy_folders = _python_paths()
+    for path in (Path(exe), Path(prefix), *numpy_folders):
+        if not _readable(path, user):
+            raise RuntimeError(f"the sandbox's user {user.pw_name} (uid {user.pw_uid}) cannot read {path}: "
+                               f"make it and the folders above it readable to others (chmod o+rX)")
+
+
+def prepare_workdir(workdir: str, sources: tuple[Path, ...]) -> None:
+    """Copy ``sources`` (the scripts that run inside) into ``workdir``, readable (not writable) by
+    the sandbox's user: the folder ``0o755``, each file ``0o644``."""
+    os.chmod(workdir, 0o755)
+    for source in sources:
+        target = Path(workdir) / source.name
+        shutil.copyfile(source, target)
+        os.chmod(target, 0o644)
+
+
 def bubblewrap_available() -> bool:
     from autograder.environment import setting_overrides
 
     chosen = _FALLBACK_CHOSEN or setting_overrides().get("sandbox") == "fallback"
     if chosen or shutil.which("bwrap") is None:
         return False
-    probe = subprocess.run(
+    run_as()  # looked up here, not in the forked child
+    probe = subprocess.run(  # as the user the sandbox will run as (its user namespace must work for it)
         ["bwrap", "--unshare-all", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
          "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "/usr/bin/true"],
-        capture_output=True,
+        capture_output=True, preexec_fn=_drop_privileges, cwd="/",
     )
     return probe.returncode == 0
 
@@ -101,18 +184,22 @@ def _package_folders(prefix: str) -> list[str]:
     return sorted(found)
 
 
-def _limits(limits: ProcessLimits, cgroup_fds: list[int] | None = None) -> Callable[[], None]:
+def _limits(limits: ProcessLimits | None, cgroup_fds: list[int] | None = None) -> Callable[[], None]:
     """The ``preexec_fn`` of a newly started sandbox: in the child, before the command runs, join the
     run's cgroups (``cgroup_fds``, their ``cgroup.procs``), start a session of its own (so the whole
-    run can be killed as a process group) and set its rlimits (CPU, address space, file size, no core)."""
+    run can be killed as a process group), set its rlimits (CPU, address space, file size, no core;
+    none for ``None``: a pre-warmed sandbox, whose runs set their own) and, last, become the
+    sandbox's user (:func:`run_as`)."""
 
     def apply() -> None:
         cgroups.join(cgroup_fds or [])  # before anything runs: the whole run is in its cgroups
         os.setsid()
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if limits is not None:
+            resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        _drop_privileges()
 
     return apply
 
@@ -123,6 +210,7 @@ def sandbox_command(workdir: str, result_fd: int, script: str = "harness.py",
     sandbox's :mod:`autograder.sandbox.inside.zygote`), and the environment it gets (and nothing more).
     ``seccomp_fd`` (from :func:`autograder.sandbox.seccomp.program_fd`, passed to the command) holds the
     system call filter bubblewrap installs."""
+    _check_readable()
     exe, prefix, numpy_folders = _python_paths()
     bwrap = mode() == "bubblewrap"
     site = SANDBOX_SITE if bwrap else str(Path(workdir) / "site")
@@ -138,6 +226,7 @@ def sandbox_command(workdir: str, result_fd: int, script: str = "harness.py",
     if not bwrap:
         # no isolation to lean on: the folder on sys.path at least holds NumPy alone
         Path(site).mkdir(exist_ok=True)
+        os.chmod(site, 0o755)
         for folder in numpy_folders:
             if not (Path(site) / folder.name).exists():
                 (Path(site) / folder.name).symlink_to(folder)

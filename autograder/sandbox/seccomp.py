@@ -21,6 +21,12 @@ What it does, for a call made by anything in the sandbox:
   cannot read, fails with ``ENOSYS`` (the C library then uses ``clone``, as under Docker);
 - sockets other than Unix ones (``socket``, ``socketpair``) fail with ``EPERM``: the sandbox has
   no network, and a loopback connection would leave state behind (a port in TIME_WAIT);
+- what tells whether a file's pages are in the page cache, which every process of the machine
+  shares: ``mincore``, ``cachestat``, ``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` (without it they
+  pass) and Linux AIO (``io_setup``, ``io_submit``, whose requests may carry the same flag) fail with
+  ``EPERM`` (``io_uring`` is refused above). What cannot be refused is timing: how long a first
+  read or page fault takes, and which pages of a file mapping the kernel mapped around a fault
+  (``/proc/self/pagemap``);
 - calls that change another process's limits or scheduling (``prlimit64``, ``setpriority``,
   ``sched_set*``, ``ioprio_set`` naming any process but the caller) fail with ``EPERM``: in the
   pre-warmed sandbox the process every run is forked from has the runs' user id.
@@ -79,6 +85,10 @@ SYSCALLS: dict[str, tuple[int | None, int | None]] = {
     "pivot_root": (155, 41), "chroot": (161, 51), "open_tree": (428, 428), "move_mount": (429, 429),
     "fsopen": (430, 430), "fsconfig": (431, 431), "fsmount": (432, 432), "fspick": (433, 433),
     "mount_setattr": (442, 442),
+    # whether a file's pages are in the page cache, which every process of the machine shares (a
+    # hidden run could leave a mark there for a later run): mincore, cachestat; Linux AIO, whose
+    # requests may ask not to wait for the disk (RWF_NOWAIT, in memory the filter cannot read)
+    "mincore": (27, 232), "cachestat": (451, 451), "io_setup": (206, 0), "io_submit": (209, 2),
     # POSIX message queues and System V IPC: an object outlives every process, and the kernel's
     # counter of System V ids would tell the next run how many a run created
     "mq_open": (240, 180), "mq_unlink": (241, 181), "shmget": (29, 194), "semget": (64, 190),
@@ -101,13 +111,18 @@ _CONDITIONAL: dict[str, tuple[int, int]] = {
     "clone": (56, 220), "clone3": (435, 435), "socket": (41, 198), "socketpair": (53, 199),
     "prlimit64": (302, 261), "sched_setaffinity": (203, 122), "sched_setscheduler": (144, 119),
     "sched_setparam": (142, 118), "sched_setattr": (314, 274), "setpriority": (141, 140),
-    "ioprio_set": (251, 30),
+    "ioprio_set": (251, 30), "preadv2": (327, 286), "pwritev2": (328, 287),
 }
 
 #: The names :data:`SYSCALLS` denies outright (for tests and the README).
 DENIED = tuple(SYSCALLS)
 
 AF_UNIX = 1
+#: linux/fs.h: a read or write that fails rather than wait for the disk (so it tells whether the
+#: file's pages are in the page cache)
+RWF_NOWAIT = 0x00000008
+#: the argument of ``preadv2``/``pwritev2`` that holds their flags: (fd, iov, iovcnt, pos_l, pos_h, flags)
+_RWF_ARG = 5
 #: CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME (linux/sched.h)
 CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80
 
@@ -173,6 +188,8 @@ def program(arch: str | None = None) -> bytes:
         a.op(_JEQ, _number(name, arch), "self_arg0", 0)  # (pid, ...): 0 is the caller
     a.op(_JEQ, _number("setpriority", arch), "setpriority", 0)
     a.op(_JEQ, _number("ioprio_set", arch), "ioprio_set", 0)
+    for name in ("preadv2", "pwritev2"):
+        a.op(_JEQ, _number(name, arch), "waits", 0)
     a.op(_RET, RET_ALLOW)
 
     a.label("clone")  # clone(flags, ...) on both architectures
@@ -190,6 +207,9 @@ def program(arch: str | None = None) -> bytes:
     a.label("ioprio_set")  # ioprio_set(IOPRIO_WHO_PROCESS = 1, 0, prio)
     a.op(_LD_W_ABS, _arg_low(0))
     a.op(_JEQ, 1, "who_self", "eperm")
+    a.label("waits")  # preadv2/pwritev2(..., flags): never RWF_NOWAIT
+    a.op(_LD_W_ABS, _arg_low(_RWF_ARG))
+    a.op(_JSET, RWF_NOWAIT, "eperm", "allow")
     a.label("who_self")
     a.op(_LD_W_ABS, _arg_low(1))
     a.op(_JEQ, 0, "allow", "eperm")

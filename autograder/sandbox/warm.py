@@ -40,11 +40,9 @@ import threading
 import time
 from pathlib import Path
 
-#: A warm sandbox's folder is named ``sandbox-warm-<pid of its owner>-<random>`` in the temp folder.
 from autograder import sandbox
-
-#: A warm sandbox's folder is named ``sandbox-warm-<pid of its owner>-<random>`` in the temp folder.
 from autograder.sandbox import cgroups, seccomp
+from autograder.sandbox import command as command_
 
 #: A warm sandbox's folder is named ``sandbox-warm-<pid of its owner>-<random>`` in the temp folder.
 _PREFIX = "sandbox-warm-"
@@ -191,8 +189,8 @@ class Session:
             self.group.shared, self.group.protect = True, self._own_processes
         fds = self.group.procs_fds() if self.group is not None else []
         self.workdir = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
-        for source in (sandbox.INSIDE / "harness.py", sandbox.CALLING, sandbox.INSIDE / "zygote.py"):
-            shutil.copy(source, self.workdir)
+        command_.prepare_workdir(self.workdir, (sandbox.INSIDE / "harness.py", sandbox.CALLING,
+                                                sandbox.INSIDE / "zygote.py"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         filter_fd = seccomp.program_fd() if sandbox.mode() == "bubblewrap" else None
         command, env = sandbox.sandbox_command(self.workdir, theirs.fileno(), script="zygote.py", seccomp_fd=filter_fd)
@@ -207,7 +205,7 @@ class Session:
             self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL,
                                          pass_fds=(theirs.fileno(), *seccomp.passed(filter_fd)),
-                                         preexec_fn=lambda: (cgroups.join(fds), os.setsid()), cwd=self.workdir,
+                                         preexec_fn=command_._limits(None, fds), cwd=self.workdir,
                                          env=env)
         finally:
             seccomp.close(filter_fd)

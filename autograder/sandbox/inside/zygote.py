@@ -27,7 +27,10 @@ and the next run gets a new sandbox.
 
 This process is not dumpable (``PR_SET_DUMPABLE`` 0): a run, in the same user namespace and
 without capabilities, can neither ptrace it nor open its ``/proc/<pid>/mem``, so it cannot change
-what later runs are forked from; the seccomp filter refuses changing its limits or scheduling.
+what later runs are forked from; and its ``/proc`` files belong to the machine's root (the
+sandbox's user is never root, :func:`autograder.sandbox.command.run_as`), so a run can write none
+of them (``autogroup``, ``sched``, ``clear_refs``, ``oom_score_adj``, ...; nor the supervisor's,
+not dumpable either); the seccomp filter refuses changing its limits or scheduling.
 It never reads a run's inputs and never runs student code. EOF on the control socket ends it.
 """
 
@@ -154,8 +157,8 @@ def _counters_untouched(run: int, inodes: dict[str, int]) -> bool:
 def _zygote_state() -> tuple[str, ...]:
     """What later runs inherit from the pre-warmed process (PID 1) and another process might change:
     its limits, OOM score, core-dump filter, nice value and scheduling. (The seccomp filter refuses
-    changing limits and scheduling of another process; started by root, a run may still write
-    /proc/1/oom_score_adj and coredump_filter. Its CPUs are the seccomp filter's alone to keep.)"""
+    changing limits and scheduling of another process, and a run owns none of this process's /proc
+    files; checked all the same. Its CPUs are the seccomp filter's alone to keep.)"""
     def read(name: str) -> str:
         with open(f"/proc/1/{name}") as f:
             return f.read()
