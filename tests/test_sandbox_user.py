@@ -170,3 +170,37 @@ def test_a_sandbox_user_who_cannot_read_numpy_is_named_in_one_line(tmp_path, mon
     assert command.run_as().pw_name in message
     monkeypatch.undo()
     assert command._check_readable.__wrapped__() is None  # the real environment is readable
+
+
+def test_numpy_below_a_folder_closed_to_others_is_bound_from_a_readable_copy(tmp_path, monkeypatch):
+    """A checkout in root's home (``/root`` is 0700): the sandbox's user cannot read the
+    environment's NumPy, so the sandbox binds a copy readable by all, made once per version."""
+    user = command.run_as()
+    assert user is not None, "this test runs as root (CI does)"
+    closed = tmp_path / "home"
+    (closed / "numpy" / "core").mkdir(parents=True)
+    (closed / "numpy" / "__init__.py").write_text("x = 1\n")
+    (closed / "numpy" / "core" / "lib.so").write_bytes(b"\x7fELF")
+    os.chmod(closed / "numpy" / "core" / "lib.so", 0o700)
+    os.chmod(closed, 0o700)
+    import shutil
+    import tempfile
+
+    public = Path(tempfile.mkdtemp(prefix="selfattn-copies-", dir="/tmp"))  # pytest's own folder is 0700
+    os.chmod(public, 0o755)
+    monkeypatch.setattr(command, "READABLE_COPIES", public / "copies")
+    command.readable_copy.cache_clear()
+    assert not command._readable(closed / "numpy", user)
+    [copy] = command.readable_copy((closed / "numpy",))
+    assert copy != closed / "numpy" and copy.name == "numpy"
+    assert command._readable(copy / "__init__.py", user) and command._readable(copy / "core" / "lib.so", user)
+    assert (copy / "__init__.py").read_text() == "x = 1\n"
+    assert not os.stat(copy / "__init__.py").st_mode & 0o022  # nobody else may write it
+    command.readable_copy.cache_clear()
+    assert command.readable_copy((closed / "numpy",)) == [copy]  # the same copy, not another
+    readable = public / "open" / "numpy"
+    readable.mkdir(parents=True)
+    os.chmod(public / "open", 0o755)
+    assert command.readable_copy((readable,)) == [readable]
+    command.readable_copy.cache_clear()
+    shutil.rmtree(public)

@@ -152,12 +152,50 @@ def mode() -> str:
 
 
 def _python_paths() -> tuple[str, str, list[Path]]:
-    """(interpreter, its prefix, NumPy's folders: the package and its bundled libraries, if any)."""
+    """(interpreter, its prefix, NumPy's folders: the package and its bundled libraries, if any).
+
+    NumPy's folders are those the sandbox's user can read: where the environment lives below a
+    folder closed to others (a checkout in root's home), a copy of them readable by all
+    (:func:`readable_copy`)."""
     prefix = sys.base_prefix
     exe = str(Path(prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}")
     package = Path(np.__file__).resolve().parent
     libs = package.parent / "numpy.libs"  # wheels link their BLAS from here ($ORIGIN/../../numpy.libs)
-    return exe, prefix, [package] + ([libs] if libs.is_dir() else [])
+    return exe, prefix, readable_copy(tuple([package] + ([libs] if libs.is_dir() else [])))
+
+
+#: Where :func:`readable_copy` keeps copies of NumPy's folders that the sandbox's user can read
+READABLE_COPIES = Path("/var/lib/selfattn-sandbox")
+
+
+@functools.cache
+def readable_copy(folders: tuple[Path, ...]) -> list[Path]:
+    """``folders`` themselves when :func:`run_as`'s user can read them (or the grader is not root),
+    else copies of them in :data:`READABLE_COPIES`, one per version of their contents (named by a
+    digest of their paths and times), readable but not writable by others, made once under a
+    temporary name and renamed into place (parallel workers race safely)."""
+    user = run_as()
+    if user is None or all(_readable(f, user) for f in folders):
+        return list(folders)
+    import hashlib
+    import tempfile
+
+    stamp = hashlib.sha256(repr([(str(f), f.stat().st_mtime_ns) for f in folders]).encode()).hexdigest()[:16]
+    home = READABLE_COPIES / stamp
+    if not home.is_dir():
+        READABLE_COPIES.mkdir(mode=0o755, parents=True, exist_ok=True)
+        os.chmod(READABLE_COPIES, 0o755)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{stamp}-", dir=READABLE_COPIES))
+        for folder in folders:
+            shutil.copytree(folder, scratch / folder.name, symlinks=True)
+        for path in [scratch, *scratch.rglob("*")]:
+            if not path.is_symlink():
+                os.chmod(path, 0o755 if path.is_dir() or path.stat().st_mode & 0o100 else 0o644)
+        try:
+            os.rename(scratch, home)
+        except OSError:  # another worker was first: its copy is the same
+            shutil.rmtree(scratch, ignore_errors=True)
+    return [home / f.name for f in folders]
 
 
 #: Where NumPy's folders appear inside the sandbox; nothing else of the environment is there.
