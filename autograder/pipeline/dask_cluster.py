@@ -162,10 +162,17 @@ def probe() -> dict:
 
 
 def decide_remote(student: str, assignment: str, notebook: str, submission: bytes | None,
-                  timestamp: bytes | None, secret: Sealed, grading: Settings, work: Path | None = None) -> dict:
+                  timestamp: bytes | None, secret: Sealed, grading: Settings, work: Path | None = None,
+                  phase: str = "whole", pending=None, staged_text: str | None = None) -> dict:
     """One task on a worker: stage and decide one notebook with the run's settings ``grading``, in
     the work folder ``work`` (by default this worker process's private one); return its verdict and
     staged notebook.
+
+    ``phase`` splits the decision as :func:`autograder.verdicts.decide.decide_in_phases` does:
+    ``"public"`` stages the notebook and makes its public runs, returning what the second phase needs
+    (``pending``, with the staged notebook; a notebook the grader cannot process returns its verdict
+    instead); ``"hidden"`` takes that ``pending`` and ``staged_text`` back, makes the hidden runs and
+    fair blame, and returns the verdict; ``"whole"`` does both at once.
 
     The secret stays in memory; the task's files are removed when it ends, whatever the outcome."""
     work = _worker_workdir() if work is None else work
@@ -187,11 +194,22 @@ def decide_remote(student: str, assignment: str, notebook: str, submission: byte
         if timestamp is not None:
             (folder / "timestamp.txt").write_bytes(timestamp)
         t0 = time.perf_counter()
+        out: dict = {"worker": socket.gethostname()}
         with verdicts.secret_given(secret.value):
-            verdicts.grade_one(student, assignment, notebook, grading.limits, ws)
-        seconds = time.perf_counter() - t0
-        return {"verdict": verdict_file.read_text(encoding="utf-8"), "staged": staged.read_text(encoding="utf-8"),
-                "seconds": seconds, "worker": socket.gethostname()}
+            job = (student, assignment, notebook, grading.limits)
+            if phase == "public":
+                _job, out["pending"], _seconds = verdicts.public_job(job, ws)
+            elif phase == "hidden":
+                staged.parent.mkdir(parents=True, exist_ok=True)
+                staged.write_text(staged_text or "", encoding="utf-8")
+                verdicts.hidden_job((job, pending, 0.0), ws)
+            else:
+                verdicts.grade_one(student, assignment, notebook, grading.limits, ws)
+        out["seconds"] = time.perf_counter() - t0
+        out["staged"] = staged.read_text(encoding="utf-8")
+        if verdict_file.exists():
+            out["verdict"] = verdict_file.read_text(encoding="utf-8")
+        return out
 
 
 # --- on the instructor's machine ------------------------------------------------------------------
@@ -243,42 +261,68 @@ class Cluster:
 
     def decide(self, jobs: list[tuple], secret: str | bytes, log=print, ws: Workspace = DEFAULT,
                grading: Settings | None = None) -> Iterator[tuple[str, str, str, float]]:
-        """Submit every (student, assignment, notebook, limits) job now; yield each as its result
-        is written into ``ws`` (verdict and staged notebook), in completion order. The grading
+        """Submit every (student, assignment, notebook, limits) job now, in two phases (every job's
+        public runs, then, once all have ended, every job's hidden runs and fair blame, as
+        :func:`autograder.verdicts.decide.decide_in_phases`); yield each as its result is written
+        into ``ws`` (verdict and staged notebook), in completion order. The grading
         ``secret`` goes with every task (over the cluster's TLS), sealed against logging, and so do
         the run's settings ``grading`` (each job's limits)."""
         from distributed import as_completed
 
         grading = grading or Settings(allow_fallback_sandbox=self.allow_fallback)
 
-        futures = {}
         refused: dict[tuple[str, str, str], str] = {}
         run = uuid.uuid4().hex[:8]
         sealed = Sealed(secret.encode() if isinstance(secret, str) else secret)
-        for student, assignment, notebook, limits in jobs:
-            submission, why = _submission_bytes(ws.submission(student, assignment) / f"{notebook}.ipynb")
-            if why is not None:
-                refused[student, assignment, notebook] = why
-            future = self.client.submit(
-                decide_remote, student, assignment, notebook, submission, None, sealed,
-                dataclasses.replace(grading, limits=limits, allow_fallback_sandbox=self.allow_fallback),
-                key=f"grade-{run}-{len(futures)}",  # no student's name in the cluster's pages and logs
+        submissions: dict[tuple[str, str, str], bytes | None] = {}
+        settings_of: dict[tuple[str, str, str], Settings] = {}
+
+        def submit(job: tuple[str, str, str], n: int, **phase) -> object:
+            return self.client.submit(  # type: ignore[attr-defined]
+                decide_remote, *job, submissions[job], None, sealed, settings_of[job], **phase,
+                key=f"grade-{run}-{n}",  # no student's name in the cluster's pages and logs
                 workers=self.workers, allow_other_workers=False, retries=0,
             )
-            futures[future] = (student, assignment, notebook)
+
+        firsts = {}
+        for student, assignment, notebook, limits in jobs:
+            job = (student, assignment, notebook)
+            submissions[job], why = _submission_bytes(ws.submission(student, assignment) / f"{notebook}.ipynb")
+            if why is not None:
+                refused[job] = why
+            settings_of[job] = dataclasses.replace(grading, limits=limits, allow_fallback_sandbox=self.allow_fallback)
+            firsts[submit(job, len(firsts), phase="public")] = job
+
+        def outcome(future, job: tuple[str, str, str]) -> dict:
+            try:
+                return future.result()
+            except SandboxRefused as exc:
+                raise ClusterError(f"grading stopped: {exc}") from None
+            except Exception as exc:  # the task itself failed (e.g. its workers kept dying)
+                raise ClusterError(f"grading stopped: the cluster could not decide {'/'.join(job)} "
+                                 f"({type(exc).__name__}: {str(exc)[:200]})") from None
 
         def results() -> Iterator[tuple[str, str, str, float]]:
-            for future in as_completed(futures, loop=self.client.loop):  # type: ignore[attr-defined]
-                student, assignment, notebook = futures[future]
-                try:
-                    out = future.result()
-                except SandboxRefused as exc:
-                    raise ClusterError(f"grading stopped: {exc}") from None
-                except Exception as exc:  # the task itself failed (e.g. its workers kept dying)
-                    raise ClusterError(f"grading stopped: the cluster could not decide {student}/{assignment}/"
-                                     f"{notebook} ({type(exc).__name__}: {str(exc)[:200]})") from None
-                _store(ws, (student, assignment, notebook), out, refused.get((student, assignment, notebook)))
-                yield student, assignment, notebook, float(out["seconds"])
+            # every public run of the batch before any hidden run: the second phase starts once the
+            # first has ended everywhere (a worker's hidden runs meet no public run after them)
+            seconds: dict[tuple[str, str, str], float] = {}
+            second: dict[tuple[str, str, str], dict] = {}
+            for future in as_completed(firsts, loop=self.client.loop):  # type: ignore[attr-defined]
+                job = firsts[future]
+                out = outcome(future, job)
+                seconds[job] = float(out["seconds"])
+                if out.get("pending") is None:  # the grader could not process it: its verdict says so
+                    _store(ws, job, out, refused.get(job))
+                    yield (*job, seconds[job])
+                else:
+                    second[job] = out
+            hidden = {submit(job, len(firsts) + n, phase="hidden", pending=out["pending"],
+                             staged_text=out["staged"]): job for n, (job, out) in enumerate(second.items())}
+            for future in as_completed(hidden, loop=self.client.loop):  # type: ignore[attr-defined]
+                job = hidden[future]
+                out = outcome(future, job)
+                _store(ws, job, out, refused.get(job))
+                yield (*job, seconds[job] + float(out["seconds"]))
 
         return results()
 

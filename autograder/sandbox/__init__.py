@@ -52,6 +52,7 @@ from autograder.sandbox.command import (
     mode,
     prepare_workdir,
     run_as,
+    run_folder,
     sandbox_command,
 )
 from autograder.sandbox.oracle import Oracle, Relay
@@ -219,7 +220,7 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
     (result bytes, timed out, too big, exit status). With ``relay``, the oracle's requests are
     answered (through its queue of replies, which the feeding thread writes)."""
     replies = relay.replies if relay is not None else None
-    with tempfile.TemporaryDirectory(prefix="sandbox-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="sandbox-", dir=run_folder()) as workdir:
         prepare_workdir(workdir, (INSIDE / "harness.py", CALLING))
         read_fd, write_fd = os.pipe()
         filter_fd = seccomp.program_fd() if mode() == "bubblewrap" else None

@@ -120,6 +120,23 @@ def _check_readable() -> None:
                                f"make it and the folders above it readable to others (chmod o+rX)")
 
 
+def run_folder() -> str:
+    """Where a sandbox's folder is made: the temporary folder, or, when :func:`run_as`'s user cannot
+    reach it (a grader whose ``TMPDIR`` is private, as a test's or a Dask worker's may be), a folder
+    of :data:`READABLE_COPIES` it can."""
+    import tempfile
+
+    base = tempfile.gettempdir()
+    user = run_as()
+    if user is None or _readable(Path(base), user):
+        return base
+    runs = READABLE_COPIES / "runs"
+    runs.mkdir(mode=0o755, parents=True, exist_ok=True)
+    for folder in (READABLE_COPIES, runs):
+        os.chmod(folder, 0o755)
+    return str(runs)
+
+
 def prepare_workdir(workdir: str, sources: tuple[Path, ...]) -> None:
     """Copy ``sources`` (the scripts that run inside) into ``workdir``, readable (not writable) by
     the sandbox's user: the folder ``0o755``, each file ``0o644``."""

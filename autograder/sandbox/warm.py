@@ -52,7 +52,8 @@ def sweep_orphans(prefix: str = _PREFIX) -> None:
     """Remove the folders ``<temp>/<prefix><pid>-*`` whose owner process was killed before it could
     (SIGKILL, the out-of-memory killer: a killed formgrader server or Dask worker; bubblewrap died
     with it). A live owner's folder, another user's and a symbolic link are left alone."""
-    for path in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+    bases = {tempfile.gettempdir(), command_.run_folder()}
+    for path in {p for base in bases for p in Path(base).glob(f"{prefix}*-*")}:
         pid = path.name[len(prefix):].split("-", 1)[0]
         try:
             if not pid.isdigit() or path.is_symlink() or path.stat().st_uid != os.getuid():
@@ -188,7 +189,7 @@ class Session:
             self.group = cgroups.make(limits.memory_bytes + cgroups.IDLE_MEMORY, limits.tasks + 8)
             self.group.shared, self.group.protect = True, self._own_processes
         fds = self.group.procs_fds() if self.group is not None else []
-        self.workdir = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
+        self.workdir = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=command_.run_folder())
         command_.prepare_workdir(self.workdir, (sandbox.INSIDE / "harness.py", sandbox.CALLING,
                                                 sandbox.INSIDE / "zygote.py"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
