@@ -372,27 +372,32 @@ def _difference(gots: list[np.ndarray], refs: list[np.ndarray], example: Example
 UNHELD = "its values are checked only when graded: the course package does not hold the answer"
 
 
+def _example_call(function: str, fn: Any, case: Any) -> tuple[Any, bool | None, str]:
+    """The example's one call of ``fn``: (its outcome when it returned values, else ``None``; whether
+    it agrees, ``False`` when it failed, ``None`` when not known yet; what to say when it gave no values)."""
+    if not callable(fn):
+        return None, None, f"{function} is not a function yet (run its cell)"
+    (outcome,) = _call(fn, [case])
+    if outcome.kind == NOT_ANSWERED:
+        return None, None, f"{function}: not answered yet (replace `raise NotImplementedError` with your code)"
+    if outcome.kind != VALUE:
+        return None, False, f"{function}{case.describe()} {_failure(outcome)}"
+    return outcome, None, ""
+
+
 def _compare_unheld(function: str, fn: Any, example: Example) -> Comparison:
     """:func:`compare` for an answer that is a value (``example.reference`` is ``None``): the
     package has nothing to show beside it, so the table holds the student's rows alone, and the
     verdict is its public check's (shape and how the parts fit together) with :data:`UNHELD`."""
     (case,) = example.cases()
     got: np.ndarray | None = None
-    agrees: bool | None = None
-    if not callable(fn):
-        said = f"{function} is not a function yet (run its cell)"
-    else:
-        (outcome,) = _call(fn, [case])
-        if outcome.kind == NOT_ANSWERED:
-            said = f"{function}: not answered yet (replace `raise NotImplementedError` with your code)"
-        elif outcome.kind != VALUE:
-            agrees, said = False, f"{function}{case.describe()} {_failure(outcome)}"
-        else:
-            assert outcome.values is not None
-            got = outcome.values[0] if len(outcome.values) == 1 else None
-            agrees, message = _checked(function, fn)
-            said = (f"{function}: {message}" if agrees is False
-                    else f"{function} passes its public check; {UNHELD}" if agrees else f"{function}: {UNHELD}")
+    outcome, agrees, said = _example_call(function, fn, case)
+    if outcome is not None:
+        assert outcome.values is not None
+        got = outcome.values[0] if len(outcome.values) == 1 else None
+        agrees, message = _checked(function, fn)
+        said = (f"{function}: {message}" if agrees is False
+                else f"{function} passes its public check; {UNHELD}" if agrees else f"{function}: {UNHELD}")
     verdict = _verdict_line(agrees, said)
     head = "<tr><th></th><th>yours</th></tr>"
     rows = got if got is not None and got.ndim == 2 and len(got) == len(example.rows) else None
@@ -411,26 +416,18 @@ def _compare_viewed(function: str, fn: Any, example: Example) -> Comparison:
     (case,) = example.cases()
     want = tuple(np.asarray(v, dtype=float) for v in example.reference(*case.args))
     got: tuple[np.ndarray, ...] | None = None
-    agrees: bool | None = None
-    if not callable(fn):
-        said = f"{function} is not a function yet (run its cell)"
-    else:
-        (outcome,) = _call(fn, [case])
-        if outcome.kind == NOT_ANSWERED:
-            said = f"{function}: not answered yet (replace `raise NotImplementedError` with your code)"
-        elif outcome.kind != VALUE:
-            agrees, said = False, f"{function}{case.describe()} {_failure(outcome)}"
+    outcome, agrees, said = _example_call(function, fn, case)
+    if outcome is not None:
+        try:
+            assert outcome.values is not None and example.view is not None
+            got = tuple(np.asarray(v, dtype=float) for v in example.view(outcome.values))
+        except Exception as exc:
+            agrees, said = False, f"{function}{case.describe()}: {exc}"
         else:
-            try:
-                assert outcome.values is not None and example.view is not None
-                got = tuple(np.asarray(v, dtype=float) for v in example.view(outcome.values))
-            except Exception as exc:
-                agrees, said = False, f"{function}{case.describe()}: {exc}"
-            else:
-                same = all(close(g, w, 1e-5, 1e-6) for g, w in zip(got, want, strict=True))
-                agrees, said = _verdict(function, fn, example, same,
-                                        "" if same else _lookup_difference(got, want, example),
-                                        "differs from the lookup asked for")
+            same = all(close(g, w, 1e-5, 1e-6) for g, w in zip(got, want, strict=True))
+            agrees, said = _verdict(function, fn, example, same,
+                                    "" if same else _lookup_difference(got, want, example),
+                                    "differs from the lookup asked for")
     verdict = _verdict_line(agrees, said)
     picture = _heatmaps(example, want[0], None if got is None else got[0], function, reference="the lookup asked for")
     picture += _lookup_table(example, want[1], None if got is None else got[1])
