@@ -116,6 +116,8 @@ DIRECT_WRITES = {
     ("autograder/sandbox/cgroups.py", "*"): "cgroup control files of the kernel: written in place, never renamed",
     ("autograder/sandbox/inside/harness.py", "*"): "os.devnull, inside the sandbox",
     ("autograder/sandbox/warm.py", "execute"): "the write end of a pipe to the warm sandbox",
+    ("autograder/sandbox/command.py", "readable_copy"): "a folder of NumPy copied under a temporary name and "
+                                                        "renamed whole (a copy of code, not a result)",
     ("autograder/intake/zips.py", "place"): "a notebook into a new scratch folder, created exclusively (O_EXCL), "
                                             "that atomic.place_folder then moves into place whole",
     ("autograder/pipeline/dask_tls.py", "_write"): "a new key, created exclusively with its mode from the start",
