@@ -1,6 +1,6 @@
 # notebook: 03-softmax-attention
 # replace: attention
-# partial: attention
+# zero: attention
 # message: subtract the row maximum
 def attention(Q, K, V, mask=None):
     S = Q @ K.T / np.sqrt(Q.shape[1])

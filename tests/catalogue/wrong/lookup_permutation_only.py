@@ -1,6 +1,6 @@
 # notebook: 09-problem-20
 # replace: lookup_table_weights
-# partial: lookup_table_weights
+# zero: lookup_table_weights
 # message: does not read
 def lookup_table_weights(targets, values, beta):
     m = len(targets)
