@@ -23,6 +23,23 @@ def unpacked_course(tmp_path_factory) -> Path:
     return home / "selfattn-course"
 
 
+def lay_out_scripts(folder: Path) -> None:
+    """The bundle's scripts beside each other in ``folder``, as ``make student`` lays them out: the
+    student's own (``scripts/build_student.py``'s ``COPIED`` that are scripts) and the grader's modules
+    they import (its ``GRADER_COPIED``), read from that script so the two never drift."""
+    import ast
+    import shutil
+
+    tree = ast.parse((ROOT / "scripts" / "build_student.py").read_text(encoding="utf-8"))
+    lists = {t.id: ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name) and t.id in ("COPIED", "GRADER_COPIED")}
+    for name in lists["COPIED"]:
+        if name.endswith(".py"):
+            shutil.copy(ROOT / "student" / name, folder / name)
+    for name in lists["GRADER_COPIED"]:
+        shutil.copy(ROOT / "autograder" / name, folder / Path(name).name)
+
+
 #: The Python a student has: the system's own (what START_HERE tells them to run install.py with).
 SYSTEM_PYTHON = "/usr/bin/python3"
 

@@ -368,10 +368,9 @@ def test_what_hand_in_py_packs_is_taken_whole(ws, tmp_path):
 
     course = tmp_path / "selfattn-course"
     shutil.copytree(ROOT / "notebooks", course / "notebooks")
-    for name in ("hand_in.py", "install.py"):
-        shutil.copy(ROOT / "student" / name, course / name)
-    for name in ("intake/stored_outputs.py", "course/ids.py"):
-        shutil.copy(ROOT / "autograder" / name, course / Path(name).name)
+    from student_support import lay_out_scripts
+
+    lay_out_scripts(course)
     packed = subprocess.run([sys.executable, "hand_in.py", "--no-validate", "ada"], cwd=course, capture_output=True,
                             text=True, timeout=300)
     assert packed.returncode == 0, packed.stdout + packed.stderr

@@ -243,13 +243,12 @@ def test_a_flood_of_brackets_is_refused_after_bounded_work():
 
 
 def test_hand_in_warns_in_one_line_about_a_notebook_grading_would_not_read(tmp_path):
+    # the bundle's scripts beside each other, as make student lays them out
+    from student_support import lay_out_scripts
+
     from autograder.intake.stored_outputs import MAX_KEPT_BYTES
 
-    # the bundle's scripts beside each other, as make student lays them out
-    for name in ("hand_in.py", "install.py"):
-        shutil.copy(ROOT / "student" / name, tmp_path)
-    for name in ("intake/stored_outputs.py", "course/ids.py"):
-        shutil.copy(ROOT / "autograder" / name, tmp_path)
+    lay_out_scripts(tmp_path)
     folder = tmp_path / "notebooks" / "attention"
     folder.mkdir(parents=True)
     nb = json.loads((SOLUTIONS / "08-cost.ipynb").read_text())
