@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 
 from autograder import settings
 from autograder.errors import RefusedInput, command_line
@@ -22,7 +23,7 @@ from autograder.pipeline import dask_cluster as distributed
 from autograder.pipeline import run_lock, slurm_array, slurm_cluster
 from autograder.pipeline.local import finish, grade_class, submissions
 from autograder.verdicts.decide import grade_one
-from autograder.workspace import from_environment
+from autograder.workspace import Workspace, from_environment
 
 
 def _scheduler_security_flags(p: argparse.ArgumentParser) -> None:
@@ -81,6 +82,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--array-task", metavar="I/N",
                    help="a Slurm array task (scripts/slurm-grade-array.sh): decide range I of N of the students; "
                         "no nbgrader step")
+    p.add_argument("--work-folder", type=Path, metavar="DIR", default=None,
+                   help="the work folder (default: $AUTOGRADER_WORKDIR, else autograder/); a Slurm array task is "
+                        "given it by scripts/slurm-grade-array.sh")
+    p.add_argument("--course-root", type=Path, metavar="DIR", default=None,
+                   help="the course root holding solutions/ and notebooks/ (default: $AUTOGRADER_COURSE, else "
+                        "the repository)")
     p.add_argument("--after-array", type=int, metavar="N",
                    help="after an array of N tasks: refuse, naming the ranges left, unless every notebook is decided")
     _scheduler_security_flags(p)
@@ -105,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     grading = _settings(a)
     grading.apply()  # this process and the workers it forks grade in the chosen sandbox
     ws = from_environment()  # the one workspace of this run, passed down
+    if a.work_folder is not None or a.course_root is not None:
+        ws = Workspace(work=a.work_folder or ws.work, course=a.course_root or ws.course)
     if a.finish:
         with run_lock.hold(ws=ws):
             finish(grading.worker_count(), ws=ws)
@@ -122,13 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     if a.array_task:
         task = slurm_array.parse_task(a.array_task)
         with run_lock.hold(shared=True, ws=ws):
-            failed = slurm_array.decide_task(*task, grading)
+            failed = slurm_array.decide_task(*task, grading, ws)
         return 1 if failed else 0
     with run_lock.hold(ws=ws):
         if a.after_array:
             options = [f"--{k.replace('_', '-')} {v}" for k, v in (("cpu_seconds", a.cpu_seconds),
                                                                     ("memory_mb", a.memory_mb)) if v is not None]
-            slurm_array.check_merged(a.after_array, limits, " ".join(options))
+            options += [f"--work-folder {ws.work}", f"--course-root {ws.course}"]  # the array is told, not inherits
+            slurm_array.check_merged(a.after_array, limits, ws, " ".join(options))
         with (slurm_cluster.started(a.slurm, a.tls_ca, a.tls_cert, a.tls_key) if a.slurm is not None
               else nullcontext(a.scheduler)) as scheduler:
             grade_class(scheduler=scheduler, student=a.student, force=a.force, grading=grading, ws=ws)

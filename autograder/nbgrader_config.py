@@ -36,7 +36,6 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-from autograder import paths  # noqa: E402
 from autograder.late.policy import LatePenalty  # noqa: E402
 from autograder.nbgrader_ext import gradebook_schema  # noqa: E402
 from autograder.nbgrader_ext.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
@@ -51,6 +50,7 @@ from autograder.nbgrader_ext.plugins import (  # noqa: E402
     list_settings_in_generate_config,
 )
 from autograder.nbgrader_ext.steps import course_directory  # noqa: E402
+from autograder.workspace import from_environment  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 
@@ -66,7 +66,7 @@ c.CourseDirectory.course_id = "self-attention"
 # the course root, solutions/ -> notebooks/, the staged copies as nbgrader's submitted folder, and
 # the work folder's autograded/, feedback/ and gradebook.db (the workspace $AUTOGRADER_WORKDIR and
 # $AUTOGRADER_COURSE name: autograder.workspace)
-for name, value in course_directory(paths.DEFAULT).items():
+for name, value in course_directory(from_environment()).items():
     setattr(c.CourseDirectory, name, value)
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

@@ -40,11 +40,12 @@ class Workspace:
     work : Path
         The work folder (``submitted/``, ``.grading/``, the gradebook and the outputs).
     course : Path
-        The course root (``solutions/`` and ``notebooks/``); the repository by default.
+        The course root (``solutions/`` and ``notebooks/``), always given (:data:`ROOT` is the
+        repository's).
     """
 
     work: Path
-    course: Path = ROOT
+    course: Path
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "work", Path(self.work).resolve())

@@ -31,6 +31,7 @@ LANES: dict[str, str] = {
     "test_answer.py": "unit",
     "test_architecture.py": "unit",
     "test_architecture_page.py": "unit",
+    "test_no_silent_workspace.py": "unit",
     "test_catalogue_headers.py": "unit",
     "test_cell_metadata.py": "unit",
     "test_class_report_sections.py": "unit",

@@ -190,9 +190,10 @@ def _submission(entry: Entry) -> str:
 GRADE_ALL = """
 import json, sys
 from autograder.grade import grade_one
+from autograder.workspace import from_environment
 from autograder.notes import notes_of
 for student, notebook in json.load(sys.stdin):
-    v = grade_one(student, "attention", notebook)
+    v = grade_one(student, "attention", notebook, ws=from_environment())
     print(json.dumps([student, {g: c["passed"] for g, c in v["cells"].items()}, notes_of(v),
                       {g: c["lines"] for g, c in v["cells"].items()}]))
 """

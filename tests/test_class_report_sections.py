@@ -13,7 +13,7 @@ from autograder.nbgrader_ext.gradebook_state import Awaiting
 from autograder.notes import Note, NoteKind, records
 from autograder.reporting import class_report as report
 from autograder.verdicts import history
-from autograder.workspace import Workspace
+from autograder.workspace import ROOT, Workspace
 from selfattn.checks.findings import Finding, Kind
 
 A, NB3, NB7 = "attention", "03-softmax-attention", "07-masking"
@@ -24,7 +24,7 @@ SECTIONS = ["glance", "difficulty", "queue", "history", "students", "scores", "c
 
 @pytest.fixture()
 def data(tmp_path) -> report.ClassData:
-    ws = Workspace(tmp_path / "work")
+    ws = Workspace(tmp_path / "work", ROOT)
     named = Finding.mistake(AXIS, "weights: axis 0").record()
     stub = Finding("not answered", Kind.NOT_ANSWERED).record()
     timeout = Finding("ran out of time", Kind.TIME_OUT).record()

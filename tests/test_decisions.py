@@ -14,7 +14,7 @@ import pytest
 from autograder import sandbox
 from autograder.verdicts import blame
 from autograder.verdicts import decide as verdicts
-from autograder.workspace import Workspace
+from autograder.workspace import ROOT, Workspace
 
 NOTEBOOK = "03-softmax-attention"
 LIMITS = sandbox.Limits(cpu_seconds=5, memory_bytes=512 << 20)
@@ -25,7 +25,8 @@ def _submit(ws: Workspace, student: str, answers: dict[str, str]) -> None:
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("solution"):
-            cell.source = answers.get(meta["grade_id"]) or blame.reference_cell("attention", NOTEBOOK, meta["grade_id"])
+            cell.source = (answers.get(meta["grade_id"])
+                           or blame.reference_cell("attention", NOTEBOOK, meta["grade_id"], ROOT))
     path = ws.submission(student, "attention") / f"{NOTEBOOK}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
@@ -60,14 +61,14 @@ def recorded(monkeypatch):
 
 
 def test_an_unchanged_function_is_not_run_again_when_a_sibling_changes(tmp_path, recorded):
-    ws = Workspace(tmp_path)
+    ws = Workspace(tmp_path, ROOT)
     _submit(ws, "s", {})
-    first = verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws)
+    first = verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws=ws)
     assert {f for f, _ in recorded} == {"softmax", "scaled_scores", "attention"}
     recorded.clear()
     # scaled_scores changes (and attention calls it): softmax's code is the same
     _submit(ws, "s", {"scaled_scores": "def scaled_scores(Q, K):\n    return (Q @ K.T) / np.sqrt(K.shape[1])\n"})
-    second = verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws)
+    second = verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws=ws)
     assert {f for f, _ in recorded} == {"scaled_scores", "attention"}, "softmax was run again"
     assert second["functions"]["softmax"] == first["functions"]["softmax"]
     assert second["cells"]["softmax-hidden"] == first["cells"]["softmax-hidden"]
@@ -76,13 +77,13 @@ def test_an_unchanged_function_is_not_run_again_when_a_sibling_changes(tmp_path,
 
 def test_every_decision_draws_fresh_inputs(tmp_path, recorded):
     """The same notebook decided twice (as ``--force`` does) meets other inputs, hidden ones included."""
-    ws = Workspace(tmp_path)
+    ws = Workspace(tmp_path, ROOT)
     _submit(ws, "s", {})
-    verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws)
+    verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws=ws)
     once = list(recorded)
     recorded.clear()
     verdicts.forget_kept("s", "attention", NOTEBOOK, ws)
-    verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws)
+    verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws=ws)
     again = list(recorded)
     assert [f for f, _ in once] == [f for f, _ in again]
     assert all(a != b for (_, a), (_, b) in zip(once, again, strict=True)), "a run met the same inputs twice"
@@ -93,16 +94,16 @@ def test_a_stored_record_of_another_shape_is_decided_again(tmp_path, recorded):
     not trusted: the function runs again."""
     import json
 
-    ws = Workspace(tmp_path)
+    ws = Workspace(tmp_path, ROOT)
     _submit(ws, "s", {})
-    verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws)
+    verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws=ws)
     path = ws.verdict("s", "attention", NOTEBOOK)
     stored = json.loads(path.read_text())
     stored["functions"]["softmax"]["checks"] = "all passed"
     path.write_text(json.dumps(stored))
     recorded.clear()
     _submit(ws, "s", {"scaled_scores": "def scaled_scores(Q, K):\n    return (Q @ K.T) / np.sqrt(K.shape[1])\n"})
-    verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws)
+    verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws=ws)
     assert "softmax" in {f for f, _ in recorded}
 
 
@@ -128,7 +129,7 @@ def test_a_batch_makes_every_public_run_before_any_hidden_run(tmp_path, monkeypa
         return result
 
     monkeypatch.setattr(verdicts.sandbox, "run", run)
-    ws = Workspace(tmp_path / "work")
+    ws = Workspace(tmp_path / "work", ROOT)
     wrong_softmax = "def softmax(S, axis=-1):\n    return np.exp(S) / np.exp(S).sum(axis=0, keepdims=True)\n"
     for student in ("ann", "ben"):
         _submit(ws, student, {"softmax": wrong_softmax} if student == "ben" else {})

@@ -331,7 +331,7 @@ def test_the_secret_given_in_memory_seeds_the_inputs_and_never_touches_the_disk(
     from autograder.verdicts import decide as verdicts
     from autograder.workspace import Workspace
 
-    ws = Workspace(tmp_path)
+    ws = Workspace(tmp_path, ROOT)
     secret = b"0123456789abcdef0123456789abcdef"
     with verdicts.secret_given(secret):
         seed = verdicts._seed("alice", "07-masking", ws=ws)

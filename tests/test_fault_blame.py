@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from autograder.notes import NoteKind, notes_of
+from autograder.workspace import from_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,21 +69,24 @@ from autograder.verdicts import blame
 from autograder import sandbox
 from autograder.verdicts import decide as verdicts
 from autograder.paths import WORK
+from autograder.workspace import from_environment
+
+WS = from_environment()
 
 NOTEBOOK = "03-softmax-attention"
 limits = sandbox.Limits(cpu_seconds=2, memory_bytes=512 << 20)
 out = {}
 for student, answers in json.load(sys.stdin).items():
-    nb = nbformat.read(verdicts.release_path("attention", NOTEBOOK), as_version=4)
+    nb = nbformat.read(verdicts.release_path("attention", NOTEBOOK, WS.course), as_version=4)
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if cell.metadata.get("nbgrader", {}).get("solution"):  # the course's answer, but the given ones
-            cell.source = answers.get(grade_id) or blame.reference_cell("attention", NOTEBOOK, grade_id)
+            cell.source = answers.get(grade_id) or blame.reference_cell("attention", NOTEBOOK, grade_id, WS.course)
     path = WORK / "submitted" / student / "attention" / f"{NOTEBOOK}.ipynb"
     path.parent.mkdir(parents=True)
     nbformat.write(nb, path)
     t0 = time.perf_counter()
-    v = verdicts.grade_one(student, "attention", NOTEBOOK, limits=limits)
+    v = verdicts.grade_one(student, "attention", NOTEBOOK, limits=limits, ws=WS)
     out[student] = {"cells": v["cells"], "notes": v["notes"], "checks": v["checks"],
                     "seconds": time.perf_counter() - t0}
 print(json.dumps(out))
@@ -127,7 +131,7 @@ def test_a_student_whose_words_are_the_graders_is_counted_as_what_happened(grade
     assert all(n.startswith("While grading ") for n in raised), raised  # the text people read, as before
     timed = [classify(f) for cid, f in graded["says-time-out"]["checks"].items() if cid.startswith("softmax/") and f]
     assert timed and all(kind == "unnamed" for kind, _ in timed), timed
-    data = ClassData(students=sorted(MIMICS), assignments=["attention"],
+    data = ClassData(students=sorted(MIMICS), assignments=["attention"], ws=from_environment(),
                      verdicts={(s, "attention", "03-softmax-attention"): graded[s] for s in MIMICS})
     tables: dict = {}
     build(data, None, tables)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.verdicts import history
-from autograder.workspace import Workspace
+from autograder.workspace import ROOT, Workspace
 from selfattn.checks.findings import Finding, Kind
 
 NAMED = Finding("weights of the queries", Kind.MISTAKE, "softmax taken over the queries (axis 0)").record()
@@ -19,7 +19,7 @@ UNNAMED = Finding("wrong values", Kind.WRONG_VALUES).record()
 
 @pytest.fixture()
 def folders(tmp_path):
-    ws = Workspace(tmp_path)
+    ws = Workspace(tmp_path, ROOT)
     path = ws.verdict("ann", "attention", "03-softmax-attention")
     path.parent.mkdir(parents=True)
     return ws, path
@@ -41,7 +41,7 @@ def test_a_resubmission_keeps_the_named_mistake_and_a_regrade_does_not(folders):
 
 @given(st.lists(st.booleans(), min_size=1, max_size=6))
 def test_one_entry_per_replaced_verdict_with_a_named_mistake(tmp_path_factory, named):
-    ws = Workspace(tmp_path_factory.mktemp("hist"))
+    ws = Workspace(tmp_path_factory.mktemp("hist"), ROOT)
     path = ws.verdict("ann", "attention", "nb")
     path.parent.mkdir(parents=True)
     for i, has_name in enumerate(named):
@@ -69,7 +69,7 @@ def test_the_answers_digest_reads_the_answers_only():
 
     from autograder.verdicts.decide import answers_digest, release_path
 
-    nb = nbformat.read(release_path("attention", "08-cost"), as_version=4)
+    nb = nbformat.read(release_path("attention", "08-cost", ROOT), as_version=4)
     before = answers_digest(nb)
     for cell in nb.cells:
         if not cell.metadata.get("nbgrader", {}).get("solution"):

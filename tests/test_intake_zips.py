@@ -58,11 +58,11 @@ def hand_in(folder: Path, name: str, login: str, notebook: bytes = NOTEBOOK, mti
 
 @pytest.fixture
 def ws(tmp_path) -> Workspace:
-    return Workspace(tmp_path / "work")
+    return Workspace(tmp_path / "work", ROOT)
 
 
 def run(ws: Workspace, folder: Path, **settings) -> dict[str, str]:
-    lines, refused = zips.intake(folder, zips.ZipIntake(**settings), ws)
+    lines, refused = zips.intake(folder, zips.ZipIntake(**settings), ws=ws)
     out = dict(line.split(": ", 1) for line in lines)
     assert refused == sum(v.startswith("refused") for v in out.values())
     return out
@@ -255,7 +255,7 @@ def test_a_run_killed_while_replacing_leaves_the_old_folder_or_the_new_one(ws, t
         with monkeypatch.context() as m:
             m.setattr(atomic if where == "_exchange" else zips.Ledger, where, replacement)
             with pytest.raises(Killed):
-                zips.intake(second, zips.ZipIntake(), ws)
+                zips.intake(second, zips.ZipIntake(), ws=ws)
         assert tree(ws.submitted / "alice") in ({NB1: NOTEBOOK}, {NB1: OTHER}), where
         json.loads((ws.work / ".intake" / "taken.json").read_text())  # whole
     assert run(ws, second)["alice.zip"].startswith("taken: submitted/alice/ attention")
@@ -307,7 +307,7 @@ import os, signal, sys
 from pathlib import Path
 from autograder.intake import zips
 from autograder.outputs import atomic
-from autograder.workspace import Workspace
+from autograder.workspace import ROOT, Workspace
 
 renames, real = [], os.rename
 def rename(a, b):
@@ -317,7 +317,7 @@ def rename(a, b):
     return real(a, b)
 atomic._exchange = lambda a, b: False
 atomic.os.rename = rename
-zips.intake(Path(sys.argv[1]), zips.ZipIntake(), Workspace(Path(sys.argv[2])))
+zips.intake(Path(sys.argv[1]), zips.ZipIntake(), ws=Workspace(Path(sys.argv[2]), ROOT))
 """
 
 
@@ -357,7 +357,7 @@ def test_an_error_between_two_renames_puts_the_old_folder_back_at_once(ws, tmp_p
     monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
     monkeypatch.setattr(atomic.os, "rename", rename)
     with pytest.raises(OSError):
-        zips.intake(second, zips.ZipIntake(), ws)
+        zips.intake(second, zips.ZipIntake(), ws=ws)
     assert tree(ws.submitted / "alice") == {NB1: NOTEBOOK}
 
 

@@ -13,6 +13,7 @@ from sqlalchemy.exc import SAWarning
 
 from autograder.nbgrader_ext import gradebook_schema
 from autograder.outputs.lms_export import read_roster, write_lms_exports
+from autograder.workspace import ROOT
 
 COURSE = "self-attention"
 #: (grade id, points) of 01-embeddings, as the course registers them
@@ -54,7 +55,7 @@ def exported(tmp_path):
                       "alice,Alice,Ames,alice@example.org,S-0001,aames,Tue lab\n"
                       "bob,Bob,Brown,bob@example.org,,,\n")
     lines: list[str] = []
-    out = write_lms_exports(url, COURSE, tmp_path / "exports", roster=roster, log=lines.append)
+    out = write_lms_exports(url, COURSE, tmp_path / "exports", roster=roster, log=lines.append, course_root=ROOT)
     return {name: _read(path) for name, path in out.items()}, lines
 
 
@@ -79,7 +80,8 @@ def test_canvas_sis_columns_hold_the_rosters_ids_and_nothing_guessed(exported):
 def test_without_a_roster_the_students_canvas_cannot_match_are_named(tmp_path):
     url = _gradebook(tmp_path)
     lines: list[str] = []
-    write_lms_exports(url, COURSE, tmp_path / "exports", roster=tmp_path / "roster.csv", log=lines.append)
+    write_lms_exports(url, COURSE, tmp_path / "exports", roster=tmp_path / "roster.csv", log=lines.append,
+                      course_root=ROOT)
     assert len(lines) == 1 and f"{tmp_path / 'roster.csv'} does not exist" in lines[0], lines
 
 
@@ -110,7 +112,7 @@ def test_a_broken_roster_costs_one_line_and_only_its_columns(tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text("student,sis_user_id\nalice,S-1\n")
     lines: list[str] = []
-    out = write_lms_exports(url, COURSE, tmp_path / "exports", roster=roster, log=lines.append)
+    out = write_lms_exports(url, COURSE, tmp_path / "exports", roster=roster, log=lines.append, course_root=ROOT)
     assert len(lines) == 2 and "no 'id' column" in lines[0] and str(roster) in lines[0], lines
     assert "no LMS identity" in lines[1], lines
     head, _, *rows = _read(out["canvas"])

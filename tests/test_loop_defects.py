@@ -118,7 +118,7 @@ def test_autograde_refuses_a_missing_verdict(course):
 def test_autograde_refuses_a_verdict_made_for_other_answers(course):
     tmp, _, _ = course
     old = staging.staged_notebook("ann", "attention", NB, _ws(course[0]))
-    _verdict(tmp, verdict_key(old, "attention", NB))
+    _verdict(tmp, verdict_key(old, "attention", NB, ROOT))
     new = staging.staged_notebook("ann", "attention", NB, _ws(course[0]))
     _cell(new, "embed").source = "def embed(E, ids):\n    return E[ids]"
     with pytest.raises(StaleVerdict, match="other answers"):
@@ -137,7 +137,7 @@ def test_autograde_shows_the_verdicts_data_not_a_reading_of_its_words(course):
     cells = {"embed-public": {"passed": False, "failed": 2, "lines": ["✓ looks fine", "✓ also fine"], "points": 1},
              "embed-hidden": {"passed": True, "failed": 0, "lines": ["✗ but passed"], "points": 1}}
     notes = records([Note("The answer cell `embed` appears 2 times; the first one was graded.", NoteKind.REPAIRED)])
-    path.write_text(json.dumps({"cells": cells, "notes": notes, "key": verdict_key(nb, "attention", NB)}))
+    path.write_text(json.dumps({"cells": cells, "notes": notes, "key": verdict_key(nb, "attention", NB, ROOT)}))
     out, _ = _apply(nb, ws)
     public = [o for o in _cell(out, "embed-public").outputs if o["output_type"] == "error"]
     assert [o["evalue"] for o in public] == ["2 check(s) failed"], public
@@ -181,8 +181,8 @@ def test_summary_lists_every_anomaly_with_advice(tmp_path):
 def test_verdict_keys_do_not_depend_on_the_process():
     """A key computed in another process (a worker, formgrader, the next run) must be the same:
     string hashing is randomised per process, so nothing in a key may depend on set order."""
-    code = ("from autograder.verdicts.decide import checks_version\n"
-            "print(checks_version('attention', '03-softmax-attention'))")
+    code = ("from autograder.verdicts.decide import ROOT, checks_version\n"
+            "print(checks_version('attention', '03-softmax-attention', ROOT))")
     keys = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED=str(seed)),
                            capture_output=True, text=True, check=True).stdout for seed in (1, 2, 3)}
     assert len(keys) == 1, keys

@@ -27,7 +27,7 @@ from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.reporting import class_report as report
 from autograder.reporting.run_summary import Summary
 from autograder.verdicts import blame
-from autograder.workspace import Workspace
+from autograder.workspace import ROOT, Workspace, from_environment
 from selfattn.checks.findings import Finding, Kind
 
 NB = "03-softmax-attention"
@@ -135,7 +135,7 @@ def _blame_notes() -> list[Note]:
     notes = []
     for rerun in ({"attention/no-mask": None}, own):
         _, note = blame.regrade(ASSIGNMENT, NB, "attention", answers, softmax_fails, own,
-                                lambda code, oracle, rerun=rerun: dict(rerun))
+                                lambda code, oracle, rerun=rerun: dict(rerun), ROOT)
         assert note is not None
         notes.append(note)
     return notes
@@ -159,7 +159,7 @@ def _class_notes(course: Path) -> dict[str, list[Note]]:
 def _counts(notes: dict[str, list[Note]]) -> tuple[Counter, dict[str, int], int]:
     """What readers count: the class report's faults by kind, its number of notebooks handed in, and
     the run summary's lists (which list staging's notes: those of the students of :data:`CLASS`)."""
-    data = report.ClassData(students=sorted(notes), assignments=[ASSIGNMENT])
+    data = report.ClassData(students=sorted(notes), assignments=[ASSIGNMENT], ws=from_environment())
     for student, ns in notes.items():
         data.verdicts[(student, ASSIGNMENT, NB)] = {"cells": {}, "checks": {}, "notes": records(ns)}
     tables: dict = {}

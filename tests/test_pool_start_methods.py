@@ -14,7 +14,7 @@ from autograder.pipeline.local import grading_pool
 from autograder.settings import Settings
 from autograder.verdicts import blame
 from autograder.verdicts import decide as verdicts
-from autograder.workspace import Workspace
+from autograder.workspace import ROOT, Workspace
 
 NOTEBOOK = "08-cost"
 
@@ -49,7 +49,7 @@ def _submit(ws: Workspace, student: str, answer: str | None) -> None:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("solution"):
             cell.source = (answer if meta["grade_id"] == "attention_flops" and answer
-                           else blame.reference_cell("attention", NOTEBOOK, meta["grade_id"]))
+                           else blame.reference_cell("attention", NOTEBOOK, meta["grade_id"], ROOT))
     path = ws.submission(student, "attention") / f"{NOTEBOOK}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
@@ -59,7 +59,7 @@ def test_spawned_and_forked_pools_give_the_same_verdicts(tmp_path):
     wrong = "def attention_flops(T, d):\n    return 2 * T * T * d\n"
     outcomes = {}
     for method in ("fork", "spawn"):
-        ws = Workspace(tmp_path / method)
+        ws = Workspace(tmp_path / method, ROOT)
         _submit(ws, "right", None)
         _submit(ws, "wrong", wrong)
         jobs = [(s, "attention", NOTEBOOK, CHOSEN.limits) for s in ("right", "wrong")]

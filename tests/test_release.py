@@ -49,7 +49,7 @@ def test_sources_are_clean_and_declarative(path):
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "strip outputs from sources"
-    spec = load_spec(path.parent.name, path.stem)
+    spec = load_spec(path.parent.name, path.stem, ROOT)
     assert spec.functions, "no graded function"
     for test in spec.tests:
         assert test.checks and all(cid in REGISTRY for _, cid in test.checks), test
@@ -80,6 +80,7 @@ def test_derived_cells_are_in_step(path, tmp_path):
 
 
 def test_every_graded_function_of_the_issue_exists():
-    functions = {fn for a in ("attention",) for nb in notebooks_of(a) for fn in load_spec(a, nb).functions}
+    functions = {fn for a in ("attention",) for nb in notebooks_of(a, ROOT)
+                 for fn in load_spec(a, nb, ROOT).functions}
     assert {"softmax", "scaled_scores", "attention", "softmax_jacobian", "permutation_matrix", "causal_mask",
             "padding_mask", "attention_flops", "crossover_length", "lookup_table_weights"} <= functions

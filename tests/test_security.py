@@ -399,6 +399,7 @@ def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
         import json, sys
         from autograder import sandbox
         from autograder.verdicts import decide as verdicts
+        from autograder.workspace import from_environment
         from selfattn.checks.calling import Outcome
         seen = []
         def record(code, function, cases, limits=None, hidden=False, session=None, oracle=None):
@@ -409,12 +410,12 @@ def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
         for answer in sys.argv[1:]:
             path = verdicts.STAGED.parent.parent / "submitted" / "s" / "attention" / "08-cost.ipynb"
             path.parent.mkdir(parents=True, exist_ok=True)
-            nb = json.load(open(verdicts.release_path("attention", "08-cost")))
+            nb = json.load(open(verdicts.release_path("attention", "08-cost", verdicts.ROOT)))
             for cell in nb["cells"]:
                 if cell["metadata"].get("nbgrader", {}).get("grade_id") == "attention_flops":
                     cell["source"] = answer
             json.dump(nb, open(path, "w"))
-            verdicts.grade_one("s", "attention", "08-cost")
+            verdicts.grade_one("s", "attention", "08-cost", ws=from_environment())
         print(json.dumps(seen))
     """)
     answers = ["def attention_flops(T, d):\n    return 4 * T * T * d\n",
@@ -437,6 +438,7 @@ def test_every_public_run_of_a_notebook_comes_before_any_hidden_run(tmp_path):
         import json
         from autograder import sandbox
         from autograder.verdicts import decide as verdicts
+        from autograder.workspace import from_environment
         from autograder.paths import SOLUTIONS
         from selfattn.checks.calling import Outcome
         order = []
@@ -449,7 +451,7 @@ def test_every_public_run_of_a_notebook_comes_before_any_hidden_run(tmp_path):
         path = verdicts.STAGED.parent.parent / "submitted" / "s" / "attention" / "03-softmax-attention.ipynb"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(open(SOLUTIONS / "attention" / "03-softmax-attention.ipynb").read())
-        verdicts.grade_one("s", "attention", "03-softmax-attention")
+        verdicts.grade_one("s", "attention", "03-softmax-attention", ws=from_environment())
         print(json.dumps(order))
     """)
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(tmp_path))

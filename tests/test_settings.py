@@ -46,7 +46,7 @@ def test_a_changed_limit_grades_again_what_it_affects(tmp_path):
 
     def state(cpu_seconds: int) -> str:
         limits = Limits(**{**json.loads(verdict_file.read_text())["settings"]["limits"], "cpu_seconds": cpu_seconds})
-        return freshness("looper", "attention", "08-cost", limits=limits, ws=Workspace(work=tmp_path))
+        return freshness("looper", "attention", "08-cost", limits=limits, ws=Workspace(work=tmp_path, course=ROOT))
 
     assert run("--cpu-seconds", "1") == 1
     verdict = json.loads(verdict_file.read_text())

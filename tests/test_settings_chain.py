@@ -64,7 +64,7 @@ def test_the_pre_convert_hook_decides_with_its_autograde_s_settings(user_config,
     (the run's settings handed down as configuration) each decide with their own settings."""
     from nbgrader.converters import Autograde
 
-    ws = Workspace(tmp_path / "work")
+    ws = Workspace(tmp_path / "work", ROOT)
     button = nbgrader_api(ws=ws)
     assert button.coursedir.submitted_directory == str(ws.staged_root)
     assert button.coursedir.db_url == f"sqlite:///{ws.gradebook}"
@@ -73,11 +73,16 @@ def test_the_pre_convert_hook_decides_with_its_autograde_s_settings(user_config,
     assert (configured.limits.cpu_seconds, configured.workers) == (1, 3)
 
     run = settings.Settings(limits=Limits(cpu_seconds=11, memory_bytes=700 << 20), workers=2)
-    step = nbgrader_api(run.config(), ws)
+    step = nbgrader_api(run.config(), ws=ws)
     handed = nbgrader_plugins.autograde_settings(Autograde(coursedir=step.coursedir, parent=step))
     assert handed == run
 
-    assert workspace_of(step.coursedir) == ws and workspace_of(nbgrader_api().coursedir) == paths.DEFAULT
+    assert workspace_of(step.coursedir) == ws
+    by_hand = nbgrader_api(ws=ws).coursedir
+    by_hand.feedback_directory = str(tmp_path / "elsewhere")  # configured by hand: no workspace is guessed
+    with pytest.raises(RefusedInput, match=r"^refused: nbgrader's CourseDirectory.feedback_directory is ") as refused:
+        workspace_of(by_hand)
+    assert "\n" not in str(refused.value)
 
     decided: list[tuple[str, Limits, Workspace]] = []
     monkeypatch.setattr(verdicts, "freshness", lambda *args, **kw: "stale")
@@ -86,9 +91,13 @@ def test_the_pre_convert_hook_decides_with_its_autograde_s_settings(user_config,
     with nbgrader_plugins.deciding_with(handed, ws):  # as within the autograde of that make grade step
         nbgrader_plugins.compute_missing_verdicts(assignment="attention", student="ann",
                                                   notebooks=[str(ws.staged("ann", "attention", COST))])
-    nbgrader_plugins.compute_missing_verdicts(assignment="attention", student="bo",  # outside any autograde
-                                              notebooks=[str(paths.DEFAULT.staged("bo", "attention", COST))])
-    assert decided == [("ann", run.limits, ws), ("bo", configured.limits, paths.DEFAULT)]
+    with nbgrader_plugins.deciding_with(None, ws):  # the button: nbgrader's own configuration
+        nbgrader_plugins.compute_missing_verdicts(assignment="attention", student="bo",
+                                                  notebooks=[str(ws.staged("bo", "attention", COST))])
+    with pytest.raises(RefusedInput, match=r"^refused: this hook runs only within nbgrader's autograde"):
+        nbgrader_plugins.compute_missing_verdicts(assignment="attention", student="cy",  # outside any autograde
+                                                  notebooks=[str(ws.staged("cy", "attention", COST))])
+    assert decided == [("ann", run.limits, ws), ("bo", configured.limits, ws)]
 
 
 def test_a_dask_task_grades_with_the_settings_it_carries_in_its_own_folder(user_config, tmp_path):
@@ -163,13 +172,13 @@ def test_settings_travel_as_data_and_as_configuration():
 
 
 def test_two_workspaces_in_one_process_do_not_interfere(tmp_path):
-    a, b = Workspace(tmp_path / "a"), Workspace(tmp_path / "b")
+    a, b = Workspace(tmp_path / "a", ROOT), Workspace(tmp_path / "b", ROOT)
     raw = (SOLUTIONS / f"{COST}.ipynb").read_text()
     place(a.work, "wsprobe", COST, raw)
     place(b.work, "wsprobe", COST, with_answers(raw, {"attention_flops": WRONG}))
     limits = Limits(cpu_seconds=10, memory_bytes=1024 << 20)
-    right = verdicts.grade_one("wsprobe", "attention", COST, limits, a)
-    wrong = verdicts.grade_one("wsprobe", "attention", COST, limits, b)
+    right = verdicts.grade_one("wsprobe", "attention", COST, limits, ws=a)
+    wrong = verdicts.grade_one("wsprobe", "attention", COST, limits, ws=b)
     assert right["cells"] and all(c["passed"] for c in right["cells"].values()), right
     assert not wrong["cells"]["attention_flops-public"]["passed"], wrong
     for ws, decided in ((a, right), (b, wrong)):

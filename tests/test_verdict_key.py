@@ -29,7 +29,7 @@ def test_every_module_the_decision_imports_is_in_the_key_or_excluded_with_a_reas
 
 @pytest.mark.parametrize("path", verdicts.verdict_code(), ids=lambda p: str(p.relative_to(verdicts.ROOT)))
 def test_a_change_to_any_file_of_the_key_changes_it(path, monkeypatch):
-    before = verdicts.checks_version("attention", NOTEBOOK)
+    before = verdicts.checks_version("attention", NOTEBOOK, verdicts.ROOT)
     real = Path.read_bytes
 
     def changed(self: Path) -> bytes:
@@ -37,4 +37,4 @@ def test_a_change_to_any_file_of_the_key_changes_it(path, monkeypatch):
         return data + b"\n# changed\n" if self == path else data
 
     monkeypatch.setattr(Path, "read_bytes", changed)
-    assert verdicts.checks_version("attention", NOTEBOOK) != before
+    assert verdicts.checks_version("attention", NOTEBOOK, verdicts.ROOT) != before

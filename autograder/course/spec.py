@@ -13,8 +13,6 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.paths import DEFAULT
-
 
 @dataclass(frozen=True)
 class TestCell:
@@ -74,15 +72,10 @@ def answer_cells(nb: Path | nbformat.NotebookNode) -> dict[str, str]:
             if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")}
 
 
-def _root(course: Path | None) -> Path:
-    """The course root asked for, or the default workspace's (the run's ``Workspace.course``)."""
-    return Path(course) if course is not None else DEFAULT.course
-
-
 @cache
-def load_spec(assignment: str, notebook: str, course: Path | None = None) -> NotebookSpec:
+def load_spec(assignment: str, notebook: str, course: Path) -> NotebookSpec:
     """What the instructor's source notebook of the course at ``course`` says is graded."""
-    path = _root(course) / "solutions" / assignment / f"{notebook}.ipynb"
+    path = Path(course) / "solutions" / assignment / f"{notebook}.ipynb"
     nb = nbformat.read(path, as_version=4)
     functions, tests = [], []
     for cell in nb.cells:
@@ -102,7 +95,7 @@ def load_spec(assignment: str, notebook: str, course: Path | None = None) -> Not
     return NotebookSpec(assignment, notebook, tuple(functions), tuple(tests))
 
 
-def exercise_of(assignment: str, notebook: str, course: Path | None = None) -> dict[str, str]:
+def exercise_of(assignment: str, notebook: str, course: Path) -> dict[str, str]:
     """grade_id of every test cell -> the exercise it grades (the function its checks call); empty
     when the course has no such notebook."""
     try:
@@ -112,11 +105,11 @@ def exercise_of(assignment: str, notebook: str, course: Path | None = None) -> d
     return {t.grade_id: t.checks[0][0] for t in spec.tests if t.checks}
 
 
-def notebooks_of(assignment: str, course: Path | None = None) -> list[str]:
+def notebooks_of(assignment: str, course: Path) -> list[str]:
     """The notebooks of ``assignment``, by name, as the course's source notebooks have them."""
-    return sorted(p.stem for p in (_root(course) / "solutions" / assignment).glob("*.ipynb"))
+    return sorted(p.stem for p in (Path(course) / "solutions" / assignment).glob("*.ipynb"))
 
 
-def release_path(assignment: str, notebook: str, course: Path | None = None) -> Path:
+def release_path(assignment: str, notebook: str, course: Path) -> Path:
     """The released notebook students received."""
-    return _root(course) / "notebooks" / assignment / f"{notebook}.ipynb"
+    return Path(course) / "notebooks" / assignment / f"{notebook}.ipynb"

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.intake.untrusted import entry_problem, id_problem
-from autograder.paths import DEFAULT
 from autograder.workspace import Workspace
 
 
@@ -25,12 +24,12 @@ class Intake:
     refused: list[str] = field(default_factory=list)
 
 
-def shown(path: Path, ws: Workspace = DEFAULT) -> str:
+def shown(path: Path, ws: Workspace) -> str:
     """A folder name as safe to print: control characters, odd bytes and quotes made visible."""
     return ascii(os.fsdecode(path.relative_to(ws.work)))
 
 
-def scan(submitted: Path | None = None, ws: Workspace = DEFAULT) -> Intake:
+def scan(submitted: Path | None = None, *, ws: Workspace) -> Intake:
     """Every ``submitted/<student>/<assignment>/`` folder (of ``ws``, or the folder ``submitted``),
     graded or refused."""
     submitted = ws.submitted if submitted is None else submitted

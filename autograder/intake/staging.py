@@ -44,7 +44,6 @@ from autograder.intake.untrusted import (
 )
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.outputs import atomic
-from autograder.paths import DEFAULT
 from autograder.workspace import Workspace
 from selfattn.answer import graded_source
 
@@ -109,7 +108,7 @@ def _change_since_release(theirs: dict, ours) -> str | None:
 
 
 def read_submission(student: str, assignment: str, notebook: str,
-                    ws: Workspace = DEFAULT) -> tuple[list[dict], list[Note]]:
+                    ws: Workspace) -> tuple[list[dict], list[Note]]:
     """The cells of a handed-in notebook as plain data (none if absent or unreadable), and notes.
 
     Its stored outputs are dropped while it is read, every string is made storable, and any other
@@ -137,7 +136,7 @@ def refused_note(notebook: str, why: str) -> Note:
     return Note(f"{notebook}.ipynb was not read: {why}; it is graded as unanswered.", NoteKind.UNREADABLE)
 
 
-def staged_notebook(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> nbformat.NotebookNode:
+def staged_notebook(student: str, assignment: str, notebook: str, ws: Workspace) -> nbformat.NotebookNode:
     """The repaired copy of one submission (the release with the student's answers), with its notes
     in ``metadata.selfattn.notes``. Reads ``submitted/``, writes nothing."""
     release = nbformat.read(release_path(assignment, notebook, ws.course), as_version=4)
@@ -334,7 +333,7 @@ def notebook_text(nb: nbformat.NotebookNode) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def stage(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> list[Note]:
+def stage(student: str, assignment: str, notebook: str, ws: Workspace) -> list[Note]:
     """Write the repaired copy of one submission under ``.grading/submitted``; return notes.
 
     Whatever goes wrong with one notebook stays with it: the release is staged in its place (graded
@@ -358,7 +357,7 @@ def stage(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT)
     return notes + ([note] if note else [])
 
 
-def stage_submission(student: str, assignment: str, ws: Workspace = DEFAULT) -> None:
+def stage_submission(student: str, assignment: str, ws: Workspace) -> None:
     """Stage every notebook handed in for one assignment, and drop staged notebooks whose original
     is gone (what ``nbgrader collect`` calls after copying a submission, so formgrader sees it)."""
     folder = ws.submission(student, assignment)

@@ -54,9 +54,8 @@ from autograder import errors
 from autograder.course.ids import id_problem
 from autograder.course.spec import notebooks_of
 from autograder.outputs import atomic
-from autograder.paths import DEFAULT
 from autograder.pipeline import run_lock
-from autograder.workspace import Workspace
+from autograder.workspace import Workspace, from_environment
 
 #: Canvas: name, optional LATE, user id, attempt, the file's own name (re-uploads get "-N").
 CANVAS = re.compile(r"[^_/]+_(?:LATE_)?(?P<account>\d+)_(?P<attempt>\d+)_(?P<original>[^/]+)")
@@ -318,7 +317,7 @@ def zips_in(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.name.lower().endswith(".zip") and not p.is_dir())
 
 
-def intake(folder: Path, settings: ZipIntake | None = None, ws: Workspace = DEFAULT) -> tuple[list[str], int]:
+def intake(folder: Path, settings: ZipIntake | None = None, *, ws: Workspace) -> tuple[list[str], int]:
     """Take the zips of ``folder`` into ``ws.submitted``; return (one line per zip, number refused)."""
     settings = settings or ZipIntake()
     login_map = read_login_map(Path(settings.login_map)) if settings.login_map else None
@@ -376,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = ZipIntake(login_map=a.login_map, max_members=a.max_members, max_bytes=a.max_bytes)
     except TraitError as exc:
         raise errors.RefusedInput(f"intake: {exc}") from None
-    lines, refused = intake(a.folder, settings, DEFAULT)  # another run holding the lock: errors.RunBusy
+    lines, refused = intake(a.folder, settings, ws=from_environment())  # another run holding the lock: errors.RunBusy
     for line in lines:
         print(line)
     print(f"{len(lines) - refused} of {len(lines)} zips taken or not needed, {refused} refused")

@@ -38,6 +38,7 @@ from nbconvert.filters import strip_files_prefix
 from nbgrader.preprocessors import GetGrades
 
 from autograder.nbgrader_ext.feedback_text import Budget, render_course, render_student
+from autograder.paths import COURSE  # nbgrader's exporter: the course the configuration names
 
 #: the course's feedback template (nbgrader's, extended)
 TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "feedback.html.j2"
@@ -149,7 +150,7 @@ def annotate(nb, resources: dict, to_html: Callable[[object, str], str] | None =
         to_html = lambda cell, text: exporter.markdown2html({"cell": cell}, text)  # noqa: E731
     info = resources.setdefault("nbgrader", {})
     try:
-        labels = {t.grade_id: t.label for t in load_spec(info["assignment"], info["notebook"]).tests}
+        labels = {t.grade_id: t.label for t in load_spec(info["assignment"], info["notebook"], COURSE).tests}
     except (KeyError, OSError, ValueError):
         labels = {}
     info["awaiting_points"] = 0.0

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from autograder.outputs import atomic
-from autograder.paths import DEFAULT
 from autograder.workspace import Workspace
 
 
@@ -34,17 +33,14 @@ def answers_folder(ws: Workspace) -> Path:
     return ws.grading / "answers"
 
 
-STATE, ANSWERS = state_file(DEFAULT), answers_folder(DEFAULT)  # the default workspace's
-
-
-def load(ws: Workspace = DEFAULT) -> dict:
+def load(ws: Workspace) -> dict:
     try:
         return json.loads(state_file(ws).read_text())
     except (OSError, ValueError):
         return {}
 
 
-def save(state: dict, ws: Workspace = DEFAULT) -> None:
+def save(state: dict, ws: Workspace) -> None:
     path = state_file(ws)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, json.dumps(state, indent=1, sort_keys=True))
@@ -76,7 +72,7 @@ def index_gradebook(db_url: str) -> None:
         db.close()
 
 
-def course_digest(assignment: str, ws: Workspace = DEFAULT) -> str:
+def course_digest(assignment: str, ws: Workspace) -> str:
     """Digest of the instructor's notebooks of one assignment (re-register them when it changes)."""
     h = hashlib.sha256()
     for path in sorted((ws.solutions / assignment).rglob("*")):
@@ -121,7 +117,7 @@ def _read_record(student: str, assignment: str, ws: Workspace) -> dict:
     return record if isinstance(record, dict) else {}
 
 
-def autograded_answers(student: str, assignment: str, ws: Workspace = DEFAULT) -> dict[str, dict[str, str]]:
+def autograded_answers(student: str, assignment: str, ws: Workspace) -> dict[str, dict[str, str]]:
     """The written answers (:func:`written_answers`) of the notebooks nbgrader autograded last
     for one submission: what formgrader shows and a hand grade was given for."""
     record = _read_record(student, assignment, ws)
@@ -131,7 +127,7 @@ def autograded_answers(student: str, assignment: str, ws: Workspace = DEFAULT) -
     return record["autograded"]
 
 
-def note_autograded(student: str, assignment: str, ws: Workspace = DEFAULT) -> None:
+def note_autograded(student: str, assignment: str, ws: Workspace) -> None:
     """Record the written answers nbgrader has just autograded (read from its autograded folder)."""
     record = _read_record(student, assignment, ws)
     record["autograded"] = written_answers(_notebooks_in(ws.autograded / student / assignment))
@@ -154,7 +150,7 @@ PREVIOUS = "Previous hand grade, given for an earlier version of this answer: {s
 
 
 def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
-                       answers: dict[str, dict[str, str]], ws: Workspace = DEFAULT) -> tuple[int, int]:
+                       answers: dict[str, dict[str, str]], ws: Workspace) -> tuple[int, int]:
     """Keep hand grades where they belong, after nbgrader autograded (or before it does).
 
     ``answers`` are the written answers nbgrader holds for this submission now
@@ -291,7 +287,7 @@ def roster_report(db_url: str, course: str, students: list[str]) -> list[str]:
 
 
 def autograded_is_current(student: str, assignment: str, notebooks: list[str],
-                          answers: dict[str, dict[str, str]], ws: Workspace = DEFAULT) -> bool:
+                          answers: dict[str, dict[str, str]], ws: Workspace) -> bool:
     """Whether nbgrader's autograded folder holds exactly these notebooks, from this submission as
     staged now (same ``timestamp.txt``, same written answers and pasted images: ``answers`` are the
     staged ones, :func:`written_answers`), whether ``make grade`` or formgrader's button autograded it."""

@@ -45,10 +45,10 @@ from nbgrader import utils
 from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseFeedback
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from autograder.errors import RefusedInput
 from autograder.intake.untrusted import entry_problem, id_problem, note_markdown
 from autograder.notes import notes_of
 from autograder.outputs import atomic
-from autograder.paths import DEFAULT
 from autograder.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -58,7 +58,18 @@ if TYPE_CHECKING:
 #: the settings of the autograde running in this thread (set by :func:`install`'s ``Autograde.start``)
 _GRADING: ContextVar[Settings | None] = ContextVar("grading_settings", default=None)
 #: the workspace of the autograde running in this thread (the one its CourseDirectory names)
-_WORKSPACE: ContextVar[Workspace] = ContextVar("grading_workspace", default=DEFAULT)
+_WORKSPACE: ContextVar[Workspace] = ContextVar("grading_workspace")
+
+
+def _workspace() -> Workspace:
+    """The workspace of the autograde or generate_feedback running in this thread (set by the
+    steps :func:`install` wraps, or :func:`deciding_with`); one clear line when there is none."""
+    try:
+        return _WORKSPACE.get()
+    except LookupError:
+        raise RefusedInput("refused: this hook runs only within nbgrader's autograde or generate_feedback started "
+                           "with the course's configuration (autograder/nbgrader_config.py), which names the "
+                           "workspace; none is set") from None
 
 
 class StaleVerdict(RuntimeError):
@@ -125,7 +136,7 @@ def autograde_settings(converter) -> Settings:
 
 
 @contextmanager
-def deciding_with(grading: Settings | None, ws: Workspace = DEFAULT) -> Iterator[None]:
+def deciding_with(grading: Settings | None, ws: Workspace) -> Iterator[None]:
     """Within the block, :func:`compute_missing_verdicts` decides with ``grading`` (``None``:
     those of nbgrader's configuration chain) in ``ws``, and
     :class:`ApplyVerdicts` reads the verdicts of ``ws``."""
@@ -230,7 +241,28 @@ def install() -> None:
     start_staged.selfattn = True  # type: ignore[attr-defined]
     start_staged.__wrapped__ = start  # type: ignore[attr-defined]  # nbgrader's (tests/test_nbgrader_contract.py)
     Autograde.start = start_staged
+    _feedback_in_its_workspace()
     _zip_collect_into_submitted()
+
+
+def _feedback_in_its_workspace() -> None:
+    """nbgrader's ``generate_feedback`` (every way it is started) runs with the workspace its
+    ``CourseDirectory`` names, which its post-convert hook (:func:`complete_feedback_folder`) reads."""
+    from nbgrader.converters import GenerateFeedback
+
+    start = GenerateFeedback.start
+
+    def start_in_workspace(self) -> None:
+        from autograder.nbgrader_ext.steps import workspace_of
+
+        token = _WORKSPACE.set(workspace_of(self.coursedir))
+        try:
+            start(self)
+        finally:
+            _WORKSPACE.reset(token)
+
+    start_in_workspace.__wrapped__ = start  # type: ignore[attr-defined]  # nbgrader's
+    GenerateFeedback.start = start_in_workspace
 
 
 def list_settings_in_generate_config() -> None:
@@ -305,7 +337,7 @@ def compute_missing_verdicts(assignment=None, student=None, notebooks=(), **_) -
     from autograder.settings import configured
     from autograder.verdicts.decide import decide_in_phases, freshness
 
-    ws = _WORKSPACE.get()
+    ws = _workspace()
     parts = [p for p in (_staged_parts(n, ws) for n in notebooks) if p is not None]
     grading = _GRADING.get() or (configured() if parts else None)
     limits = grading.limits if grading else None
@@ -323,7 +355,7 @@ def complete_feedback_folder(assignment=None, student=None, notebooks=(), **_) -
     """nbgrader's post-convert hook of ``generate_feedback``: ``release_feedback`` reads a
     ``timestamp.txt`` beside every feedback page and stops for the whole class if one is missing.
     A submission handed in without the exchange has none: write the time its feedback was made."""
-    ws = _WORKSPACE.get()  # the run's (make grade's, in-process) or the default workspace
+    ws = _workspace()  # the one its generate_feedback (or make grade's autograde) names
     for path in notebooks:
         try:
             s, a = Path(path).resolve().relative_to(ws.autograded.resolve()).parts[:2]
@@ -340,8 +372,9 @@ class ApplyVerdicts(NbGraderPreprocessor):
 
         info = resources["nbgrader"]
         student, assignment, notebook = info["student"], info["assignment"], info["notebook"]
-        self.verdict = stored_verdict(student, assignment, notebook, _WORKSPACE.get())
-        course = _WORKSPACE.get().course
+        ws = _workspace()
+        self.verdict = stored_verdict(student, assignment, notebook, ws)
+        course = ws.course
         if self.verdict is None or self.verdict.get("key") != verdict_key(nb, assignment, notebook, course):
             why = ("no verdict was computed" if self.verdict is None
                    else "its verdict was made for other answers or checks")

@@ -18,7 +18,7 @@ from pathlib import Path
 from traitlets.config import Config
 
 from autograder.errors import GradingError, RefusedInput
-from autograder.paths import AUTOGRADER, DEFAULT
+from autograder.paths import AUTOGRADER
 from autograder.workspace import Workspace
 
 
@@ -66,16 +66,24 @@ def course_directory(ws: Workspace) -> dict[str, str]:
 
 def workspace_of(coursedir) -> Workspace:
     """The workspace whose folders an nbgrader ``CourseDirectory`` names (:func:`course_directory`
-    inverted): how nbgrader's hooks and plugins know where the run that called them works. A
-    course directory configured otherwise (by hand) means the process's default workspace."""
+    inverted): how nbgrader's hooks and plugins know where the run that called them works.
+
+    Raises
+    ------
+    autograder.errors.RefusedInput
+        In one line naming the first folder that does not fit, when the course directory was
+        configured otherwise (by hand): no workspace is guessed."""
     candidate = Workspace(work=Path(coursedir.submitted_directory).parent.parent, course=Path(coursedir.root))
     expected = course_directory(candidate)
-    named = {k: str(getattr(coursedir, k)) for k in ("submitted_directory", "autograded_directory",
-                                                     "feedback_directory", "db_url")}
-    return candidate if all(expected[k] == v for k, v in named.items()) else DEFAULT
+    for k in ("submitted_directory", "autograded_directory", "feedback_directory", "db_url"):
+        if str(getattr(coursedir, k)) != expected[k]:
+            raise RefusedInput(f"refused: nbgrader's CourseDirectory.{k} is {getattr(coursedir, k)!s}, not "
+                               f"{expected[k]} as the work folder {candidate.work} has it; set the course's "
+                               "folders through AUTOGRADER_WORKDIR and AUTOGRADER_COURSE, not by hand")
+    return candidate
 
 
-def nbgrader_api(overrides: Config | None = None, ws: Workspace = DEFAULT):
+def nbgrader_api(overrides: Config | None = None, *, ws: Workspace):
     """nbgrader's Python API with nbgrader's configuration chain (one import per process), the
     folders of ``ws``, and ``overrides`` above it (a ``make grade`` run's
     :meth:`~autograder.settings.Settings.config`: the hook its autograde runs decides with the
@@ -101,7 +109,7 @@ def _run_step_group(args: tuple[str, str, list[str], Config | None, Workspace]) 
     # nbgrader's own ORM use warns on notebooks that were not handed in; the grades are right
     warnings.filterwarnings("ignore", category=SAWarning)
     step, assignment, students, overrides, ws = args
-    api = nbgrader_api(overrides, ws)
+    api = nbgrader_api(overrides, ws=ws)
     problems = []
     for student in students:
         result = (api.autograde(assignment, student, force=True, create=True) if step == "autograde"
@@ -122,7 +130,7 @@ def _last_error(result: dict) -> str:
 
 
 def run_step(step: str, assignment: str, students: list[str], workers: int, log,
-             overrides: Config | None = None, ws: Workspace = DEFAULT) -> list[str]:
+             overrides: Config | None = None, *, ws: Workspace) -> list[str]:
     """Run an nbgrader step over disjoint groups of students at once, then redo any student that
     reported a problem on its own (e.g. a busy SQLite gradebook), so the result never depends on
     the parallelism. Return the students it still failed for (each also logged). ``overrides``
@@ -140,7 +148,7 @@ def run_step(step: str, assignment: str, students: list[str], workers: int, log,
     return [student for student, _ in failed]
 
 
-def export(api=None, ws: Workspace = DEFAULT) -> None:
+def export(api=None, *, ws: Workspace) -> None:
     """Write grades.csv from the gradebook (nbgrader's export columns, quoted, replaced atomically),
     always to the work folder's grades.csv: an instructor's ``c.CsvExportPlugin.to`` is for their own
     ``nbgrader export``."""

@@ -33,7 +33,6 @@ from pathlib import Path
 from autograder.course.spec import exercise_of
 from autograder.late.policy import final_score
 from autograder.outputs.csv_export import write_csv
-from autograder.paths import ROSTER
 
 #: the roster's columns this module reads besides nbgrader's own (``id``, names, ``email``, ``lms_user_id``)
 ROSTER_COLUMNS = ("sis_user_id", "sis_login_id", "section")
@@ -50,7 +49,7 @@ class RosterEntry:
     section: str = ""
 
 
-def read_roster(path: Path = ROSTER) -> dict[str, RosterEntry]:
+def read_roster(path: Path) -> dict[str, RosterEntry]:
     """nbgrader id -> :class:`RosterEntry`, from the roster CSV (none when the file does not exist).
 
     Raises
@@ -84,7 +83,7 @@ def _score(x: float) -> str:
     return f"{x:g}"
 
 
-def class_table(db_url: str, course: str, course_root: Path | None = None) -> tuple[list[str], list[str], list[dict]]:
+def class_table(db_url: str, course: str, course_root: Path) -> tuple[list[str], list[str], list[dict]]:
     """(grade columns, their points possible, one dict per student) from the gradebook of nbgrader's
     ``course`` id; the exercise of each test cell is read from the course at ``course_root``."""
     from nbgrader.api import Gradebook, MissingEntry
@@ -135,8 +134,8 @@ def class_table(db_url: str, course: str, course_root: Path | None = None) -> tu
     return columns, [_score(possible[c]) if c in possible else "" for c in columns], rows
 
 
-def write_lms_exports(db_url: str, course: str, folder: Path, roster: Path = ROSTER, log=print,
-                      course_root: Path | None = None) -> dict[str, Path]:
+def write_lms_exports(db_url: str, course: str, folder: Path, roster: Path, log=print, *,
+                      course_root: Path) -> dict[str, Path]:
     """Write ``canvas.csv`` and ``moodle.csv`` into ``folder``; return their paths.
 
     A roster that cannot be read costs only its identifiers: one warning line, those columns empty."""

@@ -63,12 +63,11 @@ from autograder.errors import ClusterError, RefusedInput, SetupMissing
 from autograder.intake.stored_outputs import TooIntricate, without_outputs
 from autograder.intake.untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
 from autograder.outputs import atomic
-from autograder.paths import DEFAULT
 from autograder.pipeline import dask_tls
 from autograder.sandbox import warm
 from autograder.settings import Settings
 from autograder.verdicts import history
-from autograder.workspace import Workspace
+from autograder.workspace import ROOT, Workspace
 
 if TYPE_CHECKING:
     from distributed.security import Security
@@ -182,7 +181,7 @@ def decide_remote(student: str, assignment: str, notebook: str, submission: byte
                              "bubblewrap there, or pass --allow-fallback-sandbox to grade with weaker isolation")
     from autograder.verdicts import decide as verdicts
 
-    ws = Workspace(work=work)  # the course: this worker's own checkout
+    ws = Workspace(work=work, course=ROOT)  # the course: this worker's own checkout
     folder = ws.submission(student, assignment)
     original = folder / f"{notebook}.ipynb"
     staged = ws.staged(student, assignment, notebook)
@@ -204,7 +203,7 @@ def decide_remote(student: str, assignment: str, notebook: str, submission: byte
                 staged.write_text(staged_text or "", encoding="utf-8")
                 verdicts.hidden_job((job, pending, 0.0), ws)
             else:
-                verdicts.grade_one(student, assignment, notebook, grading.limits, ws)
+                verdicts.grade_one(student, assignment, notebook, grading.limits, ws=ws)
         out["seconds"] = time.perf_counter() - t0
         out["staged"] = staged.read_text(encoding="utf-8")
         if verdict_file.exists():
@@ -259,7 +258,7 @@ class Cluster:
     workers: list[str] | None  # None: every worker
     allow_fallback: bool
 
-    def decide(self, jobs: list[tuple], secret: str | bytes, log=print, ws: Workspace = DEFAULT,
+    def decide(self, jobs: list[tuple], secret: str | bytes, log=print, *, ws: Workspace,
                grading: Settings | None = None) -> Iterator[tuple[str, str, str, float]]:
         """Submit every (student, assignment, notebook, limits) job now, in two phases (every job's
         public runs, then, once all have ended, every job's hidden runs and fair blame, as

@@ -40,7 +40,6 @@ from autograder.nbgrader_ext import gradebook_state
 from autograder.nbgrader_ext.steps import export, load_config, nbgrader_api, run_step
 from autograder.outputs import atomic
 from autograder.outputs.lms_export import write_lms_exports
-from autograder.paths import DEFAULT
 from autograder.pipeline import dask_cluster as distributed
 from autograder.reporting import class_report as report
 from autograder.reporting.run_summary import Progress, Summary
@@ -48,7 +47,7 @@ from autograder.verdicts.decide import _secret, forget_kept, freshness, hidden_j
 from autograder.workspace import Workspace
 
 
-def submissions(student: str | None = None, ws: Workspace = DEFAULT) -> list[tuple[str, str]]:
+def submissions(student: str | None = None, *, ws: Workspace) -> list[tuple[str, str]]:
     """(student, assignment) for every folder under submitted/ that may be graded (of one student)."""
     return [(s, a) for s, a in intake.scan(ws=ws).submissions if student is None or s == student]
 
@@ -61,7 +60,7 @@ def _end(refused: list[str], failed: list[str], log) -> None:
 
 
 def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, workers: int, api, log,
-                         steps: dict | None = None, overrides=None, ws: Workspace = DEFAULT) -> list[str]:
+                         steps: dict | None = None, overrides=None, *, ws: Workspace) -> list[str]:
     """generate_feedback for every submission whose grades changed since its feedback (or that was
     autograded now), then nbgrader's export, the LMS exports and the class report. Returns failures;
     the seconds of each step go to ``steps``."""
@@ -76,22 +75,22 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     failed = []
     for a, students in sorted(todo.items()):
         t = time.perf_counter()
-        bad = run_step("generate_feedback", a, students, workers, log, overrides, ws)
+        bad = run_step("generate_feedback", a, students, workers, log, overrides, ws=ws)
         failed += [f"{s} ({a}, feedback)" for s in bad]
         log(f"nbgrader generate_feedback {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
         for s in students:
             if s not in bad:
                 digests[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
     t1 = time.perf_counter()
-    export(api, ws)
+    export(api, ws=ws)
     write_lms_exports(db, course, ws.exports, ws.roster, log=log, course_root=ws.course)
     t2 = time.perf_counter()
-    report.write_quietly(log, ws)
+    report.write_quietly(log, ws=ws)
     steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
     return failed
 
 
-def _late_work(api, policy: Policy, log, ws: Workspace = DEFAULT) -> tuple[list[str], list[str]]:
+def _late_work(api, policy: Policy, log, ws: Workspace) -> tuple[list[str], list[str]]:
     """Write the due dates and extensions of ``due-dates.csv`` into the gradebook, then every late
     notebook's penalty from its final score (:mod:`autograder.late`); before the feedback and the
     exports. Returns (the due dates and extensions changed now, every late submission)."""
@@ -111,7 +110,7 @@ def _score_changes(api, state: dict) -> list[str]:
     return lines
 
 
-def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> None:
+def finish(workers: int | None = None, log=print, *, ws: Workspace) -> None:
     """After hand-grading in formgrader: regenerate the feedback (where grades changed), grades.csv
     and the exports, re-running nothing."""
     workers = workers or os.cpu_count() or 1
@@ -136,7 +135,7 @@ def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> No
     _end(scan.refused, failed, log)
 
 
-def _stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFAULT) -> tuple[list[tuple], dict]:
+def _stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace) -> tuple[list[tuple], dict]:
     """Stage every submission; return the jobs whose verdict is missing or stale, and the staged
     notebooks by (student, assignment, notebook)."""
     jobs, staged = [], {}
@@ -176,7 +175,7 @@ def _job_results(futures: dict, summary: Summary, log):
 
 
 def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progress,
-                          ws: Workspace = DEFAULT) -> list[Future]:
+                          ws: Workspace) -> list[Future]:
     """Decide every job in two phases: every job's public runs (:func:`public_job`), then, once all
     of them are done, every job's hidden runs and fair blame (:func:`hidden_job`), so on this machine
     no run whose feedback is detailed comes after a hidden run of the batch. Returns the second
@@ -202,7 +201,7 @@ def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progr
     return futures
 
 
-def _decided_since_autograde(student: str, assignment: str, notebooks: list[str], ws: Workspace = DEFAULT) -> bool:
+def _decided_since_autograde(student: str, assignment: str, notebooks: list[str], ws: Workspace) -> bool:
     """Whether a verdict of these notebooks was written after nbgrader's autograded copy of it (by
     ``--one`` or a Slurm array task): nbgrader's autograde must apply it."""
     for nb in notebooks:
@@ -212,7 +211,7 @@ def _decided_since_autograde(student: str, assignment: str, notebooks: list[str]
     return False
 
 
-def _intake(student: str | None, summary: Summary, log, ws: Workspace = DEFAULT) -> tuple[intake.Intake, list]:
+def _intake(student: str | None, summary: Summary, log, ws: Workspace) -> tuple[intake.Intake, list]:
     """Scan ``submitted/``: log each refused folder (and list it in the summary) and keep the
     submissions to grade (of one ``student``, if given).
 
@@ -258,7 +257,7 @@ def _connect_or_self_test(scheduler: str | distributed.Target | None, grading: s
     return cluster
 
 
-def _previous_state(force: bool, ws: Workspace = DEFAULT) -> tuple[dict, bool]:
+def _previous_state(force: bool, ws: Workspace) -> tuple[dict, bool]:
     """The state of the last run (empty if the gradebook is new or was deleted), and whether every
     nbgrader step must run again (``force``, or no gradebook)."""
     state = gradebook_state.load(ws)
@@ -269,7 +268,7 @@ def _previous_state(force: bool, ws: Workspace = DEFAULT) -> tuple[dict, bool]:
 
 
 def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str, summary: Summary, log,
-                    ws: Workspace = DEFAULT) -> tuple[list[tuple], dict, float]:
+                    ws: Workspace) -> tuple[list[tuple], dict, float]:
     """Stage every submission (:func:`_stage_all`), count the verdicts that still hold and log the
     plan (``where``: where the notebooks will be decided).
 
@@ -289,7 +288,7 @@ def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str,
     return jobs, staged, t_stage
 
 
-def _register_assignments(api, subs: list, state: dict, force_nbgrader: bool, ws: Workspace = DEFAULT) -> None:
+def _register_assignments(api, subs: list, state: dict, force_nbgrader: bool, ws: Workspace) -> None:
     """``generate_assignment`` in nbgrader's gradebook for every assignment of ``subs`` whose course
     files changed since it was registered (all with ``force_nbgrader``); the digests go to ``state``."""
     for a in sorted({a for _, a in subs}):
@@ -304,7 +303,7 @@ def _register_assignments(api, subs: list, state: dict, force_nbgrader: bool, ws
 
 def _decide_and_register(jobs: list[tuple], subs: list, cluster, grading: settings.Settings, workers: int,
                          overrides, state: dict, force_nbgrader: bool, summary: Summary, log,
-                         ws: Workspace = DEFAULT):
+                         ws: Workspace):
     """Decide every job (on ``cluster``, or in a pool of ``workers`` local processes) while the
     changed assignments are registered in nbgrader's gradebook (its API configured with
     ``overrides``); count the decided notebooks and close the cluster.
@@ -320,7 +319,7 @@ def _decide_and_register(jobs: list[tuple], subs: list, cluster, grading: settin
         else:
             futures = _submit_with_progress(pool, jobs, progress, ws)
             pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
-        api = nbgrader_api(overrides, ws)  # meanwhile, register changed assignments in the gradebook
+        api = nbgrader_api(overrides, ws=ws)  # meanwhile, register changed assignments in the gradebook
         _register_assignments(api, subs, state, force_nbgrader, ws)
         for s, a, nb, secs in pending:
             summary.decided += 1
@@ -339,7 +338,7 @@ def grading_pool(workers: int, grading: settings.Settings, context=None) -> Proc
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=grading.apply)
 
 
-def _count_sandbox_failures(jobs: list[tuple], summary: Summary, ws: Workspace = DEFAULT) -> None:
+def _count_sandbox_failures(jobs: list[tuple], summary: Summary, ws: Workspace) -> None:
     """List in the summary every job whose stored verdict says the grader could not process it."""
     for s, a, nb, _l in jobs:
         if (stored_verdict(s, a, nb, ws) or {}).get("failed"):
@@ -347,7 +346,7 @@ def _count_sandbox_failures(jobs: list[tuple], summary: Summary, ws: Workspace =
 
 
 def _to_autograde(subs: list, jobs: list[tuple], staged: dict, force_nbgrader: bool,
-                  ws: Workspace = DEFAULT) -> set[tuple[str, str]]:
+                  ws: Workspace) -> set[tuple[str, str]]:
     """(student, assignment) that nbgrader's autograde must see: those whose verdicts changed (all
     with ``force_nbgrader``), or that nbgrader has not autograded as they are now (another timestamp
     or other notebooks: e.g. formgrader's button was used)."""
@@ -361,7 +360,7 @@ def _to_autograde(subs: list, jobs: list[tuple], staged: dict, force_nbgrader: b
 
 
 def _autograde(changed: set[tuple[str, str]], workers: int, overrides, summary: Summary, log,
-               ws: Workspace = DEFAULT) -> list[str]:
+               ws: Workspace) -> list[str]:
     """nbgrader's autograde, one assignment at a time, for the submissions in ``changed``; the
     students it autograded go to the summary. Returns the failures, one line per student."""
     failed = []
@@ -369,14 +368,14 @@ def _autograde(changed: set[tuple[str, str]], workers: int, overrides, summary: 
         students = sorted(s for s, a2 in changed if a2 == a)
         t = time.perf_counter()
         # nbgrader's autograde keeps hand grading itself (nbgrader_plugins.install), as for the button
-        bad = run_step("autograde", a, students, workers, log, overrides, ws)
+        bad = run_step("autograde", a, students, workers, log, overrides, ws=ws)
         failed += [f"{s} ({a}, autograde)" for s in bad]
         summary.autograded += [f"{s}/{a}" for s in students if s not in bad]
         log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
     return failed
 
 
-def _settle_hand_grades(subs: list, api, log, ws: Workspace = DEFAULT) -> None:
+def _settle_hand_grades(subs: list, api, log, ws: Workspace) -> None:
     """Settle again the hand grades put back in the queue by an earlier autograde (formgrader's
     button, say) whose answer is the one they were given for; changed answers keep waiting."""
     db, course = api.coursedir.db_url, api.coursedir.course_id
@@ -387,7 +386,7 @@ def _settle_hand_grades(subs: list, api, log, ws: Workspace = DEFAULT) -> None:
 
 
 def _summarise(subs: list, jobs: list[tuple], failed: list[str], api, summary: Summary, t0: float,
-               t_verdicts: float, steps: dict, log, ws: Workspace = DEFAULT) -> dict:
+               t_verdicts: float, steps: dict, log, ws: Workspace) -> dict:
     """Complete the summary (nbgrader's problems, the roster, what awaits hand-grading), write it and
     ``timings.json``.
 
@@ -413,7 +412,7 @@ def _summarise(subs: list, jobs: list[tuple], failed: list[str], api, summary: S
 def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEFAULT, log=print,
                 scheduler: str | distributed.Target | None = None, allow_fallback: bool = False,
                 student: str | None = None, force: bool = False,
-                grading: settings.Settings | None = None, ws: Workspace = DEFAULT) -> dict:
+                grading: settings.Settings | None = None, *, ws: Workspace) -> dict:
     """Grade what changed since the last run (everything with ``force``; one student with
     ``student``) and produce the gradebook, feedback, grades.csv, the exports and the summary.
 
@@ -456,7 +455,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     steps["autograde"] = time.perf_counter() - t1
     gradebook_state.save(state, ws)
 
-    failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws)
+    failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws=ws)
     summary.score_changes = _score_changes(api, state)
     gradebook_state.save(state, ws)
     out = _summarise(subs, jobs, failed, api, summary, t0, t_verdicts, steps, log, ws)

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from autograder.errors import RunBusy
-from autograder.paths import DEFAULT
 from autograder.workspace import Workspace
 
 #: another run holds the lock (exit status 75 at the command line)
@@ -23,7 +22,7 @@ Busy = RunBusy
 
 
 @contextmanager
-def hold(shared: bool = False, ws: Workspace = DEFAULT) -> Iterator[None]:
+def hold(shared: bool = False, *, ws: Workspace) -> Iterator[None]:
     """Hold the run lock of the work folder of ``ws`` (exclusive unless ``shared``) or raise :class:`Busy`."""
     ws.work.mkdir(parents=True, exist_ok=True)
     fd = os.open(ws.work, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))

@@ -31,6 +31,7 @@ from autograder.intake import scan as intake
 from autograder.reporting.run_summary import Summary
 from autograder.settings import Settings
 from autograder.verdicts.decide import decide_in_phases
+from autograder.workspace import Workspace
 
 #: the batch script of the array, from the repository's root
 SCRIPT = "scripts/slurm-grade-array.sh"
@@ -51,15 +52,16 @@ def ranges(students: list[str], parts: int) -> list[list[str]]:
     return [names[i * len(names) // parts:(i + 1) * len(names) // parts] for i in range(parts)]
 
 
-def _undecided(subs: list[tuple[str, str]], limits: sandbox.Limits) -> list[tuple]:
-    """Stage ``subs``; the jobs (student, assignment, notebook, limits) whose verdict is missing or stale."""
+def _undecided(subs: list[tuple[str, str]], limits: sandbox.Limits, ws: Workspace) -> list[tuple]:
+    """Stage ``subs`` of ``ws``; the jobs (student, assignment, notebook, limits) whose verdict is missing or stale."""
     from autograder.pipeline.local import _stage_all
 
-    return _stage_all(subs, False, limits, Summary())[0]
+    return _stage_all(subs, False, limits, Summary(), ws)[0]
 
 
-def decide_task(index: int, parts: int, grading: Settings, log=print) -> int:
-    """Array task ``index`` of ``parts``: decide the notebooks of its range of students that need it,
+def decide_task(index: int, parts: int, grading: Settings, ws: Workspace, log=print) -> int:
+    """Array task ``index`` of ``parts``: decide the notebooks of its range of students of ``ws``
+    (the shared work folder, handed down by the command line) that need it,
     with the settings ``grading`` (applied by each worker as it starts). Returns how many notebooks
     the grader could not process (their verdicts say so)."""
     limits, allow_fallback = grading.limits, grading.allow_fallback_sandbox
@@ -67,31 +69,32 @@ def decide_task(index: int, parts: int, grading: Settings, log=print) -> int:
     if sandbox.mode() != "bubblewrap" and not allow_fallback:
         raise SetupMissing(f"refused: {socket.gethostname()} has no working bubblewrap sandbox; install bubblewrap on "
                          "the compute nodes, or pass --allow-fallback-sandbox to grade with weaker isolation")
-    mine = set(ranges([s for s, _ in intake.scan().submissions], parts)[index])
-    jobs = _undecided([(s, a) for s, a in intake.scan().submissions if s in mine], limits)
+    subs = intake.scan(ws=ws).submissions
+    mine = set(ranges([s for s, _ in subs], parts)[index])
+    jobs = _undecided([(s, a) for s, a in subs if s in mine], limits, ws)
     workers = grading.workers or int(os.environ.get("SLURM_CPUS_PER_TASK") or 1)
     log(f"array task {index}/{parts} on {socket.gethostname()}: {len(mine)} students, {len(jobs)} notebooks to decide "
         f"with {workers} workers (sandbox: {sandbox.mode()})")
     failed = 0
     with ProcessPoolExecutor(max_workers=workers, initializer=grading.apply) as pool:
         # every public run of this task before any hidden one (see decide_in_phases)
-        for s, a, nb, seconds in decide_in_phases(jobs, map_=pool.map):
+        for s, a, nb, seconds in decide_in_phases(jobs, ws, map_=pool.map):
             log(f"{s}/{a}/{nb}: {seconds:.1f} s")
     from autograder.verdicts.decide import stored_verdict
 
     for s, a, nb, _l in jobs:
-        failed += bool((stored_verdict(s, a, nb) or {}).get("failed"))
+        failed += bool((stored_verdict(s, a, nb, ws) or {}).get("failed"))
     return failed
 
 
-def check_merged(parts: int, limits: sandbox.Limits, options: str = "") -> None:
+def check_merged(parts: int, limits: sandbox.Limits, ws: Workspace, options: str = "") -> None:
     """Before ``--after-array N`` grades: every notebook has an up-to-date verdict, or ``GradingError``
     with one line naming the ranges (and students) left, and the ``sbatch`` that decides them
     (with the grading ``options`` of this run, which the array must share)."""
-    subs = intake.scan().submissions
+    subs = intake.scan(ws=ws).submissions
     if not subs:
         return  # grade_class says there is nothing to grade
-    todo = _undecided(subs, limits)
+    todo = _undecided(subs, limits, ws)
     if not todo:
         return
     part_of = {s: i for i, names in enumerate(ranges([s for s, _ in subs], parts)) for s in names}

@@ -43,14 +43,11 @@ from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.outputs import atomic
 from autograder.outputs.csv_export import write_csv
 from autograder.outputs.sanitise import report_fragment
-from autograder.paths import DEFAULT
 from autograder.reporting import similarity
 from autograder.reporting.report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
 from autograder.verdicts import history
 from autograder.workspace import Workspace, from_environment
 from selfattn.checks.findings import FAULTS, Finding, Kind, hidden_exception_name
-
-REPORT = DEFAULT.report / "index.html"  # the default workspace's page (write() takes a Workspace)
 
 # --- what a check's message or a grading note means ------------------------------------------
 
@@ -96,7 +93,7 @@ class ClassData:
     assignments: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # student id -> "First Last" (the roster's)
     awaiting: list[Awaiting] = field(default_factory=list)  # the hand-grading queue
-    ws: Workspace = DEFAULT  # where it was read (the feedback pages and staged answers it links to)
+    ws: Workspace = field(kw_only=True)  # where it was read (the feedback pages and staged answers it links to)
 
 
 def _gradebook(data: ClassData) -> None:
@@ -128,7 +125,7 @@ def _gradebook(data: ClassData) -> None:
     data.awaiting = awaiting_hand_grading(api.coursedir.db_url)
 
 
-def load(gradebook: bool = True, ws: Workspace = DEFAULT) -> ClassData:
+def load(gradebook: bool = True, *, ws: Workspace) -> ClassData:
     """The verdicts of ``ws`` and (with ``gradebook``) the scores of its gradebook."""
     data = ClassData(ws=ws)
     for path in sorted(ws.verdicts.glob("*/*/*.json")) if ws.verdicts.exists() else []:
@@ -246,7 +243,7 @@ def exercises(data: ClassData) -> list[Exercise]:
     return sorted(found.values(), key=lambda x: (x.rate, -x.answered, x.notebook, x.function))
 
 
-def _feedback_link(s: str, a: str, nb: str, text: str, base: Path, ws: Workspace = DEFAULT) -> Link | str:
+def _feedback_link(s: str, a: str, nb: str, text: str, base: Path, ws: Workspace) -> Link | str:
     page = ws.feedback / s / a / f"{nb}.html"
     if not page.exists():
         return text
@@ -352,7 +349,7 @@ def _tally(data: ClassData) -> _Tally:
     for (s, a, nb), v in sorted(data.verdicts.items()):
         _count_checks(tally, s, a, nb, v.get("checks") or {})
         tally.faults.extend(_verdict_anomalies(s, a, nb, v))
-    tally.faults = _merge_notebooks(tally.faults + _missing_and_late(data))
+    tally.faults = _merge_notebooks(tally.faults + _missing_and_late(data), data.ws.course)
     return tally
 
 
@@ -672,15 +669,16 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     return _page(data, glance, detail, tables)
 
 
-def _merge_notebooks(rows: list[list[object]]) -> list[list[object]]:
+def _merge_notebooks(rows: list[list[object]], course: Path) -> list[list[object]]:
     """One row per (student, assignment, kind, detail): the same anomaly in several notebooks (a
-    blank hand-in, a note repeated) lists them in one cell, "all 9" when it is every notebook."""
+    blank hand-in, a note repeated) lists them in one cell, "all 9" when it is every notebook of the
+    course at ``course``."""
     merged: dict[tuple, list[str]] = {}
     for s, a, nb, kind, detail in rows:
         merged.setdefault((s, a, kind, detail), []).append(str(nb))
     out: list[list[object]] = []
     for (s, a, kind, detail), nbs in merged.items():
-        everything = len(nbs) > 1 and set(nbs) == set(notebooks_of(str(a)))
+        everything = len(nbs) > 1 and set(nbs) == set(notebooks_of(str(a), course))
         out.append([s, a, f"all {len(nbs)}" if everything else ", ".join(nbs), kind, detail])
     return out
 
@@ -759,7 +757,7 @@ def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, s
     return "".join(parts)
 
 
-def write(path: Path | None = None, log=print, ws: Workspace = DEFAULT) -> Path:
+def write(path: Path | None = None, log=print, *, ws: Workspace) -> Path:
     """Build the report from the work folder of ``ws`` and write it (by default to its
     ``report/index.html``), and its tables as CSV files beside it (:data:`CSV_TABLES`), atomically;
     return its path."""
@@ -780,7 +778,7 @@ def write(path: Path | None = None, log=print, ws: Workspace = DEFAULT) -> Path:
     return path
 
 
-def write_quietly(log=print, ws: Workspace = DEFAULT) -> None:
+def write_quietly(log=print, *, ws: Workspace) -> None:
     """:func:`write` at the end of a grading run: the grades are final already, so a failure to
     draw the report is one warning line, never a failed run."""
     try:

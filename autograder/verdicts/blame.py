@@ -20,7 +20,6 @@ from pathlib import Path
 
 from autograder.course.spec import answer_cells
 from autograder.notes import Note, NoteKind
-from autograder.paths import DEFAULT
 from autograder.sandbox.oracle import Oracle, reference_functions
 from selfattn.checks.exercises import EXERCISES
 from selfattn.checks.fair_blame import fair_results
@@ -29,9 +28,9 @@ from selfattn.checks.record import REGISTRY
 
 
 @cache
-def reference_cell(assignment: str, notebook: str, function: str, course: Path | None = None) -> str:
+def reference_cell(assignment: str, notebook: str, function: str, course: Path) -> str:
     """The instructor's answer cell of ``function``, solution markers removed (trusted code)."""
-    source = answer_cells((course or DEFAULT.course) / "solutions" / assignment / f"{notebook}.ipynb")[function]
+    source = answer_cells(course / "solutions" / assignment / f"{notebook}.ipynb")[function]
     return "\n".join(ln for ln in source.splitlines() if "### BEGIN SOLUTION" not in ln
                      and "### END SOLUTION" not in ln) + "\n"
 
@@ -46,18 +45,18 @@ Results = dict[str, Finding | None]
 
 
 @cache
-def _reference_sources(assignment: str, notebook: str, deps: tuple[str, ...], course: Path | None) -> tuple:
+def _reference_sources(assignment: str, notebook: str, deps: tuple[str, ...], course: Path) -> tuple:
     return tuple((dep, reference_cell(assignment, notebook, dep, course)) for dep in deps)
 
 
-def oracle(assignment: str, notebook: str, deps: Sequence[str], course: Path | None = None) -> Oracle:
+def oracle(assignment: str, notebook: str, deps: Sequence[str], course: Path) -> Oracle:
     """A fresh oracle (its caps count one run) answering for the course's ``deps``."""
     return Oracle(reference_functions(dict(_reference_sources(assignment, notebook, tuple(deps), course))))
 
 
 def regrade(assignment: str, notebook: str, function: str, answers: dict[str, str], checks: dict[str, str | None],
             results: Results, decide: Callable[[list[tuple[str, str | None]], Callable[[], Oracle]], Results],
-            course: Path | None = None) -> tuple[Results, Note | None]:
+            course: Path) -> tuple[Results, Note | None]:
     """(the results that count for ``function``, the note for its feedback or ``None``).
 
     The note's kind is :attr:`NoteKind.DEPENDENCY_BLAMED` when ``function`` passes with the course's

@@ -27,7 +27,6 @@ from autograder.course.spec import NotebookSpec, TestCell, answer_cells, load_sp
 from autograder.intake.staging import stage, staged_notebook
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.outputs import atomic
-from autograder.paths import DEFAULT
 from autograder.paths import STAGED as STAGED  # where staged copies live (some tests find it here)
 from autograder.sandbox import warm
 from autograder.verdicts import blame, history
@@ -115,7 +114,7 @@ def secret_given(secret: bytes) -> Iterator[None]:
         _GIVEN_SECRET.reset(token)
 
 
-def _secret(ws: Workspace = DEFAULT) -> bytes:
+def _secret(ws: Workspace) -> bytes:
     given = _GIVEN_SECRET.get()
     if given is not None:
         return given
@@ -123,12 +122,12 @@ def _secret(ws: Workspace = DEFAULT) -> bytes:
     return atomic.create_once(ws.grading / "secret", secrets.token_hex(16).encode())
 
 
-def _seed(*parts: str, ws: Workspace = DEFAULT) -> int:
+def _seed(*parts: str, ws: Workspace) -> int:
     h = hashlib.sha256(_secret(ws) + "\0".join(parts).encode()).digest()
     return int.from_bytes(h[:8], "big")
 
 
-def checks_version(assignment: str, notebook: str, course: Path | None = None) -> str:
+def checks_version(assignment: str, notebook: str, course: Path) -> str:
     """A digest of everything that decides this notebook's verdicts besides the answers: the test
     cells of the instructor's notebook (checks, points) and the code of the checks and the grader."""
     spec = load_spec(assignment, notebook, course)
@@ -141,7 +140,7 @@ def checks_version(assignment: str, notebook: str, course: Path | None = None) -
     return h.hexdigest()
 
 
-def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str, course: Path | None = None) -> str:
+def verdict_key(nb: nbformat.NotebookNode, assignment: str, notebook: str, course: Path) -> str:
     """What a verdict judged: the staged answers and notes, and the version of the checks.
 
     A verdict applies to a notebook only if the notebook's key equals the verdict's."""
@@ -163,7 +162,7 @@ def settings(limits: sandbox.Limits) -> dict:
     return {"limits": dataclasses.asdict(limits), "sandbox": sandbox.mode()}
 
 
-def stored_verdict(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> dict | None:
+def stored_verdict(student: str, assignment: str, notebook: str, ws: Workspace) -> dict | None:
     """The verdict on file for one notebook, or None (absent or unreadable)."""
     try:
         return json.loads(ws.verdict(student, assignment, notebook).read_text())
@@ -187,7 +186,7 @@ class _Graded(NamedTuple):
 
 
 def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
-            limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> dict:
+            limits: sandbox.Limits = sandbox.DEFAULT, *, ws: Workspace) -> dict:
     """Decide every test cell of one staged notebook of ``ws``; write and return the verdict.
 
     Each decision draws fresh inputs (a new nonce in every seed): what a submission learned of its
@@ -200,7 +199,7 @@ def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
     (the hidden runs and fair blame's re-runs); a class is decided phase by phase
     (:func:`public_job`, :func:`hidden_job`), so that no run whose feedback is detailed comes after a
     hidden run on the same machine."""
-    return finish_decision(decide_public(student, assignment, notebook, notes, limits, ws), ws)
+    return finish_decision(decide_public(student, assignment, notebook, notes, limits, ws=ws), ws)
 
 
 @dataclasses.dataclass
@@ -226,7 +225,7 @@ class Pending:
 
 
 def decide_public(student: str, assignment: str, notebook: str, notes: list[Note],
-                  limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> Pending:
+                  limits: sandbox.Limits = sandbox.DEFAULT, *, ws: Workspace) -> Pending:
     """The first phase of :func:`verdict`: draw the inputs and make every public run."""
     spec, _staged, answers, stubs = _load(student, assignment, notebook, ws)
     version = checks_version(assignment, notebook, ws.course)
@@ -251,7 +250,7 @@ def _sessions(p: Pending) -> _Sessions:
     return warm.sessions() if any(g.function not in p.kept for g in p.graded) else {False: None, True: None}
 
 
-def finish_decision(p: Pending, ws: Workspace = DEFAULT) -> dict:
+def finish_decision(p: Pending, ws: Workspace) -> dict:
     """The second phase of :func:`verdict`: the hidden runs, fair blame; write the verdict."""
     _spec, staged, answers, stubs = _load(p.student, p.assignment, p.notebook, ws)
     sessions = _sessions(p)
@@ -392,7 +391,7 @@ def _run_group(g: _Graded, group: list[str], secret: bool, previous: sandbox.Run
 
 def _blame(assignment: str, notebook: str, g: _Graded, answers: dict[str, str], stubs: dict[str, str],
            checks: blame.Results, results: blame.Results, limits: sandbox.Limits,
-           sessions: _Sessions, course: Path | None = None) -> tuple[blame.Results, Note | None]:
+           sessions: _Sessions, course: Path) -> tuple[blame.Results, Note | None]:
     """One mistake, one deduction: a failing answer (not the stub) is judged again with the course's
     functions where its own dependencies fail (:func:`autograder.verdicts.blame.regrade`).
 
@@ -469,7 +468,7 @@ def _judged(run: sandbox.RunResult, group: list[str], cases: dict[str, list],
     return out
 
 
-def _write(path: Path, verdict_: dict, ws: Workspace = DEFAULT) -> None:
+def _write(path: Path, verdict_: dict, ws: Workspace) -> None:
     """Write a verdict atomically: a killed run leaves the old verdict or the new one, never half.
     The mistakes of a verdict replaced for other answers are kept (:mod:`autograder.verdicts.history`)."""
     history.remember_replaced(path, verdict_, ws)
@@ -477,11 +476,11 @@ def _write(path: Path, verdict_: dict, ws: Workspace = DEFAULT) -> None:
 
 
 def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT,
-              ws: Workspace = DEFAULT) -> dict:
+              *, ws: Workspace) -> dict:
     """One independent job: stage and decide one notebook of ``ws`` (its public runs, then its hidden ones)."""
     try:
         notes = stage(student, assignment, notebook, ws)
-        return verdict(student, assignment, notebook, notes, limits, ws)
+        return verdict(student, assignment, notebook, notes, limits, ws=ws)
     except Exception as exc:
         return _failed(student, assignment, notebook, limits, exc, ws)
 
@@ -508,21 +507,21 @@ def _failed(student: str, assignment: str, notebook: str, limits: sandbox.Limits
 Job = tuple[str, str, str, sandbox.Limits]
 
 
-def public_job(job: Job, ws: Workspace = DEFAULT) -> tuple[Job, Pending | None, float]:
+def public_job(job: Job, ws: Workspace) -> tuple[Job, Pending | None, float]:
     """The first phase of one job (stage, draw, every public run): (the job, what its second phase
     needs, ``None`` if the notebook failed and its verdict says so, seconds)."""
     student, assignment, notebook, limits = job
     t0 = time.perf_counter()
     try:
         pending: Pending | None = decide_public(student, assignment, notebook, stage(student, assignment, notebook, ws),
-                                                limits, ws)
+                                                limits, ws=ws)
     except Exception as exc:
         _failed(student, assignment, notebook, limits, exc, ws)
         pending = None
     return job, pending, time.perf_counter() - t0
 
 
-def hidden_job(first: tuple[Job, Pending | None, float], ws: Workspace = DEFAULT) -> tuple[str, str, str, float]:
+def hidden_job(first: tuple[Job, Pending | None, float], ws: Workspace) -> tuple[str, str, str, float]:
     """The second phase of one job (its hidden runs, fair blame, the verdict written), from what
     :func:`public_job` returned: (student, assignment, notebook, seconds of both phases)."""
     (student, assignment, notebook, limits), pending, seconds = first
@@ -535,7 +534,7 @@ def hidden_job(first: tuple[Job, Pending | None, float], ws: Workspace = DEFAULT
     return student, assignment, notebook, seconds + time.perf_counter() - t0
 
 
-def decide_in_phases(jobs: list[Job], ws: Workspace = DEFAULT, map_=map) -> list[tuple[str, str, str, float]]:
+def decide_in_phases(jobs: list[Job], ws: Workspace, map_=map) -> list[tuple[str, str, str, float]]:
     """Decide ``jobs`` every public run first, then every hidden one (``map_`` is ``map`` or a pool's):
     on this machine no run whose feedback is detailed comes after a hidden run of this batch."""
     from functools import partial
@@ -545,14 +544,14 @@ def decide_in_phases(jobs: list[Job], ws: Workspace = DEFAULT, map_=map) -> list
 
 
 def is_fresh(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
-             limits: sandbox.Limits = sandbox.DEFAULT, ws: Workspace = DEFAULT) -> bool:
+             limits: sandbox.Limits = sandbox.DEFAULT, *, ws: Workspace) -> bool:
     """Whether the stored verdict judged exactly this submission (as staged now) with the current
     checks and the grading settings of ``limits`` (see :func:`settings`)."""
     return freshness(student, assignment, notebook, nb, limits, ws=ws) == "fresh"
 
 
 def freshness(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
-              limits: sandbox.Limits = sandbox.DEFAULT, any_sandbox: bool = False, ws: Workspace = DEFAULT) -> str:
+              limits: sandbox.Limits = sandbox.DEFAULT, any_sandbox: bool = False, *, ws: Workspace) -> str:
     """``"fresh"``; ``"settings"`` when only a grading setting changed since the verdict was decided;
     else ``"stale"`` (no verdict, other answers, or other checks). With ``any_sandbox``, a verdict
     decided in another sandbox mode (a Dask worker's) counts as fresh when its limits are these."""

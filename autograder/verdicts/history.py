@@ -17,11 +17,8 @@ import time
 from pathlib import Path
 
 from autograder.outputs import atomic
-from autograder.paths import DEFAULT
 from autograder.workspace import Workspace
 from selfattn.checks.findings import Finding, Kind
-
-HISTORY = DEFAULT.history  # the default workspace's (each function takes its Workspace)
 
 
 def named_mistakes(verdict: dict) -> dict[str, str]:
@@ -39,11 +36,11 @@ def named_mistakes(verdict: dict) -> dict[str, str]:
     return out
 
 
-def history_path(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> Path:
+def history_path(student: str, assignment: str, notebook: str, ws: Workspace) -> Path:
     return ws.history / student / assignment / f"{notebook}.json"
 
 
-def read(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) -> list[dict]:
+def read(student: str, assignment: str, notebook: str, ws: Workspace) -> list[dict]:
     """Earlier verdicts' mistakes of one notebook, oldest first: ``{"replaced": time, "mistakes": {...}}``."""
     try:
         entries = json.loads(history_path(student, assignment, notebook, ws).read_text(encoding="utf-8"))
@@ -52,7 +49,7 @@ def read(student: str, assignment: str, notebook: str, ws: Workspace = DEFAULT) 
     return entries if isinstance(entries, list) else []
 
 
-def remember_replaced(verdict_file: Path, new: dict, ws: Workspace = DEFAULT) -> None:
+def remember_replaced(verdict_file: Path, new: dict, ws: Workspace) -> None:
     """Before ``verdict_file`` is overwritten by ``new``: keep the old verdict's named mistakes when
     it judged other answers (another digest of the answers; a verdict written before verdicts had
     one, another verdict key)."""
