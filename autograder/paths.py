@@ -1,14 +1,12 @@
-"""The process's default workspace as module constants: a compatibility layer over
-:mod:`autograder.workspace` for the modules not yet handed a :class:`~autograder.workspace.Workspace`.
+"""The process's default workspace as module constants, for the edges only.
 
 The constants are those of :func:`autograder.workspace.from_environment` when this module was first
-imported; :data:`DEFAULT` is that workspace, the default argument of the functions that take one.
-New code takes a ``Workspace`` argument instead (see :mod:`autograder.workspace`); the course's
-own files are read from the course root handed down (``Workspace.course``, the ``course`` argument
-of :mod:`autograder.course.spec`). Still reading constants here, as defaults only: nbgrader's export
-plugin's ``grades.csv`` (``csv_export``) and the roster (``lms_export``) when no path is given, the
-Slurm job logs (``slurm_cluster``), ``site_address`` (the course's ``_config.yml``, read by make
-release and make student), and the feedback template's exercise labels (``feedback_html``).
+imported. No function below the commands and hooks defaults to them: each takes a ``Workspace``
+(or the course root it holds) as a required argument (``tests/test_no_silent_workspace.py``).
+Still read here, as nbgrader's own plugins have no workspace handed to them: nbgrader's export
+plugin's ``grades.csv`` (``csv_export``), the Slurm job logs (``slurm_cluster``), ``site_address``
+(the course's ``_config.yml``, read by make release and make student), and the feedback template's
+exercise labels (``feedback_html``).
 """
 
 from __future__ import annotations

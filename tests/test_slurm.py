@@ -198,7 +198,9 @@ def test_a_job_array_merged_by_make_grade_equals_a_local_run_and_names_a_cancell
     _class_like(local, work)
     logs = tmp_path / "logs"
     logs.mkdir()
-    env = dict(slurm.env, AUTOGRADER_WORKDIR=str(work))
+    # the array is told its work folder (an argument), not given it through the environment
+    told = f"--work-folder {work.resolve()} --course-root {ROOT.resolve()}"
+    env = {k: v for k, v in slurm.env.items() if k not in ("AUTOGRADER_WORKDIR", "AUTOGRADER_COURSE")}
 
     def sbatch(command: str) -> str:
         words = shlex.split(command)
@@ -209,7 +211,7 @@ def test_a_job_array_merged_by_make_grade_equals_a_local_run_and_names_a_cancell
         return result.stdout.strip().split(";")[0]
 
     # the README's command, two tasks at a time: the third is still pending when it is cancelled
-    job = sbatch(f"sbatch --array=0-2%2 scripts/slurm-grade-array.sh 3 {' '.join(LIMITS)}")
+    job = sbatch(f"sbatch --array=0-2%2 scripts/slurm-grade-array.sh 3 {' '.join(LIMITS)} {told}")
     slurm.run("scancel", f"{job}_2")
     _wait_until_done(slurm, job)
     logged = "".join(p.read_text() for p in sorted(logs.iterdir()))
@@ -227,7 +229,7 @@ def test_a_job_array_merged_by_make_grade_equals_a_local_run_and_names_a_cancell
     assert sorted(str(p) for p in work.rglob("*") if ".grading" not in p.parts) == before
 
     (command,) = re.findall(r"`(sbatch [^`]+)`", lines[0])
-    assert command == f"sbatch --array=2 scripts/slurm-grade-array.sh 3 {' '.join(LIMITS)}", command
+    assert command == f"sbatch --array=2 scripts/slurm-grade-array.sh 3 {' '.join(LIMITS)} {told}", command
     _wait_until_done(slurm, sbatch(command))
     with _ended(_make_grade(work, slurm, f"--after-array 3 {' '.join(LIMITS)}")) as merge:
         stdout, stderr = merge.communicate(timeout=600)
