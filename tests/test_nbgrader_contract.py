@@ -1,6 +1,6 @@
 """What the grader takes from nbgrader and traitlets beyond their documented interfaces.
 
-``autograder/nbgrader_ext/plugins.py`` replaces ``Autograde.start`` and ``ZipCollectApp``'s
+``autograder/nbgrader_ext/plugins.py`` replaces ``Autograde.start``, ``GenerateFeedback.start`` and ``ZipCollectApp``'s
 ``process_extracted_files`` and private ``_transfer_files`` (each replacement calls the original
 with the same arguments) and reads ``GenerateConfigApp._instance``; ``autograder/settings.py`` calls
 traitlets' private ``TraitType._validate``. With the pinned versions this holds; after an upgrade
@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (module, class, attribute) -> the signature the grader was written against, and who relies on it
 CONTRACT: dict[tuple[str, str, str], tuple[str | None, str]] = {
     ("nbgrader.converters", "Autograde", "start"): ("(self)", "plugins.py replaces it (staging first)"),
+    ("nbgrader.converters", "GenerateFeedback", "start"): (
+        "(self)", "plugins.py replaces it (runs in the workspace its CourseDirectory names)"),
     ("nbgrader.apps.zipcollectapp", "ZipCollectApp", "process_extracted_files"): (
         "(self)", "plugins.py replaces it (collects into submitted/)"),
     ("nbgrader.apps.zipcollectapp", "ZipCollectApp", "_transfer_files"): (
@@ -73,12 +75,12 @@ def test_the_patches_keep_nbgrader_s_signature_reachable():
     """After the course's plugins are installed (as nbgrader_config.py does), each replacement
     still leads to nbgrader's original, with the recorded signature."""
     from nbgrader.apps.zipcollectapp import ZipCollectApp
-    from nbgrader.converters import Autograde
+    from nbgrader.converters import Autograde, GenerateFeedback
 
     from autograder.nbgrader_ext import plugins
 
     plugins.install()
-    for cls, name in ((Autograde, "start"), (ZipCollectApp, "process_extracted_files"),
+    for cls, name in ((Autograde, "start"), (GenerateFeedback, "start"), (ZipCollectApp, "process_extracted_files"),
                       (ZipCollectApp, "_transfer_files")):
         patched = getattr(cls, name)
         assert patched is not inspect.unwrap(patched), f"{cls.__name__}.{name} is not the course's replacement"
