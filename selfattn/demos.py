@@ -184,8 +184,10 @@ def score_histograms(
         spread, spread_scaled = spreads[d_k]
         fig, (ax,) = new_figure(5.6, 3.0)
         bins = np.linspace(-40, 40, 81)
-        ax.hist(np.clip(dots, -40, 40), bins=bins, color=COLORS["red"], alpha=0.6, label="q·k")
-        ax.hist(dots / np.sqrt(d_k), bins=bins, color=COLORS["blue"], alpha=0.6, label="q·k / √d_k")
+        ax.hist(np.clip(dots, -40, 40), bins=bins, histtype="stepfilled", color=COLORS["red"], alpha=0.6,
+                label="q·k")
+        ax.hist(dots / np.sqrt(d_k), bins=bins, histtype="stepfilled", color=COLORS["blue"], alpha=0.6,
+                label="q·k / √d_k")
         ax.set_xlabel("score")
         ax.set_ylabel(f"count of {n_pairs:,} pairs")
         ax.set_title(f"d_k = {d_k}: std {spread:.2f} unscaled, {spread_scaled:.2f} scaled")
@@ -213,7 +215,8 @@ def saturation(widths: Sequence[int] = (4, 16, 64, 256, 1024), T: int = 16, tria
         top, norm = float(np.median(run["max_weight"])), float(np.median(run["jacobian_norm"]))
         mode = "scaled" if i == 0 else "unscaled"
         fig, (ax,) = new_figure(5.6, 2.8)
-        ax.hist(run["max_weight"], bins=np.linspace(0, 1, 41), color=COLORS["blue" if i == 0 else "red"])
+        ax.hist(run["max_weight"], bins=np.linspace(0, 1, 41), histtype="stepfilled",
+                color=COLORS["blue" if i == 0 else "red"])
         ax.set_xlim(0, 1)
         ax.set_xlabel("largest attention weight of the query")
         ax.set_ylabel(f"trials of {trials:,}")
