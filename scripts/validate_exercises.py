@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 try:
     from sync_notebooks import ROOT, answer_functions, compared, grade_id, sync
 
-    from autograder.course.spec import _check_calls
+    from autograder.course.spec import check_calls
     from selfattn.checking import REGISTRY, run_check
     from selfattn.compare import EXAMPLES
     from selfattn.exercise_checks import EXERCISES
@@ -153,7 +153,7 @@ def notebook_problems(path: Path) -> list[str]:
     for cell in nb.cells:
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
             try:
-                calls = _check_calls(cell.source, f"{where}: test cell {grade_id(cell)}")
+                calls = check_calls(cell.source, f"{where}: test cell {grade_id(cell)}")
             except (SyntaxError, ValueError) as e:
                 problems.append(str(e).splitlines()[0])
                 continue

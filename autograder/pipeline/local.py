@@ -44,7 +44,7 @@ from autograder.paths import DEFAULT
 from autograder.pipeline import dask_cluster as distributed
 from autograder.reporting import class_report as report
 from autograder.reporting.run_summary import Progress, Summary
-from autograder.verdicts.decide import _secret, forget_kept, freshness, hidden_job, public_job, stored_verdict
+from autograder.verdicts.decide import forget_kept, freshness, grading_secret, hidden_job, public_job, stored_verdict
 from autograder.workspace import Workspace
 
 
@@ -136,7 +136,7 @@ def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> No
     _end(scan.refused, failed, log)
 
 
-def _stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFAULT) -> tuple[list[tuple], dict]:
+def stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFAULT) -> tuple[list[tuple], dict]:
     """Stage every submission; return the jobs whose verdict is missing or stale, and the staged
     notebooks by (student, assignment, notebook)."""
     jobs, staged = [], {}
@@ -270,18 +270,18 @@ def _previous_state(force: bool, ws: Workspace = DEFAULT) -> tuple[dict, bool]:
 
 def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str, summary: Summary, log,
                     ws: Workspace = DEFAULT) -> tuple[list[tuple], dict, float]:
-    """Stage every submission (:func:`_stage_all`), count the verdicts that still hold and log the
+    """Stage every submission (:func:`stage_all`), count the verdicts that still hold and log the
     plan (``where``: where the notebooks will be decided).
 
     Returns
     -------
     jobs, staged
-        As :func:`_stage_all`.
+        As :func:`stage_all`.
     seconds : float
         The time staging took.
     """
     t_stage = time.perf_counter()
-    jobs, staged = _stage_all(subs, force, limits, summary, ws)
+    jobs, staged = stage_all(subs, force, limits, summary, ws)
     t_stage = time.perf_counter() - t_stage
     summary.reused = len(staged) - len(jobs)
     log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
@@ -316,7 +316,7 @@ def _decide_and_register(jobs: list[tuple], subs: list, cluster, grading: settin
     progress = Progress(len(jobs), log)
     with grading_pool(workers, grading) as pool:
         if cluster:
-            pending = cluster.decide(jobs, _secret(ws).decode(), log, ws, grading)
+            pending = cluster.decide(jobs, grading_secret(ws).decode(), log, ws, grading)
         else:
             futures = _submit_with_progress(pool, jobs, progress, ws)
             pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
