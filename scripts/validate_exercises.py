@@ -187,9 +187,23 @@ def course_problems(root: Path = ROOT) -> list[str]:
     return problems
 
 
+def catalogue_gaps(root: Path = ROOT) -> list[str]:
+    """A note (not a problem: the release goes ahead) per exercise the test suite's catalogue lacks a
+    correct or a wrong answer to (``tests/catalogue/<folder>/*.py`` with ``# replace: <fn>``);
+    nothing where there is no catalogue (a copy of the course without its tests)."""
+    from exercise_tests import catalogue_entries
+
+    catalogue = root / "tests" / "catalogue"
+    if not catalogue.is_dir():
+        return []
+    return [f"note: exercise {fn}: no catalogue entry in tests/catalogue/{folder}/ (a file whose header says "
+            f"`# replace: {fn}`; docs/contributing.md, Adding an exercise)"
+            for fn in EXERCISES for folder in ("correct", "wrong") if not catalogue_entries(fn, catalogue / folder)]
+
+
 def main() -> int:
     problems = course_problems()
-    for line in problems:
+    for line in problems + catalogue_gaps():
         print(line, file=sys.stderr)
     return 1 if problems else 0
 
