@@ -63,6 +63,7 @@ def record_skeleton(fn: str) -> str:
 def hidden_skeleton(fn: str) -> str:
     """The commented hidden check of ``fn`` for ``autograder/hidden_checks.py``."""
     return "\n".join(["", "", MARK.format(fn=fn),
+                      "# from selfattn.checks.exercises import EXERCISES  # noqa: E402",
                       f'# EXERCISES["{fn}"].hidden("random", "what the hidden check tries",',
                       "#     lambda rng: [Case((rand(rng, int(rng.integers(2, 5)), 4),)) for _ in range(2)])", ""])
 
