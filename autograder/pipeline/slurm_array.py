@@ -53,7 +53,7 @@ def ranges(students: list[str], parts: int) -> list[list[str]]:
 
 def _undecided(subs: list[tuple[str, str]], limits: sandbox.Limits) -> list[tuple]:
     """Stage ``subs``; the jobs (student, assignment, notebook, limits) whose verdict is missing or stale."""
-    from autograder.pipeline.local import stage_all
+    from autograder.pipeline.grading_run import stage_all
 
     return stage_all(subs, False, limits, Summary())[0]
 
