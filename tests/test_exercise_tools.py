@@ -49,3 +49,13 @@ def test_an_exercise_without_a_correct_or_wrong_catalogue_entry_gets_a_note(tmp_
 
 def test_the_course_catalogue_covers_every_exercise():
     assert validate_exercises.catalogue_gaps() == []
+
+
+def test_the_guide_s_whole_catalogue_entry_is_the_file_it_names():
+    """docs/contributing.md shows one catalogue entry in full: it is that file, as it is now."""
+    import re
+
+    guide = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    m = re.search(r"One whole entry,\s*`(tests/catalogue/[\w/]+\.py)`:\s*```python\n(.*?)```", guide, re.S)
+    assert m, "docs/contributing.md shows no whole catalogue entry"
+    assert (ROOT / m.group(1)).read_text(encoding="utf-8").strip() == m.group(2).strip(), m.group(1)
