@@ -4,6 +4,7 @@ dotted ``selfattn.``/``autograder.`` name resolves (generated files of the work 
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import importlib.util
 import re
@@ -149,6 +150,8 @@ def test_the_check_above_finds_what_is_not_there():
 #: what docstrings may cite with a Sphinx role that is not the repository's
 OUTSIDE_ROLES = {"csv.QUOTE_ALL", "ast"}
 ROLE = re.compile(r":(?:func|class|data|mod|meth|attr|obj|exc):`~?([\w.]+)(?:\(\))?`")
+#: the first exception a numpy-style ``Raises`` section names
+RAISES = re.compile(r"Raises\n\s*-+\n\s*([\w.]+)\n")
 
 
 def _resolves(dotted: str) -> bool:
@@ -170,7 +173,8 @@ def _resolves(dotted: str) -> bool:
 def stale_references(text: str, defined: set[str], modules: set[str]) -> list[str]:
     """Names cited with ``:func:``, ``:class:``, ``:data:``... in ``text`` that nothing defines
     (a dotted name of the grader or the course package is imported, any other looked up by part)."""
-    return [name for name in ROLE.findall(text) if name not in OUTSIDE_ROLES and (
+    return [name for name in ROLE.findall(text) + RAISES.findall(text) if name not in OUTSIDE_ROLES
+            and not hasattr(builtins, name) and (
         not _resolves(name) if name.startswith(("selfattn.", "autograder.")) else
         any(part not in defined and part not in modules for part in name.split(".")))]
 
@@ -185,5 +189,7 @@ def test_docstrings_cite_only_names_that_exist():
              for name in stale_references(text, defined, modules)]
     assert not stale, f"docstrings cite names that are gone: {stale}"
     assert stale_references("see :func:`gone` and :data:`~pkg.KEPT`", {"KEPT"}, {"pkg"}) == ["gone"]
+    assert stale_references("Raises\n    ------\n    autograder.errors.Refused\n        why", set(), set()) == [
+        "autograder.errors.Refused"]
     assert stale_references(":func:`autograder.sandbox.run` :func:`autograder.sandbox.ran`", set(), set()) == [
         "autograder.sandbox.ran"]
