@@ -85,6 +85,8 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     t1 = time.perf_counter()
     export(api, ws)
     write_lms_exports(db, course, ws.exports, ws.roster, log=log, course_root=ws.course)
+    _score_changes(api, state)  # before the report, which lists them
+    gradebook_state.save(state, ws)
     t2 = time.perf_counter()
     report.write_quietly(log, ws)
     steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
@@ -103,12 +105,18 @@ def _late_work(api, policy: Policy, log, ws: Workspace = DEFAULT) -> tuple[list[
     return changes, penalties.late_lines(db, course, policy)
 
 
-def _score_changes(api, state: dict) -> list[str]:
-    """Whose final score changed since the scores the last run exported (old -> new); remembers the new ones."""
+def _score_changes(api, state: dict) -> None:
+    """Whose final score changed since the scores the last run exported (old -> new); remembers the
+    new scores, and the changes as ``state["grade_changes"]`` for the class report."""
     now = penalties.final_scores(api.coursedir.db_url, api.coursedir.course_id)
-    lines = penalties.changed_lines(state.get("finals", {}), now)
+    changes = penalties.score_changes(state.get("finals", {}), now)
     state["finals"] = now
-    return lines
+    state["grade_changes"] = [list(change) for change in changes]
+
+
+def _change_lines(state: dict) -> list[str]:
+    """The changes :func:`_score_changes` recorded, one line each (``alice/attention: 7 -> 10``)."""
+    return [penalties.change_line(*change) for change in state.get("grade_changes", [])]
 
 
 def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> None:
@@ -122,8 +130,7 @@ def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> No
     gradebook_state.index_gradebook(api.coursedir.db_url)
     _, late = _late_work(api, policy, log, ws)
     failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log, ws=ws)
-    changes = _score_changes(api, state)
-    gradebook_state.save(state, ws)
+    changes = _change_lines(state)
     log(f"feedback regenerated; grades in {ws.grades_csv}, LMS files in {ws.exports}")
     log(f"late submissions: {len(late)} (policy: {policy.describe()})")
     log(f"grades changed since the last export: {len(changes)}")
@@ -457,8 +464,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     gradebook_state.save(state, ws)
 
     failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws)
-    summary.score_changes = _score_changes(api, state)
-    gradebook_state.save(state, ws)
+    summary.score_changes = _change_lines(state)
     out = _summarise(subs, jobs, failed, api, summary, t0, t_verdicts, steps, log, ws)
     _end(scan.refused + [f"{f.split(':')[0]}: the grader could not process it" for f in summary.sandbox_failures],
          failed, log)
