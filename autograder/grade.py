@@ -2,7 +2,7 @@
 
 It reads the flags and the settings (:mod:`autograder.settings`), builds the run's workspace
 (:mod:`autograder.workspace`) and hands over to the pipeline: on this machine
-(:mod:`autograder.pipeline.local`, which stages, decides and runs nbgrader's steps), on a Dask
+(:mod:`autograder.pipeline.grading_run`, which stages, decides and runs nbgrader's steps), on a Dask
 cluster (``--scheduler``, :mod:`autograder.pipeline.dask_cluster`) or through Slurm (``--slurm``,
 ``--array-task``). Errors of the grader (:mod:`autograder.errors`) become one line and an exit
 status here and nowhere else.
@@ -20,7 +20,7 @@ from autograder.errors import RefusedInput, command_line
 from autograder.intake import scan as intake
 from autograder.pipeline import dask_cluster as distributed
 from autograder.pipeline import run_lock, slurm_array, slurm_cluster
-from autograder.pipeline.local import finish, grade_class, submissions
+from autograder.pipeline.grading_run import finish, grade_class, submissions
 from autograder.verdicts.decide import grade_one
 from autograder.workspace import from_environment
 

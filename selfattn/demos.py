@@ -104,6 +104,25 @@ def receptive_field_frame(L: int, tokens: Sequence[str], left: int, right: int) 
     }
 
 
+def receptive_field_table(max_layers: int = 8) -> str:
+    """The frames of :func:`receptive_field` as an HTML table, printed in their place on paper.
+
+    One row per slider position ``L = 0 .. max_layers - 1``: the field, the positions it lights and
+    whether cat and hungry are both inside. Wrapped in ``div.print-only`` (the course stylesheet shows
+    it in print only, where the slider cannot move).
+    """
+    left, right = PORCH_PAIR
+    rows = []
+    for L in range(max_layers):
+        f = receptive_field_frame(L, PORCH, left, right)
+        rows.append(f"<tr><td>{L}</td><td>{f['field']}</td><td>{f['first']} to {f['last']}</td>"
+                    f"<td>{'yes' if f['connected'] else 'no'}</td></tr>")
+    return ('<div class="print-only"><table class="table"><caption>What the slider shows at each '
+            f"L: the field of the output at position {receptive_field_frame(0, PORCH, left, right)['centre']}"
+            "</caption><thead><tr><th>layers L</th><th>field (positions)</th><th>lit positions</th>"
+            "<th>cat and hungry inside</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
+
+
 def receptive_field(max_layers: int = 8) -> W.VBox:
     """Slider over stacked 3-tap convolutions: from how many layers on do 'cat' and 'hungry' share a field?"""
     porch = PORCH

@@ -63,6 +63,7 @@ LANES: dict[str, str] = {
     "test_nbgrader_contract.py": "unit",
     "test_withheld.py": "unit",
     "test_verdict_key.py": "unit",
+    "test_exercise_tools.py": "unit",
     "test_distributed.py": "pipeline",
     "test_intake_grades.py": "pipeline",
     "test_documented_commands.py": "pipeline",
