@@ -61,6 +61,8 @@ LANES: dict[str, str] = {
     "test_site_figures.py": "unit",
     "test_measure.py": "unit",
     "test_nbgrader_contract.py": "unit",
+    "test_gradebook_engine.py": "unit",
+    "test_grade_startup.py": "unit",
     "test_withheld.py": "unit",
     "test_verdict_key.py": "unit",
     "test_exercise_tools.py": "unit",
