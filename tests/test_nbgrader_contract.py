@@ -39,6 +39,8 @@ CONTRACT: dict[tuple[str, str, str], tuple[str | None, str]] = {
     ("traitlets", "TraitType", "_validate"): ("(self, obj, value)", "settings.py validates flag values with it"),
     ("nbgrader", "api", "get_alembic_version"): (
         "()", "gradebook_schema.py replaces it (the schema head read once, not per Gradebook)"),
+    ("nbgrader", "api", "create_engine"): (
+        None, "gradebook_engine.py replaces it (one SQLAlchemy engine per process and database)"),
     ("nbgrader.preprocessors", "GetGrades", "_get_score"): (
         "(self, cell, resources)", "feedback_html.py's GetGradesWithQueue overrides it"),
     ("nbconvert.exporters", "HTMLExporter", "_create_environment"): (
