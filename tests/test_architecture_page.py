@@ -170,12 +170,16 @@ def _resolves(dotted: str) -> bool:
     return False
 
 
+#: Dotted names under these packages are resolved by importing them (ours, and what we build on).
+IMPORTED = ("selfattn.", "autograder.", "nbgrader.", "nbconvert.", "traitlets.")
+
+
 def stale_references(text: str, defined: set[str], modules: set[str]) -> list[str]:
     """Names cited with ``:func:``, ``:class:``, ``:data:``... in ``text`` that nothing defines
     (a dotted name of the grader or the course package is imported, any other looked up by part)."""
     return [name for name in ROLE.findall(text) + RAISES.findall(text) if name not in OUTSIDE_ROLES
             and not hasattr(builtins, name) and (
-        not _resolves(name) if name.startswith(("selfattn.", "autograder.")) else
+        not _resolves(name) if name.startswith(IMPORTED) else
         any(part not in defined and part not in modules for part in name.split(".")))]
 
 
@@ -193,3 +197,5 @@ def test_docstrings_cite_only_names_that_exist():
         "autograder.errors.Refused"]
     assert stale_references(":func:`autograder.sandbox.run` :func:`autograder.sandbox.ran`", set(), set()) == [
         "autograder.sandbox.ran"]
+    assert stale_references(":class:`nbgrader.api.Gradebook` :class:`nbgrader.api.Gradebooks`", set(), set()) == [
+        "nbgrader.api.Gradebooks"]
