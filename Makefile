@@ -74,13 +74,15 @@ pdf: book $(SYS_STAMP)
 
 test: setup book pdf
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The fast lane for a developer's loop: ruff and the unit tests (tests/conftest.py, LANES); no book,
-# no browser, no graded class, no new environment.
+# no browser, no graded class, no new environment, no many-seed sweep (the sweep lane, in make test).
+# Two pytest-xdist workers; bytecode is written even where PYTHONDONTWRITEBYTECODE is set, since
+# without the cached pyc files pytest re-rewrites every test module's asserts on every run.
 test-fast: $(VENV_STAMP) $(SYS_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -m unit -n 2 $(PYTEST_ARGS)
 
 # Released notebooks and feedback link to the site at _config.yml's html: baseurl:. Until it is set,
 # make release and make student warn in one line; REQUIRE_SITE=1 makes that an error (for a term's release).
