@@ -20,7 +20,7 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book pdf test test-fast lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
+.PHONY: all book pdf test test-fast test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
         nbgrader collect intake site-address
 
 all: book
@@ -83,6 +83,14 @@ test: setup book pdf
 test-fast: $(VENV_STAMP) $(SYS_STAMP)
 	$(BIN)/ruff check .
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -m unit -n 2 $(PYTEST_ARGS)
+
+# The tests that cover one exercise (its checks, hidden draws, float32 answers, compare() example,
+# notebook/grader agreement, and every catalogue entry replacing its cell), in the unit, sweep and pipeline
+# lanes: make test-exercise FN=softmax (scripts/exercise_tests.py chooses them).
+test-exercise: $(VENV_STAMP)
+	@test -n '$(FN)' || { echo 'usage: make test-exercise FN=softmax' >&2; exit 2; }
+	@K="$$($(BIN)/python scripts/exercise_tests.py '$(FN)')" && \
+	  $(BIN)/python -m pytest -m "unit or pipeline or sweep" -k "$$K" $(PYTEST_ARGS)
 
 # Released notebooks and feedback link to the site at _config.yml's html: baseurl:. Until it is set,
 # make release and make student warn in one line; REQUIRE_SITE=1 makes that an error (for a term's release).

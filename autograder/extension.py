@@ -1,7 +1,7 @@
 """``make due-date`` and ``make extension``: ``python -m autograder.extension due-date|extension
 --assignment A [--student S] --until TIME`` writes a row of ``due-dates.csv``
 (:mod:`autograder.late.due_dates`), then redoes what a due date changes, as ``make grades-final``
-does (:func:`autograder.pipeline.local.finish`: the late penalties, the feedback whose grades
+does (:func:`autograder.pipeline.grading_run.finish`: the late penalties, the feedback whose grades
 changed, the exports; nothing in the sandbox), printing whose final grade changed, old -> new."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from autograder.course.ids import id_problem
 from autograder.errors import RefusedInput, command_line
 from autograder.late import due_dates
 from autograder.late.clock import show
-from autograder.pipeline.local import finish
+from autograder.pipeline.grading_run import finish
 from autograder.workspace import from_environment
 
 

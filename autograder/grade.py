@@ -2,7 +2,7 @@
 
 It reads the flags and the settings (:mod:`autograder.settings`), builds the run's workspace
 (:mod:`autograder.workspace`) and hands over to the pipeline: on this machine
-(:mod:`autograder.pipeline.local`, which stages, decides and runs nbgrader's steps), on a Dask
+(:mod:`autograder.pipeline.grading_run`, which stages, decides and runs nbgrader's steps), on a Dask
 cluster (``--scheduler``, :mod:`autograder.pipeline.dask_cluster`) or through Slurm (``--slurm``,
 ``--array-task``). Errors of the grader (:mod:`autograder.errors`) become one line and an exit
 status here and nowhere else.
@@ -15,14 +15,19 @@ import json
 import sys
 from contextlib import nullcontext
 
-from autograder import settings
-from autograder.errors import RefusedInput, command_line
-from autograder.intake import scan as intake
-from autograder.pipeline import dask_cluster as distributed
-from autograder.pipeline import run_lock, slurm_array, slurm_cluster
-from autograder.pipeline.local import finish, grade_class, submissions
-from autograder.verdicts.decide import grade_one
-from autograder.workspace import from_environment
+# jsonschema (under nbformat) imports rfc3987_syntax when it is installed, which builds a Lark
+# grammar at import: seconds of every run's start-up, for the draft-7 "iri" formats only. The
+# grader validates nothing with them (nbformat's schema is draft 4, checked without formats).
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+from autograder import settings  # noqa: E402
+from autograder.errors import RefusedInput, command_line  # noqa: E402
+from autograder.intake import scan as intake  # noqa: E402
+from autograder.pipeline import dask_cluster as distributed  # noqa: E402
+from autograder.pipeline import run_lock, slurm_array, slurm_cluster  # noqa: E402
+from autograder.pipeline.grading_run import finish, grade_class, submissions  # noqa: E402
+from autograder.verdicts.decide import grade_one  # noqa: E402
+from autograder.workspace import from_environment  # noqa: E402
 
 
 def _scheduler_security_flags(p: argparse.ArgumentParser) -> None:

@@ -38,7 +38,7 @@ from nbgrader.preprocessors import (  # noqa: E402
 
 from autograder import paths  # noqa: E402
 from autograder.late.policy import LatePenalty  # noqa: E402
-from autograder.nbgrader_ext import gradebook_schema  # noqa: E402
+from autograder.nbgrader_ext import gradebook_engine, gradebook_schema  # noqa: E402
 from autograder.nbgrader_ext.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
 from autograder.nbgrader_ext.feedback_html import GetGradesWithQueue, OfflineFeedbackExporter  # noqa: E402
 from autograder.nbgrader_ext.plugins import (  # noqa: E402
@@ -56,6 +56,8 @@ c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this 
 
 # a new gradebook learns nbgrader's schema revision in this process, not from a second Python
 gradebook_schema.install()
+# every Gradebook nbgrader opens in this process shares one engine (pool, compiled SQL)
+gradebook_engine.install()
 # nbgrader's autograde (CLI, formgrader, make grade) stages what submitted/ holds first, and keeps
 # the hand grades of unchanged written answers
 install()

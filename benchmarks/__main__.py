@@ -10,6 +10,7 @@ import sys
 
 from .book import CHAPTER_TARGET_GZIP_MB, SITE_TARGET_MB, build_times, widget_latency
 from .core import attention_overhead, chunked_vs_full
+from .fixed_cost import print_fixed_costs
 from .grading import grading_benchmark
 from .incremental import incremental_benchmark
 from .scale import print_scale
@@ -67,6 +68,8 @@ def main(argv: list[str]) -> int:
           f"first run {inc['first']:.1f} s; after one resubmitted notebook {inc['second']:.1f} s "
           f"({inc['second_decided']} notebook decided); nothing changed {inc['third']:.1f} s  "
           f"[target: second run <= 0.2 x first]")
+    print("== what grading costs whatever the class's size ==")
+    print_fixed_costs(30 if "--quick" in argv else 150)
     print("== hostile written answers on a feedback page (one cell each) ==")
     print_student_text()
     print("== what a student feels ==")

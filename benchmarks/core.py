@@ -9,7 +9,7 @@ import numpy as np
 
 import selfattn as sa
 from selfattn.measure import best_time, peak_memory
-from selfattn.numerics import _CACHE_ENTRIES
+from selfattn.numerics import CACHE_ENTRIES
 
 
 def qkv(T: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -36,7 +36,7 @@ def attention_overhead(T: int = 2048, d: int = 64) -> dict[str, float]:
     score between them (NumPy's exp runs on one core; no softmax does less elementwise work)."""
     Q, K, V = qkv(T, d)
     Qs, Kt = Q / np.sqrt(d), K.T
-    rows = max(1, _CACHE_ENTRIES // T)
+    rows = max(1, CACHE_ENTRIES // T)
 
     buffer = np.empty((rows, T))  # one for all blocks, as attention() does
 

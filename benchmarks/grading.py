@@ -78,12 +78,13 @@ def class_folder(klass: dict[str, dict[str, str]], prefix: str) -> Iterator[Path
         shutil.rmtree(work, ignore_errors=True)
 
 
-def make_grade(work: Path, workers: int) -> GradeRun:
-    """Run ``make grade`` (``python -m autograder.grade``) on ``work`` with ``workers`` workers."""
+def make_grade(work: Path, workers: int, *args: str) -> GradeRun:
+    """Run ``make grade`` (``python -m autograder.grade``) on ``work`` with ``workers`` workers
+    (and the further command-line ``args``, e.g. ``--student s00``)."""
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "autograder.grade", "--workers", str(workers)], cwd=ROOT, env=env,
+    subprocess.run([sys.executable, "-m", "autograder.grade", "--workers", str(workers), *args], cwd=ROOT, env=env,
                    check=True, capture_output=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the run, its workers and their sandboxes

@@ -66,7 +66,7 @@ def sandbox_overhead(repeat: int = 15) -> dict[str, float]:
     floor = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        subprocess.run(bare, check=True, env=env, cwd=workdir, preexec_fn=sandbox._limits(None))
+        subprocess.run(bare, check=True, env=env, cwd=workdir, preexec_fn=sandbox.preexec_limits(None))
         floor.append(time.perf_counter() - t0)
     shutil.rmtree(workdir, ignore_errors=True)
     return {"fresh_s": statistics.median(fresh), "warm_s": statistics.median(forked), "warm_start_s": start,

@@ -7,7 +7,8 @@ them; widgets print the frame they show (their controls are hidden by the print 
 answer drop-downs are opened. A title page with a table of contents (starting page of every
 chapter, each a link) goes first; ``scripts/pdf_assemble.py`` joins the parts, makes links to the book's
 pages jump to their page and all other links into the site point at the published site
-(``html.baseurl``), and writes the outline (chapters and their sections). A chapter whose last page
+(``html.baseurl``; while that is the placeholder, at the files beside the PDF, relative to it, and a
+one-line warning says so), and writes the outline (chapters and their sections). A chapter whose last page
 would hold only a few lines is printed slightly smaller (down to ``MIN_SCALE``) when that pulls those
 lines back.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -25,6 +27,8 @@ from pathlib import Path
 
 import yaml
 from pdf_assemble import Part, join  # scripts/, beside this file
+
+from autograder.course.site_address import is_placeholder, problem  # the checkout (.pth of make setup)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -63,6 +67,18 @@ FOOTER_CSS = ("html {{ counter-reset: page {before} }} "
 def _css_string(text: str) -> str:
     """``text`` inside a CSS string literal (no line breaks, quotes and backslashes escaped)."""
     return " ".join(text.split()).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def files_base(baseurl: str, site: Path, output: Path) -> str:
+    """What the PDF's links to the site's other files (the bundle, notebooks, the PDF) start with.
+
+    The published site's address; while it is a placeholder (``autograder.course.site_address``),
+    the path from the PDF's folder to the site's root, so each link opens the file published beside it.
+    """
+    if not is_placeholder(baseurl):
+        return baseurl.rstrip("/") + "/"
+    up = Path(os.path.relpath(site.resolve(), output.resolve().parent)).as_posix()
+    return "" if up == "." else up + "/"
 
 
 def toc_pages(root: Path = ROOT) -> list[str]:
@@ -209,11 +225,15 @@ def build_pdf(site: Path, output: Path) -> Path:
                     page.close()
             finally:
                 browser.close()
-        published = config.get("html", {}).get("baseurl", "").rstrip("/") + "/"
+        files = files_base(str(config.get("html", {}).get("baseurl") or ""), site, output)
         links = join(front, [Part(pdf, rel, title, h) for (title, rel, pdf, _), h in zip(parts, headings, strict=True)],
-                     output, base, published)
-        print(f"links: {links['internal']} jump within the PDF, {links['published']} open {published}, "
+                     output, base, files)
+        where = f"open {files}" if "://" in files else "open the course's files beside the PDF"
+        print(f"links: {links['internal']} jump within the PDF, {links['published']} {where}, "
               f"{links['outside']} lead elsewhere")
+        if "://" not in files:
+            print(f"warning: {problem(ROOT / '_config.yml')}; the PDF's {links['published']} links to the course's "
+                  "files are relative to where it is published", file=sys.stderr)
         (output.parent / FRAMES_NAME).write_text(json.dumps(printed, indent=1, ensure_ascii=False), encoding="utf-8")
     finally:
         shutil.rmtree(work, ignore_errors=True)

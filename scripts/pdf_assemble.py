@@ -8,8 +8,12 @@ printed from, and a part knows only its own headings. :func:`join` puts the part
   the page of the joined PDF where that element is (Chromium records where each element a link names is,
   as a named destination of its part; ``scripts/book_pdf.py`` names every element with an ``id``), and a
   same-part link (``#the-score``) likewise;
-- sends every other link into the site (the index, the downloads) to the published site, ``html.baseurl``
-  in ``_config.yml``; links out of the site stay as they are;
+- sends every other link into the site (the index, the downloads) to ``files_base``: the published site
+  (``html.baseurl`` in ``_config.yml``), or, while that address is a placeholder, the path from where the
+  PDF is published to the site's root (a relative link, which opens the file beside the PDF); links out
+  of the site stay as they are;
+- names every jump it makes (the annotation's ``/NM``, a PDF text string) after its target,
+  ``<page>#<id>``, so a reader of the file can check that it lands where the site's link pointed;
 - writes an outline (bookmarks): one entry per chapter, titled as in the contents, holding the
   chapter's section headings (as the page shows them, numbered), each leading to its section.
 """
@@ -44,7 +48,7 @@ class Part:
     headings: tuple[tuple[int, str, str], ...] = ()
 
 
-def join(front: Path, parts: list[Part], output: Path, local_base: str, published_base: str) -> dict[str, int]:
+def join(front: Path, parts: list[Part], output: Path, local_base: str, files_base: str) -> dict[str, int]:
     """Write ``front`` then ``parts`` to ``output`` with working links and an outline.
 
     Parameters
@@ -55,13 +59,14 @@ def join(front: Path, parts: list[Part], output: Path, local_base: str, publishe
         In reading order.
     local_base : str
         The address the parts were printed from, ending in ``/``.
-    published_base : str
-        Where the site is published (``html.baseurl``), ending in ``/``.
+    files_base : str
+        What links to the site's other files start with: the published site (``html.baseurl``), or a
+        path relative to the PDF (``""`` when the PDF is at the site's root); ends in ``/`` unless empty.
 
     Returns
     -------
     dict of str to int
-        How many links were made internal jumps (``"internal"``), sent to the published site
+        How many links were made internal jumps (``"internal"``), sent to ``files_base``
         (``"published"``) or left alone (``"outside"``).
     """
     writer = PdfWriter()
@@ -94,6 +99,7 @@ def join(front: Path, parts: list[Part], output: Path, local_base: str, publishe
                 name = unquote(str(annot["/Dest"]).lstrip("/"))
                 target = spots[owner[index]].get(name, (starts[owner[index]], None))
                 annot[NameObject("/Dest")] = jump(*target)
+                annot[NameObject("/NM")] = TextStringObject(f"{owner[index] or 'front'}#{name}")
                 counts["internal"] += 1
                 continue
             action = annot.get("/A")
@@ -107,11 +113,12 @@ def join(front: Path, parts: list[Part], output: Path, local_base: str, publishe
                 target = spots[rel].get(unquote(fragment), (starts[rel], None)) if fragment else (starts[rel], None)
                 del annot["/A"]
                 annot[NameObject("/Dest")] = jump(*target)
+                annot[NameObject("/NM")] = TextStringObject(f"{rel}#{unquote(fragment)}")
                 counts["internal"] += 1
             else:
                 annot[NameObject("/A")] = DictionaryObject({
                     NameObject("/S"): NameObject("/URI"),
-                    NameObject("/URI"): TextStringObject(urljoin(published_base, uri.removeprefix(local_base))),
+                    NameObject("/URI"): TextStringObject(urljoin(files_base, uri.removeprefix(local_base))),
                 })
                 counts["published"] += 1
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 import autograder.hidden_checks  # noqa: E402, F401 - registers the hidden checks
 import selfattn.checks.exercises  # noqa: E402, F401 - registers the public checks
-from autograder.course.spec import _check_calls, _hidden_region  # noqa: E402
+from autograder.course.spec import check_calls, hidden_part  # noqa: E402
 from selfattn.checks.record import REGISTRY  # noqa: E402
 from selfattn.compare import EXAMPLES  # noqa: E402
 from selfattn.exercise_checks import EXERCISES  # noqa: E402
@@ -145,12 +145,12 @@ def summary_source(nb) -> str:
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("grade") and cell.cell_type == "code":
-            hidden = {cid for _, cid in _check_calls(_hidden_region(cell.source), "")}
-            for fn, cid in _check_calls(cell.source, ""):
+            hidden = {cid for _, cid in check_calls(hidden_part(cell.source), "")}
+            for fn, cid in check_calls(cell.source, ""):
                 entry = exercises.setdefault(fn, [0.0, []])
                 if cid not in hidden:
                     entry[1].append(cid)
-            fns = {fn for fn, _ in _check_calls(cell.source, "")}
+            fns = {fn for fn, _ in check_calls(cell.source, "")}
             for fn in fns:
                 exercises[fn][0] += float(meta.get("points", 0)) / len(fns)
     body = ",\n".join(f"    {fn!r}: ({pts:g}, {ids!r})" for fn, (pts, ids) in exercises.items())

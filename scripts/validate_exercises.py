@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 try:
     from sync_notebooks import ROOT, answer_functions, compared, grade_id, sync
 
-    from autograder.course.spec import _check_calls
+    from autograder.course.spec import check_calls
     from selfattn.checking import REGISTRY, run_check
     from selfattn.compare import EXAMPLES
     from selfattn.exercise_checks import EXERCISES
@@ -153,7 +153,7 @@ def notebook_problems(path: Path) -> list[str]:
     for cell in nb.cells:
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
             try:
-                calls = _check_calls(cell.source, f"{where}: test cell {grade_id(cell)}")
+                calls = check_calls(cell.source, f"{where}: test cell {grade_id(cell)}")
             except (SyntaxError, ValueError) as e:
                 problems.append(str(e).splitlines()[0])
                 continue
@@ -187,9 +187,23 @@ def course_problems(root: Path = ROOT) -> list[str]:
     return problems
 
 
+def catalogue_gaps(root: Path = ROOT) -> list[str]:
+    """A note (not a problem: the release goes ahead) per exercise the test suite's catalogue lacks a
+    correct or a wrong answer to (``tests/catalogue/<folder>/*.py`` with ``# replace: <fn>``);
+    nothing where there is no catalogue (a copy of the course without its tests)."""
+    from exercise_tests import catalogue_entries
+
+    catalogue = root / "tests" / "catalogue"
+    if not catalogue.is_dir():
+        return []
+    return [f"note: exercise {fn}: no catalogue entry in tests/catalogue/{folder}/ (a file whose header says "
+            f"`# replace: {fn}`; docs/contributing.md, Adding an exercise)"
+            for fn in EXERCISES for folder in ("correct", "wrong") if not catalogue_entries(fn, catalogue / folder)]
+
+
 def main() -> int:
     problems = course_problems()
-    for line in problems:
+    for line in problems + catalogue_gaps():
         print(line, file=sys.stderr)
     return 1 if problems else 0
 

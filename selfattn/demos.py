@@ -104,6 +104,25 @@ def receptive_field_frame(L: int, tokens: Sequence[str], left: int, right: int) 
     }
 
 
+def receptive_field_table(max_layers: int = 8) -> str:
+    """The frames of :func:`receptive_field` as an HTML table, printed in their place on paper.
+
+    One row per slider position ``L = 0 .. max_layers - 1``: the field, the positions it lights and
+    whether cat and hungry are both inside. Wrapped in ``div.print-only`` (the course stylesheet shows
+    it in print only, where the slider cannot move).
+    """
+    left, right = PORCH_PAIR
+    rows = []
+    for L in range(max_layers):
+        f = receptive_field_frame(L, PORCH, left, right)
+        rows.append(f"<tr><td>{L}</td><td>{f['field']}</td><td>{f['first']} to {f['last']}</td>"
+                    f"<td>{'yes' if f['connected'] else 'no'}</td></tr>")
+    return ('<div class="print-only"><table class="table"><caption>What the slider shows at each '
+            f"L: the field of the output at position {receptive_field_frame(0, PORCH, left, right)['centre']}"
+            "</caption><thead><tr><th>layers L</th><th>field (positions)</th><th>lit positions</th>"
+            "<th>cat and hungry inside</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
+
+
 def receptive_field(max_layers: int = 8) -> W.VBox:
     """Slider over stacked 3-tap convolutions: from how many layers on do 'cat' and 'hungry' share a field?"""
     porch = PORCH
@@ -184,8 +203,10 @@ def score_histograms(
         spread, spread_scaled = spreads[d_k]
         fig, (ax,) = new_figure(5.6, 3.0)
         bins = np.linspace(-40, 40, 81)
-        ax.hist(np.clip(dots, -40, 40), bins=bins, color=COLORS["red"], alpha=0.6, label="q·k")
-        ax.hist(dots / np.sqrt(d_k), bins=bins, color=COLORS["blue"], alpha=0.6, label="q·k / √d_k")
+        ax.hist(np.clip(dots, -40, 40), bins=bins, histtype="stepfilled", color=COLORS["red"], alpha=0.6,
+                label="q·k")
+        ax.hist(dots / np.sqrt(d_k), bins=bins, histtype="stepfilled", color=COLORS["blue"], alpha=0.6,
+                label="q·k / √d_k")
         ax.set_xlabel("score")
         ax.set_ylabel(f"count of {n_pairs:,} pairs")
         ax.set_title(f"d_k = {d_k}: std {spread:.2f} unscaled, {spread_scaled:.2f} scaled")
@@ -213,7 +234,8 @@ def saturation(widths: Sequence[int] = (4, 16, 64, 256, 1024), T: int = 16, tria
         top, norm = float(np.median(run["max_weight"])), float(np.median(run["jacobian_norm"]))
         mode = "scaled" if i == 0 else "unscaled"
         fig, (ax,) = new_figure(5.6, 2.8)
-        ax.hist(run["max_weight"], bins=np.linspace(0, 1, 41), color=COLORS["blue" if i == 0 else "red"])
+        ax.hist(run["max_weight"], bins=np.linspace(0, 1, 41), histtype="stepfilled",
+                color=COLORS["blue" if i == 0 else "red"])
         ax.set_xlim(0, 1)
         ax.set_xlabel("largest attention weight of the query")
         ax.set_ylabel(f"trials of {trials:,}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -102,22 +103,37 @@ def saturation_trials(
         ``max_weight`` (largest attention weight), ``jacobian_norm`` (Frobenius norm of the softmax
         Jacobian) and ``score_grad_norm`` (norm of ``dL/ds`` for a unit-norm random ``dL/da``).
     """
+    s, g = _saturation_draws(d_k, T, trials, seed)
+    if scaled:
+        s = s / np.sqrt(d_k)
+    a = softmax(s, axis=-1)  # (trials, T)
+    J = np.array([softmax_jacobian(row) for row in a])  # (trials, T, T), each symmetric
+    max_w = a.max(axis=-1)
+    jac = np.linalg.norm(J, axis=(1, 2))
+    grad = np.linalg.norm(np.einsum("njl,nj->nl", J, g), axis=-1)
+    return {"max_weight": max_w, "jacobian_norm": jac, "score_grad_norm": grad}
+
+
+@functools.lru_cache(maxsize=16)
+def _saturation_draws(d_k: int, T: int, trials: int, seed: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The random part of :func:`saturation_trials`, shared by its scaled and unscaled runs.
+
+    Returns
+    -------
+    scores : ndarray, shape (trials, T)
+        Unscaled ``K @ q`` of each trial (``q`` of shape (d_k,), ``K`` of shape (T, d_k)).
+    directions : ndarray, shape (trials, T)
+        The trial's ``dL/da``, of norm 1.
+    """
     rng = np.random.default_rng(seed)
-    max_w, jac, grad = [], [], []
-    for _ in range(trials):
+    scores, directions = np.empty((trials, T)), np.empty((trials, T))
+    for t in range(trials):  # drawn trial by trial, q then K then g; K is not kept
         q = rng.standard_normal(d_k)
-        K = rng.standard_normal((T, d_k))
-        s = K @ q  # (T,)
-        if scaled:
-            s = s / np.sqrt(d_k)
-        a = softmax(s)
-        J = softmax_jacobian(a)  # (T, T), symmetric
-        g = rng.standard_normal(T)
-        g /= np.linalg.norm(g)
-        max_w.append(a.max())
-        jac.append(np.linalg.norm(J))
-        grad.append(np.linalg.norm(J.T @ g))
-    return {"max_weight": np.array(max_w), "jacobian_norm": np.array(jac), "score_grad_norm": np.array(grad)}
+        scores[t] = rng.standard_normal((T, d_k)) @ q
+        directions[t] = rng.standard_normal(T)
+    directions /= np.linalg.norm(directions, axis=-1, keepdims=True)
+    scores.flags.writeable = directions.flags.writeable = False  # cached: shared by every caller
+    return scores, directions
 
 
 def saturation(d_k: int = 256, T: int = 16, trials: int = 2000, scaled: bool = True, seed: int = 0) -> SaturationResult:

@@ -26,7 +26,7 @@ __all__ = [
 Array = NDArray[np.floating]
 
 #: Score entries per query block in :func:`attention` (2 MiB of float64: stays in cache).
-_CACHE_ENTRIES = 2**18
+CACHE_ENTRIES = 2**18
 
 
 def _as_float(x: ArrayLike, name: str) -> Array:
@@ -241,7 +241,7 @@ def attention(
     out = np.empty((*batch, T_q, V.shape[-1]), dtype=np.result_type(Q, K, V))
     # Query rows go in blocks whose scores fit in cache, all computed in one buffer; each block is
     # exact (no online rescaling is needed because every block sees all keys).
-    rows = max(1, min(T_q, _CACHE_ENTRIES // max(1, T_k * int(np.prod(batch, dtype=np.int64)))))
+    rows = max(1, min(T_q, CACHE_ENTRIES // max(1, T_k * int(np.prod(batch, dtype=np.int64)))))
     scores = np.empty((*shape[:-2], rows, T_k), dtype=np.result_type(Q, K))
     key_norm = _key_norm(K) if m is None else None
     ones = np.ones(T_k, dtype=scores.dtype)

@@ -215,12 +215,12 @@ def test_cell_errors_cross_the_pipe_as_data():
                                            fresh_namespace())]
     sent += ["the cell of f raised SECRET", {"label": "h", "exception": "ValueError", "text": "not sent"},
              {"label": "f", "exception": "not a name!", "text": "x"}]
-    public = sandbox._cell_errors(sent, ["f", "g"], hidden=False)
+    public = sandbox.read_cell_errors(sent, ["f", "g"], hidden=False)
     assert [(e.label, e.exception) for e in public] == [("f", "KeyError"), ("g", "Mine")]
     assert "secret 7" in public[0] and "secret 8" in public[1]
-    hidden = sandbox._cell_errors(sent, ["f", "g"], hidden=True)
+    hidden = sandbox.read_cell_errors(sent, ["f", "g"], hidden=True)
     assert [str(e) for e in hidden] == ["the cell of f raised KeyError", "the cell of g raised an exception"]
-    assert sandbox._cell_errors("not a list", ["f"], hidden=False) == []
+    assert sandbox.read_cell_errors("not a list", ["f"], hidden=False) == []
 
 
 def test_nothing_inside_the_sandbox_imports_the_grader_or_the_course():
@@ -268,10 +268,68 @@ def test_a_full_disk_is_told_by_the_errno_sent_as_data_not_by_the_words():
     (mimic,) = call_cases(words, [Case((1,))])
     assert (told.errno, mimic.errno) == (errno.ENOSPC, None)
     enc = [{"error": o.error, "kind": o.kind, "exception": o.exception, "errno": o.errno} for o in (told, mimic)]
-    assert channel._disk_full({"outcomes": enc[:1]}) and not channel._disk_full({"outcomes": enc[1:]})
+    assert channel.disk_full({"outcomes": enc[:1]}) and not channel.disk_full({"outcomes": enc[1:]})
     (cell,) = exec_cells([("f", "open('/x', 'w') if False else None\nraise OSError(27, 'File too large')")],
                          fresh_namespace())
-    assert channel._disk_full({"cell_errors": [cell.record()]})
+    assert channel.disk_full({"cell_errors": [cell.record()]})
     for forged in ({"outcomes": 5}, {"outcomes": [{"errno": True}]}, {"cell_errors": [{"errno": "28"}]},
                    {"outcomes": [{"error": "[Errno 28] No space left on device"}]}):
-        assert not channel._disk_full(forged), forged
+        assert not channel.disk_full(forged), forged
+
+
+#: the folders of code that import one another (tests may reach into a module's private names)
+CODE_FOLDERS = ("autograder", "selfattn", "scripts", "student", "benchmarks")
+
+
+def _project_modules() -> dict[str, Path]:
+    found = {}
+    for folder in CODE_FOLDERS:
+        for path in (ROOT / folder).rglob("*.py"):
+            if "jupyter_data" not in path.parts:
+                found[_module_name(path)] = path
+    return found
+
+
+def _private_imports(module: str, tree: ast.AST, modules: set[str]) -> list[str]:
+    """Each private name (``_x``, not ``__x__``) ``module`` takes from another project module: by
+    ``from m import _x`` or as ``m._x`` of a module it imported, as ``line: m._x``."""
+    package = module.rpartition(".")[0] if module not in {m.rpartition(".")[0] for m in modules} else module
+    aliases: dict[str, str] = {}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            if source not in modules and source.split(".")[0] not in ("autograder", "selfattn"):
+                continue
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    out.append(f"{node.lineno}: {source}.{a.name}")
+                if f"{source}.{a.name}" in modules:
+                    aliases[a.asname or a.name] = f"{source}.{a.name}"
+        elif isinstance(node, ast.Import):
+            aliases.update({a.asname: a.name for a in node.names if a.asname and a.name in modules})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases \
+                and node.attr.startswith("_") and not node.attr.startswith("__"):
+            out.append(f"{node.lineno}: {aliases[node.value.id]}.{node.attr}")
+    return out
+
+
+def test_no_module_imports_another_module_s_private_name():
+    """A name used across modules is public in its home module (``from m import _x`` or ``m._x``
+    from another module of the grader, the course package, the scripts or the benchmarks)."""
+    modules = _project_modules()
+    found = [f"{path.relative_to(ROOT)}:{line}" for name, path in sorted(modules.items())
+             for line in _private_imports(name, ast.parse(path.read_text(encoding="utf-8")), set(modules))]
+    assert not found, f"private names used outside their module (make them public there): {found}"
+
+
+def test_the_check_above_finds_a_private_import():
+    modules = {"autograder.sandbox", "autograder.sandbox.command", "autograder.sandbox.warm"}
+    code = ("from autograder.sandbox.command import _limits, run_as\nfrom . import command as command_\n"
+            "from .command import __all__\nimport os\ncommand_._limits(None)\nos._exit(0)\n")
+    assert _private_imports("autograder.sandbox.warm", ast.parse(code), modules) == [
+        "1: autograder.sandbox.command._limits", "5: autograder.sandbox.command._limits"]

@@ -18,7 +18,7 @@ from selfattn.checks.findings import Finding, Kind
 
 A, NB3, NB7 = "attention", "03-softmax-attention", "07-masking"
 AXIS = "softmax taken over the queries (axis 0)"
-SECTIONS = ["glance", "difficulty", "queue", "history", "students", "scores", "checks", "mistakes", "faults",
+SECTIONS = ["glance", "difficulty", "queue", "history", "changes", "students", "scores", "checks", "mistakes", "faults",
             "similarity"]
 
 
@@ -46,6 +46,7 @@ def data(tmp_path) -> report.ClassData:
     d.penalties = {("dee", A): 1.5}
     d.extensions = {("ann", A): "2026-11-03 12:00 UTC"}
     d.awaiting = [Awaiting("ann", A, "04-scaling", "why-sqrt")]
+    d.grade_changes = [("dee/attention", 4.5, 1.5)]
     page = ws.feedback / "ann" / A / f"{NB3}.html"
     page.parent.mkdir(parents=True)
     page.write_text("feedback")
@@ -70,7 +71,7 @@ def test_every_section_appears_once_in_the_order_of_the_navigation(data):
     assert html.index("<h1>Class report</h1>") < first < html.index("<nav>"), "the first screen comes first"
     for question in ("how", "reteach", "now"):
         assert html.count(f'<h2 id="{question}">') == 1, question
-    assert list(tables) == ["notebooks", "difficulty", "queue", "history", "students", "checks", "mistakes",
+    assert list(tables) == ["notebooks", "difficulty", "queue", "history", "changes", "students", "checks", "mistakes",
                             "unnamed-failures", "faults", "similarity"], list(tables)
     assert tables["similarity"] == (["assignment", "notebook", "exercise", "student", "student", "similarity",
                                      "shared fingerprints"], [])  # an empty table still has its CSV file
@@ -96,6 +97,9 @@ def test_each_section_shows_the_class_it_was_built_from(data):
     assert "dee: 2 h, \u22121.5 points" in body["glance"] and "extensions: 1" in body["glance"], body["glance"]
     assert "ann (attention): due 2026-11-03 12:00 UTC" in body["glance"]
     assert ["dee", A, "", "late", "2 h late, penalty 1.5 points"] in tables["faults"][1], tables["faults"][1]
+    # whose grade the last run changed, old -> new: on the first screen and in its own table
+    assert "dee/attention: 4.5 \u2192 1.5" in body["glance"], body["glance"]
+    assert tables["changes"][1] == [["dee", A, "", "4.5", "1.5", "-3"]], tables["changes"]
     (row,) = [r for r in tables["notebooks"][1] if r[0] == NB3]
     assert row[-1] == 4, row  # handed in by four; dee's 07 is missing, so no row for it
 

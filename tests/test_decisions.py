@@ -114,7 +114,7 @@ def test_a_batch_makes_every_public_run_before_any_hidden_run(tmp_path, monkeypa
     import time
     from concurrent.futures import ProcessPoolExecutor
 
-    from autograder.pipeline import local
+    from autograder.pipeline import grading_run
     from autograder.reporting.run_summary import Progress
 
     log = tmp_path / "runs.log"
@@ -137,7 +137,7 @@ def test_a_batch_makes_every_public_run_before_any_hidden_run(tmp_path, monkeypa
         (folder / "08-cost.ipynb").write_bytes(release.read_bytes())
     jobs = [(s, "attention", nb, LIMITS) for s in ("ann", "ben") for nb in (NOTEBOOK, "08-cost")]
     with ProcessPoolExecutor(max_workers=2) as pool:
-        futures = local._submit_with_progress(pool, jobs, Progress(len(jobs), lambda *_: None), ws)
+        futures = grading_run._submit_with_progress(pool, jobs, Progress(len(jobs), lambda *_: None), ws)
         done = [f.result() for f in futures]
     assert sorted((s, nb) for s, _a, nb, _t in done) == sorted((s, nb) for s, _a, nb, _l in jobs)
     runs = [tuple(map(int, line.split())) for line in log.read_text().splitlines()]

@@ -459,3 +459,36 @@ def test_workers_without_bubblewrap_refuse_unless_allowed(tmp_path):
         assert all(cell["passed"] for cell in verdict["cells"].values())
     finally:
         c.stop()
+
+
+def test_every_public_run_of_a_dask_run_ends_before_any_hidden_run_starts(cluster, tmp_path):
+    """Within one grading run on the cluster, no task of the second phase (hidden runs, fair
+    blame) exists at the scheduler before every task of the first (public runs) has ended: read
+    from the scheduler's own transition log, not from the grader's code."""
+    work = tmp_path / "work"
+    for nb in NOTEBOOKS:
+        place(work, "alice", nb, (SOLUTIONS / f"{nb}.ipynb").read_text())
+        place(work, "bob", nb, (RELEASE / f"{nb}.ipynb").read_text())
+    for e in [e for e in entries("catalogue/wrong") if e.notebook in NOTEBOOKS][:4]:
+        place(work, e.student, e.notebook, submission_text(e))
+
+    def log(dask_scheduler) -> list[tuple[str, str, str, float]]:
+        return [(str(t.key), t.start, t.finish, t.timestamp) for t in dask_scheduler.transition_log
+                if str(t.key).startswith("grade-")]
+
+    with cluster.client() as watcher:
+        before = {key.rsplit("-", 1)[0] for key, *_ in watcher.run_on_scheduler(log)}
+        result = grade(work, *cluster.grade_args())
+        assert result.returncode == 0, result.stdout + result.stderr
+        after = [t for t in watcher.run_on_scheduler(log) if t[0].rsplit("-", 1)[0] not in before]
+    decided = json.loads((work / ".grading" / "timings.json").read_text())["notebooks"]
+    assert {t[0].rsplit("-", 1)[0] for t in after} and len({t[0].rsplit("-", 1)[0] for t in after}) == 1, after
+    # the grader numbers each run's tasks: its first phase 0 .. decided-1, its second from decided
+    public = [t for t in after if int(t[0].rsplit("-", 1)[1]) < decided]
+    hidden = [t for t in after if int(t[0].rsplit("-", 1)[1]) >= decided]
+    assert len({t[0] for t in public}) == decided and hidden, after
+    last_public_end = max(t[3] for t in public if t[2] in ("memory", "erred"))
+    first_hidden_seen = min(t[3] for t in hidden)
+    assert last_public_end <= first_hidden_seen, (
+        f"a hidden task reached the scheduler {last_public_end - first_hidden_seen:.3f} s "
+        "before the last public one ended")

@@ -114,6 +114,9 @@ def term(tmp_path_factory):
     nbformat.write(nb, source)
     seen["points_run"] = lp.make_grade().stdout
     seen["points_scores"] = _scores(lp)
+    with open(lp.work / "report" / "grade-changes.csv", newline="") as fh:
+        seen["points_report_rows"] = list(csv.DictReader(fh))
+    seen["points_report_page"] = (lp.work / "report" / "index.html").read_text()
     seen["verdicts_after_points"] = _verdict_times(lp)
     return lp, seen
 
@@ -175,5 +178,11 @@ def test_a_change_of_points_lists_every_student_whose_grade_changed(term):
         assert seen["points_scores"][s] == {"grades.csv": after[s], "moodle": after[s], "canvas": after[s]}, s
         assert f"{s}/attention: {before[s]:g} -> {after[s]:g}" in out, out[-3000:]
     assert f"final grades changed since the last export: {len(HAND)}" in out
+    # the class report lists the same changes: its table (grade-changes.csv) and its first screen
+    rows = {r["student"]: (float(r["old"]), float(r["new"])) for r in seen["points_report_rows"]}
+    assert rows == {s: (before[s], after[s]) for s in HAND}, seen["points_report_rows"]
+    glance = seen["points_report_page"].split('<section id="glance"')[1].split("</section>")[0]
+    for s in HAND:
+        assert f"{s}/attention: {before[s]:g} \u2192 {after[s]:g}" in glance, glance[-2000:]
     changed = [p for p, t in seen["verdicts_after_points"].items() if seen["verdicts_at_end"].get(p) != t]
     assert len(changed) == len(HAND)  # the verdicts were decided again: the test cells changed

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import selfattn as sa
 
@@ -33,6 +35,25 @@ def test_unscaled_scores_saturate_and_starve_the_gradient_at_dk_256():
     assert off.max_weight > 0.8 > 0.5 > on.max_weight
     assert off.score_grad_norm < on.score_grad_norm / 2
     assert off.jacobian_norm < on.jacobian_norm / 2
+
+
+@given(d_k=st.integers(1, 64), T=st.integers(1, 12), trials=st.integers(1, 30), seed=st.integers(0, 2**16),
+       scaled=st.booleans())
+def test_saturation_trials_are_each_trial_computed_on_its_own(d_k, T, trials, seed, scaled):
+    """The trials computed at once are the lecture's trials one at a time: per trial a query, then
+    its keys, then a unit direction dL/da, drawn in that order from one generator."""
+    from selfattn.experiments import saturation_trials
+
+    got = saturation_trials(d_k=d_k, T=T, trials=trials, scaled=scaled, seed=seed)
+    rng = np.random.default_rng(seed)
+    for t in range(trials):
+        q, K = rng.standard_normal(d_k), rng.standard_normal((T, d_k))
+        a = sa.softmax(K @ q / (np.sqrt(d_k) if scaled else 1.0))
+        g = rng.standard_normal(T)
+        J = sa.softmax_jacobian(a)
+        expected = (a.max(), np.linalg.norm(J), np.linalg.norm(J.T @ (g / np.linalg.norm(g))))
+        np.testing.assert_allclose([got[k][t] for k in ("max_weight", "jacobian_norm", "score_grad_norm")],
+                                   expected, rtol=1e-12, atol=1e-15, err_msg=f"trial {t}")
 
 
 def test_cost_model_and_crossover():

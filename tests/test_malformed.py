@@ -53,7 +53,7 @@ INJECTED = f"""
 import sys
 from autograder import grade
 from autograder.intake import staging
-from autograder.pipeline import local
+from autograder.pipeline import grading_run
 
 real = staging.staged_notebook
 def staged_notebook(student, assignment, notebook, *workspace):
@@ -62,12 +62,12 @@ def staged_notebook(student, assignment, notebook, *workspace):
     return real(student, assignment, notebook, *workspace)
 staging.staged_notebook = staged_notebook
 
-real_job = local.public_job
+real_job = grading_run.public_job
 def public_job(job, *workspace):
     if job[0] == {FAULTY_JOB!r}:
         raise RuntimeError("a worker fault injected by the test")
     return real_job(job, *workspace)
-local.public_job = public_job
+grading_run.public_job = public_job
 sys.exit(grade.main(sys.argv[1:]))
 """
 

@@ -1,11 +1,15 @@
-"""What the grader takes from nbgrader and traitlets beyond their documented interfaces.
+"""What the grader takes from nbgrader, nbconvert and traitlets beyond their documented interfaces.
 
 ``autograder/nbgrader_ext/plugins.py`` replaces ``Autograde.start`` and ``ZipCollectApp``'s
 ``process_extracted_files`` and private ``_transfer_files`` (each replacement calls the original
 with the same arguments) and reads ``GenerateConfigApp._instance``; ``autograder/settings.py`` calls
-traitlets' private ``TraitType._validate``. With the pinned versions this holds; after an upgrade
-that renames or re-signs one of them, this test fails with one line naming it, rather than a run
-failing later. The signatures are compared without annotations (names, kinds, defaults).
+traitlets' private ``TraitType._validate``; ``gradebook_schema.py`` replaces
+``nbgrader.api.get_alembic_version``; ``feedback_html.py`` overrides nbgrader's private
+``GetGrades._get_score`` and nbconvert's private ``HTMLExporter._create_environment`` and
+``_preprocess``; ``csv_export.py`` gives ``CsvExportPlugin``'s ``to`` trait its default. With the
+pinned versions this holds; after an upgrade that renames or re-signs one of them, this test fails
+with one line naming it, rather than a run failing later. The signatures are compared without
+annotations (names, kinds, defaults).
 """
 
 from __future__ import annotations
@@ -31,6 +35,16 @@ CONTRACT: dict[tuple[str, str, str], tuple[str | None, str]] = {
     ("nbgrader.apps.generateconfigapp", "GenerateConfigApp", "classes"): (
         None, "plugins.py appends GradingSettings to the running app's list of classes"),
     ("traitlets", "TraitType", "_validate"): ("(self, obj, value)", "settings.py validates flag values with it"),
+    ("nbgrader", "api", "get_alembic_version"): (
+        "()", "gradebook_schema.py replaces it (the schema head read once, not per Gradebook)"),
+    ("nbgrader.preprocessors", "GetGrades", "_get_score"): (
+        "(self, cell, resources)", "feedback_html.py's GetGradesWithQueue overrides it"),
+    ("nbconvert.exporters", "HTMLExporter", "_create_environment"): (
+        "(self)", "feedback_html.py's OfflineFeedbackExporter overrides it and calls nbconvert's"),
+    ("nbconvert.exporters", "HTMLExporter", "_preprocess"): (
+        "(self, nb, resources)", "feedback_html.py's OfflineFeedbackExporter overrides it and calls nbconvert's"),
+    ("nbgrader.plugins.export", "CsvExportPlugin", "to"): (
+        None, "csv_export.py's QuotedCsvExportPlugin gives the trait its default (@default('to'))"),
 }
 
 
@@ -44,7 +58,8 @@ def broken(module: str, owner: str, name: str, expected: str | None) -> str | No
     """Why ``module.owner.name`` breaks the contract (one line), or None when it holds."""
     where = f"{module}.{owner}.{name}"
     try:
-        cls = getattr(importlib.import_module(module), owner)
+        home = importlib.import_module(module)
+        cls = getattr(home, owner) if hasattr(home, owner) else importlib.import_module(f"{module}.{owner}")
     except (ImportError, AttributeError) as exc:
         return f"{where}: {module}.{owner} is gone ({exc})"
     if name not in dir(cls) and name not in getattr(cls, "class_traits", dict)():
@@ -85,9 +100,58 @@ def test_the_patches_keep_nbgrader_s_signature_reachable():
     assert all(broken(*key, expected) is None for key, (expected, _) in CONTRACT.items())
 
 
+#: the packages whose internals the grader leans on
+LEANED_ON = ("nbgrader", "traitlets", "nbconvert")
+
+
 def _nbgrader_names(tree: ast.Module) -> set[str]:
     return {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-            and (n.module or "").split(".")[0] in ("nbgrader", "traitlets") for a in n.names}
+            and (n.module or "").split(".")[0] in LEANED_ON for a in n.names}
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for an attribute chain of names, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted(node.value)):
+        return f"{base}.{node.attr}"
+    return None
+
+
+def leaning(tree: ast.Module) -> set[tuple[str, str, int]]:
+    """(owner, attribute, line) of each use of those packages beyond their public interface that a
+    module's own names do not show: a function of theirs replaced by assignment through ``import
+    nbgrader.api`` (owner: the module's dotted name's last part, ``api``), and in a subclass of one
+    of their classes, a private method overridden or a trait's default given (``@default("to")``)."""
+    names = _nbgrader_names(tree)
+    found = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign):
+            for target in n.targets:
+                dotted = _dotted(target) if isinstance(target, ast.Attribute) else None
+                if dotted and dotted.split(".")[0] in LEANED_ON and dotted.count(".") >= 2:
+                    owner, _, attr = dotted.rpartition(".")
+                    found.add((owner.rpartition(".")[2], attr, n.lineno))
+        if isinstance(n, ast.ClassDef):
+            bases = [b.id for b in n.bases if isinstance(b, ast.Name) and b.id in names]
+            for f in (x for x in n.body if bases and isinstance(x, ast.FunctionDef)):
+                if f.name.startswith("_") and not f.name.startswith("__") and not f.decorator_list:
+                    found.add((bases[0], f.name, f.lineno))
+                for d in f.decorator_list:
+                    if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "default" \
+                            and d.args and isinstance(d.args[0], ast.Constant):
+                        found.add((bases[0], d.args[0].value, f.lineno))
+    return found
+
+
+def test_the_leaning_check_finds_a_module_patch_an_override_and_a_default():
+    code = ("import nbgrader.api\nfrom nbgrader.preprocessors import GetGrades\nfrom traitlets import default\n"
+            "nbgrader.api.get_alembic_version = f\n"
+            "class Mine(GetGrades):\n    def _get_score(self, c, r):\n        pass\n"
+            "    def preprocess(self, nb, r):\n        pass\n"
+            "    @default('to')\n    def _default_to(self):\n        pass\n")
+    assert leaning(ast.parse(code)) == {("api", "get_alembic_version", 4), ("GetGrades", "_get_score", 6),
+                                        ("GetGrades", "to", 11)}
 
 
 def test_every_patch_and_private_read_of_nbgrader_is_in_the_contract():
@@ -110,6 +174,7 @@ def test_every_patch_and_private_read_of_nbgrader_is_in_the_contract():
                 found.add((n.args[0].id, n.args[1].value, f"{path.relative_to(ROOT)}:{n.lineno}"))
             if isinstance(n, ast.Attribute) and n.attr == "_validate":  # a trait's private check
                 found.add(("TraitType", "_validate", f"{path.relative_to(ROOT)}:{n.lineno}"))
+        found |= {(owner, name, f"{path.relative_to(ROOT)}:{line}") for owner, name, line in leaning(tree)}
     unlisted = sorted(f"{where}: {owner}.{name}" for owner, name, where in found if (owner, name) not in listed)
     assert not unlisted, f"add to CONTRACT in tests/test_nbgrader_contract.py: {unlisted}"
     unused = listed - {("GenerateConfigApp", "classes")} - {(o, n) for o, n, _ in found}  # classes: of the app

@@ -13,6 +13,7 @@ piece stops ``make release`` with one line.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import shutil
 import subprocess
@@ -292,3 +293,66 @@ def test_derived_bookkeeping_follows_the_records():
             assert module in ("numerics", "cost", "experiments", "heads", "training") or \
                 ref.__qualname__ in WITHHELD[module], (module, ref.__qualname__)
     assert "embed" in WITHHELD["text"] and "text" not in FORMULAS, "text.embed is withheld as a reference"
+
+
+def _uncomment(path: Path, fn: str, **fill: str) -> None:
+    """Uncomment the skeleton ``scripts/new_exercise.py`` wrote at the end of ``path``, filling its
+    placeholders (``fill``: placeholder -> text), as a contributor would."""
+    text = path.read_text()
+    head, mark, block = text.rpartition(f"# New exercise {fn} (scripts/new_exercise.py)")
+    assert mark, f"no skeleton of {fn} in {path}"
+    lines = block.splitlines()[1:]
+    body = "\n".join(ln.removeprefix("# ").removeprefix("#") for ln in lines)
+    for placeholder, text_ in fill.items():
+        assert placeholder in body, (placeholder, body)
+        body = body.replace(placeholder, text_)
+    path.write_text(head + body + "\n")
+
+
+def test_the_scaffold_writes_an_exercise_that_releases_and_grades_once_filled_in(pristine, tmp_path):
+    """``scripts/new_exercise.py`` writes the heading, hints and answer cells (with the metadata a
+    hand-written exercise has) and the record and hidden-check skeletons; until they are filled in,
+    the release names the missing record; filled in, the exercise is released, ticked and graded."""
+    course = tmp_path / "c"
+    shutil.copytree(pristine, course, symlinks=True)
+    ok(run([sys.executable, "scripts/new_exercise.py", NOTEBOOK, "row_sums", "row sums"], course))
+    source = course / "solutions" / "attention" / f"{NOTEBOOK}.ipynb"
+    nb = nbformat.read(source, as_version=4)
+    ids = [c.metadata.nbgrader.grade_id for c in nb.cells]
+    assert ids.index("md-row_sums") + 2 == ids.index("hints-row_sums") + 1 == ids.index("row_sums") < ids.index(
+        "summary")
+    assert cell(nb, "md-row_sums").metadata == _meta("md-row_sums")
+    assert cell(nb, "hints-row_sums").metadata == _meta("hints-row_sums")
+    assert cell(nb, "row_sums").metadata == _meta("row_sums", locked=False, solution=True)
+    refused = run([sys.executable, "scripts/new_exercise.py", NOTEBOOK, "row_sums", "again"], course)
+    assert refused.returncode == 1 and refused.stderr.strip() == (
+        f"exercise row_sums exists already (solutions/attention/{NOTEBOOK}.ipynb or {RECORDS})"), refused.stderr
+    unfilled = run([sys.executable, "scripts/validate_exercises.py"], course)
+    assert unfilled.returncode == 1 and f"exercise row_sums: no record in {RECORDS}" in unfilled.stderr
+
+    (course / "selfattn" / "rows.py").write_text(REFERENCE)
+    _uncomment(course / RECORDS, "row_sums", MODULE="rows", WRONG="np.asarray(X).sum(axis=0)",
+               **{"what is wrong: what to do instead": MISTAKE, "what the check tries": "the sum of each row"})
+    _uncomment(course / HIDDEN_CHECKS, "row_sums", **{"what the hidden check tries": "random row counts"})
+    cell(nb, "row_sums").source = ANSWER
+    cell(nb, "md-row_sums").source = HEADING
+    nbformat.write(nb, source)
+    ok(run([sys.executable, "scripts/sync_notebooks.py"], course))
+    ok(run(["make", "-s", "-o", ".venv/.installed", "release"], course))
+    release = nbformat.read(course / "notebooks" / "attention" / f"{NOTEBOOK}.ipynb", as_version=4)
+    assert "raise NotImplementedError" in cell(release, "row_sums").source
+    assert "row_sums/hidden" not in json.dumps(release) and "X.sum(axis=1)" not in json.dumps(release)
+
+    synced = nbformat.read(source, as_version=4)
+    work = tmp_path / "work"
+    for student, answer in (("ada", ANSWER), ("ben", WRONG)):
+        cell(synced, "row_sums").source = answer
+        folder = work / "submitted" / student / "attention"
+        folder.mkdir(parents=True)
+        nbformat.write(synced, folder / f"{NOTEBOOK}.ipynb")
+    ok(run([sys.executable, "-m", "autograder.grade", "--workers", "1", "--cpu-seconds", "10", "--memory-mb", "1024"],
+           course, AUTOGRADER_WORKDIR=str(work)))
+    ada, ben = scores(work, "ada", NOTEBOOK), scores(work, "ben", NOTEBOOK)
+    assert ada["row_sums-public"] == (1, 1) and ada["row_sums-hidden"] == (2, 2), ada
+    assert ben["row_sums-public"] == (0, 1) and ben["row_sums-hidden"] == (0, 2), ben
+    assert "summed down the columns" in (work / "feedback" / "ben" / "attention" / f"{NOTEBOOK}.html").read_text()

@@ -185,7 +185,7 @@ def test_query_blocks_of_every_size_match_the_oracle(data):
     else:
         M = None
     entries = data.draw(st.integers(1, 2 * T_q * T_k))  # score entries per block: 1 row to all
-    with unittest.mock.patch.object(numerics, "_CACHE_ENTRIES", entries):
+    with unittest.mock.patch.object(numerics, "CACHE_ENTRIES", entries):
         out = sa.attention(Q, K, V, M)
     for b in range(2):
         want = loop_attention(Q[b], K[b], V[b], None if M is None else M[b])

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from autograder import sandbox
-from autograder.pipeline.local import grading_pool
+from autograder.pipeline.grading_run import grading_pool
 from autograder.settings import Settings
 from autograder.verdicts import blame
 from autograder.verdicts import decide as verdicts

@@ -609,10 +609,10 @@ def test_a_failed_nbgrader_step_names_the_student(hostile):
     assert out.stdout.strip().splitlines()[-1] == "['ghost']"
     assert "failed for ghost" in out.stdout
     from autograder.errors import GradingError
-    from autograder.pipeline import local
+    from autograder.pipeline import grading_run
 
     with pytest.raises(GradingError, match="ghost"):
-        local._end([], ["ghost (attention, feedback)"], print)
+        grading_run._end([], ["ghost (attention, feedback)"], print)
 
 
 def _bomb_frame(declared_items: int) -> bytes:

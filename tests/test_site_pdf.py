@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from urllib.parse import unquote
 
 import pytest
 from browser_support import ROOT, SITE
@@ -167,9 +168,86 @@ def test_pdf_links_jump_to_their_page_or_open_the_published_site(reader, text):
     # links into a chapter's sections land inside it, not all on its first page
     starts = {int(m) - 1 for m in re.findall(r"(\d+)\s*$", pages[1], flags=re.M)}
     assert any(t not in starts for _, t in jumps), "every link lands on a chapter's first page: sections lost"
-    site = [u for _, _, u in links if u and not u.startswith(("mailto:",))]
-    into_site = [u for u in site if "self-attention" in u.lower() or u.startswith(_published())]
-    assert all(u.startswith(_published()) for u in into_site), into_site
+
+
+def _named_links(reader) -> list[tuple[int, int, str]]:
+    """Every jump of the PDF: (page it is on, page it lands on, ``rel#id`` of the target it was made for)."""
+    out = []
+    for n, page in enumerate(reader.pages):
+        for ref in page.get("/Annots") or []:
+            annot = ref.get_object()
+            dest = annot.get("/Dest")
+            if annot.get("/Subtype") == "/Link" and dest is not None:
+                dest = dest.get_object() if hasattr(dest, "get_object") else dest
+                out.append((n, reader.get_page_number(dest[0].get_object()), str(annot.get("/NM", ""))))
+    return out
+
+
+def _target_words(rel: str, ident: str, soups: dict) -> str:
+    """The first words of the element ``ident`` of page ``rel`` as the PDF prints them ("" when they hold
+    math, whose typeset text differs from the page's source): a section's heading, else its text."""
+    from bs4 import BeautifulSoup
+
+    if rel not in soups:
+        soups[rel] = BeautifulSoup((SITE / rel).read_text(encoding="utf-8"), "html.parser")
+    el = soups[rel].find(id=ident) if ident else soups[rel].select_one("article h1")
+    assert el is not None, f"a PDF link targets {rel}#{ident}, which the page does not have"
+    if el.name == "section" and el.find(["h1", "h2", "h3", "h4"]):
+        el = el.find(["h1", "h2", "h3", "h4"])
+    if el.find(class_="math") or el.find("script"):
+        return ""
+    for link in el.select(".headerlink"):
+        link.decompose()
+    words = _flat(el.get_text().replace("#", ""))
+    return "" if "\\" in words or "$" in words else words[:20]
+
+
+def test_every_pdf_link_lands_on_its_target_or_a_course_file(reader, text):
+    """Follow every link of the PDF: a jump lands on the page that shows the element the site's link
+    named (its heading or first words); a link to the course's own files opens a file that exists where
+    the PDF is published (relative to it while the site address is the placeholder, else under the
+    published site); no link opens the placeholder address."""
+    from autograder.course.site_address import is_placeholder
+
+    pages = text.split("\f")
+    soups: dict = {}
+    wrong, unnamed = [], []
+    for n, target, name in _named_links(reader):
+        if not name:
+            unnamed.append(n + 1)
+            continue
+        rel, _, ident = name.partition("#")
+        words = "" if rel == "front" else _target_words(rel, ident, soups)
+        if words and words not in _flat(pages[target]):
+            wrong.append((n + 1, name, target + 1, words))
+    assert unnamed == [], f"jumps on pages {unnamed[:10]} do not say what they were made for"
+    assert wrong == [], f"jumps landing on a page without their target (page, target, landed, text): {wrong[:6]}"
+    published = _published()
+    addresses = [u for _, _, u in _links(reader) if u]
+    placeholder = [u for u in addresses if u.startswith(published)] if is_placeholder(published) else []
+    assert placeholder == [], f"{len(placeholder)} links open the placeholder address: {placeholder[:5]}"
+    course = [u for u in addresses if "://" not in u and not u.startswith("mailto:")]
+    if not is_placeholder(published):
+        course = [u.removeprefix(published) for u in addresses if u.startswith(published)]
+    assert course, "no link to the course's own files (the bundle, the notebooks)"
+    missing = [u for u in course if not (PDF.parent / unquote(u.partition("#")[0])).is_file()]
+    assert missing == [], f"links to course files that are not where the PDF is published: {missing[:5]}"
+
+
+def test_references_carry_doi_or_arxiv_links(text, reader):
+    """Every entry of the references page opens its paper: an arXiv, DOI or proceedings link."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((SITE / "reference" / "references.html").read_text(encoding="utf-8"), "html.parser")
+    entries = soup.select("div.citation, dl.citation > dt, .bibliography .citation")
+    assert entries, "the references page lists no entry"
+    bare = [e.get_text(" ", strip=True)[:60] for e in entries
+            if not any(a.get("href", "").startswith(("https://arxiv.org/abs/", "https://doi.org/", "https://proceedings.mlr.press/"))
+                       for a in (e.find_next_sibling("dd") or e).find_all("a"))]
+    assert bare == [], f"references without a DOI or arXiv link: {bare}"
+    addresses = {u for _, _, u in _links(reader)}
+    assert sum(u.startswith(("https://arxiv.org/abs/", "https://doi.org/")) for u in addresses) >= len(entries) - 1, \
+        "the PDF's references do not link their papers"
 
 
 def _outline(reader) -> list[tuple[str, int, list]]:
@@ -235,3 +313,15 @@ def test_long_code_lines_wrap_instead_of_being_cut(text):
                 if len(line) > 60 and _flat(line) not in flat:
                     cut.append((rel, line[:90]))
     assert cut == [], f"code lines missing from the PDF (cut at the margin?): {cut[:6]}"
+
+
+def test_slider_instructions_become_a_static_alternative_on_paper(text):
+    """Paper cannot move a slider: the PDF asks no reader to, and chapter 1 prints every frame of its
+    receptive-field slider as a table row (layers, field, whether cat and hungry are inside)."""
+    flat = " ".join(text.split())
+    assert "Move the slider" not in flat, "the PDF asks its reader to move a slider"
+    left, right = demos.PORCH_PAIR
+    for layers in range(8):
+        f = demos.receptive_field_frame(layers, demos.PORCH, left, right)
+        row = f"{layers} {f['field']} {f['first']} to {f['last']} {'yes' if f['connected'] else 'no'}"
+        assert row in flat, f"the PDF lacks the receptive field's frame L = {layers} ({row!r})"

@@ -43,7 +43,14 @@ class NotebookSpec:
         return [t for t in self.tests if any(f == function for f, _ in t.checks)]
 
 
-def _check_calls(source: str, where: str) -> list[tuple[str, str]]:
+def check_calls(source: str, where: str) -> list[tuple[str, str]]:
+    """Every ``check(<function>, "<check id>")`` call in a test cell's ``source``, in order.
+
+    Returns
+    -------
+    list of (function, check id)
+    Raises ``ValueError`` naming ``where`` for a call of any other form.
+    """
     calls = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "check":
@@ -54,7 +61,8 @@ def _check_calls(source: str, where: str) -> list[tuple[str, str]]:
     return calls
 
 
-def _hidden_region(source: str) -> str:
+def hidden_part(source: str) -> str:
+    """The lines of ``source`` between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``."""
     inside, keep = False, []
     for line in source.splitlines():
         if "BEGIN HIDDEN TESTS" in line:
@@ -92,8 +100,8 @@ def load_spec(assignment: str, notebook: str, course: Path | None = None) -> Not
             functions.append(gid)
         elif meta.get("grade") and cell.cell_type == "code":
             where = f"{path.name}:{gid}"
-            checks = _check_calls(cell.source, where)
-            hidden = frozenset(cid for _, cid in _check_calls(_hidden_region(cell.source), where))
+            checks = check_calls(cell.source, where)
+            hidden = frozenset(cid for _, cid in check_calls(hidden_part(cell.source), where))
             tests.append(TestCell(gid, float(meta.get("points", 0)), tuple(checks), hidden))
     for t in tests:
         for fn, _ in t.checks:

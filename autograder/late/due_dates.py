@@ -13,7 +13,7 @@ due date).
 ``make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC"``
 (:mod:`autograder.extension`) write a row
 (replacing that assignment's or that student's row), then redo only what a due date changes: the
-late penalties, the feedback whose grades changed and the exports (:func:`autograder.pipeline.local.finish`);
+late penalties, the feedback whose grades changed and the exports (:func:`autograder.pipeline.grading_run.finish`);
 nothing runs in the sandbox. Every ``make grade`` and ``make grades-final`` writes the file into
 nbgrader's gradebook first (:func:`apply`): the assignment's ``duedate`` and each submission's
 ``extension``, which is how nbgrader itself counts lateness (``total_seconds_late``), so

@@ -46,11 +46,21 @@ def final_scores(db_url: str, course: str) -> dict[str, float]:
                 for sub in gb.db.query(SubmittedAssignment).all()}
 
 
-def changed_lines(before: dict[str, float], after: dict[str, float]) -> list[str]:
-    """One line per submission whose final score changed, ``alice/attention: 7 -> 10``; a submission
-    new since ``before`` is not a change (the first grade)."""
-    return [f"{key}: {before[key]:g} -> {after[key]:g}"
+def score_changes(before: dict[str, float], after: dict[str, float]) -> list[tuple[str, float, float]]:
+    """``(student/assignment, old, new)`` for every submission whose final score changed from
+    ``before`` to ``after``; a submission new since ``before`` is not a change (the first grade)."""
+    return [(key, before[key], after[key])
             for key in sorted(after) if key in before and abs(before[key] - after[key]) > 1e-9]
+
+
+def change_line(key: str, old: float, new: float) -> str:
+    """One change as people read it: ``alice/attention: 7 -> 10``."""
+    return f"{key}: {old:g} -> {new:g}"
+
+
+def changed_lines(before: dict[str, float], after: dict[str, float]) -> list[str]:
+    """One line per submission whose final score changed (:func:`score_changes`, :func:`change_line`)."""
+    return [change_line(*change) for change in score_changes(before, after)]
 
 
 def late_lines(db_url: str, course: str, policy: Policy, students: list[str] | None = None) -> list[str]:

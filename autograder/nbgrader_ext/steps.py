@@ -27,7 +27,7 @@ def load_config():
 
     Raises
     ------
-    autograder.errors.Refused
+    autograder.errors.RefusedInput
         Naming the file, when a configuration file fails to load. (nbgrader itself logs the error
         and goes on with its defaults, under which autograde would run student code in this process.)
     """

@@ -74,8 +74,8 @@ REPORT_TAGS = frozenset({
     "pre", "rect", "section", "span", "summary", "svg", "table", "tbody", "td", "text", "th", "thead", "title",
     "tr", "ul"})
 #: the ids of the report's sections (its navigation's targets)
-REPORT_IDS = frozenset({"glance", "how", "now", "reteach", "difficulty", "queue", "history", "students", "scores",
-                        "checks", "mistakes", "faults", "similarity"})
+REPORT_IDS = frozenset({"glance", "how", "now", "reteach", "difficulty", "queue", "history", "changes", "students",
+                        "scores", "checks", "mistakes", "faults", "similarity"})
 REPORT_CLASSES = {
     "section": frozenset({"glance"}), "div": frozenset({"scroll", "glance", "side", "grid", "big"}),
     "p": frozenset({"muted", "big"}),

@@ -37,7 +37,7 @@ SCRIPT = "scripts/slurm-grade-array.sh"
 
 
 def parse_task(text: str) -> tuple[int, int]:
-    """``"I/N"`` -> (I, N), or :class:`~autograder.errors.Refused` with one line."""
+    """``"I/N"`` -> (I, N), or :class:`~autograder.errors.RefusedInput` with one line."""
     m = re.fullmatch(r"(\d+)/(\d+)", text.strip())
     if not m or not 0 <= int(m[1]) < int(m[2]):
         raise RefusedInput(f"refused: --array-task wants I/N with 0 <= I < N (the array index of N tasks), "
@@ -53,9 +53,9 @@ def ranges(students: list[str], parts: int) -> list[list[str]]:
 
 def _undecided(subs: list[tuple[str, str]], limits: sandbox.Limits) -> list[tuple]:
     """Stage ``subs``; the jobs (student, assignment, notebook, limits) whose verdict is missing or stale."""
-    from autograder.pipeline.local import _stage_all
+    from autograder.pipeline.grading_run import stage_all
 
-    return _stage_all(subs, False, limits, Summary())[0]
+    return stage_all(subs, False, limits, Summary())[0]
 
 
 def decide_task(index: int, parts: int, grading: Settings, log=print) -> int:

@@ -96,6 +96,9 @@ class ClassData:
     assignments: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # student id -> "First Last" (the roster's)
     awaiting: list[Awaiting] = field(default_factory=list)  # the hand-grading queue
+    #: (student/assignment, old, new): final scores the last grading run changed (points, checks,
+    #: hand grades, extensions), as it recorded them in the run state
+    grade_changes: list[tuple[str, float, float]] = field(default_factory=list)
     ws: Workspace = DEFAULT  # where it was read (the feedback pages and staged answers it links to)
 
 
@@ -104,6 +107,7 @@ def _gradebook(data: ClassData) -> None:
     from nbgrader.api import Gradebook
 
     from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading
+    from autograder.nbgrader_ext.gradebook_state import load as load_state
     from autograder.nbgrader_ext.steps import nbgrader_api
 
     api = nbgrader_api(ws=data.ws)
@@ -126,6 +130,8 @@ def _gradebook(data: ClassData) -> None:
                     for g in nb.grades:
                         data.cell_scores[(student, assignment.name, nb.name, g.name)] = (g.score, g.max_score)
     data.awaiting = awaiting_hand_grading(api.coursedir.db_url)
+    data.grade_changes = [(str(k), float(old), float(new))
+                          for k, old, new in load_state(data.ws).get("grade_changes", [])]
 
 
 def load(gradebook: bool = True, ws: Workspace = DEFAULT) -> ClassData:
@@ -159,7 +165,8 @@ def _pct(part: int, whole: int) -> str:
 #: the CSV files written next to the page: file name -> the table's id on the page
 CSV_TABLES = {"students.csv": "students", "exercises.csv": "difficulty", "hand-grading.csv": "queue",
               "fixed-mistakes.csv": "history", "checks.csv": "checks", "mistakes.csv": "mistakes",
-              "faults.csv": "faults", "similarity.csv": "similarity", "notebooks.csv": "notebooks"}
+              "faults.csv": "faults", "similarity.csv": "similarity", "notebooks.csv": "notebooks",
+              "grade-changes.csv": "changes"}
 
 
 @dataclass
@@ -442,6 +449,10 @@ def _what_needs_me_now(data: ClassData, faults: list[list[object]], pairs: list)
             + f"; extensions: {len(data.extensions)}"
             + (" — " + "; ".join(f"{e(s)} ({e(a)}): due {e(d)}" for (s, a), d in sorted(data.extensions.items()))
                if data.extensions else "") + "</li>"
+            f"<li><a href=\"#changes\">grades changed by the last run</a>: <span class=\"big\">"
+            f"{len(data.grade_changes)}</span>"
+            + (" — " + "; ".join(f"{e(k)}: {old:g} &rarr; {new:g}" for k, old, new in data.grade_changes)
+               if data.grade_changes else "") + "</li>"
             f"<li><a href=\"#similarity\">suspiciously similar answers</a>: <span class=\"big\">{len(pairs)}</span>"
             f" pair{'s' * (len(pairs) != 1)}</li></ul></div>")
 
@@ -514,6 +525,17 @@ def _history_section(data: ClassData, tab: _Tab) -> str:
             "mistakes of answers that a later submission replaced, and what the latest one does.</p>"
             + (tab("history", ["student", "name", "notebook", "exercise", "mistake before", "now"], rows)
                if rows else "<p>No resubmission replaced a named mistake.</p>") + "</section>")
+
+
+def _changes_section(data: ClassData, tab: _Tab) -> str:
+    """The "changes" table: every final score the last grading run changed, old and new."""
+    rows = [[*key.split("/", 1), _name(data, key.split("/", 1)[0]), f"{old:g}", f"{new:g}", f"{new - old:+g}"]
+            for key, old, new in data.grade_changes]
+    html = tab("changes", ["student", "assignment", "name", "old", "new", "change"], rows)
+    return ("<section id=\"changes\"><h2>Grades changed by the last run</h2><p class=\"muted\">Final "
+            "scores (after the late penalty) that differ from those the run before exported: changed "
+            "points or checks, hand grades, due dates and extensions.</p>"
+            + _table_or(html, rows, "<p>No final score changed.</p>") + "</section>")
 
 
 def _scores_of(data: ClassData, a: str, nb: str) -> dict[str, tuple[float, float]]:
@@ -641,7 +663,8 @@ def _page(data: ClassData, glance: str, detail: list[str], tables: dict[str, tup
             f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC from the gradebook and the grader's verdicts. "
             f"Tables as CSV: {csvs}</p>")
     nav = ('<nav><a href="#difficulty">Exercises</a><a href="#queue">Hand-grading</a><a href="#history">'
-           'Resubmissions</a><a href="#students">Students</a><a href="#scores">Scores</a><a href="#checks">Checks</a>'
+           'Resubmissions</a><a href="#changes">Changes</a><a href="#students">Students</a><a href="#scores">Scores</a>'
+           '<a href="#checks">Checks</a>'
            '<a href="#mistakes">Mistakes</a><a href="#faults">Faults</a><a href="#similarity">Similarity</a></nav>')
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -666,8 +689,8 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     pairs = find_pairs(data, not_compared)
     glance = _first_screen(data, ranked, tally.faults, pairs, tab)
     detail = [_difficulty_section(ranked, tab), _queue_section(data, base, tab), _history_section(data, tab),
-              _students_section(data, base, tab), _scores_section(data), _checks_section(tally, tab),
-              _mistakes_section(tally, tab), _faults_section(tally.faults, tab),
+              _changes_section(data, tab), _students_section(data, base, tab), _scores_section(data),
+              _checks_section(tally, tab), _mistakes_section(tally, tab), _faults_section(tally.faults, tab),
               _similarity_section(pairs, tab, not_compared)]
     return _page(data, glance, detail, tables)
 

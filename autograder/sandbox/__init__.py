@@ -12,7 +12,7 @@ whole, a memory cap and a cap on its processes and threads (its own cgroups, see
 The command that starts a sandbox is :mod:`autograder.sandbox.command`'s; the pipe to it, and the
 checks on what comes back, are :mod:`autograder.sandbox.channel`'s.
 
-Where bubblewrap cannot run, :data:`FALLBACK` mode keeps the resource limits, the clean
+Where bubblewrap cannot run, the fallback mode (:func:`mode` says ``"fallback"``) keeps the resource limits, the clean
 environment, ``-I -S`` and an empty working folder, but not the filesystem or network isolation.
 """
 
@@ -34,22 +34,22 @@ from autograder.sandbox import cgroups, seccomp
 from autograder.sandbox.channel import (
     MAX_RESULT_ARRAY_BYTES,
     MAX_RESULT_BYTES,
-    _cell_errors,
-    _disk_full,
-    _frames,
-    _outcome,
     collect,
+    disk_full,
     feed,
     parse_frame,
+    read_cell_errors,
+    read_outcome,
+    request_frames,
 )
 from autograder.sandbox.command import (
     SANDBOX_SITE,
     TMPFS_BYTES,
     WRITABLE,
-    _limits,
     bubblewrap_available,
     choose_fallback,
     mode,
+    preexec_limits,
     prepare_workdir,
     run_as,
     run_folder,
@@ -136,7 +136,7 @@ def run(cells: list[tuple[str, str | None]], function: str, cases: list[Case], l
     without source (``None``) and the run calls them through the grader.
     """
     names = oracle.names if oracle is not None else None
-    first, second = _frames(cells, function, cases, names)
+    first, second = request_frames(cells, function, cases, names)
     relay = Relay(oracle, queue.Queue()) if oracle is not None else None
     t0 = time.perf_counter()
     data, timed_out, too_big, rc, capped = _execute(first, second, limits, session, relay)
@@ -193,10 +193,10 @@ def _results(data: bytes, rc: int | None, cells: list[tuple[str, str]], function
             raise ValueError("no greeting")
     except Exception:
         return RunResult(None, _death_reason(rc, limits, seconds), [], seconds)
-    if _disk_full(result):
+    if disk_full(result):
         return RunResult(None, cap_message(DISK, limits), [], seconds)
     labels = [label for label, _ in cells]
-    cell_errors = _cell_errors(result.get("cell_errors"), labels, hidden)
+    cell_errors = read_cell_errors(result.get("cell_errors"), labels, hidden)
     if "missing" in result:
         reason = str(result["missing"])[:1000]
         if hidden:
@@ -206,7 +206,7 @@ def _results(data: bytes, rc: int | None, cells: list[tuple[str, str]], function
     outcomes = []
     try:
         for enc in result["outcomes"]:
-            outcomes.append(_outcome(enc, arrays, hidden))
+            outcomes.append(read_outcome(enc, arrays, hidden))
     except (KeyError, TypeError, ValueError):
         return RunResult(None, Finding("the grader's channel was tampered with", Kind.REFUSED), [], seconds)
     if len(outcomes) != n_cases:
@@ -229,7 +229,7 @@ def _run_fresh(first: bytes, second: bytes, limits: Limits, group: cgroups.Group
             proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 pass_fds=(write_fd, *seccomp.passed(filter_fd)),
-                preexec_fn=_limits(limits, group.procs_fds() if group else None), cwd=workdir, env=env,
+                preexec_fn=preexec_limits(limits, group.procs_fds() if group else None), cwd=workdir, env=env,
             )
         finally:
             seccomp.close(filter_fd)

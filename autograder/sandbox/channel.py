@@ -1,5 +1,5 @@
 """The sandbox's pipe: the frames the grader sends (cells, then cases), the reading of what comes
-back, and the checks on it (:func:`parse_frame`, :func:`_outcome`, :func:`_cell_errors`).
+back, and the checks on it (:func:`parse_frame`, :func:`read_outcome`, :func:`read_cell_errors`).
 
 Everything that comes back is untrusted: a frame is length-checked and its ``.npz`` inspected
 before anything is inflated, an outcome's kind and exception must be ones we know, and a hidden
@@ -69,7 +69,7 @@ def _frame(header: dict, arrays: dict[str, np.ndarray] | None = None) -> bytes:
 
 
 
-def _frames(cells: list[tuple[str, str | None]], function: str, cases: list[Case],
+def request_frames(cells: list[tuple[str, str | None]], function: str, cases: list[Case],
             oracle: list[str] | None = None) -> tuple[bytes, bytes]:
     """A run's two frames: the cells (label, source) and the function's name, then the cases (their
     arguments encoded by :func:`_encode`, the arrays among them in the second frame's ``.npz``).
@@ -97,7 +97,7 @@ _HIDDEN_WORDS = {NOT_ANSWERED: "NotImplementedError", BAD_RETURN: "returned some
                  TIME_LIMIT: "gave no result in time"}
 
 
-def _outcome(enc: dict, arrays, hidden: bool) -> Outcome:
+def read_outcome(enc: dict, arrays, hidden: bool) -> Outcome:
     """One call's outcome as the harness sent it (untrusted: its kind must be one we know, its
     exception a plain name; a hidden run's keeps only what no input can be spelled in)."""
     if "error" not in enc:
@@ -112,7 +112,7 @@ def _outcome(enc: dict, arrays, hidden: bool) -> Outcome:
     return Outcome(error=_HIDDEN_WORDS.get(kind, exception or "an exception"), kind=kind, exception=exception)
 
 
-def _cell_errors(sent: Any, labels: list[str], hidden: bool) -> list[CellError]:
+def read_cell_errors(sent: Any, labels: list[str], hidden: bool) -> list[CellError]:
     """The harness's cell errors (untrusted data): each names a cell that was sent and an exception
     class; anything else is dropped. A hidden run's keeps only the cell and a built-in exception's
     name (its text could carry a hidden input), in fixed words."""
@@ -268,7 +268,7 @@ def parse_frame(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
 DISK_ERRNOS = frozenset({errno.EFBIG, errno.ENOSPC})
 
 
-def _disk_full(result: dict) -> bool:
+def disk_full(result: dict) -> bool:
     """Whether the run's cells or calls failed writing a file: its folders were full or the file
     too large, by the ``errno`` each sends as data (never by reading its words; a submission could
     claim this only against itself)."""

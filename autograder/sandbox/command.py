@@ -2,7 +2,7 @@
 
 :func:`mode` says which (probed once per process); :func:`sandbox_command` builds the command and
 the environment it gets (the runtime and NumPy read-only, nothing writable but :data:`WRITABLE`,
-each a tmpfs of :data:`TMPFS_BYTES`); :func:`_limits` is the per-process part of the caps (rlimits,
+each a tmpfs of :data:`TMPFS_BYTES`); :func:`preexec_limits` is the per-process part of the caps (rlimits,
 and the run's cgroups joined before anything runs), and the user the sandbox runs as
 (:func:`run_as`: never root, whoever starts the grader).
 """
@@ -26,7 +26,7 @@ from autograder.sandbox import cgroups, seccomp
 
 
 class ProcessLimits(Protocol):
-    """What :func:`_limits` reads of a run's limits (an :class:`autograder.sandbox.Limits`)."""
+    """What :func:`preexec_limits` reads of a run's limits (an :class:`autograder.sandbox.Limits`)."""
 
     @property
     def cpu_seconds(self) -> int: ...
@@ -239,7 +239,7 @@ def _package_folders(prefix: str) -> list[str]:
     return sorted(found)
 
 
-def _limits(limits: ProcessLimits | None, cgroup_fds: list[int] | None = None) -> Callable[[], None]:
+def preexec_limits(limits: ProcessLimits | None, cgroup_fds: list[int] | None = None) -> Callable[[], None]:
     """The ``preexec_fn`` of a newly started sandbox: in the child, before the command runs, join the
     run's cgroups (``cgroup_fds``, their ``cgroup.procs``), start a session of its own (so the whole
     run can be killed as a process group), set its rlimits (CPU, address space, file size, no core;

@@ -206,7 +206,7 @@ class Session:
             self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL,
                                          pass_fds=(theirs.fileno(), *seccomp.passed(filter_fd)),
-                                         preexec_fn=command_._limits(None, fds), cwd=self.workdir,
+                                         preexec_fn=command_.preexec_limits(None, fds), cwd=self.workdir,
                                          env=env)
         finally:
             seccomp.close(filter_fd)

@@ -115,7 +115,7 @@ def secret_given(secret: bytes) -> Iterator[None]:
         _GIVEN_SECRET.reset(token)
 
 
-def _secret(ws: Workspace = DEFAULT) -> bytes:
+def grading_secret(ws: Workspace = DEFAULT) -> bytes:
     given = _GIVEN_SECRET.get()
     if given is not None:
         return given
@@ -124,7 +124,7 @@ def _secret(ws: Workspace = DEFAULT) -> bytes:
 
 
 def _seed(*parts: str, ws: Workspace = DEFAULT) -> int:
-    h = hashlib.sha256(_secret(ws) + "\0".join(parts).encode()).digest()
+    h = hashlib.sha256(grading_secret(ws) + "\0".join(parts).encode()).digest()
     return int.from_bytes(h[:8], "big")
 
 

@@ -44,7 +44,7 @@ from autograder.paths import DEFAULT
 from autograder.pipeline import dask_cluster as distributed
 from autograder.reporting import class_report as report
 from autograder.reporting.run_summary import Progress, Summary
-from autograder.verdicts.decide import _secret, forget_kept, freshness, hidden_job, public_job, stored_verdict
+from autograder.verdicts.decide import forget_kept, freshness, grading_secret, hidden_job, public_job, stored_verdict
 from autograder.workspace import Workspace
 
 
@@ -85,6 +85,8 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     t1 = time.perf_counter()
     export(api, ws)
     write_lms_exports(db, course, ws.exports, ws.roster, log=log, course_root=ws.course)
+    _score_changes(api, state)  # before the report, which lists them
+    gradebook_state.save(state, ws)
     t2 = time.perf_counter()
     report.write_quietly(log, ws)
     steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
@@ -103,12 +105,18 @@ def _late_work(api, policy: Policy, log, ws: Workspace = DEFAULT) -> tuple[list[
     return changes, penalties.late_lines(db, course, policy)
 
 
-def _score_changes(api, state: dict) -> list[str]:
-    """Whose final score changed since the scores the last run exported (old -> new); remembers the new ones."""
+def _score_changes(api, state: dict) -> None:
+    """Whose final score changed since the scores the last run exported (old -> new); remembers the
+    new scores, and the changes as ``state["grade_changes"]`` for the class report."""
     now = penalties.final_scores(api.coursedir.db_url, api.coursedir.course_id)
-    lines = penalties.changed_lines(state.get("finals", {}), now)
+    changes = penalties.score_changes(state.get("finals", {}), now)
     state["finals"] = now
-    return lines
+    state["grade_changes"] = [list(change) for change in changes]
+
+
+def _change_lines(state: dict) -> list[str]:
+    """The changes :func:`_score_changes` recorded, one line each (``alice/attention: 7 -> 10``)."""
+    return [penalties.change_line(*change) for change in state.get("grade_changes", [])]
 
 
 def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> None:
@@ -122,8 +130,7 @@ def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> No
     gradebook_state.index_gradebook(api.coursedir.db_url)
     _, late = _late_work(api, policy, log, ws)
     failed = _feedback_and_export(scan.submissions, set(), state, workers, api, log, ws=ws)
-    changes = _score_changes(api, state)
-    gradebook_state.save(state, ws)
+    changes = _change_lines(state)
     log(f"feedback regenerated; grades in {ws.grades_csv}, LMS files in {ws.exports}")
     log(f"late submissions: {len(late)} (policy: {policy.describe()})")
     log(f"grades changed since the last export: {len(changes)}")
@@ -136,7 +143,7 @@ def finish(workers: int | None = None, log=print, ws: Workspace = DEFAULT) -> No
     _end(scan.refused, failed, log)
 
 
-def _stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFAULT) -> tuple[list[tuple], dict]:
+def stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace = DEFAULT) -> tuple[list[tuple], dict]:
     """Stage every submission; return the jobs whose verdict is missing or stale, and the staged
     notebooks by (student, assignment, notebook)."""
     jobs, staged = [], {}
@@ -270,18 +277,18 @@ def _previous_state(force: bool, ws: Workspace = DEFAULT) -> tuple[dict, bool]:
 
 def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str, summary: Summary, log,
                     ws: Workspace = DEFAULT) -> tuple[list[tuple], dict, float]:
-    """Stage every submission (:func:`_stage_all`), count the verdicts that still hold and log the
+    """Stage every submission (:func:`stage_all`), count the verdicts that still hold and log the
     plan (``where``: where the notebooks will be decided).
 
     Returns
     -------
     jobs, staged
-        As :func:`_stage_all`.
+        As :func:`stage_all`.
     seconds : float
         The time staging took.
     """
     t_stage = time.perf_counter()
-    jobs, staged = _stage_all(subs, force, limits, summary, ws)
+    jobs, staged = stage_all(subs, force, limits, summary, ws)
     t_stage = time.perf_counter() - t_stage
     summary.reused = len(staged) - len(jobs)
     log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
@@ -316,7 +323,7 @@ def _decide_and_register(jobs: list[tuple], subs: list, cluster, grading: settin
     progress = Progress(len(jobs), log)
     with grading_pool(workers, grading) as pool:
         if cluster:
-            pending = cluster.decide(jobs, _secret(ws).decode(), log, ws, grading)
+            pending = cluster.decide(jobs, grading_secret(ws).decode(), log, ws, grading)
         else:
             futures = _submit_with_progress(pool, jobs, progress, ws)
             pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
@@ -457,8 +464,7 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     gradebook_state.save(state, ws)
 
     failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws)
-    summary.score_changes = _score_changes(api, state)
-    gradebook_state.save(state, ws)
+    summary.score_changes = _change_lines(state)
     out = _summarise(subs, jobs, failed, api, summary, t0, t_verdicts, steps, log, ws)
     _end(scan.refused + [f"{f.split(':')[0]}: the grader could not process it" for f in summary.sandbox_failures],
          failed, log)
