@@ -74,21 +74,23 @@ pdf: book $(SYS_STAMP)
 
 test: setup book pdf
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The fast lane for a developer's loop: ruff and the unit tests (tests/conftest.py, LANES); no book,
-# no browser, no graded class, no new environment.
+# no browser, no graded class, no new environment, no many-seed sweep (the sweep lane, in make test).
+# Two pytest-xdist workers; bytecode is written even where PYTHONDONTWRITEBYTECODE is set, since
+# without the cached pyc files pytest re-rewrites every test module's asserts on every run.
 test-fast: $(VENV_STAMP) $(SYS_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -m unit $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -m unit -n 2 $(PYTEST_ARGS)
 
 # The tests that cover one exercise (its checks, hidden draws, float32 answers, compare() example,
-# notebook/grader agreement, and every catalogue entry replacing its cell), in the unit and pipeline
+# notebook/grader agreement, and every catalogue entry replacing its cell), in the unit, sweep and pipeline
 # lanes: make test-exercise FN=softmax (scripts/exercise_tests.py chooses them).
 test-exercise: $(VENV_STAMP)
 	@test -n '$(FN)' || { echo 'usage: make test-exercise FN=softmax' >&2; exit 2; }
 	@K="$$($(BIN)/python scripts/exercise_tests.py '$(FN)')" && \
-	  $(BIN)/python -m pytest -m "unit or pipeline" -k "$$K" $(PYTEST_ARGS)
+	  $(BIN)/python -m pytest -m "unit or pipeline or sweep" -k "$$K" $(PYTEST_ARGS)
 
 # Released notebooks and feedback link to the site at _config.yml's html: baseurl:. Until it is set,
 # make release and make student warn in one line; REQUIRE_SITE=1 makes that an error (for a term's release).

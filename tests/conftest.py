@@ -8,7 +8,12 @@ with one line saying where to add it). The lanes are pytest markers:
   no new environment. ``make test-fast`` runs ruff and this lane only.
 - ``pipeline``: grades submissions (sandbox runs, nbgrader's own commands, a Dask or Slurm cluster).
 - ``browser``: reads the built site, the PDF or a page in headless Chromium (needs ``make book``).
+- ``sweep``: in this process, but many seeds over every catalogued mistake (minutes of CPU); not in
+  ``make test-fast``, always in ``make test``.
 - ``install``: builds and installs something in a fresh environment (the student bundle).
+
+A single test may carry its own lane marker (``@pytest.mark.unit`` in a pipeline file, say): that
+lane replaces its file's, so a cheap in-process test in a slow file runs in the fast loop too.
 
 ``make test`` runs every lane. A test that cannot run here fails with its reason: a skip counts as a
 failure (the suite must never pass by not running).
@@ -46,7 +51,7 @@ LANES: dict[str, str] = {
     "test_notes_data.py": "unit",
     "test_heads.py": "unit",
     "test_training.py": "unit",
-    "test_hidden_draws.py": "unit",
+    "test_hidden_draws.py": "sweep",
     "test_intake_zips.py": "unit",
     "test_history.py": "unit",
     "test_sanitise.py": "unit",
@@ -66,6 +71,7 @@ LANES: dict[str, str] = {
     "test_grade_startup.py": "unit",
     "test_withheld.py": "unit",
     "test_verdict_key.py": "unit",
+    "test_lanes.py": "unit",
     "test_exercise_tools.py": "unit",
     "test_distributed.py": "pipeline",
     "test_intake_grades.py": "pipeline",
@@ -111,17 +117,21 @@ LANES: dict[str, str] = {
     "test_student_bundle.py": "install",
     "test_student_install.py": "install",
 }
-LANE_NAMES = ("unit", "pipeline", "browser", "install")
+LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test with its file's lane; a file without a lane is a usage error."""
+    """Mark every test with its lane (its own marker, else its file's); a file without one is a usage error."""
     unknown = sorted({Path(str(item.fspath)).name for item in items} - set(LANES))
     if unknown:
         raise pytest.UsageError(f"test files without a lane: {', '.join(unknown)}: add each to LANES in "
                                 f"tests/conftest.py (one of {', '.join(LANE_NAMES)})")
     for item in items:
-        item.add_marker(getattr(pytest.mark, LANES[Path(str(item.fspath)).name]))
+        own = [m.name for m in item.iter_markers() if m.name in LANE_NAMES]
+        if len(set(own)) > 1:
+            raise pytest.UsageError(f"{item.nodeid}: more than one lane marker ({', '.join(sorted(set(own)))})")
+        if not own:
+            item.add_marker(getattr(pytest.mark, LANES[Path(str(item.fspath)).name]))
 
 
 @pytest.fixture(scope="module")

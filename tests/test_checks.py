@@ -224,6 +224,7 @@ def _defined(entry):
     return namespace[entry.replace]
 
 
+@pytest.mark.sweep  # many seeds per catalogue entry: the sweep lane, not make test-fast
 @pytest.mark.parametrize("entry", _catalogued("catalogue/correct"))
 def test_correct_answers_pass_every_check_whatever_the_seed(entry):
     right = _defined(entry)
@@ -234,6 +235,7 @@ def test_correct_answers_pass_every_check_whatever_the_seed(entry):
     assert not failed, sorted(failed)[:10]
 
 
+@pytest.mark.sweep  # many seeds per catalogue entry: the sweep lane, not make test-fast
 @pytest.mark.parametrize("entry", [p for p in _catalogued("catalogue/wrong") if p.values[0].replace in p.values[0].fails
                                    and any(c.hidden for c in EXERCISES[p.values[0].replace].checks)])
 def test_hidden_checks_catch_the_mistake_whatever_the_seed(entry):

@@ -80,6 +80,7 @@ def _right_in_float32():
         yield pytest.param(name, float32_version(_in_float32_namespace(name)), id=f"answer:{name}")
 
 
+@pytest.mark.sweep  # every seed of SEEDS: the sweep lane, not make test-fast
 @pytest.mark.parametrize(("function", "fn"), list(_right_in_float32()))
 def test_a_correct_float32_answer_passes_every_check_on_every_seed(function, fn):
     failed = {(cid, seed): f"{f.kind.name}: {f}" for cid, by_seed in _findings(function, fn).items()
@@ -151,6 +152,7 @@ def _wrong_in_float32():
             yield pytest.param(name, float32_version(mistake.wrong), mistake.message, id=f"mistake:{name}:{k}")
 
 
+@pytest.mark.sweep  # every seed of SEEDS: the sweep lane, not make test-fast
 @pytest.mark.parametrize(("function", "wrong", "message"), list(_wrong_in_float32()))
 def test_a_classic_mistake_in_float32_stays_wrong(function, wrong, message):
     found = _findings(function, wrong)
