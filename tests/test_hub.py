@@ -6,8 +6,8 @@ and their JupyterLab fetches and submits through nbgrader's server extension (th
 Assignments tab makes); the instructor opens formgrader, a student gets 403 there; the system
 refuses a student every other home, other submissions, the course copy (solutions, hidden checks,
 gradebook); the hub restarts and keeps its users and the submissions. Every account, process and
-folder it made is removed. The environments are cached in ``/var/tmp/selfattn-hub-envs`` (rebuilt
-when their requirements change).
+folder it made is removed. The environments are cached in ``/var/tmp/selfattn-hub-envs``
+(``$SELFATTN_HUB_TEST_ENVS``; rebuilt when their requirements change).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from autograder.course.ids import COURSE_ID
 from autograder.hub import accounts, control
 from autograder.hub.layout import GRADER_USER, HubLayout
 
-ENVS = Path("/var/tmp/selfattn-hub-envs")
+ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
 STUDENTS = ("sahub-ada", "sahub-ben")
 INSTRUCTOR = "sahub-ivy"
 ASSIGNMENT = "attention"

@@ -44,7 +44,7 @@ def _healthy(layout: HubLayout) -> bool:
         return False
 
 
-def start(layout: HubLayout, roster: Path, log=print, timeout: float = 120) -> int:
+def start(layout: HubLayout, roster: Path, log=print, timeout: float = 300) -> int:
     """Start the hub (see the module docstring); returns its process id."""
     if os.geteuid() != 0:
         raise RuntimeError("make hub must run as root (it makes system users and starts servers as them)")

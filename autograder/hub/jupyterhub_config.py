@@ -31,6 +31,8 @@ c.JupyterHub.pid_file = str(layout.pid_file)
 c.Authenticator.allowed_users = {m.login for m in members}
 c.Spawner.cmd = [str(layout.student_env / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
+c.Spawner.start_timeout = 180
+c.Spawner.http_timeout = 120
 c.Spawner.environment = {"JUPYTER_CONFIG_PATH": str(layout.student_config)}
 
 formgrader = ["--ServerApp.root_dir=" + str(layout.course),
@@ -42,6 +44,7 @@ c.JupyterHub.services = [{
     "user": GRADER_USER,
     "cwd": str(layout.course / "autograder"),
     "oauth_no_confirm": True,
+    "timeout": 180,  # a loaded machine starts formgrader in ~30 s
     "environment": {
         "JUPYTERHUB_DEFAULT_URL": "/lab",
         "JUPYTER_CONFIG_PATH": str(layout.grader_config),
