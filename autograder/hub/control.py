@@ -36,6 +36,20 @@ def running_pid(layout: HubLayout) -> int | None:
     return pid
 
 
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (reaped when it is this process's child; a zombie has ended)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def _healthy(layout: HubLayout) -> bool:
     try:
         with urllib.request.urlopen(f"{layout.url}/hub/health", timeout=2) as answer:
@@ -83,13 +97,9 @@ def stop(layout: HubLayout, log=print, timeout: float = 60) -> None:
         return
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while running_pid(layout) == pid and time.monotonic() < deadline:
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
+    while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.3)
-    if running_pid(layout) == pid:
+    if _alive(pid):
         raise RuntimeError(f"the hub (pid {pid}) did not stop within {timeout:.0f} s")
     log("the hub stopped")
 
