@@ -81,7 +81,9 @@ def _as_grader(layout: HubLayout, *args: str) -> str:
 
 
 def _as_user(login: str, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["runuser", "-u", login, "--", *argv], capture_output=True, text=True)
+    """``argv`` as ``login``, in its home (as its server runs), not in the checkout."""
+    return subprocess.run(["runuser", "-u", login, "--", *argv], capture_output=True, text=True,
+                          cwd=f"/home/{login}")
 
 
 def _login(browser, layout: HubLayout, name: str, password: str):
