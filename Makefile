@@ -21,7 +21,7 @@ SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
 .PHONY: all book pdf test test-fast test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
-        nbgrader collect intake site-address
+        nbgrader collect intake site-address hub hub-stop
 
 all: book
 
@@ -156,6 +156,16 @@ due-date: $(VENV_STAMP)
 extension: $(VENV_STAMP)
 	@test -n '$(UNTIL)' -a -n '$(STUDENT)' || { echo 'usage: make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC"' >&2; exit 2; }
 	$(BIN)/python -m autograder.extension extension --assignment '$(ASSIGNMENT)' --student '$(STUDENT)' --until '$(UNTIL)'
+
+# The course on a JupyterHub on this machine (as root; docs/instructors.md, "Running the course on
+# JupyterHub"): accounts from ROSTER (default autograder/roster.csv, with a role column), the two
+# environments, state in SELFATTN_HUB_STATE (default /srv/selfattn-hub), http://127.0.0.1:8000/
+# (SELFATTN_HUB_PORT). Restartable: make hub-stop, make hub lose nothing.
+hub: $(VENV_STAMP) $(ASSETS_STAMP) $(SYS_STAMP)
+	$(BIN)/python -m autograder.hub.control start $(if $(ROSTER),--roster '$(ROSTER)')
+
+hub-stop: $(VENV_STAMP)
+	$(BIN)/python -m autograder.hub.control stop
 
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)

@@ -36,6 +36,7 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
+from autograder.course.ids import COURSE_ID  # noqa: E402
 from autograder.late.policy import LatePenalty  # noqa: E402
 from autograder.nbgrader_ext import gradebook_engine, gradebook_schema  # noqa: E402
 from autograder.nbgrader_ext.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
@@ -64,7 +65,7 @@ install()
 # `nbgrader generate_config` lists c.GradingSettings (the grader's settings) beside nbgrader's own
 list_settings_in_generate_config()
 
-c.CourseDirectory.course_id = "self-attention"
+c.CourseDirectory.course_id = COURSE_ID
 # the course root, solutions/ -> notebooks/, the staged copies as nbgrader's submitted folder, and
 # the work folder's autograded/, feedback/ and gradebook.db (the workspace $AUTOGRADER_WORKDIR and
 # $AUTOGRADER_COURSE name: autograder.workspace)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 
+#: The course id nbgrader, the exchange and the hub know this course by (the one record of it).
+COURSE_ID = "self-attention"
+
 #: Student and assignment ids: what nbgrader, a spreadsheet and an HTML page all take literally.
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 

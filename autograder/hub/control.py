@@ -1,0 +1,121 @@
+"""``make hub`` and ``make hub-stop``: start the course's JupyterHub in the background, or stop it.
+
+``start``: the roster's accounts, the two environments, the state folder, then JupyterHub (as root,
+bound to 127.0.0.1) until ``/hub/health`` answers; prints its address. ``stop``: ends the hub (which
+ends the students' servers and formgrader) and waits. Layout and variables: :mod:`autograder.hub.layout`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from autograder.errors import command_line
+from autograder.hub import accounts, environments, prepare
+from autograder.hub.layout import HubLayout, from_environment
+from autograder.workspace import ROOT
+
+CONFIG = Path(__file__).with_name("jupyterhub_config.py")
+NETWORK_LINE = ("to serve it to a network: a reverse proxy with TLS for your domain (nginx, Caddy) in front of "
+                "127.0.0.1, or c.JupyterHub.bind_url/ssl_cert/ssl_key; see docs/instructors.md, "
+                "'Running the course on JupyterHub'")
+
+
+def running_pid(layout: HubLayout) -> int | None:
+    """The hub's process id when it runs, else None."""
+    try:
+        pid = int(layout.pid_file.read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (reaped when it is this process's child; a zombie has ended)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _healthy(layout: HubLayout) -> bool:
+    try:
+        with urllib.request.urlopen(f"{layout.url}/hub/health", timeout=2) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def start(layout: HubLayout, roster: Path, log=print, timeout: float = 300) -> int:
+    """Start the hub (see the module docstring); returns its process id."""
+    if os.geteuid() != 0:
+        raise RuntimeError("make hub must run as root (it makes system users and starts servers as them)")
+    pid = running_pid(layout)
+    if pid is not None:
+        log(f"the hub already runs (pid {pid}) at {layout.url}")
+        return pid
+    members = accounts.read_roster(roster)
+    accounts.ensure_accounts(members)
+    prepare.prepare(layout, roster, log=log)
+    environments.build(layout.student_env, "student", log=log)
+    environments.build(layout.grader_env, "grader", log=log)
+    env = {**os.environ, "SELFATTN_HUB_STATE": str(layout.state), "SELFATTN_HUB_ENVS": str(layout.envs),
+           "SELFATTN_HUB_PORT": str(layout.port),
+           "PATH": f"{layout.grader_env / 'bin'}:{ROOT / 'node_modules' / '.bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}
+    with layout.log.open("ab") as out:
+        proc = subprocess.Popen([str(layout.grader_env / "bin" / "jupyterhub"), "-f", str(CONFIG)],
+                                cwd=layout.hub, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while not _healthy(layout):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            tail = layout.log.read_text(errors="replace").splitlines()[-5:]
+            raise RuntimeError(f"the hub did not start (see {layout.log}): {' | '.join(tail)}")
+        time.sleep(0.5)
+    log(f"course hub at {layout.url}/ (pid {proc.pid}; state in {layout.state}; stop: make hub-stop)")
+    log(NETWORK_LINE)
+    return proc.pid
+
+
+def stop(layout: HubLayout, log=print, timeout: float = 60) -> None:
+    """Stop the hub and wait until it has ended (its servers and formgrader with it)."""
+    pid = running_pid(layout)
+    if pid is None:
+        log("the hub is not running")
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    if _alive(pid):
+        raise RuntimeError(f"the hub (pid {pid}) did not stop within {timeout:.0f} s")
+    log("the hub stopped")
+
+
+@command_line
+def main(args: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="the course's JupyterHub on this machine")
+    p.add_argument("action", choices=("start", "stop"))
+    p.add_argument("--roster", type=Path, default=ROOT / "autograder" / "roster.csv")
+    a = p.parse_args(args)
+    layout = from_environment()
+    if a.action == "start":
+        start(layout, a.roster)
+    else:
+        stop(layout)
+
+
+if __name__ == "__main__":
+    main()

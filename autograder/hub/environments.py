@@ -1,0 +1,76 @@
+"""The hub's two Pythons, built from Debian's ``/usr/bin/python3`` and world-readable.
+
+- students': the student bundle's pins (``student/requirements.txt``), JupyterHub's
+  (``requirements-hub.txt``, for ``jupyterhub-singleuser``) and the wheel of ``selfattn`` whose
+  graded functions are withheld (``scripts/build_student.py``), never the repository's package;
+- graders': the repository's pins (``requirements.txt``) and JupyterHub's; the course code comes
+  from the course copy (``PYTHONPATH``, set by the hub's configuration).
+
+An environment is rebuilt only when what it is made of changed (a stamp holds their digest).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from autograder.workspace import ROOT
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+STAMP = ".selfattn-hub-env"
+HUB_REQUIREMENTS = ROOT / "requirements-hub.txt"
+
+
+def _sources(kind: str) -> list[Path]:
+    if kind == "student":
+        return [ROOT / "student" / "requirements.txt", HUB_REQUIREMENTS, *sorted((ROOT / "selfattn").rglob("*.py")),
+                ROOT / "scripts" / "student_package.py", ROOT / "pyproject.toml"]
+    return [ROOT / "requirements.txt", HUB_REQUIREMENTS]
+
+
+def digest(kind: str) -> str:
+    """What an environment of ``kind`` is made of, as one hex digest."""
+    h = hashlib.sha256(f"{kind}\n".encode())
+    for path in _sources(kind):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _pip(env: Path, *args: str) -> None:
+    done = subprocess.run([str(env / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                           "--disable-pip-version-check", *args], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"pip install into {env}: {done.stderr.strip().splitlines()[-1:]}")
+
+
+def _student_wheel(out: Path) -> Path:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_student
+
+    return build_student.build_wheel(out)
+
+
+def build(env: Path, kind: str, log=print) -> bool:
+    """Build the ``kind`` (``student`` or ``grader``) environment at ``env`` unless current.
+
+    The stamp is written last: a build that failed or was cut short is made again. Returns whether
+    it was built."""
+    want = digest(kind)
+    if (env / STAMP).exists() and (env / STAMP).read_text() == want:
+        return False
+    log(f"building the {kind}s' environment in {env} (a few minutes)")
+    shutil.rmtree(env, ignore_errors=True)
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(env)], check=True)
+    if kind == "student":
+        _pip(env, "-r", str(ROOT / "student" / "requirements.txt"), "-r", str(HUB_REQUIREMENTS))
+        with tempfile.TemporaryDirectory() as tmp:
+            _pip(env, "--no-deps", str(_student_wheel(Path(tmp))))
+    else:
+        _pip(env, "-r", str(ROOT / "requirements.txt"), "-r", str(HUB_REQUIREMENTS))
+    subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
+    (env / STAMP).write_text(want)
+    return True
