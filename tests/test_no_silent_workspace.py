@@ -12,8 +12,9 @@ import pkgutil
 
 import autograder
 
-#: modules not imported here: nbgrader's configuration file needs ``get_config()`` from traitlets
-NOT_IMPORTED = {"autograder.nbgrader_config"}
+#: modules not imported here: nbgrader's and JupyterHub's configuration files need ``get_config()``
+#: from traitlets (their apps exec them)
+NOT_IMPORTED = {"autograder.nbgrader_config", "autograder.hub.jupyterhub_config"}
 
 
 def _modules() -> list:
