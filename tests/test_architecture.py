@@ -123,6 +123,8 @@ DIRECT_WRITES = {
     ("autograder/pipeline/dask_tls.py", "_write"): "a new key, created exclusively with its mode from the start",
     ("autograder/pipeline/dask_cluster.py", "decide_remote"): "a task's copy of its input on a worker, "
                                                              "removed when the task ends",
+    ("autograder/hub/prepare.py", "copy_course"): "the hub's course copy, built in a new folder beside it and "
+                                                  "renamed into place whole only when it does not exist yet",
 }
 _WRITE_MODES = ("w", "a", "x", "+")
 

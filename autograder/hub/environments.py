@@ -18,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from autograder.outputs import atomic
 from autograder.workspace import ROOT
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -72,5 +73,5 @@ def build(env: Path, kind: str, log=print) -> bool:
     else:
         _pip(env, "-r", str(ROOT / "requirements.txt"), "-r", str(HUB_REQUIREMENTS))
     subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
-    (env / STAMP).write_text(want)
+    atomic.write_text(env / STAMP, want)
     return True
