@@ -20,6 +20,8 @@ import nbformat
 import pytest
 from guides_support import README, ROOT, STUDENT_GUIDE, anchors, code, documents, guides, links, name, text
 
+from autograder.hub import layout
+
 #: how many lines a newcomer sees of the README before scrolling
 FIRST_SCREEN = 40
 #: the README says what the project is, the two commands and where to go next; the rest is in a guide
@@ -133,10 +135,14 @@ def test_the_readme_stays_a_front_door() -> None:
 def test_instructors_type_every_nbgrader_command_through_the_wrapper() -> None:
     instructor_commands = runpy.run_path(str(ROOT / "nbgrader_config.py"))["INSTRUCTOR_COMMANDS"]
     commands = [(name(d), c) for d in documents() for snippet in code(text(d))
-                for c in re.findall(r"((?:\./|\S*/)?nbgrader [a-z_]+[^\n`]*)", snippet)]
-    instructor = [(where, c) for where, c in commands if c.split()[1] in instructor_commands]
-    unwrapped = sorted({f"{where}: {c}" for where, c in instructor
-                        if c.split()[0] not in ("./nbgrader", "/path/to/repo/nbgrader")})
+                for c in re.findall(r"((?:runuser -u \S+ -- )?(?:\./|\S*/)?nbgrader [a-z_]+[^\n`]*)", snippet)]
+    # on the hub (docs/instructors.md, "Running the course on JupyterHub") the grader account runs
+    # nbgrader from the graders' environment, where the course's configuration is nbgrader's own
+    hub = tuple(f"runuser -u {account} -- nbgrader " for account in (HUB_GRADER,))
+    instructor = [(where, c.split(" -- ")[-1], c) for where, c in commands
+                  if c.split(" -- ")[-1].split()[1] in instructor_commands]
+    unwrapped = sorted({f"{where}: {c}" for where, bare, c in instructor
+                        if bare.split()[0] not in ("./nbgrader", "/path/to/repo/nbgrader") and not c.startswith(hub)})
     assert len(instructor) > 5 and not unwrapped, unwrapped
 
 
@@ -173,12 +179,19 @@ def test_a_guide_without_its_points_marker_is_refused_in_one_line(tmp_path, monk
         build_student.start_here(sorted((ROOT / "notebooks").glob("*/*.ipynb")))
 
 
+#: npm packages the project runs as programs rather than serves, each with the file that runs it
+NPM_TOOLS = {"configurable-http-proxy": "autograder/hub/jupyterhub_config.py"}
+HUB_GRADER = layout.GRADER_USER  # the hub's grader account
+
+
 def test_every_npm_dependency_is_served_by_the_site() -> None:
     """A package in package.json that scripts/vendor_assets.py copies nothing of is dead weight."""
     deps = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))["dependencies"]
     sources = [src.relative_to(ROOT / "node_modules").as_posix() for src in _vendor_sources()]
-    unused = sorted(d for d in deps if not any(s.startswith(f"{d}/") for s in sources))
+    unused = sorted(d for d in deps if not any(s.startswith(f"{d}/") for s in sources) and d not in NPM_TOOLS)
     assert not unused, f"package.json lists packages the site never loads: {unused}"
+    for tool, user in NPM_TOOLS.items():  # a tool is listed only while the code that runs it names it
+        assert tool in (ROOT / user).read_text(encoding="utf-8"), f"{user} no longer runs {tool}: drop it"
 
 
 def test_no_guide_names_a_front_end_library_the_site_does_not_ship() -> None:
