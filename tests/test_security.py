@@ -548,7 +548,8 @@ def test_killed_during_export_leaves_the_previous_csv_whole(hostile):
     script = ("import os, signal\nfrom autograder.outputs import atomic\n"
               "from autograder.nbgrader_ext import steps as nbgrader_steps\n"
               "atomic.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)  # killed mid-write\n"
-              "nbgrader_steps.export()\n")
+              "from autograder.workspace import from_environment\n"
+              "nbgrader_steps.export(ws=from_environment())\n")
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, timeout=120)
     assert out.returncode == -9, out.stderr
@@ -603,7 +604,9 @@ def test_second_run_and_finish_refuse_while_a_run_holds_the_lock(hostile):
 def test_a_failed_nbgrader_step_names_the_student(hostile):
     work = hostile[0]
     script = ("from autograder.nbgrader_ext.steps import run_step\n"
-              "print(run_step('generate_feedback', 'attention', ['ghost', 'alice'], 1, print))\n")
+              "from autograder.workspace import from_environment\n"
+              "print(run_step('generate_feedback', 'attention', ['ghost', 'alice'], 1, print,\n"
+              "               ws=from_environment()))\n")
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=300)
