@@ -210,17 +210,23 @@ def test_check_in_the_released_notebook(released, answer, shown):
     assert line.startswith("✓") if answer is ANSWER else line.startswith("✗"), line
 
 
-def test_the_grader_gives_the_answer_its_points_and_the_mistake_none(released, tmp_path):
-    source = nbformat.read(released / "solutions" / "attention" / f"{NOTEBOOK}.ipynb", as_version=4)
-    work = tmp_path / "work"
+def grade_ada_and_ben(course: Path, source, work: Path) -> tuple[dict, dict]:
+    """``make grade`` in ``course`` on two students who hand in ``source`` with the answer (ada)
+    and the mistake (ben) in its ``row_sums`` cell; their scores by cell."""
     for student, answer in (("ada", ANSWER), ("ben", WRONG)):
         cell(source, "row_sums").source = answer
         folder = work / "submitted" / student / "attention"
         folder.mkdir(parents=True)
         nbformat.write(source, folder / f"{NOTEBOOK}.ipynb")
     ok(run([sys.executable, "-m", "autograder.grade", "--workers", "1", "--cpu-seconds", "10", "--memory-mb", "1024"],
-           released, AUTOGRADER_WORKDIR=str(work)))
-    ada, ben = scores(work, "ada", NOTEBOOK), scores(work, "ben", NOTEBOOK)
+           course, AUTOGRADER_WORKDIR=str(work)))
+    return scores(work, "ada", NOTEBOOK), scores(work, "ben", NOTEBOOK)
+
+
+def test_the_grader_gives_the_answer_its_points_and_the_mistake_none(released, tmp_path):
+    source = nbformat.read(released / "solutions" / "attention" / f"{NOTEBOOK}.ipynb", as_version=4)
+    work = tmp_path / "work"
+    ada, ben = grade_ada_and_ben(released, source, work)
     assert ada["row_sums-public"] == (1, 1) and ada["row_sums-hidden"] == (2, 2), ada
     assert ben["row_sums-public"] == (0, 1) and ben["row_sums-hidden"] == (0, 2), ben
     assert {k: v for k, v in ben.items() if not k.startswith("row_sums")} == {
@@ -345,14 +351,7 @@ def test_the_scaffold_writes_an_exercise_that_releases_and_grades_once_filled_in
 
     synced = nbformat.read(source, as_version=4)
     work = tmp_path / "work"
-    for student, answer in (("ada", ANSWER), ("ben", WRONG)):
-        cell(synced, "row_sums").source = answer
-        folder = work / "submitted" / student / "attention"
-        folder.mkdir(parents=True)
-        nbformat.write(synced, folder / f"{NOTEBOOK}.ipynb")
-    ok(run([sys.executable, "-m", "autograder.grade", "--workers", "1", "--cpu-seconds", "10", "--memory-mb", "1024"],
-           course, AUTOGRADER_WORKDIR=str(work)))
-    ada, ben = scores(work, "ada", NOTEBOOK), scores(work, "ben", NOTEBOOK)
+    ada, ben = grade_ada_and_ben(course, synced, work)
     assert ada["row_sums-public"] == (1, 1) and ada["row_sums-hidden"] == (2, 2), ada
     assert ben["row_sums-public"] == (0, 1) and ben["row_sums-hidden"] == (0, 2), ben
     assert "summed down the columns" in (work / "feedback" / "ben" / "attention" / f"{NOTEBOOK}.html").read_text()
