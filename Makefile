@@ -74,7 +74,8 @@ pdf: book $(SYS_STAMP)
 
 test: setup book pdf
 	$(BIN)/ruff check .
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(PYTEST_ARGS)
+	@# --durations: the slowest tests are printed at the end of every run (the suite's time budget starts there).
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest --durations=40 $(PYTEST_ARGS)
 
 # The fast lane for a developer's loop: ruff and the unit tests (tests/conftest.py, LANES); no book,
 # no browser, no graded class, no new environment, no many-seed sweep (the sweep lane, in make test).

@@ -72,6 +72,10 @@ c.CourseDirectory.course_id = COURSE_ID
 for name, value in course_directory(from_environment()).items():
     setattr(c.CourseDirectory, name, value)
 
+# nbconvert validates the notebook against nbformat's schema after every preprocessor (about ten
+# times per notebook nbgrader converts); once, after the last one, is the same check of what is written
+c.Exporter.optimistic_validation = True
+
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 

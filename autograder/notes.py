@@ -3,9 +3,9 @@
 A grading note says something about a whole notebook (it could not be read, a cell was repaired,
 a cell raised while it was graded, a function was judged with the course's functions, ...). Each
 note is made as a :class:`Note` where it is decided (:mod:`autograder.intake.staging`,
-:mod:`autograder.verdicts.decide`, :mod:`autograder.verdicts.blame`), with its :class:`NoteKind`. A note *is* its
-text (a ``str``: the feedback shows it as before), and it also carries its kind. The staged
-notebook's metadata and the verdict file store each note as :meth:`Note.record`; readers (the run
+:mod:`autograder.verdicts.decide`, :mod:`autograder.verdicts.blame`), with its :class:`NoteKind`: a
+frozen value of a kind and a text (``str(note)``, what the feedback shows). The staged notebook's
+metadata and the verdict file store each note as :meth:`Note.to_json`; readers (the run
 summary, the class report) count kinds, and no reader parses a note's text: rewording a note
 changes nothing but what people read.
 """
@@ -13,6 +13,7 @@ changes nothing but what people read.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -42,8 +43,11 @@ class NoteKind(str, Enum):
     OTHER = "other note"  # everything else (a file repaired while read, added cells, a timestamp not used, ...)
 
 
-class Note(str):
-    """One grading note: its text for people, and its kind.
+@dataclass(frozen=True)
+class Note:
+    """One grading note, as data: its text for people, and its kind.
+
+    Two notes are equal only when text and kind are; ``str(note)`` is the text.
 
     Parameters
     ----------
@@ -53,20 +57,24 @@ class Note(str):
         What it is about.
     """
 
-    kind: NoteKind
+    text: str
+    kind: NoteKind = NoteKind.OTHER
 
-    def __new__(cls, text: str, kind: NoteKind = NoteKind.OTHER) -> Note:
-        self = super().__new__(cls, text)
-        self.kind = NoteKind(kind)
-        return self
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"a note's text is a str, not {type(self.text).__name__}")
+        object.__setattr__(self, "kind", NoteKind(self.kind))
 
-    def record(self) -> dict[str, str]:
+    def __str__(self) -> str:
+        return self.text
+
+    def to_json(self) -> dict[str, str]:
         """The note as JSON data: ``{"kind", "text"}``."""
-        return {"kind": self.kind.name, "text": str(self)}
+        return {"kind": self.kind.name, "text": self.text}
 
     @classmethod
-    def from_record(cls, data: Any) -> Note:
-        """Back from :meth:`record`. A bare string (a verdict or staged notebook written before
+    def from_json(cls, data: Any) -> Note:
+        """Back from :meth:`to_json`. A bare string (a verdict or staged notebook written before
         notes were data) reads as :attr:`NoteKind.OTHER`, as does a record of an unknown kind."""
         if isinstance(data, Note):
             return data
@@ -75,16 +83,13 @@ class Note(str):
             return cls(str(data.get("text", "")), NoteKind[kind] if kind in NoteKind.__members__ else NoteKind.OTHER)
         return cls(str(data), NoteKind.OTHER)
 
-    def __reduce__(self):  # pickling (Dask, multiprocessing) keeps the kind
-        return (Note, (str(self), self.kind))
-
 
 def notes_of(holder: Mapping[str, Any] | None) -> list[Note]:
     """The notes of a verdict (or of a staged notebook's ``metadata.selfattn``), as :class:`Note`."""
     stored = (holder or {}).get("notes") or []
-    return [Note.from_record(n) for n in stored] if isinstance(stored, list) else []
+    return [Note.from_json(n) for n in stored] if isinstance(stored, list) else []
 
 
 def records(notes: Iterable[Any]) -> list[dict[str, str]]:
     """Notes (or their records, or bare strings) as the JSON records a file stores."""
-    return [Note.from_record(n).record() for n in notes]
+    return [Note.from_json(n).to_json() for n in notes]

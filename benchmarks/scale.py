@@ -87,7 +87,8 @@ def print_scale(sizes: tuple[int, ...] = (30, 300)) -> None:
         r = results[n] = per_notebook(n)
         print(row(f"{n} students ({r['notebooks']:.0f} notebooks):", [f"{r[st]:.4f}" for st in STEPS]
                   + [f"{r['total']:.3f}"], f"{r['cpu']:.3f}") + f"  [target: whole run <= 0.1]  "
-              f"(the run took {r['wall']:.0f} s)")
+              f"(the run took {r['wall']:.0f} s; per notebook {r['total'] / s['warm_s']:.0f}x the floor, "
+              f"a forked warm sandbox run)")
     if len(sizes) >= 2:
         small, big = results[sizes[0]], results[sizes[-1]]
         ratio = lambda k: f"{big[k] / small[k]:.2f}" if small[k] else "-"  # noqa: E731

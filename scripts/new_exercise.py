@@ -54,7 +54,7 @@ def record_skeleton(fn: str) -> str:
                       "# from .. import MODULE  # noqa: E402 - the module of the package holding the reference",
                       "#",
                       f'# {name} = Exercise("{fn}", MODULE.{fn}, mistakes=[',
-                      '#     Mistake(lambda X: WRONG, "what is wrong: what to do instead"),',
+                      '#     Mistake(lambda X: WRONG, "what is wrong: what to do instead", id="short-stable-id"),',
                       "# ])",
                       f'# {name}.check("small", "what the check tries", lambda rng: [Case((rand(rng, 3, 4),))])',
                       f"# EXERCISES[{name}.function] = {name}", ""])

@@ -191,7 +191,7 @@ def _checked(function: str, fn: Callable[..., Any]) -> tuple[bool | None, str]:
         except Exception:
             return None, ""
         if message is not None:
-            return False, message.splitlines()[0]
+            return False, message.text.splitlines()[0]
         note = note or blame
     return True, note
 

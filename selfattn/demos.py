@@ -1,11 +1,13 @@
 """The course's interactive figures, one function each, shared by the book and the notebooks.
 
-Every function returns a widget whose frames are drawn up front and switched in the browser
-(see :mod:`selfattn.widgets`), so it responds on the static site and in JupyterLab alike.
+Every function returns a widget whose frames are switched in the browser (see
+:mod:`selfattn.widgets`), so it responds on the static site and in JupyterLab alike; in a notebook
+each frame is drawn when first shown, on the book's pages all of them up front.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 
@@ -42,6 +44,9 @@ LOOKUP_STEPS = 400
 LOOKUP_RATE = 4.0
 #: The steps its slider shows: most of the learning happens in the first few.
 LOOKUP_FRAMES = (0, 1, 2, 3, 4, 6, 10, 50, LOOKUP_STEPS)
+#: The sharpness factors of chapter 9's slider; the code printed above it runs every other one
+#: (``SHARPNESS[::2]``), so the printed numbers and the slider cover the same range.
+SHARPNESS = (1, 2, 4, 8, 16, 32, 64)
 COST_LENGTHS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 
 # The frame the printed book shows of each widget: widget -> {control's description: option label}.
@@ -65,7 +70,7 @@ PRINT_FRAMES: dict[str, dict[str, str]] = {
     "cost_calculator": {"width d:": "4096",
                         "sequence length T": f"{min(T for T in COST_LENGTHS if T > cost.crossover_length(4096)):,}"},
     # the sharpest query: the blend has become a lookup of the cat's value
-    "lookup_sharpness": {"sharpness β": "32"},
+    "lookup_sharpness": {"sharpness β": f"{SHARPNESS[-1]}"},
     # the last step: the learned head reads each type's target (chapter 10's end state)
     "lookup_training": {"training step": str(LOOKUP_STEPS)},
 }
@@ -225,12 +230,13 @@ def saturation(widths: Sequence[int] = (4, 16, 64, 256, 1024), T: int = 16, tria
     Each frame is :func:`selfattn.experiments.saturation_trials` with the same arguments, the
     computation chapter 5 quotes at ``d_k = 256``.
     """
-    runs = {(i, d_k): experiments.saturation_trials(d_k=d_k, T=T, trials=trials, scaled=i == 0, seed=seed)
-            for i in (0, 1) for d_k in widths}
+    @functools.cache
+    def trials_of(i: int, d_k: int) -> dict[str, np.ndarray]:  # run when its frame is first drawn
+        return experiments.saturation_trials(d_k=d_k, T=T, trials=trials, scaled=i == 0, seed=seed)
 
     def frame(i: int, j: int):
         d_k = widths[j]
-        run = runs[i, d_k]
+        run = trials_of(i, d_k)
         top, norm = float(np.median(run["max_weight"])), float(np.median(run["jacobian_norm"]))
         mode = "scaled" if i == 0 else "unscaled"
         fig, (ax,) = new_figure(5.6, 2.8)
@@ -302,6 +308,25 @@ def masks() -> W.VBox:
     return _print_marked("masks", toggle_frames([c[0] for c in choices], frame, "mask:"))
 
 
+def cost_legend(share: float) -> str:
+    """The key of :func:`cost_calculator`'s bar: a swatch of each colour, what it counts and its share.
+
+    Parameters
+    ----------
+    share : float
+        Attention's share of the layer's FLOPs, in [0, 1].
+    """
+    def item(colour: str, what: str, part: float) -> str:
+        swatch = (f'<span aria-hidden="true" style="display:inline-block;width:0.9em;height:0.9em;'
+                  f'vertical-align:-0.1em;margin-right:0.3em;border:1px solid #888;'
+                  f'background:{COLORS[colour]}"></span>')
+        return (f'<span class="cost-legend-item" style="margin-right:1.2em;white-space:nowrap">'
+                f'{swatch}{what} ({100 * part:.0f}%)</span>')
+
+    return (f'<p class="cost-legend" style="margin:0.3em 0 0">{item("red", "attention", share)} '
+            f'{item("blue", "projections + MLP", 1 - share)}</p>')
+
+
 def cost_calculator() -> W.VBox:
     """Width buttons and a length slider: FLOPs of attention against projections and MLP."""
     widths, lengths = COST_WIDTHS, COST_LENGTHS
@@ -311,9 +336,11 @@ def cost_calculator() -> W.VBox:
         att, rest = cost.attention_flops(T, d), cost.projection_mlp_flops(T, d)
         share = att / (att + rest)
         mem = cost.score_matrix_bytes(T, heads=1, bytes_per_entry=2) / 2**20
-        bar = (f'<div style="display:flex;width:100%;max-width:420px;height:22px;border:1px solid #888">'
+        bar = (f'<div role="img" aria-label="{100 * share:.0f}% attention, {100 * (1 - share):.0f}% projections + MLP" '
+               f'style="display:flex;width:100%;max-width:420px;height:22px;border:1px solid #888">'
                f'<div style="width:{100 * share:.1f}%;background:{COLORS["red"]}"></div>'
-               f'<div style="width:{100 * (1 - share):.1f}%;background:{COLORS["blue"]}"></div></div>')
+               f'<div style="width:{100 * (1 - share):.1f}%;background:{COLORS["blue"]}"></div></div>'
+               + cost_legend(share))
         verdict = "attention dominates" if T > cost.crossover_length(d) else "projections + MLP dominate"
         return W.HTML(
             f"<p><b>d = {d}, T = {T:,}</b>: attention {att:.3g} FLOPs, projections + MLP {rest:.3g} FLOPs "
@@ -336,9 +363,26 @@ def lookup_sharpness() -> W.VBox:
         weights_bar(ax, ex.tokens, w, title=f"query scaled by β = {beta:g}", highlight=1)
         return figure_frame(fig, alt=f"With the query scaled by {beta:g} the weight on 'cat' is {w[1]:.4f}.")
 
-    betas = [0.25, 0.5, 1, 2, 4, 8, 16, 32]
-    widget = slider_frames(betas, frame, "sharpness β", start=2, fmt=lambda b: f"{b:g}")
+    widget = slider_frames(list(SHARPNESS), frame, "sharpness β", start=0, fmt=lambda b: f"{b:g}")
     return _print_marked("lookup_sharpness", widget)
+
+
+def lookup_training_table(d_k: int = 256, scaled: bool = True, frames: Sequence[int] = LOOKUP_FRAMES,
+                          seed: int = 0) -> str:
+    """The frames of :func:`lookup_training` as an HTML table, printed in their place on paper.
+
+    One row per slider position: the training step, the mean weight on the target and the loss, from
+    the same run (same arguments) the slider shows. Wrapped in ``div.print-only``, like
+    :func:`receptive_field_table`.
+    """
+    run = training.train_lookup(LOOKUP_TAU, d_k=d_k, scaled=scaled, steps=LOOKUP_STEPS, lr=LOOKUP_RATE,
+                                seed=seed, snapshots=frames)
+    rows = "".join(f"<tr><td>{int(s):,}</td><td>{run.target_weight[int(s)]:.2f}</td>"
+                   f"<td>{run.loss[int(s)]:.3f}</td></tr>" for s in run.snapshot_steps)
+    return ('<div class="print-only"><table class="table"><caption>What the slider shows at each training step '
+            f"(d_k = {d_k}, {'scaled' if scaled else 'unscaled'}, seed {seed})</caption><thead><tr>"
+            "<th>training step</th><th>mean weight on the target</th><th>loss</th></tr></thead><tbody>"
+            + rows + "</tbody></table></div>")
 
 
 def lookup_training(d_k: int = 256, scaled: bool = True, frames: Sequence[int] = LOOKUP_FRAMES,

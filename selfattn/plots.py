@@ -16,6 +16,7 @@ __all__ = [
     "COLORS",
     "DATAFLOW_MIN_PT",
     "DENSITY",
+    "MIN_TEXT_KEY",
     "contrast_ratio",
     "dataflow_diagram",
     "fig_to_png",
@@ -25,16 +26,19 @@ __all__ = [
     "new_figure",
     "png_data_uri",
     "png_size",
+    "png_text",
     "relative_luminance",
+    "smallest_text_px",
     "weights_bar",
 ]
 
-#: Colour-blind-safe palette (Okabe-Ito) used for every series.
+#: Colour-blind-safe palette (Okabe-Ito, with Paul Tol's red) used for every series; each name is the hue
+#: a reader sees (tests/test_book_defects.py classifies them), so a caption can name it.
 COLORS = {
     "blue": "#0072B2",
     "orange": "#E69F00",
     "green": "#009E73",
-    "red": "#D55E00",
+    "red": "#CC3311",  # Paul Tol's vibrant red: reads as red (Okabe-Ito's vermillion reads orange)
     "purple": "#CC79A7",
     "sky": "#56B4E9",
     "grey": "#666666",
@@ -52,15 +56,52 @@ def new_figure(width: float = 6.0, height: float = 3.2, ncols: int = 1) -> tuple
 DENSITY = 2
 
 
+#: The PNG text key under which :func:`fig_to_png` records the figure's smallest text size, in CSS
+#: pixels at the figure's own size (``png_size(png)[0] // DENSITY`` wide).
+MIN_TEXT_KEY = "selfattn-min-text-px"
+
+
+def smallest_text_px(fig: Figure) -> float:
+    """The font size, in CSS pixels at the figure's own size, of the smallest text ``fig`` draws.
+
+    Every visible, non-empty text counts (titles, labels, tick labels, legends, annotations), after a
+    draw, so tick labels exist. A point is 96/72 CSS pixels; a figure without text gives ``inf``.
+    """
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes) * 96 / 72 if sizes else float("inf")
+
+
 def fig_to_png(fig: Figure, dpi: int = 96 * DENSITY) -> bytes:
     """Render ``fig`` to PNG bytes and close it (so notebooks do not display it twice).
 
-    The PNG has ``DENSITY`` pixels per CSS pixel: show it ``png_size(png)[0] // DENSITY`` wide.
+    The PNG has ``DENSITY`` pixels per CSS pixel: show it ``png_size(png)[0] // DENSITY`` wide. Its
+    text chunk :data:`MIN_TEXT_KEY` holds :func:`smallest_text_px`, which the phone test scales by the
+    width the page shows the figure at.
     """
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, facecolor="white")
+    fig.savefig(buf, format="png", dpi=dpi, facecolor="white",
+                metadata={MIN_TEXT_KEY: f"{smallest_text_px(fig):.2f}"})
     plt.close(fig)
     return buf.getvalue()
+
+
+def png_text(png: bytes) -> dict[str, str]:
+    """The ``tEXt`` chunks of PNG bytes, as {keyword: text}."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG image")
+    out, at = {}, 8
+    while at + 8 <= len(png):
+        length, kind = int.from_bytes(png[at:at + 4], "big"), png[at + 4:at + 8]
+        if kind == b"tEXt":
+            key, _, value = png[at + 8:at + 8 + length].partition(b"\0")
+            out[key.decode("latin-1")] = value.decode("latin-1")
+        if kind == b"IEND":
+            break
+        at += 12 + length
+    return out
 
 
 def png_size(png: bytes) -> tuple[int, int]:
@@ -171,6 +212,7 @@ def heatmap(
     ax.set_yticks(range(A.shape[0]), row_labels)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    fills = im.cmap(im.norm(shown))  # (r, c, 4): every cell's colour at once, masked cells MASKED_FILL
     for (i, j), value in np.ndenumerate(A):
         if hidden[i, j]:
             text = "×"
@@ -178,8 +220,9 @@ def heatmap(
             text = "−∞"
         else:
             text = fmt.format(value).replace("-", "−")
-        cell = MASKED_FILL if np.isnan(shown[i, j]) else im.cmap(im.norm(shown[i, j]))
-        ax.text(j, i, text, ha="center", va="center", fontsize=8, color=label_color(cell))
+        cell = MASKED_FILL if np.isnan(shown[i, j]) else tuple(fills[i, j])
+        # inside its cell, so it cannot move the layout: the layout engine need not measure it
+        ax.text(j, i, text, ha="center", va="center", fontsize=8, color=label_color(cell), in_layout=False)
     if title:
         ax.set_title(title)
     return im

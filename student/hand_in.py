@@ -55,6 +55,14 @@ NOTEBOOK_SECONDS = 120
 NO_NBGRADER = "cannot validate: nbgrader is not installed for this python; run `python install.py` first"
 
 
+def skip_iri_grammar() -> None:
+    """Keep jsonschema (which nbgrader imports, through nbformat) from importing ``rfc3987_syntax``:
+    that module builds an IRI grammar at import, over a CPU second, for the ``iri`` format checks
+    that nothing here uses (neither nbformat's schemas nor nbgrader check formats). jsonschema
+    treats it as not installed. Call it before importing nbgrader."""
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type] - None: "cannot be imported"
+
+
 def size_warning(path: Path) -> str | None:
     """One line if grading would not read ``path`` (a notebook); None when it would."""
     size, mib = path.stat().st_size, 1 << 20
@@ -75,7 +83,8 @@ def size_warning(path: Path) -> str | None:
 def draws_only(cell: dict) -> bool:
     """A code cell that only draws: its whole text (comments aside) is one call of a chapter's widget,
     ``demos.<name>(...)``, or of ``compare(...)`` (your result beside the course's, which never
-    fails). Neither decides a grade, so validating does not run them."""
+    fails), after at most the line ``from selfattn.compare import compare`` that a notebook's
+    compare cell starts with. Neither decides a grade, so validating does not run them."""
     meta = cell.get("metadata", {}).get("nbgrader", {})
     if cell.get("cell_type") != "code" or meta.get("grade") or meta.get("solution"):
         return False
@@ -83,11 +92,19 @@ def draws_only(cell: dict) -> bool:
         body = ast.parse(cell.get("source", "")).body
     except SyntaxError:
         return False
-    if len(body) != 1 or not isinstance(body[0], ast.Expr) or not isinstance(call := body[0].value, ast.Call):
+    if not body or not all(_imports_compare(node) for node in body[:-1]):
+        return False
+    if not isinstance(body[-1], ast.Expr) or not isinstance(call := body[-1].value, ast.Call):
         return False
     func = call.func
     return ((isinstance(func, ast.Name) and func.id == "compare")
             or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "demos"))
+
+
+def _imports_compare(node: ast.stmt) -> bool:
+    """``node`` is ``from selfattn.compare import compare``, to the letter (no other name, no alias)."""
+    return (isinstance(node, ast.ImportFrom) and node.module == "selfattn.compare" and node.level == 0
+            and [(alias.name, alias.asname) for alias in node.names] == [("compare", None)])
 
 
 def one_line(error: str) -> str:
@@ -187,6 +204,7 @@ def validate_one(path: str, in_this_process: bool = False) -> str | None:
 
     The cells run in a Jupyter kernel, or with ``in_this_process`` in this process (a fresh one
     per notebook, see :func:`validate_all`)."""
+    skip_iri_grammar()
     from nbgrader.preprocessors import ClearOutput, Execute, NbGraderPreprocessor
     from nbgrader.validator import Validator
 
@@ -250,8 +268,11 @@ def validate_forked(paths: list[Path], workers: int) -> dict[Path, str | None]:
     import IPython.core.interactiveshell  # noqa: F401 - imported once, before forking
     import ipywidgets  # noqa: F401
     import matplotlib.pyplot  # noqa: F401
+    import nbformat.validator
     import nbgrader.validator  # noqa: F401
     import numpy  # noqa: F401
+
+    nbformat.validator.get_validator(4)  # the schema of a saved notebook, compiled once, not once per notebook
 
     fork = multiprocessing.get_context("fork")
     pending, running, results = list(paths), {}, {}
@@ -285,6 +306,7 @@ def validate_all(paths: list[Path]) -> dict[Path, str | None]:
     """Path -> reason it fails (``None``: passes), validated several at a time: in processes forked
     from this one on Linux, in Jupyter kernels elsewhere (where forking a process that has loaded
     NumPy is not safe, or not possible)."""
+    skip_iri_grammar()
     try:
         import nbgrader.validator  # noqa: F401 - only to know it is there
     except ImportError:

@@ -81,7 +81,7 @@ def test_each_named_mistake_is_named_when_it_is_made(exercise, mistake, seed):
         warnings.simplefilter("ignore")
         messages = {c.id: run_check(c, mistake.wrong, seed) for c in exercise.checks}
     public = [m for c in exercise.public_checks if (m := messages[c.id])]
-    assert any(mistake.message in m for m in public), messages
+    assert any(mistake.message in m.text and m.id == f"{exercise.function}/{mistake.id}" for m in public), messages
     assert any(m is not None for m in messages.values())
 
 
@@ -133,8 +133,8 @@ def _message(check_id: str, fn) -> str:
     with warnings.catch_warnings():  # as in a kernel or the sandbox: a warning is not an error
         warnings.simplefilter("ignore")
         msg = run_check(REGISTRY[check_id], fn)
-    assert msg is not None and "\n" not in msg and "Traceback" not in msg, msg
-    return msg
+    assert msg is not None and "\n" not in msg.text and "Traceback" not in msg.text, msg
+    return msg.text
 
 
 BAD_RETURNS = [
@@ -259,7 +259,7 @@ def test_what_a_hidden_check_reports_is_fixed_wording(entry):
 
     wrong = _defined(entry)
     exercise = EXERCISES[entry.replace]
-    named = {m.message for m in exercise.mistakes} | set(exercise.diagnoses)
+    named = {m.message for m in exercise.mistakes} | set(exercise.diagnoses.values())
     allowed = {k.value for k in Kind} | named | {f"raised {n}" for n in BUILTIN_EXCEPTIONS}
     found = []
     with warnings.catch_warnings():

@@ -25,10 +25,10 @@ SECTIONS = ["glance", "difficulty", "queue", "history", "changes", "students", "
 @pytest.fixture()
 def data(tmp_path) -> report.ClassData:
     ws = Workspace(tmp_path / "work", ROOT)
-    named = Finding.mistake(AXIS, "weights: axis 0").record()
-    stub = Finding("not answered", Kind.NOT_ANSWERED).record()
-    timeout = Finding("ran out of time", Kind.TIME_OUT).record()
-    wrong = Finding("wrong values", Kind.WRONG_VALUES).record()
+    named = Finding.mistake(AXIS, "weights: axis 0").to_json()
+    stub = Finding("not answered", Kind.NOT_ANSWERED).to_json()
+    timeout = Finding("ran out of time", Kind.TIME_OUT).to_json()
+    wrong = Finding("wrong values", Kind.WRONG_VALUES).to_json()
     sm, ax, at = "softmax/rows-sum-to-one", "softmax/axis", "attention/no-mask"
     d = report.ClassData(ws=ws, students=["ann", "bob", "cy<b>", "dee"], assignments=[A],
                          names={"ann": "Ann A", "cy<b>": "<i>Cy</i>"})
@@ -133,3 +133,17 @@ def test_answers_too_short_to_tell_apart_are_not_compared_and_are_counted():
     assert short == ["a", "b"]
     pairs = similar_pairs("attention", {"a": long_answer, "b": long_answer.replace("w", "u")}, ["pass"])
     assert [(p.a, p.b) for p in pairs] == [("a", "b")]
+
+
+def test_empty_tables_of_resubmissions_and_mistakes_still_have_their_csv_header(data):
+    """A class with no resubmission and no mistake: fixed-mistakes.csv and mistakes.csv are still
+    written, with their header (as hand-grading.csv and similarity.csv)."""
+    history.history_path("ann", A, NB3, data.ws).unlink()
+    data.verdicts = {key: v for key, v in data.verdicts.items() if key[0] == "ann"}
+    tables: dict = {}
+    html = report.build(data, data.ws.report, tables)
+    assert tables["history"] == (["student", "name", "notebook", "exercise", "mistake before", "now"], []), tables
+    assert tables["mistakes"] == (["exercise", "mistake", "students", "who"], []), tables
+    assert "No resubmission replaced a named mistake." in html
+    links = re.findall(r'<a href="([^"#]+\.csv)">', html)
+    assert "fixed-mistakes.csv" in links and "mistakes.csv" in links, links

@@ -112,9 +112,9 @@ def test_a_faulty_softmax_costs_softmax_its_points_only(graded, fault):
     assert FAULTS[fault][1] in cells["softmax-public"]["lines"][0], cells["softmax-public"]["lines"]
     for gid in ("scaled_scores-public", "scaled_scores-hidden", "attention-public", "attention-hidden"):
         assert cells[gid]["passed"], f"{gid}: {cells[gid]['lines']} (notes: {notes})"
-    assert any(n.startswith("`attention` is right, but it calls your `softmax`, which fails: fix `softmax`")
+    assert any(n.text.startswith("`attention` is right, but it calls your `softmax`, which fails: fix `softmax`")
                and n.kind is NoteKind.DEPENDENCY_BLAMED for n in notes), notes
-    assert not any("scaled_scores` is right" in n or "locked cell" in n for n in notes), notes
+    assert not any("scaled_scores` is right" in n.text or "locked cell" in n.text for n in notes), notes
 
 
 def test_a_student_whose_words_are_the_graders_is_counted_as_what_happened(graded):
@@ -126,9 +126,9 @@ def test_a_student_whose_words_are_the_graders_is_counted_as_what_happened(grade
     from autograder.reporting.class_report import ClassData, build, classify
 
     loud = notes_of(graded["says-unreadable"])
-    raised = [n for n in loud if "could not be read as a notebook" in n]
+    raised = [n for n in loud if "could not be read as a notebook" in n.text]
     assert raised and all(n.kind is NoteKind.CELL_RAISED for n in raised), loud
-    assert all(n.startswith("While grading ") for n in raised), raised  # the text people read, as before
+    assert all(n.text.startswith("While grading ") for n in raised), raised  # the text people read, as before
     timed = [classify(f) for cid, f in graded["says-time-out"]["checks"].items() if cid.startswith("softmax/") and f]
     assert timed and all(kind == "unnamed" for kind, _ in timed), timed
     data = ClassData(students=sorted(MIMICS), assignments=["attention"], ws=from_environment(),
@@ -215,10 +215,11 @@ def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong
         assert MASK_AFTER in line and not any(w in line for w in DEPENDENCY_WORDS), line
         assert "on input" not in line, line  # a re-run comes after the hidden runs: fixed wording only
     assert "`attention` was judged with the course's `softmax`, `scaled_scores` (yours fail their checks)" in " ".join(
-        notes), notes
-    assert not any("`attention` is right" in n for n in notes), notes
+        n.text for n in notes), notes
+    assert not any("`attention` is right" in n.text for n in notes), notes
     named = {classify(found) for cid, found in verdict["checks"].items() if cid.startswith("attention/") and found}
-    assert named == {("named", next(m.message for m in ATTENTION.mistakes if m.message.startswith(MASK_AFTER)))}, named
+    assert named == {("named", next(f"attention/{m.id}" for m in ATTENTION.mistakes
+                                    if m.message.startswith(MASK_AFTER)))}, named
     assert "judged with the course's functions" in {note_kind(n) for n in notes}
 
 

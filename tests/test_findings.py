@@ -15,7 +15,7 @@ from selfattn.checks.findings import BUILTIN_EXCEPTIONS, Finding, Kind, hidden_e
 @given(st.text(), st.sampled_from(list(Kind)), st.one_of(st.none(), st.text()))
 def test_a_finding_survives_json_and_pickle(text, kind, name):
     f = Finding(text, kind, name)
-    for back in (Finding.from_record(json.loads(json.dumps(f.record()))), pickle.loads(pickle.dumps(f))):
+    for back in (Finding.from_json(json.loads(json.dumps(f.to_json()))), pickle.loads(pickle.dumps(f))):
         assert (str(back), back.kind, back.name) == (text, kind, name)
 
 
@@ -45,4 +45,4 @@ def test_a_named_mistake_is_reported_without_its_input():
 
 
 def test_an_old_verdicts_bare_message_reads_as_wrong_values():
-    assert Finding.from_record("wrong values on input (3, 5)").kind is Kind.WRONG_VALUES
+    assert Finding.from_json("wrong values on input (3, 5)").kind is Kind.WRONG_VALUES

@@ -159,7 +159,7 @@ def test_a_classic_mistake_in_float32_stays_wrong(function, wrong, message):
     public = [found[c.id][0] for c in EXERCISES[function].public_checks if found[c.id][0] is not None]
     assert public, f"a float32 {function} with a known mistake passes every public check"
     if message is not None:
-        assert any(message in f for f in public), (message, public)
+        assert any(message in f.text for f in public), (message, public)
     hidden = [by_seed for cid, by_seed in found.items() if "/hidden/" in cid]
     missed = [seed for seed in SEEDS if hidden and all(by_seed[seed] is None for by_seed in hidden)]
     assert not missed, f"seeds on which every hidden check passes it: {missed[:10]}"

@@ -39,3 +39,40 @@ def test_gradebooks_of_one_database_share_an_engine_and_see_each_others_rows(tmp
     # a forked process makes its own engine (no pooled connection crosses fork), same rows
     with multiprocessing.get_context("fork").Pool(1) as pool:
         assert pool.apply(_engine_is_new_after_fork, (url, id(engine)))
+
+
+def test_nbgrader_still_creates_its_tables_through_the_name_we_replace():
+    source = inspect.getsource(Gradebook.__init__)
+    assert "Base.metadata.create_all(bind=self.engine)" in source, (
+        "nbgrader.api.Gradebook no longer calls Base.metadata.create_all(bind=self.engine)")
+    gradebook_engine.install()
+    assert nbgrader.api.Base.metadata.create_all is gradebook_engine.create_missing_tables
+
+
+def test_tables_are_created_only_when_one_is_missing_also_after_the_database_is_deleted(tmp_path, monkeypatch):
+    from sqlalchemy import MetaData
+
+    gradebook_schema.install()
+    gradebook_engine.install()
+    calls = []
+    original = MetaData.create_all
+
+    def counting(self, *args, **kwargs):
+        calls.append(kwargs.get("bind"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(MetaData, "create_all", counting)
+    db = tmp_path / "gradebook.db"
+    url = f"sqlite:///{db}"
+    with Gradebook(url, "course") as gb:  # a new database: nbgrader's create_all makes the tables
+        gb.add_student("alice")
+    assert len(calls) == 1
+    for _ in range(3):  # every table there: no per-table checks, the same rows
+        with Gradebook(url, "course") as gb:
+            assert gb.find_student("alice").id == "alice"
+    assert len(calls) == 1
+    db.unlink()  # deleted while this process runs (make grade after `rm gradebook.db`): made again
+    with Gradebook(url, "course") as gb:
+        gb.add_student("bob")
+        assert [s.id for s in gb.students] == ["bob"]
+    assert len(calls) == 2

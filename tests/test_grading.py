@@ -265,9 +265,9 @@ def test_fallback_sandbox_still_limits_and_answers():
         "sandbox.self_test()\n"
         "loop = [('f', 'def f(x):\\n    while True: pass')]\n"
         "r = sandbox.run(loop, 'f', [Case((1,))], sandbox.Limits(cpu_seconds=2))\n"
-        "assert r.outcomes is None and 'CPU' in r.failure, r.failure\n"
+        "assert r.outcomes is None and 'CPU' in r.failure.text, r.failure\n"
         "r = sandbox.run([('f', 'import selfattn\\nf = selfattn.softmax')], 'f', [Case((1,))])\n"
-        "assert r.outcomes is None and 'selfattn' in r.failure, r.failure\n"
+        "assert r.outcomes is None and 'selfattn' in r.failure.text, r.failure\n"
         "print('fallback ok')\n"
     )
     env = dict(os.environ, SELFATTN_SANDBOX="fallback")

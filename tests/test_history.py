@@ -13,8 +13,8 @@ from autograder.verdicts import history
 from autograder.workspace import ROOT, Workspace
 from selfattn.checks.findings import Finding, Kind
 
-NAMED = Finding("weights of the queries", Kind.MISTAKE, "softmax taken over the queries (axis 0)").record()
-UNNAMED = Finding("wrong values", Kind.WRONG_VALUES).record()
+NAMED = Finding("weights of the queries", Kind.MISTAKE, "softmax taken over the queries (axis 0)").to_json()
+UNNAMED = Finding("wrong values", Kind.WRONG_VALUES).to_json()
 
 
 @pytest.fixture()

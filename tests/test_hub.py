@@ -1,34 +1,52 @@
-"""The course on a real JupyterHub (``make hub``), driven in headless Chromium as a small class.
+"""A week of the course on a real JupyterHub (``make hub``), driven in headless Chromium.
 
 The test starts the hub itself as root (PAM accounts from a roster, the two environments, formgrader
-as a hub service) in a fresh state folder, and fails with the reason when it cannot. Students log in
-and their JupyterLab fetches and submits through nbgrader's server extension (the calls the
-Assignments tab makes); the instructor opens formgrader, a student gets 403 there; the system
-refuses a student every other home, other submissions, the course copy (solutions, hidden checks,
-gradebook); the hub restarts and keeps its users and the submissions. Every account, process and
-folder it made is removed. The environments are cached in ``/var/tmp/selfattn-hub-envs``
-(``$SELFATTN_HUB_TEST_ENVS``; rebuilt when their requirements change).
+as a hub service) in a fresh state folder, and fails with the reason when it cannot. Three students
+log in; their JupyterLab fetches, saves, validates and submits through the server extensions the
+Assignments tab and the Validate button call (ada right, ben with a named mistake, cat after the due
+date an instructor set in formgrader). Two graders (an instructor and a TA) open formgrader; the
+hub restarts mid-week; formgrader collects and autogrades (as the grader account, in the course's
+bubblewrap sandbox), the graders hand-grade the written answer, generate and release feedback; the
+students fetch their feedback and open it with no request leaving 127.0.0.1. The scores equal
+``autograder.grade`` on the same submissions. The system refuses a student formgrader (403), every
+other home, the exchange's listings, the course copy and the hub's database. The grader account's
+own sandbox reports the caps that hold there. Every account, process and folder it made is removed.
+The environments are cached in ``/var/tmp/selfattn-hub-envs`` (``$SELFATTN_HUB_TEST_ENVS``; rebuilt
+when their requirements change).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
 import subprocess
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from browser_support import CHROMIUM_ARGS, chromium_path, free_port
+from grading_support import grade, scores
+from test_instructor_loop import WRITTEN, _answer
 
 from autograder.course.ids import COURSE_ID
 from autograder.hub import accounts, control
 from autograder.hub.layout import GRADER_USER, HubLayout
 
 ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
-STUDENTS = ("sahub-ada", "sahub-ben")
-INSTRUCTOR = "sahub-ivy"
+STUDENTS = ("sahub-ada", "sahub-ben", "sahub-cat")
+INSTRUCTOR, TA = "sahub-ivy", "sahub-tom"
 ASSIGNMENT = "attention"
+NB = "04-scaling"
+STDS = "score_stds"
+#: ben's mistake (tests/catalogue/wrong/score_stds_divided_by_dk.py) and the words check() names it by
+MISTAKE = "def score_stds(q, k):\n    dots = np.sum(q * k, axis=1)\n    return dots.std(), (dots / q.shape[1]).std()\n"
+MISTAKE_WORDS = "divides by d_k"
+#: the written answer's hand grade, and who gives it (two graders share formgrader)
+HAND = {"sahub-ada": (3.0, INSTRUCTOR), "sahub-ben": (1.0, TA), "sahub-cat": (2.0, TA)}
+SERVICE = f"/services/{COURSE_ID}"
 
 
 @pytest.fixture(scope="module")
@@ -41,14 +59,16 @@ def hub(tmp_path_factory):
         layout = HubLayout(state=state, envs=ENVS, port=free_port())
     roster = tmp_path_factory.mktemp("hub") / "roster.csv"
     roster.write_text("id,first_name,last_name,email,role\n" + "".join(f"{s},S,{s},,student\n" for s in STUDENTS)
-                      + f"{INSTRUCTOR},I,Ivy,,instructor\n")
-    passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, INSTRUCTOR)}
+                      + f"{INSTRUCTOR},I,Ivy,,instructor\n{TA},T,Tom,,ta\n")
+    passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, INSTRUCTOR, TA)}
     env_before = dict(os.environ)
     os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS), SELFATTN_HUB_PORT=str(layout.port))
     try:
         control.start(layout, roster, log=lambda line: None, timeout=180)
         for name, password in passwords.items():
             accounts.set_password(name, password)
+        # formgrader's Generate (the gradebook learns the notebooks) and Release buttons
+        _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force")
         _as_grader(layout, "release_assignment", ASSIGNMENT)
         yield layout, roster, passwords
     finally:
@@ -57,7 +77,7 @@ def hub(tmp_path_factory):
         finally:
             os.environ.clear()
             os.environ.update(env_before)
-            accounts.remove_accounts([*STUDENTS, INSTRUCTOR])
+            accounts.remove_accounts([*STUDENTS, INSTRUCTOR, TA])
             shutil.rmtree(state, ignore_errors=True)
 
 
@@ -68,14 +88,22 @@ def _busy(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _grader_env(layout: HubLayout) -> dict[str, str]:
+    """The formgrader service's environment (autograder/hub/jupyterhub_config.py)."""
+    return {"PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(layout.course),
+            "JUPYTER_CONFIG_PATH": str(layout.grader_config), "HOME": f"/home/{GRADER_USER}",
+            "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1"}
+
+
+def _run_as_grader(layout: HubLayout, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["runuser", "-u", GRADER_USER, "--", "env",
+                           *(f"{k}={v}" for k, v in _grader_env(layout).items()), *argv],
+                          cwd=layout.course / "autograder", capture_output=True, text=True)
+
+
 def _as_grader(layout: HubLayout, *args: str) -> str:
     """An nbgrader command as the grader account, with the formgrader service's settings."""
-    env = {"PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(layout.course),
-           "JUPYTER_CONFIG_PATH": str(layout.grader_config), "HOME": f"/home/{GRADER_USER}",
-           "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1"}
-    done = subprocess.run(["runuser", "-u", GRADER_USER, "--", "env", *(f"{k}={v}" for k, v in env.items()),
-                           str(layout.grader_env / "bin" / "nbgrader"), *args],
-                          cwd=layout.course / "autograder", capture_output=True, text=True)
+    done = _run_as_grader(layout, str(layout.grader_env / "bin" / "nbgrader"), *args)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout + done.stderr
 
@@ -97,52 +125,233 @@ def _login(browser, layout: HubLayout, name: str, password: str):
     return context, page
 
 
-def _xsrf(context) -> dict[str, str]:
-    token = next(c["value"] for c in context.cookies() if c["name"] == "_xsrf")
-    return {"X-XSRFToken": token}
+def _lab(browser, layout: HubLayout, name: str, password: str):
+    """Logged in as a student, their JupyterLab loaded."""
+    context, page = _login(browser, layout, name, password)
+    page.wait_for_url(f"**/user/{name}/lab**", timeout=180_000)
+    # the Launcher, or the notebook JupyterLab reopens from the user's last session
+    page.wait_for_selector(".jp-LauncherCard, .jp-Notebook .jp-Cell", timeout=120_000)
+    return context, page
 
 
-def test_a_class_works_on_the_hub(hub):
+def _formgrader(browser, layout: HubLayout, name: str, password: str):
+    """Logged in as a grader, formgrader's page open (which sets the service's XSRF cookie)."""
+    context, page = _login(browser, layout, name, password)
+    page.wait_for_url("**/user/**", timeout=180_000)
+    answer = page.goto(f"{layout.url}{SERVICE}/formgrader", wait_until="domcontentloaded")
+    assert answer is not None and answer.status == 200, (name, answer and answer.status)
+    page.wait_for_selector("text=Manage Assignments", timeout=120_000)
+    return context, page
+
+
+def _xsrf(context, path: str) -> dict[str, str]:
+    """The XSRF header of the server at ``path`` (each server sets its own ``_xsrf`` cookie)."""
+    cookies = [c for c in context.cookies() if c["name"] == "_xsrf" and path.startswith(c["path"].rstrip("/"))]
+    assert cookies, (path, [(c["name"], c["path"]) for c in context.cookies()])
+    return {"X-XSRFToken": max(cookies, key=lambda c: len(c["path"]))["value"]}
+
+
+def _api(page, context, method: str, url: str, **kw):
+    """A call formgrader's or JupyterLab's page makes; its JSON answer (fails on an HTTP error)."""
+    path = url.split("127.0.0.1", 1)[1].split("/", 1)[1]
+    answer = page.request.fetch(url, method=method, headers=_xsrf(context, "/" + path), **kw)
+    assert answer.ok, (method, url, answer.status, answer.text()[-2000:])
+    return answer.json()
+
+
+def _answered(nb: dict, answers: dict[str, str]) -> dict:
+    for cell in nb["cells"]:
+        gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if gid in answers:
+            cell["source"] = answers[gid]
+    return nb
+
+
+def test_a_week_of_the_course_on_the_hub(hub, tmp_path):
     layout, roster, passwords = hub
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
-            _week(browser, layout, roster, passwords)
+            _week(browser, layout, roster, passwords, tmp_path)
         finally:
             browser.close()
 
 
-def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str]) -> None:
-    ada, ben = STUDENTS
+def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str], tmp: Path) -> None:
+    ada, ben, cat = STUDENTS
+    answers = {ada: {STDS: _answer(NB, STDS), WRITTEN: _answer(NB, WRITTEN)},
+               ben: {STDS: MISTAKE, WRITTEN: "The variance grows with d_k."},
+               cat: {STDS: _answer(NB, STDS), WRITTEN: _answer(NB, WRITTEN)}}
+    validated: dict[str, str] = {}
     for student in STUDENTS:
-        context, page = _login(browser, layout, student, passwords[student])
-        page.wait_for_url(f"**/user/{student}/lab**", timeout=180_000)
-        page.wait_for_selector(".jp-LauncherCard", timeout=120_000)
+        if student == cat:  # the instructor sets the due date in formgrader after ada and ben handed in
+            context, page = _formgrader(browser, layout, INSTRUCTOR, passwords[INSTRUCTOR])
+            time.sleep(1.1)
+            due = datetime.now(timezone.utc).replace(microsecond=0)
+            time.sleep(1.1)
+            _api(page, context, "PUT", f"{layout.url}{SERVICE}/formgrader/api/assignment/{ASSIGNMENT}",
+                 data={"duedate_notimezone": due.strftime("%Y-%m-%dT%H:%M:%S"), "duedate_timezone": "UTC"})
+            context.close()
+        context, page = _lab(browser, layout, student, passwords[student])
         base = f"{layout.url}/user/{student}"
-        courses = page.request.get(f"{base}/courses").json()
-        assert courses["value"] == [COURSE_ID], courses
-        listed = page.request.get(f"{base}/assignments?course_id={COURSE_ID}").json()
+        assert _api(page, context, "GET", f"{base}/courses")["value"] == [COURSE_ID]
+        listed = _api(page, context, "GET", f"{base}/assignments?course_id={COURSE_ID}")
         assert [a["assignment_id"] for a in listed["value"]] == [ASSIGNMENT], listed
         form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
-        fetched = page.request.post(f"{base}/assignments/fetch", form=form, headers=_xsrf(context))
-        assert fetched.json()["success"], fetched.text()
-        submitted = page.request.post(f"{base}/assignments/submit", form=form, headers=_xsrf(context))
-        assert submitted.json()["success"], submitted.text()
+        _api(page, context, "POST", f"{base}/assignments/fetch", form=form)
+        # the answers, saved as JupyterLab saves a notebook
+        path = f"{ASSIGNMENT}/{NB}.ipynb"
+        nb = _api(page, context, "GET", f"{base}/api/contents/{path}?content=1")["content"]
+        _api(page, context, "PUT", f"{base}/api/contents/{path}",
+             data={"type": "notebook", "format": "json", "content": _answered(nb, answers[student])})
+        # the Validate button
+        done = _api(page, context, "POST", f"{base}/assignments/validate", form={"path": path})
+        assert done["success"], done
+        validated[student] = json.dumps(done["value"])
+        if student == ben:  # the notebook in JupyterLab: Run All Cells draws the widget, check() names the mistake
+            _run_all(page, f"{base}/lab/tree/{path}")
+        submitted = _api(page, context, "POST", f"{base}/assignments/submit", form=form)
+        assert submitted["success"], submitted
         # formgrader is the graders' service only
-        forbidden = page.request.get(f"{layout.url}/services/{COURSE_ID}/formgrader", max_redirects=5)
+        forbidden = page.request.get(f"{layout.url}{SERVICE}/formgrader", max_redirects=5)
         assert forbidden.status == 403, (forbidden.status, forbidden.url)
+        api = page.request.get(f"{layout.url}{SERVICE}/formgrader/api/assignments", max_redirects=5)
+        assert api.status == 403, (api.status, api.url)
         context.close()
-    assert Path(f"/home/{ada}/{ASSIGNMENT}").is_dir()
+    assert "failed" not in validated[ada] or '"failed": []' in validated[ada], validated[ada]
+    assert MISTAKE_WORDS in validated[ben], validated[ben]
+    _refused(layout)
 
-    # what the system refuses a student
+    # the hub restarts mid-week: users, submissions and the exchange are kept
+    control.stop(layout, log=lambda line: None)
+    control.start(layout, roster, log=lambda line: None, timeout=180)
+    context, page = _lab(browser, layout, ben, passwords[ben])
+    listed = _api(page, context, "GET", f"{layout.url}/user/{ben}/assignments?course_id={COURSE_ID}")
+    # nbgrader lists the fetched copy and each submission
+    assert sorted(a["status"] for a in listed["value"]) == ["fetched", "submitted"], listed
+    context.close()
+
+    # the instructor collects and autogrades in formgrader (Collect, then Autograde per student)
+    context, page = _formgrader(browser, layout, INSTRUCTOR, passwords[INSTRUCTOR])
+    fg = f"{layout.url}{SERVICE}/formgrader/api"
+    collected = _api(page, context, "POST", f"{fg}/assignment/{ASSIGNMENT}/collect")
+    assert collected["success"], collected
+    for student in STUDENTS:
+        assert (layout.course / "autograder" / "submitted" / student / ASSIGNMENT).is_dir(), collected
+        done = _api(page, context, "POST", f"{fg}/submission/{ASSIGNMENT}/{student}/autograde")
+        assert done["success"], done.get("log", done)[-3000:]
+    context.close()
+
+    # the scores are those of `make grade` (autograder.grade) on the same submissions, due date included
+    work = tmp / "reference"
+    for student in STUDENTS:
+        shutil.copytree(layout.course / "autograder" / "submitted" / student, work / "submitted" / student)
+    (work / "due-dates.csv").write_text(f"assignment,student,due\n{ASSIGNMENT},,{due:%Y-%m-%d %H:%M:%S} UTC\n")
+    reference = grade(work)
+    assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-3000:]
+    hub_work = layout.course / "autograder"
+    for student in STUDENTS:
+        assert scores(hub_work, student, NB) == scores(work, student, NB), student
+        assert _seconds_late(hub_work, student) == _seconds_late(work, student), student
+    assert scores(hub_work, ada, NB)[f"{STDS}-hidden"][0] > 0
+    assert scores(hub_work, ben, NB)[f"{STDS}-hidden"][0] == 0
+    assert _seconds_late(hub_work, cat) > 0 and _seconds_late(hub_work, ada) == 0 == _seconds_late(hub_work, ben)
+
+    # two graders hand-grade the written answer in formgrader, then feedback is made and released
+    for grader in (INSTRUCTOR, TA):
+        context, page = _formgrader(browser, layout, grader, passwords[grader])
+        for nb_row in _api(page, context, "GET", f"{fg}/submitted_notebooks/{ASSIGNMENT}/{NB}"):
+            points, by = HAND[nb_row["student"]]
+            if by != grader:
+                continue
+            grades = _api(page, context, "GET", f"{fg}/grades?submission_id={nb_row['id']}")
+            written = next(g for g in grades if g["name"] == WRITTEN)
+            saved = _api(page, context, "PUT", f"{fg}/grade/{written['id']}", data={"manual_score": points})
+            assert saved["manual_score"] == points, saved
+        if grader == TA:
+            for step in ("generate_feedback", "release_feedback"):
+                done = _api(page, context, "POST", f"{fg}/assignment/{ASSIGNMENT}/{step}")
+                assert done["success"], (step, done.get("log", done))
+        context.close()
+    for student, (points, _) in HAND.items():
+        assert _written_score(hub_work, student) == points, student
+    listing = _as_user(ada, "ls", str(layout.exchange / COURSE_ID / "feedback"))
+    assert listing.returncode != 0 and "ermission denied" in listing.stderr, ("the feedback listing", listing)
+
+    # the students fetch their feedback and open it; nothing is requested from outside the hub
+    for student in STUDENTS:
+        context, page = _lab(browser, layout, student, passwords[student])
+        base = f"{layout.url}/user/{student}"
+        _api(page, context, "POST", f"{base}/assignments/fetch_feedback",
+             form={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT})
+        pages = sorted(Path(f"/home/{student}/{ASSIGNMENT}/feedback").glob(f"*/{NB}.html"))
+        assert len(pages) == 1, (student, pages)
+        outside: list[str] = []
+        context.route("**/*", _only_the_hub(layout.url, outside))
+        relative = pages[0].relative_to(f"/home/{student}")
+        shown = page.goto(f"{base}/files/{relative}", wait_until="load")
+        assert shown is not None and shown.status == 200, (student, shown and shown.status)
+        text = page.inner_text("body")
+        assert outside == [], (student, outside)
+        assert NB in text or "score" in text.lower(), text[:2000]
+        if student == ben:
+            assert MISTAKE_WORDS in text, text[:4000]
+        context.close()
+
+    _grader_caps(layout)
+
+
+def _only_the_hub(url: str, outside: list[str]):
+    """A route handler that lets requests to the hub through and refuses (and records) any other."""
+    def guard(route) -> None:
+        if route.request.url.startswith(url + "/"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+    return guard
+
+
+def _run_all(page, url: str) -> None:
+    """Open the notebook in JupyterLab, run all its cells in the student's kernel; the slider
+    widget of ``demos.score_histograms()`` is drawn and the public check names ben's mistake."""
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.wait_for_selector("#jp-main-statusbar >> text=/Idle/", timeout=120_000)
+    page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+    page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+    page.wait_for_selector(".jp-OutputArea-output .jupyter-widgets", timeout=180_000)
+    page.wait_for_selector(f".jp-OutputArea-output >> text={MISTAKE_WORDS}", timeout=180_000)
+
+
+def _seconds_late(work: Path, student: str) -> float:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", COURSE_ID) as gb:
+        return float(gb.find_submission(ASSIGNMENT, student).total_seconds_late)
+
+
+def _written_score(work: Path, student: str) -> float:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", COURSE_ID) as gb:
+        return float(gb.find_grade(WRITTEN, NB, ASSIGNMENT, student).score)
+
+
+def _refused(layout: HubLayout) -> None:
+    """What the system refuses a student, after every student has handed in."""
+    ada, ben, _ = STUDENTS
     refused = {
         "another home": ["ls", f"/home/{ben}"],
+        "another student's answers": ["cat", f"/home/{ben}/{ASSIGNMENT}/{NB}.ipynb"],
         "the exchange's inbound listing": ["ls", str(layout.exchange / COURSE_ID / "inbound")],
         "the course copy (solutions, hidden checks)": ["ls", str(layout.course / "solutions")],
         "the gradebook": ["cat", str(layout.course / "autograder" / "gradebook.db")],
+        "the collected submissions": ["ls", str(layout.course / "autograder" / "submitted")],
         "the hub's database": ["cat", str(layout.hub / "jupyterhub.sqlite")],
+        "the graders' settings": ["cat", str(layout.grader_config / "nbgrader_config.py")],
     }
     for what, argv in refused.items():
         done = _as_user(ada, *argv)
@@ -151,25 +360,21 @@ def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str]) -
                           "import selfattn, sys; print(selfattn.__file__)")
     assert str(layout.student_env) in no_package.stdout, no_package
 
-    # the instructor opens formgrader
-    context, page = _login(browser, layout, INSTRUCTOR, passwords[INSTRUCTOR])
-    page.wait_for_url("**/user/**", timeout=180_000)
-    answer = page.goto(f"{layout.url}/services/{COURSE_ID}/formgrader", wait_until="domcontentloaded")
-    assert answer is not None and answer.status == 200, answer and answer.status
-    page.wait_for_selector("text=Manage Assignments", timeout=120_000)
-    context.close()
 
-    # collect, as formgrader's Collect button does
-    out = _as_grader(layout, "collect", ASSIGNMENT)
-    for student in STUDENTS:
-        assert (layout.course / "autograder" / "submitted" / student / ASSIGNMENT).is_dir(), out
+#: run by the grader account: its sandbox's mode, a known answer through it, the caps in force
+CAPS = """
+from autograder import sandbox
+sandbox.self_test()
+print(sandbox.mode())
+print(sandbox.caps_in_force(sandbox.DEFAULT))
+"""
 
-    # the hub restarts mid-week: users, submissions and the exchange are kept
-    control.stop(layout, log=lambda line: None)
-    control.start(layout, roster, log=lambda line: None, timeout=180)
-    context, page = _login(browser, layout, ben, passwords[ben])
-    page.wait_for_url(f"**/user/{ben}/lab**", timeout=180_000)
-    listed = page.request.get(f"{layout.url}/user/{ben}/assignments?course_id={COURSE_ID}").json()
-    # nbgrader lists the fetched copy and each submission
-    assert sorted(a["status"] for a in listed["value"]) == ["fetched", "submitted"], listed
-    context.close()
+
+def _grader_caps(layout: HubLayout) -> None:
+    """The grader account (not root) grades in bubblewrap, with the CPU, file and /tmp caps."""
+    done = _run_as_grader(layout, str(layout.grader_env / "bin" / "python"), "-c", CAPS)
+    assert done.returncode == 0, done.stderr[-3000:]
+    mode, caps = done.stdout.strip().splitlines()[-2:]
+    print(f"grader account's sandbox: {mode}; caps: {caps}")
+    assert mode == "bubblewrap", done.stdout
+    assert "CPU" in caps and "/tmp+/dev/shm" in caps and "files" in caps, caps

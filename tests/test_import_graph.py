@@ -8,60 +8,17 @@ import ast
 import subprocess
 import sys
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from autograder.import_graph import Import, imports_of, module_name
+from autograder.workspace import ROOT
+
 PACKAGE = ROOT / "selfattn"
-
-
-@dataclass(frozen=True)
-class Import:
-    """One import of a course module: who imports what, where (line), and whether it runs when the
-    importer is imported (module level, class bodies, ``if TYPE_CHECKING``) or only when a function runs."""
-
-    importer: str
-    imported: str
-    line: int
-    in_function: bool
-
-
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _modules() -> dict[str, Path]:
     """Every module of the course package by dotted name (a package by its own name)."""
-    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
-
-
-def _imports(module: str, path: Path, known: set[str]) -> list[Import]:
-    """The course modules ``module`` imports (relative and absolute), each with its place."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: list[Import] = []
-
-    def visit(node: ast.AST, in_function: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-            targets: list[str] = []
-            if isinstance(child, ast.Import):
-                targets = [alias.name for alias in child.names]
-            elif isinstance(child, ast.ImportFrom):
-                if child.level:
-                    base = package.split(".")[: len(package.split(".")) - (child.level - 1)]
-                    source = ".".join(base + ([child.module] if child.module else []))
-                else:
-                    source = child.module or ""
-                # `from pkg import name` imports the module pkg.name when there is one, else pkg
-                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in child.names]
-            for target in targets:
-                if target in known and target != module:
-                    found.append(Import(module, target, child.lineno, in_function))
-            visit(child, inside)
-
-    visit(ast.parse(path.read_text(encoding="utf-8")), False)
-    return found
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def _graph() -> tuple[dict[str, set[str]], list[Import]]:
@@ -71,7 +28,7 @@ def _graph() -> tuple[dict[str, set[str]], list[Import]]:
     graph: dict[str, set[str]] = {m: set() for m in modules}
     lazy: list[Import] = []
     for module, path in modules.items():
-        for imp in _imports(module, path, known):
+        for imp in imports_of(module, path, known):
             if imp.in_function:
                 lazy.append(imp)
             else:
@@ -106,7 +63,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_the_graph_sees_the_course_modules_and_their_imports():
+def test_the_graph_sees_the_course_modules_and_theirimports_of():
     """The parser finds what it must: else an empty graph would pass the tests below."""
     graph, _ = _graph()
     assert {"selfattn.checking", "selfattn.checks.notebook", "selfattn.checks.calling"} <= set(graph)
@@ -155,7 +112,7 @@ def test_no_import_inside_a_function_dodges_a_circle():
 def test_the_lazy_import_finder_sees_an_import_inside_a_function(tmp_path):
     path = tmp_path / "mod.py"
     path.write_text("from . import top\n\ndef f():\n    from .other import g\n    return g\n")
-    found = _imports("selfattn.mod", path, {"selfattn.mod", "selfattn.top", "selfattn.other"})
+    found = imports_of("selfattn.mod", path, {"selfattn.mod", "selfattn.top", "selfattn.other"})
     assert [(i.imported, i.in_function) for i in found] == [("selfattn.top", False), ("selfattn.other", True)]
 
 
@@ -242,10 +199,10 @@ def test_check_finds_its_check_in_a_fresh_interpreter():
 def _grader_graph() -> dict[str, set[str]]:
     """The grader's import graph, imports inside functions included (no circle either way)."""
     grader = ROOT / "autograder"
-    modules = {_module_name(p): p for p in sorted(grader.rglob("*.py")) if "jupyter_data" not in p.parts}
+    modules = {module_name(p): p for p in sorted(grader.rglob("*.py")) if "jupyter_data" not in p.parts}
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
-        graph[module] |= {imp.imported for imp in _imports(module, path, set(modules))}
+        graph[module] |= {imp.imported for imp in imports_of(module, path, set(modules))}
     return graph
 
 

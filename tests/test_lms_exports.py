@@ -12,7 +12,7 @@ from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
 from autograder.nbgrader_ext import gradebook_schema
-from autograder.outputs.lms_export import read_roster, write_lms_exports
+from autograder.outputs.lms_export import read_roster, students_without_identity, write_lms_exports
 from autograder.workspace import ROOT
 
 COURSE = "self-attention"
@@ -83,6 +83,18 @@ def test_without_a_roster_the_students_canvas_cannot_match_are_named(tmp_path):
     write_lms_exports(url, COURSE, tmp_path / "exports", roster=tmp_path / "roster.csv", log=lines.append,
                       course_root=ROOT)
     assert len(lines) == 1 and f"{tmp_path / 'roster.csv'} does not exist" in lines[0], lines
+
+
+def test_the_summarys_list_of_students_without_an_lms_identity(tmp_path):
+    """What the grading summary lists: one line per student Canvas cannot match, saying why."""
+    url = _gradebook(tmp_path)
+    roster = tmp_path / "roster.csv"
+    assert students_without_identity(url, COURSE, roster) == [
+        f"=cmd: {roster} does not exist", f"bob: {roster} does not exist"]  # alice has a Canvas ID
+    roster.write_text("id,sis_user_id,sis_login_id\nbob,,bbrown\n=cmd,,\n")
+    assert students_without_identity(url, COURSE, roster) == [f"=cmd: not in {roster} with an LMS id"]
+    roster.write_text("student\nbob\n")  # unreadable: as if empty (the exports' warning names the problem)
+    assert [line.split(":")[0] for line in students_without_identity(url, COURSE, roster)] == ["=cmd", "bob"]
 
 
 def test_moodle_columns_are_labelled_as_moodle_maps_them(exported):

@@ -62,7 +62,7 @@ def test_changing_a_test_after_release_raises_no_tampering_note(course):
         cell.source += "\n# changed after release"
     _edit(release, change)
     notes = notes_of(staging.staged_notebook("ann", "attention", NB, _ws(course[0])).metadata["selfattn"])
-    assert not [n for n in notes if "changed" in n or "edited" in n], notes
+    assert not [n for n in notes if "changed" in n.text or "edited" in n], notes
 
 
 def test_a_student_edit_of_a_locked_cell_is_noted(course):
@@ -72,7 +72,7 @@ def test_a_student_edit_of_a_locked_cell_is_noted(course):
         _cell(nb, "embed-hidden").metadata.nbgrader["points"] = 50
     _edit(submitted, tamper)
     nb = staging.staged_notebook("ann", "attention", NB, _ws(course[0]))
-    assert any("points of `embed-hidden` were changed" in n and n.kind is NoteKind.REPAIRED
+    assert any("points of `embed-hidden` were changed" in n.text and n.kind is NoteKind.REPAIRED
                for n in notes_of(nb.metadata["selfattn"]))
     assert _cell(nb, "embed-hidden").metadata.nbgrader["points"] == 2  # the course's points
 
@@ -92,7 +92,7 @@ def test_added_cells_are_kept_in_place_and_explained(course):
     assert "not run" in texts[helper - 1] and "not run" in texts[-2]
     assert texts[-1] == "my scratch notes" and nb.cells[-1].cell_type == "code"  # shown, never rendered
     assert "nbgrader" not in nb.cells[helper].metadata  # neither graded nor locked
-    assert any("2 cell(s) you added" in n for n in notes_of(nb.metadata["selfattn"]))
+    assert any("2 cell(s) you added" in n.text for n in notes_of(nb.metadata["selfattn"]))
 
 
 def _apply(nb, ws: Workspace, student="ann"):
@@ -181,7 +181,7 @@ def test_summary_lists_every_anomaly_with_advice(tmp_path):
 def test_verdict_keys_do_not_depend_on_the_process():
     """A key computed in another process (a worker, formgrader, the next run) must be the same:
     string hashing is randomised per process, so nothing in a key may depend on set order."""
-    code = ("from autograder.verdicts.decide import ROOT, checks_version\n"
+    code = ("from autograder.verdicts.decide import checks_version\nfrom autograder.workspace import ROOT\n"
             "print(checks_version('attention', '03-softmax-attention', ROOT))")
     keys = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONHASHSEED=str(seed)),
                            capture_output=True, text=True, check=True).stdout for seed in (1, 2, 3)}

@@ -4,7 +4,9 @@
 ``process_extracted_files`` and private ``_transfer_files`` (each replacement calls the original
 with the same arguments) and reads ``GenerateConfigApp._instance``; ``autograder/settings.py`` calls
 traitlets' private ``TraitType._validate``; ``gradebook_schema.py`` replaces
-``nbgrader.api.get_alembic_version``; ``feedback_html.py`` overrides nbgrader's private
+``nbgrader.api.get_alembic_version``;
+``gradebook_engine.py`` replaces ``create_engine`` and ``Base.metadata.create_all``;
+``feedback_html.py`` overrides nbgrader's private
 ``GetGrades._get_score`` and nbconvert's private ``HTMLExporter._create_environment`` and
 ``_preprocess``; ``csv_export.py`` gives ``CsvExportPlugin``'s ``to`` trait its default. With the
 pinned versions this holds; after an upgrade that renames or re-signs one of them, this test fails
@@ -39,6 +41,8 @@ CONTRACT: dict[tuple[str, str, str], tuple[str | None, str]] = {
     ("traitlets", "TraitType", "_validate"): ("(self, obj, value)", "settings.py validates flag values with it"),
     ("nbgrader", "api", "get_alembic_version"): (
         "()", "gradebook_schema.py replaces it (the schema head read once, not per Gradebook)"),
+    ("nbgrader.api.Base", "metadata", "create_all"): (
+        None, "gradebook_engine.py replaces its create_all (nbgrader's tables made only when one is missing)"),
     ("nbgrader", "api", "create_engine"): (
         None, "gradebook_engine.py replaces it (one SQLAlchemy engine per process and database)"),
     ("nbgrader.preprocessors", "GetGrades", "_get_score"): (
@@ -58,11 +62,22 @@ def _bare(sig: inspect.Signature) -> str:
                            return_annotation=inspect.Signature.empty))
 
 
+def _resolve(dotted: str):
+    """The module ``dotted`` names, or an object in one (``nbgrader.api.Base``)."""
+    try:
+        return importlib.import_module(dotted)
+    except ImportError:
+        parent, _, attr = dotted.rpartition(".")
+        if not parent:
+            raise
+        return getattr(_resolve(parent), attr)
+
+
 def broken(module: str, owner: str, name: str, expected: str | None) -> str | None:
     """Why ``module.owner.name`` breaks the contract (one line), or None when it holds."""
     where = f"{module}.{owner}.{name}"
     try:
-        home = importlib.import_module(module)
+        home = _resolve(module)
         cls = getattr(home, owner) if hasattr(home, owner) else importlib.import_module(f"{module}.{owner}")
     except (ImportError, AttributeError) as exc:
         return f"{where}: {module}.{owner} is gone ({exc})"

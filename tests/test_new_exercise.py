@@ -62,7 +62,7 @@ RECORD = f'''
 from selfattn import rows  # noqa: E402
 
 ROW_SUMS = Exercise("row_sums", rows.row_sums, mistakes=[
-    Mistake(lambda X: np.asarray(X).sum(axis=0), "{MISTAKE}"),
+    Mistake(lambda X: np.asarray(X).sum(axis=0), "{MISTAKE}", id="columns"),
 ])
 ROW_SUMS.check("small", "the sum of each row", lambda rng: [Case((rand(rng, 3, 4),))])
 EXERCISES[ROW_SUMS.function] = ROW_SUMS
@@ -70,7 +70,8 @@ EXERCISES[ROW_SUMS.function] = ROW_SUMS
 NO_PUBLIC_CHECK = "\n".join(ln for ln in RECORD.splitlines() if not ln.startswith("ROW_SUMS.check("))
 #: a "mistake" that gives the reference's values: no check can name it
 INVISIBLE = RECORD.replace(
-    "mistakes=[", 'mistakes=[\n    Mistake(lambda X: np.asarray(X).sum(axis=1) * 1.0, "multiplied by one"),')
+    "mistakes=[",
+    'mistakes=[\n    Mistake(lambda X: np.asarray(X).sum(axis=1) * 1.0, "multiplied by one", id="times-one"),')
 HIDDEN = '''
 
 from selfattn.exercise_checks import EXERCISES  # noqa: E402

@@ -191,7 +191,7 @@ def _messages() -> Reading:
 
     said = []
     for exercise in EXERCISES.values():
-        said += [m.message for m in exercise.mistakes] + list(exercise.diagnoses)
+        said += [m.message for m in exercise.mistakes] + list(exercise.diagnoses.values())
         said += [c.description for c in exercise.checks]
     return Reading("selfattn.exercise_checks (messages)", " | ".join(said), [])
 

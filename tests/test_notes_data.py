@@ -41,7 +41,7 @@ ASSIGNMENT = "attention"
 def test_a_note_keeps_its_text_and_kind_through_its_record_json_and_pickle(text, kind):
     note = Note(text, kind)
     assert str(note) == text and note.kind is kind
-    back = Note.from_record(json.loads(json.dumps(note.record())))
+    back = Note.from_json(json.loads(json.dumps(note.to_json())))
     assert (str(back), back.kind) == (text, kind)
     again = pickle.loads(pickle.dumps(note))
     assert (str(again), again.kind) == (text, kind)
@@ -179,7 +179,7 @@ def test_each_note_is_made_with_its_kind(course):
     for student, (_what, kinds) in CLASS.items():
         assert [n.kind for n in notes[student]] == kinds, (student, notes[student])
     assert [n.kind for n in notes["blamed"]] == [NoteKind.DEPENDENCY_BLAMED, NoteKind.JUDGED_WITH_COURSE]
-    assert notes["blamed"][0].startswith("`attention` is right, but it calls your `softmax`")
+    assert notes["blamed"][0].text.startswith("`attention` is right, but it calls your `softmax`")
 
 
 def test_rewording_every_note_changes_no_count_of_the_report_or_the_summary(course, monkeypatch):
@@ -192,13 +192,15 @@ def test_rewording_every_note_changes_no_count_of_the_report_or_the_summary(cour
     assert lists == {"unreadable": 2, "repaired": 4, "sandbox_failures": 1}, lists
     assert handed == len(CLASS)  # the blamed student's notebook too, but not the one with no file
 
-    made = Note.__new__
+    made = Note.__post_init__
     words = "No file x.ipynb was submitted: it could not be read as a notebook; the grader could not process it: "
 
-    def reworded(cls, text, kind=NoteKind.OTHER):  # once: a note read back from its record keeps its text
-        return made(cls, text if text.startswith(words) else words + text[::-1], kind)
+    def reworded(self: Note) -> None:  # once: a note read back from its record keeps its text
+        made(self)
+        if not self.text.startswith(words):
+            object.__setattr__(self, "text", words + self.text[::-1])
 
-    monkeypatch.setattr(Note, "__new__", reworded)
+    monkeypatch.setattr(Note, "__post_init__", reworded)
     notes = _class_notes(course)
     texts = [str(n) for ns in notes.values() for n in ns]
     assert texts and all(t.startswith(words) for t in texts), texts

@@ -182,11 +182,16 @@ def test_a_request_whose_answer_is_never_read_ends_at_the_wall_clock():
 #: attention is right exactly when it finds nothing of a course ``softmax`` cell in its process
 HUNTING_STUDENT = {
     "softmax": "def softmax(S, axis=-1):\n    return np.exp(S) * 0 + 1.0 / S.shape[axis]\n",
-    "attention": ("def attention(Q, K, V, mask=None):" + HUNT
-                  + "    if n:\n        return V * 0 + 123.0\n"
-                    "    S = Q @ K.T / np.sqrt(Q.shape[-1])\n"
-                    "    if mask is not None:\n        S = S + mask\n"
-                    "    return softmax(S) @ V\n"),
+    # the hunt runs once per process (the first call; the reference, if it were there, already is) and
+    # is remembered: hunting on each of a hidden check's calls runs the check out of time under load
+    "attention": ("def _hunt_once():" + HUNT + "    return n\n"
+                  "def attention(Q, K, V, mask=None):\n"
+                  "    global _HUNTED\n"
+                  "    if '_HUNTED' not in globals():\n        _HUNTED = _hunt_once()\n"
+                  "    if _HUNTED:\n        return V * 0 + 123.0\n"
+                  "    S = Q @ K.T / np.sqrt(Q.shape[-1])\n"
+                  "    if mask is not None:\n        S = S + mask\n"
+                  "    return softmax(S) @ V\n"),
 }
 
 

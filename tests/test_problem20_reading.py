@@ -29,7 +29,7 @@ def _good(beta: float = 1000.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 ])
 def test_checks_and_compare_name_the_same_shape_problem(W):
     found = problem20.shape_problem(W, 5, 2)
-    assert found is not None and "\n" not in found
+    assert found is not None and "\n" not in found.text
     case = Case((TARGETS, VALUES, 1000.0))
     verdict = EXERCISES["lookup_table_weights"].verify([case], [Outcome(values=tuple(W))])
     assert verdict == found and verdict.kind == found.kind

@@ -295,7 +295,7 @@ def _exercise_counts(verdicts) -> dict[tuple[str, str], tuple[int, int, Counter]
             by_fn.setdefault(REGISTRY[cid].function, []).append(msg)
         for fn, msgs in by_fn.items():
             acc = out.setdefault((nb, fn), [0, 0, Counter()])
-            found = [Finding.from_record(m) for m in msgs if m is not None]
+            found = [Finding.from_json(m) for m in msgs if m is not None]
             if not found:
                 acc[0] += 1
                 acc[1] += 1

@@ -265,7 +265,7 @@ def test_each_hostile_submission_fails_its_own_exercise_with_its_message(graded)
             score, _lines = cells[f"h-{name}", entry.notebook, gid]
             assert score == 0, f"{name}: {gid} scored {score}"
         public = cells[f"h-{name}", entry.notebook, "causal_mask-public"][1]
-        assert sandbox.cap_message(CAP_OF[name], LIMITS) in public, f"{name}:\n{public}"
+        assert sandbox.cap_message(CAP_OF[name], LIMITS).text in public, f"{name}:\n{public}"
 
 
 def test_nothing_else_of_the_class_changes(graded):

@@ -164,7 +164,7 @@ def test_hidden_checks_speak_a_fixed_vocabulary(gradings):
     """Every failed hidden check ends in the record's named mistake or declared diagnosis, a fixed
     kind's wording, or a built-in exception's name: nothing else."""
     mistakes = {m.message for e in EXERCISES.values() for m in e.mistakes} | {
-        d for e in EXERCISES.values() for d in e.diagnoses}
+        d for e in EXERCISES.values() for d in e.diagnoses.values()}
     allowed = ({k.value for k in Kind} | mistakes | {f"raised {n}" for n in BUILTIN_EXCEPTIONS})
     seen = 0
     for work in gradings:

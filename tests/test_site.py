@@ -180,3 +180,35 @@ def test_search_finds_a_lecture_term(site):
     finally:
         page.close()
     assert any("Saturation" in h or "saturation" in h.lower() for h in hits), hits
+
+
+@pytest.mark.parametrize("origin", ["file", "http"])
+def test_search_shows_snippets_and_each_page_once(site, origin):
+    """Opened from the disk (file://) as over http, the search page gives every hit a snippet of its page,
+    and lists no page twice under the same title (a glossary term's index entry and the full text of the
+    Glossary both matched, so it was listed twice)."""
+    base, browser = site
+    url = (SITE / "search.html").as_uri() if origin == "file" else base + "search.html"
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(url + "?q=softmax", wait_until="load")
+        page.wait_for_selector("#search-results li", timeout=15000)
+        page.wait_for_function("() => { const r = document.querySelector('#search-results');"
+                               " return r && /Search finished/.test(r.textContent); }", timeout=15000)
+        page.wait_for_timeout(500)  # the last snippets are filled in after the status line
+        hits = page.evaluate("""() => Array.from(document.querySelectorAll('#search-results li')).map(li => {
+            const a = li.querySelector('a');
+            return [a.textContent.trim(), a.getAttribute('href').split('#')[0],
+                    !!li.querySelector('p.context, span')]; })""")
+    finally:
+        page.close()
+    assert errors == [], f"search page errors: {errors}"
+    assert len(hits) >= 5, f"searching 'softmax' found only {hits}"
+    titles = [(title, href) for title, href, _ in hits]
+    twice = sorted({t for t in titles if titles.count(t) > 1})
+    assert twice == [], f"listed more than once: {twice}"
+    assert [t for t, _ in titles].count("Glossary") <= 1, titles
+    bare = [t for t, _, snippet in hits if not snippet]
+    assert bare == [], f"hits without a snippet of their page ({origin}://): {bare}"

@@ -65,3 +65,15 @@ def test_masked_cells_are_marked_not_zero():
     finally:
         plt.close(fig)
     assert labels == ["1.00", "×", "0.40", "0.60"]
+
+
+def test_every_png_records_its_smallest_text():
+    """fig_to_png writes the smallest font size drawn (in CSS px at the figure's own size) into the PNG, which
+    the phone test scales by the width a page shows it at; tick labels count."""
+    from selfattn.plots import MIN_TEXT_KEY, fig_to_png, png_text
+
+    fig, (ax,) = new_figure(3, 2)
+    ax.plot([0, 1], [0, 1])
+    ax.tick_params(labelsize=6)
+    ax.set_title("a title", fontsize=14)
+    assert float(png_text(fig_to_png(fig))[MIN_TEXT_KEY]) == pytest.approx(6 * 96 / 72)

@@ -34,8 +34,21 @@ def _titles() -> list[str]:
     out = []
     for rel in toc_pages():
         h1 = re.search(r"<h1>(.*?)</h1>", (SITE / rel).read_text(encoding="utf-8"), flags=re.S).group(1)
+        h1 = re.sub(r'<span class="section-number">[^<]*</span>', "", h1)  # the title, without its number
         out.append(" ".join(re.sub(r"<[^>]+>|#", "", h1).split()))
     return out
+
+
+def test_chapter_openers_are_numbered(text):
+    """The first line of each chapter's first page on paper is its title with its number, as on its page."""
+    pages = text.split("\f")
+    for rel, title in zip(toc_pages(), _titles(), strict=True):
+        if not re.match(r"book/\d\d-", rel):
+            continue
+        start = int(re.search(re.escape(title) + r"\s+(\d+)\s*$", pages[1], flags=re.M).group(1))
+        opening = " ".join(pages[start - 1].split())  # a long title wraps onto a second line
+        numbered = f"{int(rel[5:7])}. {title}"
+        assert opening.startswith(numbered), f"chapter {title!r} opens on page {start} with {opening[:60]!r}"
 
 
 def test_pdf_has_a_page_per_screenful_and_contents(text):
@@ -316,10 +329,20 @@ def test_long_code_lines_wrap_instead_of_being_cut(text):
 
 
 def test_slider_instructions_become_a_static_alternative_on_paper(text):
-    """Paper cannot move a slider: the PDF asks no reader to, and chapter 1 prints every frame of its
-    receptive-field slider as a table row (layers, field, whether cat and hungry are inside)."""
+    """Paper cannot move a slider: the PDF asks no reader to, chapter 1 prints every frame of its
+    receptive-field slider as a table row (layers, field, whether cat and hungry are inside), and chapter 10
+    every frame of its training slider (step, mean weight on the target, loss)."""
     flat = " ".join(text.split())
     assert "Move the slider" not in flat, "the PDF asks its reader to move a slider"
+    assert "Slide through" not in flat, "the PDF asks its reader to slide through training"
+    frames = (0, 10, demos.LOOKUP_STEPS)  # chapter 10's slider
+    from selfattn import training
+
+    run = training.train_lookup(demos.LOOKUP_TAU, d_k=256, scaled=True, steps=demos.LOOKUP_STEPS,
+                                lr=demos.LOOKUP_RATE, seed=0, snapshots=frames)
+    for step in frames:
+        row = f"{step:,} {run.target_weight[step]:.2f} {run.loss[step]:.3f}"
+        assert row in flat, f"the PDF lacks chapter 10's training frame at step {step} ({row!r})"
     left, right = demos.PORCH_PAIR
     for layers in range(8):
         f = demos.receptive_field_frame(layers, demos.PORCH, left, right)

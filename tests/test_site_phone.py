@@ -4,7 +4,9 @@ What a reader of a 390 px screen meets: every part of every widget (sliders with
 buttons, captions, figures, the cost calculator's text and bar) lies inside the screen and cuts no text;
 every display formula fits its column without a sideways scroll; the page itself never scrolls sideways.
 Figures carry at least two image pixels per CSS pixel (sharp when zoomed, on high-density screens and
-in print), and the data-flow diagram's smallest label stays legible on the phone and on paper.
+in print), and the data-flow diagram's smallest label stays legible on the phone and on paper. Every
+figure and widget frame keeps its smallest text at READABLE CSS px or more at 390 px, or opens at full
+size on a tap (its text then READABLE px or more), and the page never blocks pinch zoom.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import re
 import pytest
 from browser_support import SITE, PageReport, attach_recorders, served_browser
 
-from selfattn.plots import DENSITY, dataflow_diagram
+from selfattn.plots import DENSITY, MIN_TEXT_KEY, dataflow_diagram, png_text
 
 pytestmark = pytest.mark.browser
 
 PHONE = 390
+#: The smallest text size (CSS px) a phone reader is asked to read, in a figure or a widget.
+READABLE = 9
 #: Collecting must not need the site (make test-fast imports this file and runs none of it); without
 #: it, the first test below fails saying so.
 BUILT = (SITE / "book" / "intro.html").is_file()
@@ -177,3 +181,170 @@ def test_dataflow_labels_are_legible_on_a_phone_and_on_paper(browser, media):
         assert label_px >= 8, f"smallest data-flow label is {label_px:.1f} px on a {PHONE} px phone"
     else:
         assert label_px * 72 / 96 >= 8, f"smallest data-flow label is {label_px * 72 / 96:.1f} pt in print"
+
+
+# Every figure image a page shows now, tagged so the test can tap it: where its pixels come from and
+# how wide it is drawn and shown.
+SHOWN_FIGURES_JS = """() => Array.from(document.querySelectorAll('article img'))
+  .filter(i => i.offsetParent !== null && i.getBoundingClientRect().width > 0)
+  .map((i, k) => { i.dataset.probe = String(k);
+    return {probe: String(k), src: i.currentSrc || i.src, alt: (i.alt || '').slice(0, 50), natural: i.naturalWidth,
+            shown: i.getBoundingClientRect().width}; })"""
+
+# Every visible text of every widget (labels, readouts, buttons, captions, HTML text) with its font size.
+WIDGET_TEXT_JS = """() => {
+  const out = [];
+  for (const el of document.querySelectorAll('.widget-subarea *')) {
+    if (!el.offsetParent) continue;
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (own) out.push([el.textContent.trim().slice(0, 40), parseFloat(getComputedStyle(el).fontSize)]);
+  }
+  return out;
+}"""
+
+ZOOMED_JS = """() => { const i = document.querySelector('.figure-zoom img');
+  return i ? i.getBoundingClientRect().width : null; }"""
+
+
+def _png_of(src: str, base: str) -> bytes:
+    """The PNG bytes behind an image's source: a data: URI or a file of the built site."""
+    import base64
+    import urllib.parse
+
+    if src.startswith("data:"):
+        return base64.b64decode(src.split(",", 1)[1])
+    assert src.startswith(base), f"a figure loads from outside the site: {src[:80]}"
+    return (SITE / urllib.parse.unquote(src[len(base):].split("?")[0])).read_bytes()
+
+
+def _smallest_text(png: bytes, alt: str) -> float:
+    """The smallest text of a figure, in CSS px at the figure's own size (recorded by fig_to_png)."""
+    recorded = png_text(png).get(MIN_TEXT_KEY)
+    assert recorded is not None, f"figure {alt!r} records no text size: draw it with selfattn.plots.fig_to_png"
+    return float(recorded)
+
+
+@pytest.mark.parametrize("rel", READING)
+def test_every_figure_and_widget_is_readable_on_a_phone(browser, rel):
+    """At 390 px each figure's smallest text, scaled by the width the page shows it at, is READABLE px or
+    more, or a tap opens the figure at its full size, where it is; every widget text is READABLE px or more;
+    the viewport lets the reader pinch-zoom."""
+    base = browser[0]
+    page = _open(browser, rel)
+    seen: dict[str, tuple[str, float, float, float | None]] = {}  # src -> (alt, drawn px, shown px, on tap px)
+    small_widget_text: list = []
+    try:
+        viewport = page.evaluate("() => (document.querySelector('meta[name=viewport]') || {}).content || ''")
+        for _ in _each_frame(page):
+            small_widget_text += [t for t in page.evaluate(WIDGET_TEXT_JS) if t[1] < READABLE
+                                  and t not in small_widget_text]
+            for img in page.evaluate(SHOWN_FIGURES_JS):
+                if img["src"] in seen:
+                    continue
+                drawn = _smallest_text(_png_of(img["src"], base), img["alt"])
+                full = img["natural"] / DENSITY  # the figure's own width, CSS px
+                shown = drawn * img["shown"] / full
+                tapped = None
+                if shown < READABLE:
+                    page.locator(f'[data-probe="{img["probe"]}"]').click()
+                    page.wait_for_timeout(150)
+                    width = page.evaluate(ZOOMED_JS)
+                    tapped = None if width is None else drawn * width / full
+                    page.keyboard.press("Escape")
+                    page.wait_for_timeout(50)
+                    assert page.evaluate(ZOOMED_JS) is None, f"{rel}: the full-size figure does not close on Escape"
+                seen[img["src"]] = (img["alt"], drawn, shown, tapped)
+    finally:
+        page.close()
+    assert "user-scalable=no" not in viewport.replace(" ", "") and "maximum-scale=1" not in viewport.replace(" ", ""), \
+        f"{rel}: the viewport blocks pinch zoom ({viewport!r})"
+    unreadable = [(alt, round(drawn, 1), round(shown, 1), tapped and round(tapped, 1))
+                  for alt, drawn, shown, tapped in seen.values()
+                  if shown < READABLE and (tapped is None or tapped < READABLE)]
+    assert unreadable == [], (f"{rel} at {PHONE} px: figures whose smallest text is under {READABLE} px and that do "
+                              f"not open readable on a tap (alt, drawn px, shown px, on tap px): {unreadable}")
+    assert small_widget_text == [], f"{rel} at {PHONE} px: widget text under {READABLE} px: {small_widget_text[:6]}"
+
+
+# Each display formula whose scroll-shadow covers differ from what lies behind it: the colour of its
+# covers (--scroll-tint over the opaque --scroll-cover) against the colour its ancestors' backgrounds
+# composite to.
+COVER_MISMATCH_JS = """() => {
+  const rgba = c => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const v = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const probe = document.createElement('div'); document.body.appendChild(probe);
+  const resolve = c => { probe.style.backgroundColor = ''; probe.style.backgroundColor = c;
+    return rgba(getComputedStyle(probe).backgroundColor); };
+  const behind = el => { const layers = [];
+    for (let a = el.parentElement; a; a = a.parentElement) { const c = rgba(getComputedStyle(a).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
+    let out = [255, 255, 255];
+    for (const c of layers.reverse()) out = out.map((x, i) => c[i] * c[3] + x * (1 - c[3]));
+    return out; };
+  const bad = [];
+  for (const m of document.querySelectorAll('article mjx-container[display="true"]')) {
+    if (!m.offsetParent) continue;
+    const base = resolve(getComputedStyle(m).getPropertyValue('--scroll-cover').trim());
+    const tint = resolve(getComputedStyle(m).getPropertyValue('--scroll-tint').trim() || 'transparent') || [0, 0, 0, 0];
+    const cover = base && [...base.slice(0, 3).map((x, i) => tint[i] * tint[3] + x * (1 - tint[3])), base[3]];
+    const back = behind(m);
+    if (!cover || cover[3] < 1 || cover.slice(0, 3).some((x, i) => Math.abs(x - back[i]) > 2))
+      bad.push([(m.querySelector('mjx-assistive-mml') || m).textContent.slice(0, 40), String(cover),
+                back.map(Math.round).join(',')]);
+  }
+  probe.remove();
+  return bad;
+}"""
+
+THEOREM_PAGES = ["book/04-scaling.html", "book/05-saturation.html", "book/06-position.html"]
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("width", [PHONE, 1280])
+@pytest.mark.parametrize("rel", THEOREM_PAGES)
+def test_scroll_shadow_covers_match_the_box_behind_each_formula(browser, rel, width, dark):
+    """The covers that hide a display's scroll shadow at an edge it has reached are the colour of what is
+    behind the display (a theorem box's tint included): no white blocks beside an equation."""
+    page = _open(browser, rel, width=width, dark=dark)
+    try:
+        boxed = page.evaluate("() => document.querySelectorAll('article div.proof mjx-container[display=\"true\"], "
+                              "article .admonition mjx-container[display=\"true\"]').length")
+        bad = page.evaluate(COVER_MISMATCH_JS)
+    finally:
+        page.close()
+    assert boxed, f"{rel}: no display formula inside a theorem box"
+    assert bad == [], (f"{rel} at {width} px: scroll-shadow covers unlike the box behind "
+                       f"(formula, cover, behind): {bad[:5]}")
+
+
+# Each widget caption shown now: its font size, line height and colour, and the colour behind it.
+CAPTIONS_JS = """() => Array.from(document.querySelectorAll('.widget-subarea figcaption'))
+  .filter(c => c.offsetParent !== null && c.textContent.trim())
+  .map(c => { const st = getComputedStyle(c); let bg = 'rgb(255, 255, 255)';
+    for (let a = c; a; a = a.parentElement) { const b = getComputedStyle(a).backgroundColor;
+      if (b && !b.startsWith('rgba(0, 0, 0, 0)') && b !== 'transparent') { bg = b; break; } }
+    return [c.textContent.trim().slice(0, 40), parseFloat(st.fontSize), parseFloat(st.lineHeight), st.color, bg]; })"""
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("rel", WIDGET_PAGES)
+def test_widget_captions_are_readable(browser, rel, dark):
+    """Widget captions read like the page's captions: at least 13 px, lines at most 1.6 times the text size
+    apart (not the widget library's 28 px), dark on their panel (WCAG AA contrast, 4.5:1)."""
+    from matplotlib.colors import to_rgb
+
+    from selfattn.plots import contrast_ratio
+
+    def colour(css: str) -> tuple[float, ...]:
+        values = [float(v) for v in re.findall(r"[\d.]+", css)[:3]]
+        return to_rgb(tuple(v / 255 for v in values))
+
+    page = _open(browser, rel, width=PHONE if dark else 1280, dark=dark)
+    try:
+        captions = page.evaluate(CAPTIONS_JS)
+    finally:
+        page.close()
+    poor = [(text, size, height, round(contrast_ratio(colour(fg), colour(bg)), 1))
+            for text, size, height, fg, bg in captions
+            if size < 13 or height > 1.6 * size or contrast_ratio(colour(fg), colour(bg)) < 4.5]
+    assert poor == [], f"{rel}: widget captions hard to read (text, px, line px, contrast): {poor[:5]}"

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from autograder.import_graph import module_file
 from autograder.verdicts import decide as verdicts
+from autograder.workspace import ROOT
 
 NOTEBOOK = "03-softmax-attention"
 
@@ -17,7 +19,7 @@ def test_every_module_the_decision_imports_is_in_the_key_or_excluded_with_a_reas
     imported = set(verdicts.imported_modules("autograder.verdicts.decide"))
     files = set(verdicts.verdict_code())
     for module in imported:
-        path = verdicts._module_file(module)
+        path = module_file(module)
         assert path in files or module in verdicts.KEY_EXCLUDED, f"{module} decides verdicts but is not in the key"
     stale = [m for m in verdicts.KEY_EXCLUDED if m not in imported]
     assert not stale, f"exclusions of modules the decision no longer imports: {stale}"
@@ -27,9 +29,9 @@ def test_every_module_the_decision_imports_is_in_the_key_or_excluded_with_a_reas
     assert {"command.py", "zygote.py", "warm.py", "seccomp.py", "cgroups.py", "oracle.py", "harness.py"} <= names
 
 
-@pytest.mark.parametrize("path", verdicts.verdict_code(), ids=lambda p: str(p.relative_to(verdicts.ROOT)))
+@pytest.mark.parametrize("path", verdicts.verdict_code(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_a_change_to_any_file_of_the_key_changes_it(path, monkeypatch):
-    before = verdicts.checks_version("attention", NOTEBOOK, verdicts.ROOT)
+    before = verdicts.checks_version("attention", NOTEBOOK, ROOT)
     real = Path.read_bytes
 
     def changed(self: Path) -> bytes:
@@ -37,4 +39,4 @@ def test_a_change_to_any_file_of_the_key_changes_it(path, monkeypatch):
         return data + b"\n# changed\n" if self == path else data
 
     monkeypatch.setattr(Path, "read_bytes", changed)
-    assert verdicts.checks_version("attention", NOTEBOOK, verdicts.ROOT) != before
+    assert verdicts.checks_version("attention", NOTEBOOK, ROOT) != before

@@ -76,7 +76,7 @@ def test_processes_left_by_a_run_are_gone_before_the_next(session):
 def test_limits_apply_per_run_and_a_killed_warm_process_is_replaced(session):
     loop = sandbox.run([("f", "def f(x):\n    while True:\n        pass\n")], "f", [Case((1,))],
                        sandbox.Limits(cpu_seconds=1), session=session)
-    assert loop.outcomes is None and "CPU" in loop.failure
+    assert loop.outcomes is None and loop.failure is not None and "CPU" in loop.failure.text, loop.failure
     assert _probe(session)[3] == 6.0  # the time-out ended that warm sandbox; a new one answers
     killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
     _probe(session, killer)

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
-import json
 import os
 import re
 import secrets
@@ -53,7 +52,7 @@ from traitlets.config import Configurable
 from autograder import errors
 from autograder.course.ids import id_problem
 from autograder.course.spec import notebooks_of
-from autograder.outputs import atomic
+from autograder.outputs import atomic, json_files
 from autograder.pipeline import run_lock
 from autograder.workspace import Workspace, from_environment
 
@@ -240,10 +239,10 @@ class Ledger:
 
     def __init__(self, ws: Workspace):
         self.path = ws.work / ".intake" / "taken.json"
-        self.data: dict[str, dict] = json.loads(self.path.read_text()) if self.path.is_file() else {}
+        self.data: dict[str, dict] = json_files.read(self.path, "taken") if self.path.is_file() else {}
 
     def save(self) -> None:
-        atomic.write_text(self.path, json.dumps(self.data, indent=1, sort_keys=True))
+        json_files.write(self.path, "taken", self.data, indent=1, sort_keys=True)
 
 
 #: Where a replaced folder waits in its run's scratch folder when the system has no exchange.

@@ -8,6 +8,11 @@ third of nbgrader's autograde step. :func:`install` makes ``nbgrader.api`` creat
 per process and database URL (a forked worker makes its own: connections never cross ``fork``), so
 the pool and the compiled SQL are kept. The queries, their order and their transactions are
 nbgrader's, unchanged: every ``Gradebook`` still has its own session, committed and removed as before.
+
+Each ``Gradebook`` also asks SQLAlchemy to create nbgrader's 13 tables "if they don't already
+exist", which checks each table with a query of its own. :func:`create_missing_tables` asks SQLite
+once for the tables it holds and runs nbgrader's ``create_all`` only when one is missing (a new or
+deleted gradebook), so a database deleted while the process runs is created again as before.
 """
 
 from __future__ import annotations
@@ -45,9 +50,39 @@ def shared_engine(url: Any, **kwargs: Any) -> Any:
     return engine
 
 
+def create_missing_tables(bind: Any, tables: Any = None, checkfirst: Any = True) -> None:
+    """nbgrader's ``Base.metadata.create_all(bind=...)``, after one look at what the database holds.
+
+    Parameters
+    ----------
+    bind : sqlalchemy.engine.Engine
+        The gradebook's engine (nbgrader passes ``bind=self.engine``).
+    tables, checkfirst
+        ``MetaData.create_all``'s, passed on when it runs.
+
+    Notes
+    -----
+    On SQLite, one query lists the tables; when every table of nbgrader's schema is there, nothing
+    is created (what ``create_all`` would conclude after a query per table). Any other database, or
+    a missing table, goes to nbgrader's ``create_all`` unchanged.
+    """
+    import nbgrader.api
+    from sqlalchemy import MetaData
+
+    metadata = nbgrader.api.Base.metadata
+    if tables is None and getattr(bind, "dialect", None) is not None and bind.dialect.name == "sqlite":
+        with bind.connect() as conn:
+            present = {row[0] for row in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type='table'")}
+        if set(metadata.tables) <= present:
+            return
+    MetaData.create_all(metadata, bind=bind, tables=tables, checkfirst=checkfirst)
+
+
 def install() -> None:
-    """Make nbgrader's ``Gradebook`` (``nbgrader.api.create_engine``) use :func:`shared_engine`.
-    Idempotent; ``tests/test_gradebook_engine.py`` checks the name nbgrader calls still exists."""
+    """Make nbgrader's ``Gradebook`` use :func:`shared_engine` (``nbgrader.api.create_engine``) and
+    :func:`create_missing_tables` (``nbgrader.api.Base.metadata.create_all``). Idempotent;
+    ``tests/test_gradebook_engine.py`` checks that nbgrader still calls both names."""
     import nbgrader.api
 
     nbgrader.api.create_engine = shared_engine
+    nbgrader.api.Base.metadata.create_all = create_missing_tables

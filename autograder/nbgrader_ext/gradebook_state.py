@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from autograder.outputs import atomic
+from autograder.outputs import json_files
 from autograder.workspace import Workspace
 
 
@@ -35,15 +35,14 @@ def answers_folder(ws: Workspace) -> Path:
 
 def load(ws: Workspace) -> dict:
     try:
-        return json.loads(state_file(ws).read_text())
+        state = json_files.read(state_file(ws), "state")
     except (OSError, ValueError):
         return {}
+    return state if isinstance(state, dict) else {}
 
 
 def save(state: dict, ws: Workspace) -> None:
-    path = state_file(ws)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(path, json.dumps(state, indent=1, sort_keys=True))
+    json_files.write(state_file(ws), "state", state, indent=1, sort_keys=True)
 
 
 #: Columns nbgrader looks rows up by that its schema leaves without an index of their own (its
@@ -111,7 +110,7 @@ def _answers_record(student: str, assignment: str, ws: Workspace) -> Path:
 
 def _read_record(student: str, assignment: str, ws: Workspace) -> dict:
     try:
-        record = json.loads(_answers_record(student, assignment, ws).read_text())
+        record = json_files.read(_answers_record(student, assignment, ws), "answers")
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
@@ -123,7 +122,7 @@ def autograded_answers(student: str, assignment: str, ws: Workspace) -> dict[str
     record = _read_record(student, assignment, ws)
     if "autograded" not in record:  # autograded before the record was kept: read the notebooks once
         record["autograded"] = written_answers(_notebooks_in(ws.autograded / student / assignment))
-        atomic.write_text(_answers_record(student, assignment, ws), json.dumps(record, sort_keys=True))
+        json_files.write(_answers_record(student, assignment, ws), "answers", record, sort_keys=True)
     return record["autograded"]
 
 
@@ -131,7 +130,7 @@ def note_autograded(student: str, assignment: str, ws: Workspace) -> None:
     """Record the written answers nbgrader has just autograded (read from its autograded folder)."""
     record = _read_record(student, assignment, ws)
     record["autograded"] = written_answers(_notebooks_in(ws.autograded / student / assignment))
-    atomic.write_text(_answers_record(student, assignment, ws), json.dumps(record, sort_keys=True))
+    json_files.write(_answers_record(student, assignment, ws), "answers", record, sort_keys=True)
 
 
 def _notebooks_in(folder: Path) -> dict[str, object]:
@@ -164,7 +163,7 @@ def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
     taken as given for the answer nbgrader holds, and settled.
 
     Returns (grades settled again, answers put back in the queue)."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import BaseCell, Grade, Gradebook, MissingEntry, Notebook, SubmittedNotebook
 
     record = _read_record(student, assignment, ws)
     given = record.setdefault("hand_graded", {})
@@ -174,14 +173,20 @@ def settle_hand_grades(db_url: str, course: str, student: str, assignment: str,
             submission = gb.find_submission(assignment, student)
         except MissingEntry:
             return 0, 0
-        for nb in submission.notebooks:
-            for grade in nb.grades:
-                now = answers.get(nb.name, {}).get(grade.name)
-                if now is not None and grade.manual_score is not None:
-                    settled, back = _settle(nb, grade, now, given.setdefault(nb.name, {}))
-                    kept, reopened = kept + settled, reopened + back
+        # the manually scored grades of the submission, in one query (not a lazy load per notebook,
+        # grade and grade id); each is settled on its own, so their order does not matter
+        scored = (gb.db.query(Grade, Notebook.name, BaseCell.name)
+                  .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+                  .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+                  .join(BaseCell, Grade.cell_id == BaseCell.id)
+                  .filter(SubmittedNotebook.assignment_id == submission.id, Grade.manual_score.isnot(None)))
+        for grade, notebook, grade_id in scored.all():
+            now = answers.get(notebook, {}).get(grade_id)
+            if now is not None:
+                settled, back = _settle(grade.notebook, grade, now, given.setdefault(notebook, {}))
+                kept, reopened = kept + settled, reopened + back
         gb.db.commit()
-    atomic.write_text(_answers_record(student, assignment, ws), json.dumps(record, sort_keys=True))
+    json_files.write(_answers_record(student, assignment, ws), "answers", record, sort_keys=True)
     return kept, reopened
 
 
@@ -227,10 +232,20 @@ def awaiting_hand_grading(db_url: str) -> list[Awaiting]:
         db_url = "sqlite:///" + os.path.abspath(db_url)
     elif db_url.startswith("sqlite:///") and not os.path.isfile(db_url[len("sqlite:///"):]):
         return []  # no gradebook yet: nothing awaits (and none is created)
+    from nbgrader.api import Assignment, BaseCell, Notebook, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy import select
+
+    # one query (not four lazy loads per grade awaiting)
+    q = (select(SubmittedAssignment.student_id, Assignment.name, Notebook.name, BaseCell.name)
+         .select_from(Grade)
+         .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+         .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+         .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+         .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+         .join(BaseCell, Grade.cell_id == BaseCell.id)
+         .where(Grade.needs_manual_grade.is_(True)))
     with Gradebook(db_url) as gb:
-        rows = gb.db.query(Grade).filter(Grade.needs_manual_grade.is_(True)).all()
-        out = [Awaiting(g.notebook.assignment.student.id, g.notebook.assignment.name, g.notebook.name, g.name)
-               for g in rows]
+        out = [Awaiting(*row) for row in gb.db.execute(q)]
     return sorted(out)
 
 
@@ -252,7 +267,8 @@ def awaiting_line(items: list[Awaiting]) -> str:
 
 def grades_digest(db_url: str, course: str, student: str, assignment: str) -> str | None:
     """Digest of everything the feedback of one submission shows (scores, comments, penalty)."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Comment, Grade, Gradebook, MissingEntry, SubmittedNotebook
+    from sqlalchemy.orm import selectinload
 
     with Gradebook(db_url, course) as gb:
         try:
@@ -260,7 +276,12 @@ def grades_digest(db_url: str, course: str, student: str, assignment: str) -> st
         except MissingEntry:
             return None
         rows = [str(submission.timestamp), str(submission.late_submission_penalty)]
-        for nb in sorted(submission.notebooks, key=lambda n: n.name):
+        # the notebooks with their grades, comments and grade ids in four queries, not a lazy load each
+        notebooks = (gb.db.query(SubmittedNotebook).filter(SubmittedNotebook.assignment_id == submission.id)
+                     .options(selectinload(SubmittedNotebook.notebook),
+                              selectinload(SubmittedNotebook.grades).selectinload(Grade.cell),
+                              selectinload(SubmittedNotebook.comments).selectinload(Comment.cell)).all())
+        for nb in sorted(notebooks, key=lambda n: n.name):
             rows += [f"{nb.name}:{g.name}:{g.auto_score}:{g.manual_score}:{g.extra_credit}:{g.needs_manual_grade}"
                      for g in sorted(nb.grades, key=lambda g: g.name)]
             rows += [f"{nb.name}:{c.name}:{c.auto_comment}:{c.manual_comment}"

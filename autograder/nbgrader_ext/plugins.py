@@ -44,6 +44,8 @@ from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader import utils
 from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseFeedback
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool
+from traitlets.config import Configurable
 
 from autograder.errors import RefusedInput
 from autograder.intake.untrusted import entry_problem, id_problem, note_markdown
@@ -112,16 +114,26 @@ class CollectIntoSubmitted(ExchangeCollect):
             _restage(student, self.coursedir.assignment_id, ws)
 
 
-def _stage_requested(assignment_id: str, student_id: str, ws: Workspace) -> list[tuple[str, str]]:
+class AutogradeStaging(Configurable):
+    """Whether nbgrader's autograde stages what ``submitted/`` holds before it grades (:func:`install`)."""
+
+    restage = Bool(True, help=(
+        "Stage the submissions nbgrader's autograde was asked for from submitted/ first. make grade sets it "
+        "to False for the autograde it runs: it staged every submission of the run moments before (and the "
+        "verdict key refuses a staged copy that does not match its verdict).")).tag(config=True)
+
+
+def _stage_requested(assignment_id: str, student_id: str, ws: Workspace, restage: bool = True) -> list[tuple[str, str]]:
     """Stage every submission in ``submitted/`` that nbgrader was asked to autograde (its
-    ``--student`` and assignment may be patterns); return (student, assignment) of each."""
+    ``--student`` and assignment may be patterns; with ``restage`` False, only find them: the
+    caller staged them already); return (student, assignment) of each."""
     from autograder.intake.scan import scan
 
     if glob.has_magic(student_id) or glob.has_magic(assignment_id):
         wanted = [(s, a) for s, a in scan(ws=ws).submissions if fnmatch(s, student_id) and fnmatch(a, assignment_id)]
     else:
         wanted = [(student_id, assignment_id)] if ws.submission(student_id, assignment_id).is_dir() else []
-    for s, a in wanted:
+    for s, a in wanted if restage else ():
         _restage(s, a, ws)
     return wanted
 
@@ -221,7 +233,8 @@ def install() -> None:
 
         grading, ws = autograde_settings(self), workspace_of(self.coursedir)
         grading.apply()
-        wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id, ws)
+        wanted = _stage_requested(self.coursedir.assignment_id, self.coursedir.student_id, ws,
+                                  restage=AutogradeStaging(parent=self).restage)
         db, course = self.coursedir.db_url, self.coursedir.course_id
         for s, a in wanted:  # hand grades of what nbgrader holds now, before it resets them
             gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)

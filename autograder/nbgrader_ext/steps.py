@@ -138,14 +138,28 @@ def run_step(step: str, assignment: str, students: list[str], workers: int, log,
     if not students:
         return []
     groups = [students[i::workers] for i in range(min(workers, len(students)))]
-    with ProcessPoolExecutor(max_workers=max(1, len(groups))) as pool:
-        jobs = [(step, assignment, g, overrides, ws) for g in groups]
-        problems = [p for ps in pool.map(_run_step_group, jobs) for p in ps]
+    jobs = [(step, assignment, g, overrides, ws) for g in groups]
+    if len(groups) == 1:  # one group (one student, or one worker): here, as the retry below, no pool to start
+        problems = _run_step_group(jobs[0])
+    else:
+        with ProcessPoolExecutor(max_workers=len(groups)) as pool:
+            problems = [p for ps in pool.map(_run_step_group, jobs) for p in ps]
     retry = [student for student, _ in problems]
     failed = _run_step_group((step, assignment, retry, overrides, ws)) if retry else []
     for student, message in failed:
         log(f"error: nbgrader {step} failed for {student} ({assignment}): {message}")
     return [student for student, _ in failed]
+
+
+def already_staged(overrides: Config | None) -> Config:
+    """``overrides`` (a copy) for an autograde of submissions this process staged just before
+    (``make grade``'s): nbgrader's autograde does not stage them again
+    (:class:`~autograder.nbgrader_ext.plugins.AutogradeStaging`)."""
+    config = Config()
+    if overrides:
+        config.merge(overrides)
+    config.merge(Config({"AutogradeStaging": {"restage": False}}))
+    return config
 
 
 def export(api=None, *, ws: Workspace) -> None:

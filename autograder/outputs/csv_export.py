@@ -55,11 +55,13 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]
 def grade_rows(gradebook: Gradebook, assignments: Sequence[str] = (), students: Sequence[str] = ()
                ) -> Iterable[tuple[object, ...]]:
     """One row per (assignment, student) in the gradebook (all, or only those named), as nbgrader's
-    export computes it."""
+    export computes it, students in nbgrader's order (last, first name) with their id breaking ties, so
+    the file is the same from run to run (the database's order of unnamed students is not)."""
+    roster = sorted(gradebook.students, key=lambda s: (s.last_name or "", s.first_name or "", s.id))
     for assignment in gradebook.assignments:
         if assignments and assignment.name not in assignments:
             continue
-        for student in gradebook.students:
+        for student in roster:
             if students and student.id not in students:
                 continue
             try:

@@ -134,6 +134,33 @@ def class_table(db_url: str, course: str, course_root: Path) -> tuple[list[str],
     return columns, [_score(possible[c]) if c in possible else "" for c in columns], rows
 
 
+def _unmatched(lms_ids: dict[str, str], known: dict[str, RosterEntry]) -> list[str]:
+    """The students (of ``lms_ids``: nbgrader id -> the gradebook's ``lms_user_id``) with no identity
+    Canvas can match: no Canvas ID, and no SIS User ID or SIS Login ID in the roster; sorted."""
+    empty = RosterEntry()
+    return sorted(sid for sid, lms in lms_ids.items()
+                  if not (lms or known.get(sid, empty).sis_user_id or known.get(sid, empty).sis_login_id))
+
+
+def _where(roster: Path) -> str:
+    return f"{roster} does not exist" if not roster.exists() else f"not in {roster} with an LMS id"
+
+
+def students_without_identity(db_url: str, course: str, roster: Path) -> list[str]:
+    """One line per student of the gradebook of nbgrader's ``course`` id whom Canvas cannot match
+    in ``canvas.csv`` (``alice: roster.csv does not exist``), sorted by id; a roster that cannot be
+    read counts as empty (the exports say so in their own warning)."""
+    from nbgrader.api import Gradebook
+
+    try:
+        known = read_roster(roster)
+    except ValueError:
+        known = {}
+    with Gradebook(db_url, course) as gb:
+        lms_ids = {s.id: s.lms_user_id or "" for s in gb.students}
+    return [f"{sid}: {_where(roster)}" for sid in _unmatched(lms_ids, known)]
+
+
 def write_lms_exports(db_url: str, course: str, folder: Path, roster: Path, log=print, *,
                       course_root: Path) -> dict[str, Path]:
     """Write ``canvas.csv`` and ``moodle.csv`` into ``folder``; return their paths.
@@ -154,12 +181,10 @@ def write_lms_exports(db_url: str, course: str, folder: Path, roster: Path, log=
         grades = [r.get(c, "") for c in columns]
         canvas.append([r["name"], r["lms_user_id"], sis.sis_user_id, sis.sis_login_id, sis.section, *grades])
         moodle.append([r["id"], sis.sis_user_id, r["email"], r["name"], *grades])
-    unknown = sorted(r["id"] for r in rows if not (r["lms_user_id"] or known.get(r["id"], RosterEntry()).sis_user_id
-                                                  or known.get(r["id"], RosterEntry()).sis_login_id))
+    unknown = _unmatched({r["id"]: r["lms_user_id"] for r in rows}, known)
     if unknown:
-        where = f"{roster} does not exist" if not roster.exists() else f"not in {roster} with an LMS id"
         log(f"warning: no LMS identity for {len(unknown)} student{'s' if len(unknown) != 1 else ''} "
-            f"({', '.join(unknown[:10])}{', ...' if len(unknown) > 10 else ''}): {where}; Canvas cannot match "
+            f"({', '.join(unknown[:10])}{', ...' if len(unknown) > 10 else ''}): {_where(roster)}; Canvas cannot match "
             "their rows in exports/canvas.csv (Moodle matches by username)")
     write_csv(out["canvas"], CANVAS_HEAD + columns, canvas)
     write_csv(out["moodle"], MOODLE_HEAD + [re.sub(r"\s+", " ", c) for c in columns], moodle)

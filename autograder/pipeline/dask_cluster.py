@@ -43,7 +43,6 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import ipaddress
-import json
 import multiprocessing.util
 import os
 import shutil
@@ -62,7 +61,7 @@ from autograder import sandbox
 from autograder.errors import ClusterError, RefusedInput, SetupMissing
 from autograder.intake.stored_outputs import TooIntricate, without_outputs
 from autograder.intake.untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
-from autograder.outputs import atomic
+from autograder.outputs import atomic, json_files
 from autograder.pipeline import dask_tls
 from autograder.sandbox import warm
 from autograder.settings import Settings
@@ -238,7 +237,8 @@ def _store(ws: Workspace, job: tuple[str, str, str], out: dict, refused: str | N
     staged = ws.staged(student, assignment, notebook)
     staged.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(staged, out["staged"])
-    verdict = json.loads(out["verdict"])  # a verdict that is not JSON never reaches nbgrader
+    verdict = json_files.loads(out["verdict"], "verdict", f"the verdict of {student}/{assignment}/{notebook} from "
+                               f"{out.get('worker', 'a worker')}")  # a verdict that is not JSON never reaches nbgrader
     notes = notes_of(verdict)
     if refused is not None:  # the worker saw no file: say why there was none
         notes = [refused_note(notebook, refused), *(n for n in notes if n.kind is not NoteKind.MISSING)]
@@ -247,7 +247,7 @@ def _store(ws: Workspace, job: tuple[str, str, str], out: dict, refused: str | N
     path = ws.verdict(student, assignment, notebook)
     path.parent.mkdir(parents=True, exist_ok=True)
     history.remember_replaced(path, verdict, ws)
-    atomic.write_text(path, json.dumps(verdict, indent=1, ensure_ascii=False))
+    json_files.write(path, "verdict", verdict, indent=1)
 
 
 @dataclass

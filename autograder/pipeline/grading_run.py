@@ -21,7 +21,6 @@ the submissions, runs the steps in order (a process pool here, or a Dask cluster
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed, wait
@@ -37,9 +36,9 @@ from autograder.late import due_dates, penalties
 from autograder.late import policy as late_policy
 from autograder.late.policy import Policy
 from autograder.nbgrader_ext import gradebook_state
-from autograder.nbgrader_ext.steps import export, load_config, nbgrader_api, run_step
-from autograder.outputs import atomic
-from autograder.outputs.lms_export import write_lms_exports
+from autograder.nbgrader_ext.steps import already_staged, export, load_config, nbgrader_api, run_step
+from autograder.outputs import json_files
+from autograder.outputs.lms_export import students_without_identity, write_lms_exports
 from autograder.pipeline import dask_cluster as distributed
 from autograder.reporting import class_report as report
 from autograder.reporting.run_summary import Progress, Summary
@@ -375,7 +374,8 @@ def _autograde(changed: set[tuple[str, str]], workers: int, overrides, summary: 
         students = sorted(s for s, a2 in changed if a2 == a)
         t = time.perf_counter()
         # nbgrader's autograde keeps hand grading itself (nbgrader_plugins.install), as for the button
-        bad = run_step("autograde", a, students, workers, log, overrides, ws=ws)
+        # every submission of the run was staged by stage_all: autograde does not stage it again
+        bad = run_step("autograde", a, students, workers, log, already_staged(overrides), ws=ws)
         failed += [f"{s} ({a}, autograde)" for s in bad]
         summary.autograded += [f"{s}/{a}" for s in students if s not in bad]
         log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
@@ -406,13 +406,14 @@ def _summarise(subs: list, jobs: list[tuple], failed: list[str], api, summary: S
     db, course = api.coursedir.db_url, api.coursedir.course_id
     summary.nbgrader_problems = failed
     summary.unknown_students = gradebook_state.roster_report(db, course, sorted({s for s, _ in subs}))
+    summary.no_lms_identity = students_without_identity(db, course, ws.roster)
     summary.awaiting = [f"{w.student}/{w.assignment}/{w.notebook}: {w.grade_id}"
                         for w in gradebook_state.awaiting_hand_grading(db)]
     summary.seconds = time.perf_counter() - t0
     summary.write(ws.summary, log)
     log(f"verdicts in {t_verdicts:.1f} s; whole run {summary.seconds:.1f} s; grades in {ws.grades_csv}")
     out = {"notebooks": len(jobs), "seconds": summary.seconds, "verdict_seconds": t_verdicts, "steps": steps}
-    atomic.write_text(ws.grading / "timings.json", json.dumps(out))
+    json_files.write(ws.grading / "timings.json", "timings", out)
     return out
 
 

@@ -23,7 +23,6 @@ screen (a phone) each table row becomes a block of labelled lines, so no column 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -40,7 +39,7 @@ from autograder.errors import RefusedInput, command_line
 from autograder.late.policy import final_score, lateness
 from autograder.nbgrader_ext.gradebook_state import Awaiting
 from autograder.notes import Note, NoteKind, notes_of, records
-from autograder.outputs import atomic
+from autograder.outputs import atomic, json_files
 from autograder.outputs.csv_export import write_csv
 from autograder.outputs.sanitise import report_fragment
 from autograder.reporting import similarity
@@ -57,23 +56,35 @@ FAULT_WORDS = {Kind.TIME_OUT: "time-out", Kind.MEMORY: "memory cap", Kind.PROCES
 
 
 def classify(stored: object) -> tuple[str, str]:
-    """(kind, key) of a failed check as its verdict stores it (:meth:`Finding.record`): kind is a
-    fault, ``named`` (a named mistake: the key is its wording) or ``unnamed`` (the key is the fixed
+    """(kind, key) of a failed check as its verdict stores it (:meth:`Finding.to_json`): kind is a
+    fault, ``named`` (a named mistake: the key is its stable id, or its wording in a verdict written
+    before mistakes had ids; :func:`mistake_label` shows it) or ``unnamed`` (the key is the fixed
     wording of what was wrong). Read from the finding's data, never from its message."""
-    found = Finding.from_record(stored)
+    found = Finding.from_json(stored)
     if found.kind in FAULT_WORDS:
         return FAULT_WORDS[found.kind], found.kind.value
     if found.kind is Kind.MISTAKE and found.name:
-        return "named", found.name
+        return "named", found.id or found.name
     if found.kind is Kind.RAISED:
         return "unnamed", f"raised {found.name}" if hidden_exception_name(found.name or "") else Kind.RAISED.value
     return "unnamed", found.kind.value
 
 
+def mistake_label(key: str, short: bool = True) -> str:
+    """How the report names a named mistake counted under ``key`` (:func:`classify`): the course's
+    current wording of that id (a verdict's wording, for a key that is no id), ``short``: up to its
+    first colon."""
+    from selfattn.checks.exercises import EXERCISES
+
+    record = EXERCISES.get(key.partition("/")[0])
+    wording = (record.wording(key) if record is not None else None) or key
+    return wording.split(":")[0] if short else wording
+
+
 def note_kind(stored: object) -> str:
     """The report's word for a grading note as a verdict stores it (:meth:`Note.record`; a bare
     string, as older verdicts hold, is an "other note"): its kind's, never read from its text."""
-    return Note.from_record(stored).kind.value
+    return Note.from_json(stored).kind.value
 
 
 # --- the data -------------------------------------------------------------------------------------
@@ -100,7 +111,8 @@ class ClassData:
 
 
 def _gradebook(data: ClassData) -> None:
-    """Scores from nbgrader's gradebook (the trusted record)."""
+    """Scores from nbgrader's gradebook (the trusted record), read in a few queries (not one per
+    notebook and grade, as walking nbgrader's objects does), in the order that walk had."""
     from nbgrader.api import Gradebook
 
     from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading
@@ -121,14 +133,49 @@ def _gradebook(data: ClassData) -> None:
                     data.penalties[(student, assignment.name)] = float(sub.late_submission_penalty or 0.0)
                 if sub.extension and assignment.duedate is not None:
                     data.extensions[(student, assignment.name)] = sub.duedate.strftime("%Y-%m-%d %H:%M UTC")
-                for nb in sub.notebooks:  # the final score: after the late penalty
-                    data.notebook_scores[(student, assignment.name, nb.name)] = (
-                        final_score(nb.score, nb.late_submission_penalty), nb.max_score)
-                    for g in nb.grades:
-                        data.cell_scores[(student, assignment.name, nb.name, g.name)] = (g.score, g.max_score)
+            for student, nb, score, penalty, most in _gradebook_notebooks(gb, assignment.id):
+                # the final score: after the late penalty
+                data.notebook_scores[(student, assignment.name, nb)] = (final_score(score, penalty), most)
+            for student, nb, cell, score, most in _gradebook_grades(gb, assignment.id):
+                data.cell_scores[(student, assignment.name, nb, cell)] = (score, most)
     data.awaiting = awaiting_hand_grading(api.coursedir.db_url)
     data.grade_changes = [(str(k), float(old), float(new))
                           for k, old, new in load_state(data.ws).get("grade_changes", [])]
+
+
+def _gradebook_notebooks(gb, assignment_id: str) -> list[tuple]:
+    """(student, notebook, score, late penalty, max score) of every submitted notebook of one
+    assignment, in the order nbgrader's relationships list them (submission, then notebook, as
+    stored), in one query."""
+    from nbgrader.api import Notebook, Student, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy import literal_column, select
+
+    q = (select(Student.id, Notebook.name, SubmittedNotebook.score, SubmittedNotebook.late_submission_penalty,
+                SubmittedNotebook.max_score)
+         .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+         .join(Student, SubmittedAssignment.student_id == Student.id)
+         .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+         .where(SubmittedAssignment.assignment_id == assignment_id)
+         .order_by(literal_column("submitted_assignment.rowid"), literal_column("submitted_notebook.rowid")))
+    return [tuple(row) for row in gb.db.execute(q)]
+
+
+def _gradebook_grades(gb, assignment_id: str) -> list[tuple]:
+    """(student, notebook, grade id, score, max score) of every grade of one assignment, in the
+    order nbgrader's relationships list them (submission, notebook, grade, as stored), in one query."""
+    from nbgrader.api import BaseCell, Grade, Notebook, Student, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy import literal_column, select
+
+    q = (select(Student.id, Notebook.name, BaseCell.name, Grade.score, Grade.max_score)
+         .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+         .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+         .join(Student, SubmittedAssignment.student_id == Student.id)
+         .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+         .join(BaseCell, Grade.cell_id == BaseCell.id)
+         .where(SubmittedAssignment.assignment_id == assignment_id)
+         .order_by(literal_column("submitted_assignment.rowid"), literal_column("submitted_notebook.rowid"),
+                   literal_column("grade.rowid")))
+    return [tuple(row) for row in gb.db.execute(q)]
 
 
 def load(gradebook: bool = True, *, ws: Workspace) -> ClassData:
@@ -137,7 +184,7 @@ def load(gradebook: bool = True, *, ws: Workspace) -> ClassData:
     for path in sorted(ws.verdicts.glob("*/*/*.json")) if ws.verdicts.exists() else []:
         key = (path.parent.parent.name, path.parent.name, path.stem)
         try:
-            data.verdicts[key] = json.loads(path.read_text(encoding="utf-8"))
+            data.verdicts[key] = json_files.read(path, "verdict")
         except (ValueError, OSError):
             data.verdicts[key] = {"cells": {}, "notes": records([Note("The verdict file could not be read.")])}
     if gradebook:
@@ -319,7 +366,7 @@ def _count_checks(tally: _Tally, s: str, a: str, nb: str, checks: dict) -> None:
             tally.unnamed[(fn, key)].add(s)
         elif kind != "not answered" and (fn, kind) not in fault_seen:
             fault_seen.add((fn, kind))
-            tally.faults.append([s, a, nb, kind, f"{fn}: {Finding.from_record(msg)}"])
+            tally.faults.append([s, a, nb, kind, f"{fn}: {Finding.from_json(msg)}"])
 
 
 def _verdict_anomalies(s: str, a: str, nb: str, v: dict) -> list[list[object]]:
@@ -413,7 +460,7 @@ def _what_to_reteach(ranked: list[Exercise]) -> str:
         items = []
         for ex in hardest:
             common = ex.commonest()
-            because = (f"; most common mistake: {text_cell(common[0].split(':')[0])} ({common[1]} student"
+            because = (f"; most common mistake: {text_cell(mistake_label(common[0]))} ({common[1]} student"
                        f"{'s' * (common[1] != 1)})" if common else "; no named mistake (read the answers)")
             items.append(f"<li><b>{e(ex.function)}</b> ({e(ex.notebook)}): {len(ex.passed)} of {ex.answered} "
                          f"passed ({_pct(len(ex.passed), ex.answered)}){because}</li>")
@@ -469,7 +516,8 @@ def _difficulty_section(ranked: list[Exercise], tab: _Tab) -> str:
         common = ex.commonest()
         rows.append([ex.notebook, ex.function, (_pct(len(ex.passed), ex.answered), ex.rate),
                      (len(ex.passed), len(ex.passed)), (len(ex.failed), len(ex.failed)),
-                     common[0] if common else "", (common[1] if common else 0, common[1] if common else 0)])
+                     mistake_label(common[0], short=False) if common else "",
+                     (common[1] if common else 0, common[1] if common else 0)])
     return ("<section id=\"difficulty\"><h2>Exercises, hardest first</h2><p class=\"muted\">Passed: every "
             "check of the exercise passed; among the students who answered it.</p>"
             + tab("difficulty", ["notebook", "exercise", "pass rate", "passed", "failed",
@@ -499,12 +547,12 @@ def _history_rows_of(data: ClassData, s: str, a: str, nb: str, v: dict) -> list[
     before: dict[str, set[str]] = defaultdict(set)
     for entry in history.read(s, a, nb, data.ws):
         for cid, name in (entry.get("mistakes") or {}).items():
-            before[_function(cid)].add(str(name))
+            before[_function(cid)].add(mistake_label(str(name), short=False))
     if not before:
         return []
     now_named = defaultdict(set)
     for cid, name in history.named_mistakes(v).items():
-        now_named[_function(cid)].add(name)
+        now_named[_function(cid)].add(mistake_label(name, short=False))
     checks = v.get("checks") or {}
     rows: list[list[object]] = []
     for fn, names in sorted(before.items()):
@@ -520,8 +568,8 @@ def _history_section(data: ClassData, tab: _Tab) -> str:
     rows = [row for (s, a, nb), v in sorted(data.verdicts.items()) for row in _history_rows_of(data, s, a, nb, v)]
     return ("<section id=\"history\"><h2>Mistakes before a resubmission</h2><p class=\"muted\">The named "
             "mistakes of answers that a later submission replaced, and what the latest one does.</p>"
-            + (tab("history", ["student", "name", "notebook", "exercise", "mistake before", "now"], rows)
-               if rows else "<p>No resubmission replaced a named mistake.</p>") + "</section>")
+            + _table_or(tab("history", ["student", "name", "notebook", "exercise", "mistake before", "now"], rows),
+                        rows, "<p>No resubmission replaced a named mistake.</p>") + "</section>")
 
 
 def _changes_section(data: ClassData, tab: _Tab) -> str:
@@ -622,15 +670,15 @@ def _checks_section(tally: _Tally, tab: _Tab) -> str:
 
 def _mistakes_table(name: str, found: dict[tuple[str, str], set[str]], tab: _Tab) -> str:
     """A table of mistakes, (exercise, mistake) -> who made it, commonest first; "None." if empty."""
-    rows = [[fn, key, (len(who), len(who)), _who(who)]
+    rows = [[fn, mistake_label(key, short=False) if name == "mistakes" else key, (len(who), len(who)), _who(who)]
             for (fn, key), who in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-    return tab(name, ["exercise", "mistake", "students", "who"], rows) if rows else "<p>None.</p>"
+    return _table_or(tab(name, ["exercise", "mistake", "students", "who"], rows), rows, "<p>None.</p>")
 
 
 def _mistakes_section(tally: _Tally, tab: _Tab) -> str:
     """The named mistakes (the ten commonest listed, then the "mistakes" table) and the failures
     without a name (the "unnamed-failures" table)."""
-    summary = "".join(f"<li>{text_cell(key.split(':')[0])}: {len(who)} student{'s' * (len(who) != 1)} ({e(fn)})</li>"
+    summary = "".join(f"<li>{text_cell(mistake_label(key))}: {len(who)} student{'s' * (len(who) != 1)} ({e(fn)})</li>"
                       for (fn, key), who in sorted(tally.named.items(), key=lambda kv: -len(kv[1]))[:10])
     return ("<section id=\"mistakes\"><h2>Named mistakes</h2>"
             + (f"<ul>{summary}</ul>" if summary else "")

@@ -77,6 +77,7 @@ class Summary:
     due_dates_set: list[str] = field(default_factory=list)  # due dates and extensions written now
     score_changes: list[str] = field(default_factory=list)  # "alice/attention: 7 -> 10" since the last export
     sandbox_failures: list[str] = field(default_factory=list)
+    no_lms_identity: list[str] = field(default_factory=list)  # students Canvas cannot match
     nbgrader_problems: list[str] = field(default_factory=list)
     awaiting: list[str] = field(default_factory=list)  # answers awaiting hand-grading
     ignored: list[str] = field(default_factory=list)
@@ -93,6 +94,8 @@ class Summary:
          "nothing to do unless the note surprises you"),
         ("unknown_students", "students not on the roster (no name in the gradebook)",
          "add them: nbgrader db student add <id> --first-name ... --last-name ..."),
+        ("no_lms_identity", "students with no LMS identity (empty ID and SIS columns: Canvas cannot match their rows)",
+         "give each an lms_user_id, sis_user_id or sis_login_id in autograder/roster.csv, then make grades-final"),
         ("late", "late submissions",
          "the penalty is c.LateSubmissionPlugin.penalty_method in your nbgrader_config.py; an extension: "
          "make extension STUDENT=<id> ASSIGNMENT=<a> UNTIL=<time>"),

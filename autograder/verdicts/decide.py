@@ -5,7 +5,6 @@ never runs student code. One notebook is one independent job.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
 import json
@@ -24,50 +23,19 @@ import numpy as np
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 from autograder import sandbox
 from autograder.course.spec import NotebookSpec, TestCell, answer_cells, load_spec, release_path
+from autograder.import_graph import imported_modules, module_file
 from autograder.intake.staging import stage, staged_notebook
 from autograder.notes import Note, NoteKind, notes_of, records
-from autograder.outputs import atomic
+from autograder.outputs import atomic, json_files
 from autograder.paths import STAGED as STAGED  # where staged copies live (some tests find it here)
 from autograder.sandbox import warm
 from autograder.verdicts import blame, history
 from autograder.verdicts.hidden_inputs import opaque
-from autograder.workspace import AUTOGRADER, ROOT, Workspace
+from autograder.workspace import AUTOGRADER, Workspace
 from selfattn.checks.exercises import EXERCISES
 from selfattn.checks.findings import Finding, Kind
 from selfattn.checks.judging import first_error, safe_verify
 from selfattn.checks.record import REGISTRY
-
-
-def _module_file(name: str) -> Path | None:
-    """The file of the module ``name`` ("selfattn.numerics") in the repository, if it is one."""
-    base = ROOT.joinpath(*name.split("."))
-    return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
-
-
-def imported_modules(start: str, packages: tuple[str, ...] = ("selfattn", "autograder")) -> tuple[str, ...]:
-    """Every module of ``packages`` that importing ``start`` loads, sorted, read from the import
-    statements of the code (all of them, also those inside functions) rather than from one
-    process's ``sys.modules``, so the answer is the same in every process."""
-    seen: set[str] = set()
-    todo = [start]
-    while todo:
-        name = todo.pop()
-        path = _module_file(name)
-        if name in seen or path is None:
-            continue
-        seen.add(name)
-        parts = name.split(".")
-        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # a package's __init__ runs first
-        here = parts if path.name == "__init__.py" else parts[:-1]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                todo += [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = ".".join([*here[:len(here) - node.level + 1]] if node.level else [])
-                whole = ".".join(p for p in (base, node.module or "") if p)
-                todo += [whole, *(f"{whole}.{a.name}" for a in node.names)]
-    return tuple(sorted(m for m in seen if m.split(".")[0] in packages))
-
 
 #: the course modules (below selfattn) the checks import, derived from the grader's imports
 CHECK_MODULES = tuple(m.split(".", 1)[1] for m in imported_modules("autograder.verdicts.decide")
@@ -75,6 +43,7 @@ CHECK_MODULES = tuple(m.split(".", 1)[1] for m in imported_modules("autograder.v
 #: modules the grader imports that decide no verdict, each with the reason it is left out of the key
 KEY_EXCLUDED: dict[str, str] = {
     "autograder.paths": "default paths: where files live decides no verdict",
+    "autograder.import_graph": "reads the import statements that list these files; it decides no verdict",
     "autograder.workspace": "the paths of a course and a work folder",
     "autograder.environment": "reads environment variables into settings; a verdict's settings are in it as data",
     "autograder.outputs": "a package of writers",
@@ -94,7 +63,7 @@ def verdict_code() -> tuple[Path, ...]:
     (:func:`imported_modules` of this module), less :data:`KEY_EXCLUDED`, and the code run inside the
     sandbox. When any of them changes, every verdict is stale."""
     modules = [m for m in imported_modules("autograder.verdicts.decide") if m not in KEY_EXCLUDED]
-    return tuple(sorted({*(p for m in modules if (p := _module_file(m)) is not None), *_INSIDE}))
+    return tuple(sorted({*(p for m in modules if (p := module_file(m)) is not None), *_INSIDE}))
 
 
 _CHECK_CODE = verdict_code()
@@ -165,9 +134,10 @@ def settings(limits: sandbox.Limits) -> dict:
 def stored_verdict(student: str, assignment: str, notebook: str, ws: Workspace) -> dict | None:
     """The verdict on file for one notebook, or None (absent or unreadable)."""
     try:
-        return json.loads(ws.verdict(student, assignment, notebook).read_text())
+        stored = json_files.read(ws.verdict(student, assignment, notebook), "verdict")
     except (OSError, ValueError):
         return None
+    return stored if isinstance(stored, dict) else None
 
 
 #: the pre-warmed sandbox sessions of one notebook: for its public (False) and hidden (True) runs
@@ -234,7 +204,7 @@ def decide_public(student: str, assignment: str, notebook: str, notes: list[Note
               for function in spec.functions if (tests := spec.tests_of(function))]
     keys = {g.function: function_key(g.code, version, limits) for g in graded}
     kept = _kept_functions(stored_verdict(student, assignment, notebook, ws), keys)
-    pending = Pending(student, assignment, notebook, limits, [Note.from_record(n) for n in notes], graded, keys, kept,
+    pending = Pending(student, assignment, notebook, limits, [Note.from_json(n) for n in notes], graded, keys, kept,
                       {g.function: {} for g in graded}, {g.function: 0.0 for g in graded}, {}, {})
     sessions = _sessions(pending)
     try:
@@ -272,8 +242,8 @@ def _conclude(p: Pending, ws: Workspace, staged: nbformat.NotebookNode, answers:
     for g in p.graded:
         if g.function in p.kept:
             record = p.kept[g.function]
-            results = {cid: None if f is None else Finding.from_record(f) for cid, f in record["checks"].items()}
-            own = [Note.from_record(n) for n in record["notes"]]
+            results = {cid: None if f is None else Finding.from_json(f) for cid, f in record["checks"].items()}
+            own = [Note.from_json(n) for n in record["notes"]]
             timings[g.function] = record["seconds"]
         else:
             results, why = _blame(p.assignment, p.notebook, g, answers, stubs, checks, p.found[g.function], p.limits,
@@ -281,14 +251,14 @@ def _conclude(p: Pending, ws: Workspace, staged: nbformat.NotebookNode, answers:
             own = p.raised.get(g.function, []) + ([why] if why is not None else [])
         notes += own
         functions[g.function] = {"key": p.keys[g.function], "seconds": timings[g.function], "notes": records(own),
-                                 "checks": {cid: None if f is None else f.record() for cid, f in results.items()}}
+                                 "checks": {cid: None if f is None else f.to_json() for cid, f in results.items()}}
         checks.update(results)
         _add_cell_lines(cells, g, results)
     if sandbox.mode() == "fallback":
         notes.append(Note("Graded without the bubblewrap sandbox (weaker isolation).", NoteKind.WEAKER_SANDBOX))
     out = {"student": p.student, "assignment": p.assignment, "notebook": p.notebook, "cells": cells,
            "notes": records(notes), "sandbox": sandbox.mode(), "seconds": timings,
-           "checks": {cid: None if f is None else f.record() for cid, f in checks.items()},
+           "checks": {cid: None if f is None else f.to_json() for cid, f in checks.items()},
            "functions": functions,
            "key": verdict_key(staged, p.assignment, p.notebook, ws.course), "answers": answers_digest(staged),
            "settings": settings(p.limits)}
@@ -308,7 +278,7 @@ def forget_kept(student: str, assignment: str, notebook: str, ws: Workspace) -> 
     the stored verdict loses its functions' records, nothing else."""
     stored = stored_verdict(student, assignment, notebook, ws)
     if stored and stored.pop("functions", None) is not None:
-        atomic.write_text(ws.verdict(student, assignment, notebook), json.dumps(stored, indent=1, ensure_ascii=False))
+        json_files.write(ws.verdict(student, assignment, notebook), "verdict", stored, indent=1)
 
 
 def _kept_functions(stored: dict | None, keys: dict[str, str]) -> dict[str, dict]:
@@ -472,7 +442,7 @@ def _write(path: Path, verdict_: dict, ws: Workspace) -> None:
     """Write a verdict atomically: a killed run leaves the old verdict or the new one, never half.
     The mistakes of a verdict replaced for other answers are kept (:mod:`autograder.verdicts.history`)."""
     history.remember_replaced(path, verdict_, ws)
-    atomic.write_text(path, json.dumps(verdict_, indent=1, ensure_ascii=False))
+    json_files.write(path, "verdict", verdict_, indent=1)
 
 
 def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT,

@@ -3,7 +3,8 @@ resubmission replaced.
 
 A verdict (``.grading/verdicts/<student>/<assignment>/<notebook>.json``) is rewritten when the
 answers change. Just before that, :func:`remember_replaced` appends the named mistakes of the old
-verdict (check id -> the mistake's name) to ``.grading/history/<student>/<assignment>/<notebook>.json``,
+verdict (check id -> the mistake's stable id, so rewording a mistake changes no entry; its wording in
+an entry written before mistakes had ids) to ``.grading/history/<student>/<assignment>/<notebook>.json``,
 a list oldest first. Only the process that writes a notebook's verdict writes its history, so
 parallel workers never share a file. A verdict decided again for the same answers (a changed
 setting, changed checks or points, ``--force``) is no resubmission and leaves no entry: verdicts
@@ -12,27 +13,27 @@ carry a digest of their answers alone (``answers``), and only a change of it cou
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
-from autograder.outputs import atomic
+from autograder.outputs import json_files
 from autograder.workspace import Workspace
 from selfattn.checks.findings import Finding, Kind
 
 
 def named_mistakes(verdict: dict) -> dict[str, str]:
-    """check id -> the name of the mistake it found, for every failed check that named one."""
+    """check id -> the stable id of the mistake it found (its wording, for a verdict written before
+    mistakes had ids), for every failed check that named one."""
     out = {}
     for cid, stored in (verdict.get("checks") or {}).items():
         if stored is None:
             continue
         try:
-            found = Finding.from_record(stored)
+            found = Finding.from_json(stored)
         except (KeyError, TypeError, ValueError):
             continue
-        if found.kind is Kind.MISTAKE and found.name:
-            out[cid] = found.name
+        if found.kind is Kind.MISTAKE and (found.id or found.name):
+            out[cid] = found.id or found.name or ""
     return out
 
 
@@ -43,7 +44,7 @@ def history_path(student: str, assignment: str, notebook: str, ws: Workspace) ->
 def read(student: str, assignment: str, notebook: str, ws: Workspace) -> list[dict]:
     """Earlier verdicts' mistakes of one notebook, oldest first: ``{"replaced": time, "mistakes": {...}}``."""
     try:
-        entries = json.loads(history_path(student, assignment, notebook, ws).read_text(encoding="utf-8"))
+        entries = json_files.read(history_path(student, assignment, notebook, ws), "history")
     except (OSError, ValueError):
         return []
     return entries if isinstance(entries, list) else []
@@ -54,7 +55,7 @@ def remember_replaced(verdict_file: Path, new: dict, ws: Workspace) -> None:
     it judged other answers (another digest of the answers; a verdict written before verdicts had
     one, another verdict key)."""
     try:
-        old = json.loads(verdict_file.read_text(encoding="utf-8"))
+        old = json_files.read(verdict_file, "verdict")
     except (OSError, ValueError):
         return
     if not isinstance(old, dict):
@@ -72,5 +73,4 @@ def remember_replaced(verdict_file: Path, new: dict, ws: Workspace) -> None:
     entries = read(student, assignment, notebook, ws)
     entries.append({"replaced": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "mistakes": mistakes})
     path = history_path(student, assignment, notebook, ws)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(path, json.dumps(entries, indent=1, ensure_ascii=False))
+    json_files.write(path, "history", entries, indent=1)

@@ -6,8 +6,10 @@ SyntaxError.  This drops its assets from every page before rendering.
 
 The theme's ``fontawesome.js`` (1.5 MB, the heaviest file a page loaded) redraws the theme's few
 icons as SVG; its stylesheet already draws them with the icon font, so the script is dropped from
-every page and from the site after the build. After the build, three theme and Sphinx markups that
-accessibility checkers (axe-core) flag are corrected on every page (see ``_HIDDEN_NAMES``).
+every page and from the site after the build. The search page shows snippets from ``file://`` too: it
+reads the pages' texts from ``_static/search-texts.js``, written after the build. After the build,
+three theme and Sphinx markups that accessibility checkers (axe-core) flag are corrected on every
+page (see ``_HIDDEN_NAMES``), and each chapter's printed opener gets its chapter number.
 """
 
 from __future__ import annotations
@@ -62,13 +64,28 @@ _HIDDEN_NAMES = (
 )
 
 
+# The book theme prints a page's own title above its contents (the chapter opener on paper), without the
+# chapter number the page's heading carries: it gets the number of the page's first numbered heading.
+_PRINT_TITLE = re.compile(r'(<div id="jb-print-docs-body" class="onlyprint">\s*<h1>)(?!<span class="section-number">)')
+_SECTION_NUMBER = re.compile(r'<h1><span class="section-number">([^<]*)</span>')
+
+
+def number_print_title(text: str) -> str:
+    """``text`` (a built page) with its printed opener numbered as its heading is ("1. From text to vectors")."""
+    number = _SECTION_NUMBER.search(text)
+    if number is None:
+        return text
+    return _PRINT_TITLE.sub(lambda m: f'{m.group(1)}<span class="section-number">{number.group(1)}</span>', text,
+                            count=1)
+
+
 def _finish_pages(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
     for page in out.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
-        lighter = _FONTAWESOME_JS.sub("", text)
+        lighter = number_print_title(_FONTAWESOME_JS.sub("", text))
         for pattern, replacement in _HIDDEN_NAMES:
             lighter = pattern.sub(replacement, lighter)
         if lighter != text:
@@ -77,10 +94,61 @@ def _finish_pages(app, exception) -> None:
         leftover.unlink()
 
 
+def _search_page_assets(app, pagename, templatename, context, doctree) -> None:
+    """The search page answers its snippet fetches from the stored page texts (``search-offline.js``)."""
+    if pagename == "search":
+        app.add_js_file("search-texts.js")
+        app.add_js_file("search-offline.js")
+
+
+#: What the stored search texts leave out of a page's main block: no words a snippet could show.
+_NOT_TEXT = ("script", "style", "img", "svg", "noscript", ".headerlink", "details.hide", ".cell_input")
+
+
+def _write_search_texts(app, exception) -> None:
+    """``_static/search-texts.js``: the main block of every page, reduced to its text and ids.
+
+    Sphinx's search cuts each hit's snippet from the hit's page, which it fetches; a browser refuses
+    to fetch on ``file://``, so the search page reads these texts instead (``search-offline.js``).
+    Each page keeps ``role="main"`` and every element with an id (a hit's anchor), holding its text.
+    """
+    if exception is not None or app.builder.format != "html":
+        return
+    import json
+
+    from bs4 import BeautifulSoup
+
+    out = Path(app.outdir)
+    pages: dict[str, str] = {}
+    for doc in sorted(app.env.found_docs):
+        path = out / f"{doc}.html"
+        if not path.is_file() or doc == "search":
+            continue
+        main = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").find(attrs={"role": "main"})
+        if main is None:
+            continue
+        for gone in main.select(", ".join(_NOT_TEXT)):
+            gone.decompose()
+        for tag in main.find_all(True):
+            keep = {"id": tag["id"]} if tag.has_attr("id") else {}
+            tag.attrs = keep
+            if not keep and tag.name not in ("p", "li", "section", "div", "dt", "dd", "td", "th", "h1", "h2",
+                                             "h3", "h4", "pre", "table", "tr", "ul", "ol", "dl", "figure",
+                                             "figcaption", "blockquote"):
+                tag.unwrap()
+        main.attrs = {"role": "main"}
+        html = re.sub(r"\s+", " ", str(main))
+        pages[doc] = html
+    text = "window.SELFATTN_SEARCH_PAGES = " + json.dumps(pages, ensure_ascii=False, separators=(",", ":")) + ";\n"
+    (out / "_static" / "search-texts.js").write_text(text, encoding="utf-8")
+
+
 def setup(app) -> dict[str, Any]:
     # Page titles hold no math (MathJax does not typeset the navigation or the <title>), so only
     # pages with an equation load MathJax.
     app.connect("html-page-context", _strip_thebe, priority=900)
     app.connect("build-finished", _finish_pages)
     app.connect("html-page-context", _offer_notebook, priority=400)
+    app.connect("html-page-context", _search_page_assets)
+    app.connect("build-finished", _write_search_texts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

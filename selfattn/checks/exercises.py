@@ -218,35 +218,36 @@ def _shapes_fit(outcomes: list[Outcome]) -> Finding | None:
 
 # --- the records, in the order of the notebooks ------------------------------------------------
 EMBED = Exercise("embed", text.embed, exact=True, mistakes=[
-    Mistake(lambda E, ids: np.asarray(E).T[np.asarray(ids)], "looked up columns of E: rows are the token types"),
-    Mistake(lambda E, ids: np.asarray(E)[: len(ids)], "took the first len(ids) rows of E instead of the rows named by ids"),
+    Mistake(lambda E, ids: np.asarray(E).T[np.asarray(ids)], "looked up columns of E: rows are the token types", id="columns-of-E"),
+    Mistake(lambda E, ids: np.asarray(E)[: len(ids)], "took the first len(ids) rows of E instead of the rows named by ids", id="first-rows"),
 ])
 EMBED.check("lookup", "X stacks the rows of E named by ids",
             lambda rng: [Case((rand(rng, 5, 6), np.array([4, 0, 4, 2])))])
 
 PROJECT = Exercise("project", lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, X @ W_V), returns=("Q", "K", "V"), mistakes=[
     Mistake(lambda X, W_Q, W_K, W_V: tuple(np.asarray(w).T @ np.asarray(X).T for w in (W_Q, W_K, W_V)),
-            "returned the transposes: Q = X W_Q has one row per token"),
+            "returned the transposes: Q = X W_Q has one row per token", id="transposes"),
 ])
 PROJECT.check("shapes", "Q, K, V = X W_Q, X W_K, X W_V",
               lambda rng: [Case((rand(rng, 5, 6), rand(rng, 6, 3), rand(rng, 6, 3), rand(rng, 6, 2)))])
 
 _ROWS_COLUMNS = "each shape is (rows, columns): Q has one row per token"
 SHAPE_ANSWERS = Exercise("shape_answers", lecture_shapes, exact=True, mistakes=[
-    Mistake(lambda: lecture_shapes()[:, ::-1], _ROWS_COLUMNS),
+    Mistake(lambda: lecture_shapes()[:, ::-1], _ROWS_COLUMNS, id="columns-rows"),
 ])
 SHAPE_ANSWERS.check("lecture", "five shapes that fit together (their values are checked only when graded: the "
                     "package does not hold the answer)", lambda rng: [Case(())],
                     verify=lambda cases, outcomes: _shapes_fit(outcomes))
 
 SOFTMAX = Exercise("softmax", numerics.softmax, extra=_softmax_extra,
-                   diagnoses=(_OVERFLOW, _ALL_MASKED, _UNDERFLOW, _NOT_NORMALISED), mistakes=[
+                   diagnoses={"overflow": _OVERFLOW, "all-masked": _ALL_MASKED, "underflow": _UNDERFLOW,
+                              "not-normalised": _NOT_NORMALISED}, mistakes=[
     Mistake(lambda S, axis=-1: numerics.softmax(S, axis=0),
-            "normalised along axis 0 (down the columns): normalise each row, along the given axis"),
+            "normalised along axis 0 (down the columns): normalise each row, along the given axis", id="axis-0"),
     Mistake(lambda S, axis=-1: _stable(S) / _stable(S).sum(),
-            "normalised over the whole array: weights must sum to 1 along the given axis only"),
-    Mistake(lambda S, axis=-1: np.exp(S), "forgot to divide by the sum: weights must sum to 1 along the axis"),
-    Mistake(lambda S, axis=-1: S, "returned the scores unchanged"),
+            "normalised over the whole array: weights must sum to 1 along the given axis only", id="whole-array"),
+    Mistake(lambda S, axis=-1: np.exp(S), "forgot to divide by the sum: weights must sum to 1 along the axis", id="no-division"),
+    Mistake(lambda S, axis=-1: S, "returned the scores unchanged", id="scores-unchanged"),
 ])
 SOFTMAX.check("rows-sum-to-one", "each row is a distribution", lambda rng: [Case((rand(rng, 3, 5),))])
 SOFTMAX.check("large-scores", "large scores do not overflow",
@@ -255,30 +256,30 @@ SOFTMAX.check("axis", "the axis argument is respected",
               lambda rng: [Case((rand(rng, 4, 3),), {"axis": 0}), Case((rand(rng, 2, 3, 4),), {"axis": 1})])
 
 SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, mistakes=[
-    Mistake(lambda Q, K: Q @ K.T, "missing the 1/√d_k scaling of the scores"),
-    Mistake(lambda Q, K: Q @ K.T / Q.shape[1], "divided by d_k: the scaling is 1/√d_k"),
+    Mistake(lambda Q, K: Q @ K.T, "missing the 1/√d_k scaling of the scores", id="no-scaling"),
+    Mistake(lambda Q, K: Q @ K.T / Q.shape[1], "divided by d_k: the scaling is 1/√d_k", id="divided-by-d_k"),
     Mistake(lambda Q, K: K @ Q.T / np.sqrt(Q.shape[1]),
-            "transposed: scores have shape (T_q, T_k), one row per query (Q Kᵀ, not K Qᵀ)"),
-    Mistake(lambda Q, K: Q @ K.T / np.sqrt(K.shape[0]), "scaled by √T_k: the scaling is 1/√d_k"),
+            "transposed: scores have shape (T_q, T_k), one row per query (Q Kᵀ, not K Qᵀ)", id="transposed"),
+    Mistake(lambda Q, K: Q @ K.T / np.sqrt(K.shape[0]), "scaled by √T_k: the scaling is 1/√d_k", id="scaled-by-T_k"),
 ])
 SCALED_SCORES.check("shape-and-scale", "Q Kᵀ / √d_k with T_q ≠ T_k",
                     lambda rng: [Case((rand(rng, 3, 4), rand(rng, 5, 4)))])
 
 ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_SCORES), extra=_attention_extra,
-                     diagnoses=(_OUTPUT_OVERFLOW, _OUTPUT_NAN), mistakes=[
+                     diagnoses={"output-overflow": _OUTPUT_OVERFLOW, "output-nan": _OUTPUT_NAN}, mistakes=[
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, scale=False),
-            "missing the 1/√d_k scaling of the scores"),
+            "missing the 1/√d_k scaling of the scores", id="no-scaling"),
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, axis=0),
-            "softmax taken over the queries (axis 0): each query's weights over the keys must sum to 1"),
+            "softmax taken over the queries (axis 0): each query's weights over the keys must sum to 1", id="softmax-over-queries"),
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="multiply"),
-            "mask applied after softmax: rows no longer sum to 1; add the mask to the scores"),
+            "mask applied after softmax: rows no longer sum to 1; add the mask to the scores", id="mask-after-softmax"),
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="add"),
             "mask applied after softmax (softmax(S) + mask): -inf in the weights makes the output NaN; add the "
-            "mask to the scores, before the softmax"),
+            "mask to the scores, before the softmax", id="mask-added-to-weights"),
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, mask_after="scores-times"),
-            "multiplied the scores by the mask: the mask is additive (0 keeps, -inf forbids), add it to the scores"),
+            "multiplied the scores by the mask: the mask is additive (0 keeps, -inf forbids), add it to the scores", id="multiplicative-mask"),
     Mistake(lambda Q, K, V, mask=None: _attention_variant(Q, K, V, mask, ignore_mask=True),
-            "the mask was ignored: add it to the scores before the softmax"),
+            "the mask was ignored: add it to the scores before the softmax", id="mask-ignored"),
 ])
 ATTENTION.check("no-mask", "softmax(Q Kᵀ/√d_k) V for T_q ≠ T_k", lambda rng: [_qkv_cases(rng)])
 ATTENTION.check("causal-mask", "an additive causal mask", lambda rng: [_qkv_cases(rng, 4, 4, 3, 2, numerics.causal_mask(4))])
@@ -301,19 +302,19 @@ def _dots(q, k):
 
 SCORE_STDS = Exercise("score_stds", score_stds, returns=("the std of q·k", "the std of q·k/√d_k"), mistakes=[
     Mistake(lambda q, k: (_dots(q, k).std(), (_dots(q, k) / q.shape[1]).std()),
-            "the second value divides by d_k: the scaled score is q·k/√d_k"),
+            "the second value divides by d_k: the scaled score is q·k/√d_k", id="divided-by-d_k"),
     Mistake(lambda q, k: ((_dots(q, k) / np.sqrt(q.shape[1])).std(), _dots(q, k).std()),
-            "the two values are swapped: first the std of q·k, then the std of q·k/√d_k"),
+            "the two values are swapped: first the std of q·k, then the std of q·k/√d_k", id="swapped"),
     Mistake(lambda q, k: (_dots(q, k).var(), (_dots(q, k) / np.sqrt(q.shape[1])).var()),
-            "returned variances: take the standard deviation (.std()), the square root of the variance"),
+            "returned variances: take the standard deviation (.std()), the square root of the variance", id="variances"),
 ])
 SCORE_STDS.check("small", "standard deviations of q·k and q·k/√d_k",
                  lambda rng: [Case((rand(rng, 200, 16), rand(rng, 200, 16)))])
 
 SOFTMAX_JACOBIAN = Exercise("softmax_jacobian", numerics.softmax_jacobian, mistakes=[
-    Mistake(lambda a: -np.outer(a, a), "missing the diagonal term a_j·1[j = l]"),
-    Mistake(lambda a: np.diag(a * (1 - a)), "only the diagonal: off-diagonal entries are -a_j a_l"),
-    Mistake(lambda a: np.outer(a, a) - np.diag(a), "sign flipped: J = diag(a) - a aᵀ"),
+    Mistake(lambda a: -np.outer(a, a), "missing the diagonal term a_j·1[j = l]", id="no-diagonal-term"),
+    Mistake(lambda a: np.diag(a * (1 - a)), "only the diagonal: off-diagonal entries are -a_j a_l", id="diagonal-only"),
+    Mistake(lambda a: np.outer(a, a) - np.diag(a), "sign flipped: J = diag(a) - a aᵀ", id="sign-flipped"),
 ])
 SOFTMAX_JACOBIAN.check("small", "the Jacobian of a softmax over three scores",
                        lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))])
@@ -322,37 +323,37 @@ SOFTMAX_JACOBIAN.check("small", "the Jacobian of a softmax over three scores",
 # memory or time budget, and such a budget would make a verdict depend on the machine: the hints
 # steer away from it instead. "J transposed" is no mistake here either: the softmax's J is symmetric.
 SOFTMAX_VJP = Exercise("softmax_vjp", training.softmax_vjp, mistakes=[
-    Mistake(lambda a, g: -a * np.dot(a, g), "missing the diagonal term: Jᵀg = a * (g - a·g), not -a (a·g)"),
-    Mistake(lambda a, g: a * (np.dot(a, g) - g), "sign flipped: Jᵀg = a * (g - a·g), not a * (a·g - g)"),
-    Mistake(lambda a, g: g - np.dot(a, g), "missing the factor a: multiply (g - a·g) by the weights, entry by entry"),
-    Mistake(lambda a, g: a * (1 - a) * g, "only the diagonal of J: the off-diagonal entries -a_j a_l contribute too"),
+    Mistake(lambda a, g: -a * np.dot(a, g), "missing the diagonal term: Jᵀg = a * (g - a·g), not -a (a·g)", id="no-diagonal-term"),
+    Mistake(lambda a, g: a * (np.dot(a, g) - g), "sign flipped: Jᵀg = a * (g - a·g), not a * (a·g - g)", id="sign-flipped"),
+    Mistake(lambda a, g: g - np.dot(a, g), "missing the factor a: multiply (g - a·g) by the weights, entry by entry", id="no-factor-a"),
+    Mistake(lambda a, g: a * (1 - a) * g, "only the diagonal of J: the off-diagonal entries -a_j a_l contribute too", id="diagonal-only"),
 ])
 SOFTMAX_VJP.check("small", "Jᵀg for a softmax over three scores",
                   lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])), np.array([1.0, -2.0, 0.5])))])
 
 PERMUTATION_MATRIX = Exercise("permutation_matrix", lambda perm: np.eye(len(perm))[np.asarray(perm)], exact=True, mistakes=[
     Mistake(lambda perm: np.eye(len(perm))[np.asarray(perm)].T,
-            "this is the inverse permutation (the transpose): row i of P X must be X[perm[i]]"),
+            "this is the inverse permutation (the transpose): row i of P X must be X[perm[i]]", id="inverse"),
 ])
 PERMUTATION_MATRIX.check("small", "(P X)[i] = X[perm[i]]", lambda rng: [Case(([2, 0, 1],))])
 
 _MULTIPLICATIVE = "multiplicative 0/1 mask: the mask is additive, 0 to keep and -inf to forbid"
-CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_mask_extra, diagnoses=(_MASK_NAN,),
+CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_mask_extra, diagnoses={"mask-nan": _MASK_NAN},
                        mistakes=[
     Mistake(lambda T: np.where(np.triu(np.ones((T, T)), 0) > 0, -np.inf, 0.0),
-            "off by one: the diagonal is masked, but a token may attend to itself"),
+            "off by one: the diagonal is masked, but a token may attend to itself", id="off-by-one"),
     Mistake(lambda T: np.where(np.tril(np.ones((T, T)), -1) > 0, -np.inf, 0.0),
-            "masked below the diagonal: token i may read j ≤ i, so -inf goes above the diagonal"),
-    Mistake(lambda T: np.tril(np.ones((T, T))), _MULTIPLICATIVE),
+            "masked below the diagonal: token i may read j ≤ i, so -inf goes above the diagonal", id="below-diagonal"),
+    Mistake(lambda T: np.tril(np.ones((T, T))), _MULTIPLICATIVE, id="multiplicative-mask"),
 ])
 CAUSAL_MASK.check("T4", "the causal mask for T = 4", lambda rng: [Case((4,))])
 
-PADDING_MASK = Exercise("padding_mask", numerics.padding_mask, exact=True, extra=_mask_extra, diagnoses=(_MASK_NAN,),
+PADDING_MASK = Exercise("padding_mask", numerics.padding_mask, exact=True, extra=_mask_extra, diagnoses={"mask-nan": _MASK_NAN},
                         mistakes=[
     Mistake(lambda lengths, T: np.where(np.arange(T)[None, :] <= np.asarray(lengths)[:, None], 0.0, -np.inf),
-            "off by one: position j = lengths[b] is already padding"),
-    Mistake(lambda lengths, T: (np.arange(T)[None, :] < np.asarray(lengths)[:, None]).astype(float), _MULTIPLICATIVE),
-    Mistake(lambda lengths, T: numerics.padding_mask(lengths, T).T, "transposed: the mask has shape (B, T)"),
+            "off by one: position j = lengths[b] is already padding", id="off-by-one"),
+    Mistake(lambda lengths, T: (np.arange(T)[None, :] < np.asarray(lengths)[:, None]).astype(float), _MULTIPLICATIVE, id="multiplicative-mask"),
+    Mistake(lambda lengths, T: numerics.padding_mask(lengths, T).T, "transposed: the mask has shape (B, T)", id="transposed"),
 ])
 PADDING_MASK.check("small", "the padding mask for three sequences of lengths 2, 4, 1", lambda rng: [Case(([2, 4, 1], 4))])
 
@@ -360,22 +361,23 @@ ATTENTION_FLOPS = Exercise("attention_flops", cost.attention_flops, exact=True, 
     # 2 T² d is both slips (one product at 2 FLOPs per multiply-add, or both at 1): the message names both
     Mistake(lambda T, d: 2 * T**2 * d,
             "half the FLOPs: a multiply-add counted as one FLOP (it is 2, a multiply and an add), or only one of "
-            "the two products Q Kᵀ and A V counted"),
+            "the two products Q Kᵀ and A V counted", id="half"),
     Mistake(lambda T, d: 2 * T**2 * d / 2,
-            "a quarter of the FLOPs: a multiply-add counts as 2 FLOPs, and both products Q Kᵀ and A V count"),
-    Mistake(lambda T, d: 4 * T * d**2, "T and d swapped: the score matrix is T×T"),
+            "a quarter of the FLOPs: a multiply-add counts as 2 FLOPs, and both products Q Kᵀ and A V count", id="quarter"),
+    Mistake(lambda T, d: 4 * T * d**2, "T and d swapped: the score matrix is T×T", id="T-d-swapped"),
 ])
 ATTENTION_FLOPS.check("lecture", "the FLOPs of Q Kᵀ and A V for the lecture's T = 10, d = 512", lambda rng: [Case((10, 512))])
 
 CROSSOVER_LENGTH = Exercise("crossover_length", cost.crossover_length, exact=True, mistakes=[
-    Mistake(lambda d: 24 * d / 2, "solve 4 T² d = 24 T d² for T"),
-    Mistake(lambda d: 6 * d**2, "T = 6 d, not 6 d²: divide both sides by 4 T d"),
+    Mistake(lambda d: 24 * d / 2, "solve 4 T² d = 24 T d² for T", id="unsolved"),
+    Mistake(lambda d: 6 * d**2, "T = 6 d, not 6 d²: divide both sides by 4 T d", id="6-d-squared"),
 ])
 CROSSOVER_LENGTH.check("lecture", "the crossover lengths at the lecture's two widths", lambda rng: [Case((4096,)), Case((8192,))])
 
 # no reference here: the package students install must not hold Problem 20's answer
 LOOKUP_TABLE_WEIGHTS = Exercise("lookup_table_weights", None, returns=("W_Q", "W_K", "W_V"), verifier=_lookup_verify,
-                                diagnoses=(_NOT_SATURATED, _WRONG_TARGET, _W_V_NOT_VALUES, _LOOKUP_IN_W_V))
+                                diagnoses={"not-saturated": _NOT_SATURATED, "wrong-target": _WRONG_TARGET,
+                                           "w_v-not-values": _W_V_NOT_VALUES, "lookup-in-w_v": _LOOKUP_IN_W_V})
 LOOKUP_TABLE_WEIGHTS.check("permutation", "an exact lookup table at beta = 1000",
                            lambda rng: [Case(([2, 0, 1], rand(rng, 3, 2), 1000.0), meta={"sequence": [1, 2, 0]})])
 LOOKUP_TABLE_WEIGHTS.check("repeated-targets", "four types, two of them targeting the same type, at beta = 1000",

@@ -1,9 +1,9 @@
 """What a failed check found, as data: a kind, the named mistake if any, and the text for people.
 
-A check's result is ``None`` (passed) or a :class:`Finding`. A finding *is* the message a person
-reads (a ``str``, so the notebook prints it as before), and it also carries its :class:`Kind` and,
-for a named mistake or a raised built-in exception, that name. Readers count kinds and names; no
-reader parses a message.
+A check's result is ``None`` (passed) or a :class:`Finding`: a frozen value holding its
+:class:`Kind`, for a named mistake its fixed wording and stable id, for a raised built-in exception
+its name, and the message a person reads (``str(finding)``). Readers count kinds and ids; no reader
+parses a message.
 
 A hidden check's inputs are secret, and the student's code sees them while it runs: anything the
 code can choose that came back in the text would carry them out (an exception class named after an
@@ -15,6 +15,7 @@ mistake or the kind's fixed wording, holding nothing the submission can influenc
 from __future__ import annotations
 
 import builtins
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -65,8 +66,12 @@ def hidden_exception_name(name: str) -> str | None:
     return name if name in BUILTIN_EXCEPTIONS else None
 
 
-class Finding(str):
-    """A failed check's message for people, with its kind and (if any) the named mistake.
+@dataclass(frozen=True)
+class Finding:
+    """A failed check, as data: its kind, the named mistake or exception if any, and the message for people.
+
+    Two findings are equal only when all of these are (two findings of different kinds never are,
+    whatever their text); ``str(finding)`` is the message.
 
     Parameters
     ----------
@@ -77,41 +82,52 @@ class Finding(str):
     name
         For :attr:`Kind.MISTAKE`, the record's fixed wording of the mistake; for
         :attr:`Kind.RAISED`, the exception's type name.
+    id
+        For :attr:`Kind.MISTAKE`, the mistake's stable id (``<function>/<mistake>``, declared with
+        the record): what the class report and the resubmission history count by, so rewording a
+        mistake changes no count.
     """
 
+    text: str
     kind: Kind
-    name: str | None
+    name: str | None = None
+    id: str | None = None
 
-    def __new__(cls, text: str, kind: Kind, name: str | None = None) -> Finding:
-        self = super().__new__(cls, text)
-        self.kind = Kind(kind)
-        self.name = name
-        return self
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"a finding's text is a str, not {type(self.text).__name__}")
+        object.__setattr__(self, "kind", Kind(self.kind))
+
+    def __str__(self) -> str:
+        return self.text
 
     @classmethod
-    def mistake(cls, message: str, text: str | None = None) -> Finding:
-        """A named mistake: ``message`` is the record's fixed wording, ``text`` the shown message."""
-        return cls(text if text is not None else message, Kind.MISTAKE, message)
+    def mistake(cls, message: str, text: str | None = None, id: str | None = None) -> Finding:
+        """A named mistake: ``message`` is the record's fixed wording, ``text`` the shown message,
+        ``id`` its stable id (the record fills it in when the check that found it does not)."""
+        return cls(text if text is not None else message, Kind.MISTAKE, message, id)
 
     def hidden(self) -> Finding:
         """The same finding in the fixed vocabulary of hidden checks."""
         if self.kind is Kind.MISTAKE and self.name:
-            return Finding(self.name, Kind.MISTAKE, self.name)
+            return Finding(self.name, Kind.MISTAKE, self.name, self.id)
         if self.kind is Kind.RAISED:
             name = hidden_exception_name(self.name or "")
             return Finding(f"raised {name}" if name else Kind.RAISED.value, Kind.RAISED, name)
         return Finding(self.kind.value, self.kind)
 
-    def record(self) -> dict[str, Any]:
-        """The finding as JSON data: ``{"kind", "name", "text"}``."""
-        return {"kind": self.kind.name, "name": self.name, "text": str(self)}
+    def to_json(self) -> dict[str, Any]:
+        """The finding as JSON data: ``{"kind", "name", "id", "text"}``."""
+        return {"kind": self.kind.name, "name": self.name, "id": self.id, "text": self.text}
 
     @classmethod
-    def from_record(cls, data: Any) -> Finding:
-        """Back from :meth:`record` (a bare string, as older verdicts hold, reads as wrong values)."""
+    def from_json(cls, data: Any) -> Finding:
+        """Back from :meth:`to_json`. A record without an id (written before mistakes had ids) reads
+        with none; a bare string (as the oldest verdicts hold) reads as wrong values."""
+        if isinstance(data, Finding):
+            return data
         if isinstance(data, dict) and data.get("kind") in Kind.__members__:
-            return cls(str(data.get("text", "")), Kind[data["kind"]], data.get("name"))
+            name, id_ = data.get("name"), data.get("id")
+            return cls(str(data.get("text", "")), Kind[data["kind"]], name if isinstance(name, str) else None,
+                       id_ if isinstance(id_, str) else None)
         return cls(str(data), Kind.WRONG_VALUES)
-
-    def __reduce__(self):  # pickling (Dask, multiprocessing) keeps kind and name
-        return (Finding, (str(self), self.kind, self.name))

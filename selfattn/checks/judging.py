@@ -41,15 +41,23 @@ def first_error(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome
 
 
 def safe_verify(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome]) -> Finding | None:
-    """``check_.verify`` as a :class:`Finding` (a verifier's plain message counts as wrong values),
-    with a failure of the verifier itself reported as one."""
+    """``check_.verify`` as a :class:`Finding` whose named mistake carries its stable id, with a
+    failure of the verifier itself reported as one.
+
+    Raises
+    ------
+    TypeError
+        The verifier returned something else than a :class:`Finding` or ``None`` (a bare message
+        has no kind: the course's code must say what it found).
+    """
     try:
         found = check_.verify(list(cases), list(outcomes))
     except Exception as exc:
         return Finding(f"the returned values could not be checked ({type(exc).__name__})", Kind.UNCHECKABLE)
-    if found is None or isinstance(found, Finding):
-        return found
-    return Finding(str(found), Kind.WRONG_VALUES)
+    if found is not None and not isinstance(found, Finding):
+        raise TypeError(f"check {check_.id}: its verifier returned a {type(found).__name__}, not a Finding or None "
+                        f"(return Finding(text, Kind...))")
+    return check_.exercise.identify(found) if check_.exercise is not None else found
 
 
 def run_check(check_: Check, fn: Callable[..., Any], seed: int = 0) -> Finding | None:

@@ -13,6 +13,7 @@ Importing this module registers the public checks (:mod:`selfattn.checks.exercis
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import signal
 import sys
@@ -203,9 +204,9 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding
     if message is not None and (deps := _failing_dependencies(fn, check_.exercise, seed)):
         message = Finding(fix_first_note(check_.function, [d.function for d in deps]), message.kind)
     elif message is not None and (advice := _advice(raised, fn, check_.function)):
-        message = Finding(f"{advice}. {message}", message.kind, message.name)
+        message = dataclasses.replace(message, text=f"{advice}. {message}")
     if message is not None and note:
-        message = Finding(f"{note}. {message}", message.kind, message.name)
+        message = dataclasses.replace(message, text=f"{note}. {message}")
     return message, note
 
 
@@ -233,9 +234,16 @@ def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
         text = f"{message}\n(check of {check_.function}: {check_.description})"
         if not in_a_kernel():
             raise CheckFailed(text)
-        print("\n".join(_wrapped(f"✗ {text}")), file=sys.stderr, flush=True)
+        _say_on_stderr("\n".join(_wrapped(f"✗ {text}")))
         return
     print(f"✓ {check_.function}: {check_.description}" + (f" ({blame})" if blame else ""))
+
+
+def _say_on_stderr(text: str) -> None:
+    """Write ``text`` and its newline to stderr in one call: ``print`` writes them separately, and a
+    busy kernel may send the lone newline as an output of its own."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 @contextlib.contextmanager
@@ -246,8 +254,8 @@ def using(function: str) -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        print(f"✗ this cell needs a working {function} (write or fix it above, then run this cell again): "
-              f"{type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr, flush=True)
+        _say_on_stderr(f"✗ this cell needs a working {function} (write or fix it above, then run this cell "
+                       f"again): {type(exc).__name__}: {str(exc)[:200]}")
 
 
 def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequence[str]]]) -> None:
@@ -279,5 +287,5 @@ def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequenc
         elif getattr(failed, "name", None) == "NotImplementedError":  # still the stub
             print(f"·  {function} ({points:g} points): not attempted")
         else:
-            print(f"✗  {function} ({points:g} points): {failed.splitlines()[0]}")
+            print(f"✗  {function} ({points:g} points): {failed.text.splitlines()[0]}")
     print(f"Public checks pass for exercises worth {earned:g} of {total:g} points; hidden checks decide the rest.")

@@ -24,7 +24,8 @@ queries", "missing 1/sqrt(d_k)", ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,10 +77,13 @@ def rand(rng: np.random.Generator, *shape: int, scale: float = 1.0, dtype=np.flo
 
 @dataclass(frozen=True)
 class Mistake:
-    """A classic wrong answer: ``wrong`` has the exercise's signature, ``message`` names the mistake."""
+    """A classic wrong answer: ``wrong`` has the exercise's signature, ``message`` names the mistake,
+    ``id`` is its stable id within the exercise (the report and the history count by
+    ``<function>/<id>``, so the message may be reworded)."""
 
     wrong: Callable[..., Any]
     message: str
+    id: str = ""
 
     def results(self, case: Case) -> tuple[np.ndarray, ...]:
         with np.errstate(all="ignore"):
@@ -109,8 +113,8 @@ class Exercise:
     extra
         A diagnosis tried when no named mistake matches.
     diagnoses
-        Every message ``extra`` may return: fixed wording, which hidden checks report as it is (a
-        message not declared here counts as wrong values).
+        Every message ``extra`` or ``verifier`` may name, by its stable id: fixed wording, which
+        hidden checks report as it is (a message not declared here counts as wrong values).
     verifier
         Replaces the comparison with the reference: ``verifier(exercise, cases, outcomes)``.
     """
@@ -122,9 +126,45 @@ class Exercise:
     returns: tuple[str, ...] = ()
     exact: bool = False
     extra: Extra | None = None
-    diagnoses: tuple[str, ...] = ()
+    diagnoses: Mapping[str, str] = field(default_factory=dict)
     verifier: Callable[[Exercise, list[Case], list[Outcome]], Finding | None] | None = None
     checks: list[Check] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        ids = [m.id for m in self.mistakes] + list(self.diagnoses)
+        if not all(isinstance(i, str) and i for i in ids):
+            raise ValueError(f"exercise {self.function}: every mistake needs an id (Mistake(wrong, message, id=...))")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"exercise {self.function}: a mistake id is declared twice: "
+                             f"{sorted({i for i in ids if ids.count(i) > 1})}")
+
+    def mistake_id(self, wording: str) -> str | None:
+        """The stable id (``<function>/<id>``) of a named mistake or diagnosis of this exercise, by
+        its fixed wording; ``None`` for a wording it does not declare."""
+        for m in self.mistakes:
+            if m.message == wording:
+                return f"{self.function}/{m.id}"
+        for id_, text in self.diagnoses.items():
+            if text == wording:
+                return f"{self.function}/{id_}"
+        return None
+
+    def wording(self, mistake_id: str) -> str | None:
+        """The fixed wording of this exercise's named mistake or diagnosis ``<function>/<id>``, if declared."""
+        fn, _, id_ = mistake_id.partition("/")
+        if fn != self.function:
+            return None
+        return next((m.message for m in self.mistakes if m.id == id_), None) or self.diagnoses.get(id_)
+
+    def identify(self, found: Finding | None) -> Finding | None:
+        """``found`` with its mistake's stable id: a named mistake this exercise does not declare
+        counts as wrong values (its wording is not fixed, so a hidden check must not report it)."""
+        if found is None or found.kind is not Kind.MISTAKE or found.id is not None:
+            return found
+        id_ = self.mistake_id(found.name or "")
+        if id_ is None:
+            return Finding(found.text, Kind.WRONG_VALUES)
+        return dataclasses.replace(found, id=id_)
 
     # ----------------------------------------------------------------- the checks of this exercise
     def check(self, suffix: str, description: str, cases: Cases,
@@ -203,10 +243,11 @@ class Exercise:
             if len(wrong) == len(got) and all(
                     g.shape == w.shape and close(g, w, max(rtol, 1e-6), max(atol, 1e-8), equal_nan=True)
                     for g, w in zip(got, wrong, strict=True)):
-                return Finding.mistake(mistake.message, f"{mistake.message} (on input {case.describe()})")
+                return Finding.mistake(mistake.message, f"{mistake.message} (on input {case.describe()})",
+                                       f"{self.function}/{mistake.id}")
         if self.extra is not None and (msg := self.extra(case, got)):
             name = msg.name if isinstance(msg, Finding) else msg  # a Finding may show more than its name
-            return Finding.mistake(name, str(msg)) if name in self.diagnoses else Finding(str(msg), Kind.WRONG_VALUES)
+            return self.identify(Finding.mistake(name or "", str(msg)))
         for g, w in zip(got, want, strict=True):
             if g.shape != w.shape:
                 return Finding(f"{shape_message(g, w)} (on input {case.describe()})", Kind.WRONG_SHAPE)
