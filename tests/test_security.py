@@ -408,15 +408,16 @@ def test_regrade_of_changed_code_meets_new_hidden_inputs(tmp_path):
                 seen.append([[a if isinstance(a, int) else None for a in c.args] for c in cases])
             return sandbox.RunResult([Outcome(error="ValueError")] * len(cases), None, [], 0.0)
         verdicts.sandbox.run = record
+        ws = from_environment()
         for answer in sys.argv[1:]:
-            path = verdicts.STAGED.parent.parent / "submitted" / "s" / "attention" / "08-cost.ipynb"
+            path = ws.work / "submitted" / "s" / "attention" / "08-cost.ipynb"
             path.parent.mkdir(parents=True, exist_ok=True)
-            nb = json.load(open(verdicts.release_path("attention", "08-cost", verdicts.ROOT)))
+            nb = json.load(open(verdicts.release_path("attention", "08-cost", ws.course)))
             for cell in nb["cells"]:
                 if cell["metadata"].get("nbgrader", {}).get("grade_id") == "attention_flops":
                     cell["source"] = answer
             json.dump(nb, open(path, "w"))
-            verdicts.grade_one("s", "attention", "08-cost", ws=from_environment())
+            verdicts.grade_one("s", "attention", "08-cost", ws=ws)
         print(json.dumps(seen))
     """)
     answers = ["def attention_flops(T, d):\n    return 4 * T * T * d\n",
