@@ -77,3 +77,33 @@ def test_every_png_records_its_smallest_text():
     ax.tick_params(labelsize=6)
     ax.set_title("a title", fontsize=14)
     assert float(png_text(fig_to_png(fig))[MIN_TEXT_KEY]) == pytest.approx(6 * 96 / 72)
+
+
+@given(arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(2, 6)), elements=st.floats(0, 1)))
+def test_a_palette_png_draws_what_the_full_colour_one_draws(A):
+    """fig_to_png stores at most 256 colours (a chapter page's download budget): every pixel of a heatmap
+    with its numbers stays within a few levels of the full-colour rendering."""
+    import io
+
+    from PIL import Image
+
+    from selfattn.plots import DENSITY, fig_to_png
+
+    def drawn():
+        fig, (ax,) = new_figure(3, 2)
+        heatmap(ax, A, [f"q{i}" for i in range(A.shape[0])], [f"k{i}" for i in range(A.shape[1])])
+        return fig
+
+    fig = drawn()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=96 * DENSITY, facecolor="white")
+    plt.close(fig)
+    full = np.asarray(Image.open(buf).convert("RGB"), dtype=int)
+    png = fig_to_png(drawn())
+    image = Image.open(io.BytesIO(png))
+    assert image.mode == "P" and len(image.getcolors(256) or []) <= 256
+    small = np.asarray(image.convert("RGB"), dtype=int)
+    assert small.shape == full.shape
+    diff = np.abs(small - full)
+    assert diff.mean() < 0.5, diff.mean()
+    assert np.percentile(diff.max(-1), 99) <= 16  # only some edge pixels of glyphs move further
