@@ -29,6 +29,7 @@ __all__ = [
     "png_text",
     "relative_luminance",
     "smallest_text_px",
+    "text_weights",
     "weights_bar",
 ]
 
@@ -311,3 +312,38 @@ def dataflow_diagram(T: int | str = "T", d: int | str = "d", d_k: int | str = "d
     arrow("A", "O", side=True)
     arrow("V", "O")
     return fig
+
+
+def _shown_char(c: str) -> str:
+    return {" ": "␣", "\n": "↵"}.get(c, c)
+
+
+def text_weights(ax: Axes, A: ArrayLike, text: str, word_start: ArrayLike, title: str = ""):
+    """The weights of one causal head over a window of characters, each query's own word outlined.
+
+    Parameters
+    ----------
+    A : array_like, shape (T, T)
+        Row ``i``: query ``i``'s weights on keys ``0..i`` (later keys are 0 and drawn blank).
+    text : str, length T
+        The window's characters (space drawn ``␣``, newline ``↵``).
+    word_start : array_like of int, shape (T,)
+        The first key (0-based) of each query's own word; a white line marks it.
+    """
+    W = np.asarray(A, dtype=float)
+    T = W.shape[0]
+    shown = np.where(np.tri(T, dtype=bool), W, np.nan)
+    im = ax.imshow(shown, cmap="viridis", vmin=0, vmax=1, aspect="equal")
+    labels = [_shown_char(c) for c in text]
+    ax.set_xticks(range(T), labels, fontsize=9)
+    ax.set_yticks(range(T), labels, fontsize=9)
+    ax.tick_params(length=0)
+    ax.set_xlabel("key (character)")
+    ax.set_ylabel("query (character)")
+    for i, j in enumerate(np.asarray(word_start, dtype=int)):
+        ax.plot([j - 0.5, j - 0.5], [i - 0.5, i + 0.5], color="white", lw=1.5)
+        ax.plot([j - 0.5, i + 0.5], [i - 0.5, i - 0.5], color="white", lw=0.6)
+        ax.plot([j - 0.5, i + 0.5], [i + 0.5, i + 0.5], color="white", lw=0.6)
+    if title:
+        ax.set_title(title)
+    return im

@@ -53,6 +53,7 @@ LANES: dict[str, str] = {
     "test_notes_data.py": "unit",
     "test_heads.py": "unit",
     "test_training.py": "unit",
+    "test_text_layer.py": "unit",
     "test_book_defects.py": "unit",
     "test_hidden_draws.py": "sweep",
     "test_intake_zips.py": "unit",

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from matplotlib.colors import to_rgb
 
-from selfattn import demos
+from selfattn import demos, widgets
 from selfattn.plots import COLORS
 
 BOOK = Path(__file__).resolve().parent.parent / "book"
@@ -101,7 +101,13 @@ def _html_values(widget) -> list[str]:
 
 
 def test_chapter_8s_cost_bar_has_a_legend_for_each_colour():
-    frames = _html_values(demos.cost_calculator())
+    # as the page shows it: the book draws every frame up front (it has no kernel to draw one later), and
+    # this test must not depend on another test having imported the book's helpers first
+    previous = widgets.draw_up_front(True)
+    try:
+        frames = _html_values(demos.cost_calculator())
+    finally:
+        widgets.draw_up_front(previous)
     assert frames, "the cost calculator shows no HTML frame"
     for value in frames:
         bar, _, legend = value.partition('class="cost-legend"')

@@ -151,3 +151,51 @@ def test_the_slider_ends_on_the_learned_lookup(page):
     assert len(set(steps)) == len(steps) > 2 and steps[0] == 0 and steps[-1] == demos.LOOKUP_STEPS, steps
     weights = [float(re.search(r"Mean weight on the target: ([\d.]+)", c).group(1)) for c in captions]
     assert weights[0] < 0.5 and weights[-1] > 0.95, weights
+
+
+@pytest.fixture(scope="module")
+def text_run():
+    """The chapter's text-layer runs, recomputed with its settings (every seed)."""
+    from selfattn import text_layer
+
+    return text_layer.text_experiment(text_layer.SEEDS)
+
+
+def _span(values, fmt: str) -> str:
+    lo, hi = format(min(values), fmt), format(max(values), fmt)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def test_the_text_layers_table_is_every_seeds_run(page, text_run):
+    """The table the section prints has one row per seed, each the recomputed run's numbers."""
+    text = page[1]
+    rows = re.findall(r"(?<!\S)(\d+) (\d+\.\d{3}) (\d+\.\d{3}) (\d+)% (\d+\.\d{2}) (\d+\.\d{2})(?!\S)", text)
+    held = text_run.held_out
+    expected = [(str(s), f"{text_run.loss[n, -1]:.3f}", f"{text_run.plain_loss[n, -1]:.3f}",
+                 f"{100 * text_run.own_word[n]:.0f}", f"{held[0, n]:.2f}", f"{held[1, n]:.2f}")
+                for n, s in enumerate(text_run.seeds)]
+    assert rows == expected, f"the page's table {rows} is not the runs' {expected}"
+
+
+def test_the_text_layers_claims_are_what_every_seed_shows(page, text_run):
+    """Each sentence of "What the runs show" and "What they do not show" is the runs' result, and the
+    words "every seed" are said only where every seed shows it."""
+    text = _tight(page[1])
+    fit, plain, own = text_run.loss[:, -1], text_run.plain_loss[:, -1], text_run.own_word
+    held, chance = text_run.held_out, text_run.chance
+    assert np.all(fit < plain), "a seed in which the head does not lower the loss: the page says every seed"
+    assert np.all(own > text_run.even), "a seed whose head keeps no more than an even spread in the own word"
+    assert np.all(held > chance), "a seed that predicts the held-out fifth better than chance"
+    assert np.all(held[0] > held[1]), "a seed whose head predicts the held-out fifth better than no head"
+    n = len(text_run.seeds)
+    said = f"In every one of the {n} seeds the head lowers the loss on the text, from {_span(plain, '.2f')} nats " \
+           f"per character without it to {_span(fit, '.2f')} with it."
+    assert said in text, f"the page does not say: {said}"
+    said = f"would stay in its own word {100 * text_run.even:.0f}% of the time; the trained heads keep " \
+           f"{_span(100 * own, '.0f')}% there, more than the even spread in every seed."
+    assert said in text, f"the page does not say: {said}"
+    said = f"the layer scores {_span(held[0], '.1f')} nats per character with its head and " \
+           f"{_span(held[1], '.1f')} without it, in every seed worse than a guess that gives every type the same " \
+           f"probability (\\(\\ln m =\\) {chance:.2f}), and worse with the head than without"
+    assert said in text, f"the page does not say: {said}"
+    assert f"{len(text_run.corpus.ids)} characters are far too few" in text
