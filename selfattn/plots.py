@@ -62,17 +62,22 @@ DENSITY = 2
 MIN_TEXT_KEY = "selfattn-min-text-px"
 
 
+def _drawn_text_px(fig: Figure) -> float:
+    """The smallest font size among the texts of ``fig`` as last drawn, in CSS pixels."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes) * 96 / 72 if sizes else float("inf")
+
+
 def smallest_text_px(fig: Figure) -> float:
     """The font size, in CSS pixels at the figure's own size, of the smallest text ``fig`` draws.
 
     Every visible, non-empty text counts (titles, labels, tick labels, legends, annotations), after a
     draw, so tick labels exist. A point is 96/72 CSS pixels; a figure without text gives ``inf``.
     """
-    from matplotlib.text import Text
-
     fig.draw_without_rendering()
-    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    return min(sizes) * 96 / 72 if sizes else float("inf")
+    return _drawn_text_px(fig)
 
 
 def fig_to_png(fig: Figure, dpi: int = 96 * DENSITY) -> bytes:
@@ -80,17 +85,26 @@ def fig_to_png(fig: Figure, dpi: int = 96 * DENSITY) -> bytes:
 
     The PNG has ``DENSITY`` pixels per CSS pixel: show it ``png_size(png)[0] // DENSITY`` wide. Its
     text chunk :data:`MIN_TEXT_KEY` holds :func:`smallest_text_px`, which the phone test scales by the
-    width the page shows the figure at.
+    width the page shows the figure at. The figure is drawn once, on white, at ``dpi`` (what
+    ``savefig`` would draw), and its pixels go straight to a 256-colour palette: no full-colour PNG is
+    encoded and decoded on the way, and the text sizes are read from that same draw.
     """
-    smallest = smallest_text_px(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, facecolor="white")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    fig.set_dpi(dpi)
+    fig.patch.set_facecolor("white")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    smallest = _drawn_text_px(fig)
+    width, height = canvas.get_width_height(physical=True)
+    image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     plt.close(fig)
-    return _palette_png(buf.getvalue(), {MIN_TEXT_KEY: f"{smallest:.2f}"})
+    return _palette_png(image, {MIN_TEXT_KEY: f"{smallest:.2f}"}, dpi)
 
 
-def _palette_png(png: bytes, text: dict[str, str]) -> bytes:
-    """The PNG ``png`` with at most 256 colours and ``text`` as its ``tEXt`` chunks.
+def _palette_png(image, text: dict[str, str], dpi: int) -> bytes:
+    """``image`` (a PIL image) as a PNG with at most 256 colours and ``text`` as its ``tEXt`` chunks.
 
     Median cut, no dithering: the course's figures are flat fills, lines and anti-aliased text, whose
     colours a 256-colour palette keeps to within a few levels at the edges of glyphs (on every figure
@@ -99,13 +113,12 @@ def _palette_png(png: bytes, text: dict[str, str]) -> bytes:
     """
     from PIL import Image, PngImagePlugin
 
-    image = Image.open(io.BytesIO(png))
     info = PngImagePlugin.PngInfo()
     for key, value in text.items():
         info.add_text(key, value)
     palette = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     out = io.BytesIO()
-    palette.save(out, format="PNG", pnginfo=info, dpi=image.info.get("dpi", (96, 96)))
+    palette.save(out, format="PNG", pnginfo=info, dpi=(dpi, dpi))
     return out.getvalue()
 
 
