@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import gc
 import json
 import os
 import shutil
@@ -185,9 +186,20 @@ def _break_in(address: str, security, marker: Path) -> bool:
         Path(f"{marker}-{how}").write_text("in")
         return 1
 
+    # A refused Client is left half made in a reference cycle. If the garbage collector finalises it while
+    # the next Client starts its loop, its __del__ waits for the lock that start holds: a deadlock in
+    # distributed (seen here as a run hung for good). So no collection runs inside the constructor, and a
+    # refused attempt is collected at once, outside it.
+    client = None
+    gc.disable()
     try:
         client = Client(address, security=security, timeout="5s", set_as_default=False)
     except Exception:  # refused, in whatever words this way of failing has
+        pass
+    finally:
+        gc.enable()
+    if client is None:
+        gc.collect()  # the exception is gone, so the half-made Client is garbage now: finalise it here
         return False
     with client:
         client.run(touch, "run")
