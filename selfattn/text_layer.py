@@ -4,12 +4,12 @@ The text is the Zen of Python, the nineteen lines the standard library's ``this`
 lower-cased: a real text that ships with every Python. A window of ``T`` characters of types
 ``t_1 .. t_T`` goes through
 
-    X = E[t]                               # (T, d): row i is the embedding of character i
+    X = E[t] + E_pos                       # (T, d): character i's embedding plus position i's vector
     O = softmax(X W_Q (X W_K)ᵀ/√d + M) X W_V   # (T, d): one head, causal mask M, d_k = d_v = d
     logits = (X + O) W_U                   # (T, m): the character itself plus what it read
     L = mean_i -log softmax(logits_i)[t_{i+1}]
 
-and every matrix (``E``, ``W_Q``, ``W_K``, ``W_V``, ``W_U``) is learned by Adam, with the backward
+and every matrix (``E``, ``E_pos``, ``W_Q``, ``W_K``, ``W_V``, ``W_U``) is learned by Adam, with the backward
 pass of :mod:`selfattn.training` for the head. The same layer with ``O`` left out
 (``attend=False``) can only learn which character follows which: the baseline that shows what
 reading the earlier characters adds. Every array carries a leading axis ``N``, one layer per seed.
@@ -139,7 +139,7 @@ def layer_loss_and_grads(params: Params, x: NDArray[np.int_], y: NDArray[np.int_
     Parameters
     ----------
     params : dict of ndarray
-        ``E`` (N, m, d), ``W_Q``, ``W_K``, ``W_V`` (N, d, d), ``W_U`` (N, d, m).
+        ``E`` (N, m, d), ``E_pos`` (N, T, d), ``W_Q``, ``W_K``, ``W_V`` (N, d, d), ``W_U`` (N, d, m).
     x, y : ndarray of int, shape (B, T)
         Windows and the character after each of their characters.
     attend : bool
