@@ -159,11 +159,14 @@ extension: $(VENV_STAMP)
 	$(BIN)/python -m autograder.extension extension --assignment '$(ASSIGNMENT)' --student '$(STUDENT)' --until '$(UNTIL)'
 
 # The course on a JupyterHub on this machine (as root; docs/instructors.md, "Running the course on
-# JupyterHub"): accounts from ROSTER (default autograder/roster.csv, with a role column), the two
+# JupyterHub"): accounts from ROSTER (default autograder/roster.csv, with a role column) and, for
+# more courses on the same hub, COURSES="ID=ROSTER ..." (each its own grader account, groups and
+# formgrader; courses served before stay), the two
 # environments, state in SELFATTN_HUB_STATE (default /srv/selfattn-hub), http://127.0.0.1:8000/
 # (SELFATTN_HUB_PORT). Restartable: make hub-stop, make hub lose nothing.
 hub: $(VENV_STAMP) $(ASSETS_STAMP) $(SYS_STAMP)
-	$(BIN)/python -m autograder.hub.control start $(if $(ROSTER),--roster '$(ROSTER)')
+	$(BIN)/python -m autograder.hub.control start $(if $(ROSTER),--roster '$(ROSTER)') \
+	    $(foreach course,$(COURSES),--course '$(course)')
 
 hub-stop: $(VENV_STAMP)
 	$(BIN)/python -m autograder.hub.control stop

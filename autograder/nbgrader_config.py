@@ -17,6 +17,7 @@ release, notes attached; see autograder/intake/staging.py).
 
 import os
 import sys
+from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -36,7 +37,7 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-from autograder.course.ids import COURSE_ID  # noqa: E402
+from autograder.course.ids import course_id_in  # noqa: E402
 from autograder.late.policy import LatePenalty  # noqa: E402
 from autograder.nbgrader_ext import gradebook_engine, gradebook_schema  # noqa: E402
 from autograder.nbgrader_ext.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
@@ -65,7 +66,8 @@ install()
 # `nbgrader generate_config` lists c.GradingSettings (the grader's settings) beside nbgrader's own
 list_settings_in_generate_config()
 
-c.CourseDirectory.course_id = COURSE_ID
+# this course's id, or a hub's second course's (autograder/course_id in that copy)
+c.CourseDirectory.course_id = course_id_in(Path(ROOT) / "autograder")
 # the course root, solutions/ -> notebooks/, the staged copies as nbgrader's submitted folder, and
 # the work folder's autograded/, feedback/ and gradebook.db (the workspace $AUTOGRADER_WORKDIR and
 # $AUTOGRADER_COURSE name: autograder.workspace)

@@ -62,7 +62,7 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
     os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(envs), SELFATTN_HUB_PORT=str(layout.port))
     out: dict[str, list[float]] = {"login_s": [], "memory_mib": [], "fetch_s": [], "submit_s": []}
     try:
-        control.start(layout, roster, log=lambda line: None, timeout=300)
+        control.start(layout, {COURSE_ID: roster}, log=lambda line: None, timeout=300)
         for n, p in passwords.items():
             accounts.set_password(n, p)
         from test_hub import _api, _as_grader, _formgrader, _login
@@ -103,7 +103,7 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
         finally:
             os.environ.clear()
             os.environ.update(env_before)
-            accounts.remove_accounts([*names, instructor])
+            accounts.remove_accounts([*names, instructor], [COURSE_ID])
             shutil.rmtree(state, ignore_errors=True)
             shutil.rmtree(tmp, ignore_errors=True)
     result = {k: statistics.median(v) for k, v in out.items()}

@@ -33,7 +33,7 @@ from test_instructor_loop import WRITTEN, _answer
 
 from autograder.course.ids import COURSE_ID
 from autograder.hub import accounts, control
-from autograder.hub.layout import GRADER_USER, HubLayout
+from autograder.hub.layout import HubLayout, grader_user
 
 ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
 STUDENTS = ("sahub-ada", "sahub-ben", "sahub-cat")
@@ -47,6 +47,11 @@ MISTAKE_WORDS = "divides by d_k"
 #: the written answer's hand grade, and who gives it (two graders share formgrader)
 HAND = {"sahub-ada": (3.0, INSTRUCTOR), "sahub-ben": (1.0, TA), "sahub-cat": (2.0, TA)}
 SERVICE = f"/services/{COURSE_ID}"
+#: a second course on the same hub, with its own student and instructor
+SECOND, DAN, UNA = "sahub-second", "sahub-dan", "sahub-una"
+COURSES = (COURSE_ID, SECOND)
+#: where a fetched assignment lands in a student's home (one folder per course)
+HOME_NB = f"{COURSE_ID}/{ASSIGNMENT}/{NB}.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -55,29 +60,33 @@ def hub(tmp_path_factory):
         pytest.fail("the hub test must run as root (it makes system users, as make hub does)")
     state = Path("/var/tmp") / f"selfattn-hub-test-{secrets.token_hex(4)}"
     layout = HubLayout(state=state, envs=ENVS, port=free_port())
-    while any(_busy(layout.port + k) for k in range(1, 4)):
+    while any(_busy(layout.port + k) for k in range(1, 3 + len(COURSES))):
         layout = HubLayout(state=state, envs=ENVS, port=free_port())
     roster = tmp_path_factory.mktemp("hub") / "roster.csv"
     roster.write_text("id,first_name,last_name,email,role\n" + "".join(f"{s},S,{s},,student\n" for s in STUDENTS)
                       + f"{INSTRUCTOR},I,Ivy,,instructor\n{TA},T,Tom,,ta\n")
-    passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, INSTRUCTOR, TA)}
+    second = roster.with_name("second.csv")
+    second.write_text(f"id,first_name,last_name,email,role\n{DAN},D,Dan,,student\n{UNA},U,Una,,instructor\n")
+    rosters = {COURSE_ID: roster, SECOND: second}
+    passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, INSTRUCTOR, TA, DAN, UNA)}
     env_before = dict(os.environ)
     os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS), SELFATTN_HUB_PORT=str(layout.port))
     try:
-        control.start(layout, roster, log=lambda line: None, timeout=180)
+        control.start(layout, rosters, log=lambda line: None, timeout=180)
         for name, password in passwords.items():
             accounts.set_password(name, password)
-        # formgrader's Generate (the gradebook learns the notebooks) and Release buttons
-        _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force")
-        _as_grader(layout, "release_assignment", ASSIGNMENT)
-        yield layout, roster, passwords
+        # formgrader's Generate (the gradebook learns the notebooks) and Release buttons, in each course
+        for course in COURSES:
+            _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force", course=course)
+            _as_grader(layout, "release_assignment", ASSIGNMENT, course=course)
+        yield layout, rosters, passwords
     finally:
         try:
             control.stop(layout, log=lambda line: None)
         finally:
             os.environ.clear()
             os.environ.update(env_before)
-            accounts.remove_accounts([*STUDENTS, INSTRUCTOR, TA])
+            accounts.remove_accounts([*STUDENTS, INSTRUCTOR, TA, DAN, UNA], list(COURSES))
             shutil.rmtree(state, ignore_errors=True)
 
 
@@ -88,22 +97,22 @@ def _busy(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _grader_env(layout: HubLayout) -> dict[str, str]:
-    """The formgrader service's environment (autograder/hub/jupyterhub_config.py)."""
-    return {"PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(layout.course),
-            "JUPYTER_CONFIG_PATH": str(layout.grader_config), "HOME": f"/home/{GRADER_USER}",
+def _grader_env(layout: HubLayout, course: str) -> dict[str, str]:
+    """The environment of ``course``'s formgrader service (autograder/hub/jupyterhub_config.py)."""
+    return {"PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(layout.course(course)),
+            "JUPYTER_CONFIG_PATH": str(layout.grader_config(course)), "HOME": f"/home/{grader_user(course)}",
             "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1"}
 
 
-def _run_as_grader(layout: HubLayout, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["runuser", "-u", GRADER_USER, "--", "env",
-                           *(f"{k}={v}" for k, v in _grader_env(layout).items()), *argv],
-                          cwd=layout.course / "autograder", capture_output=True, text=True)
+def _run_as_grader(layout: HubLayout, *argv: str, course: str = COURSE_ID) -> subprocess.CompletedProcess:
+    return subprocess.run(["runuser", "-u", grader_user(course), "--", "env",
+                           *(f"{k}={v}" for k, v in _grader_env(layout, course).items()), *argv],
+                          cwd=layout.course(course) / "autograder", capture_output=True, text=True)
 
 
-def _as_grader(layout: HubLayout, *args: str) -> str:
-    """An nbgrader command as the grader account, with the formgrader service's settings."""
-    done = _run_as_grader(layout, str(layout.grader_env / "bin" / "nbgrader"), *args)
+def _as_grader(layout: HubLayout, *args: str, course: str = COURSE_ID) -> str:
+    """An nbgrader command as ``course``'s grader account, with its formgrader service's settings."""
+    done = _run_as_grader(layout, str(layout.grader_env / "bin" / "nbgrader"), *args, course=course)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout + done.stderr
 
@@ -134,11 +143,11 @@ def _lab(browser, layout: HubLayout, name: str, password: str):
     return context, page
 
 
-def _formgrader(browser, layout: HubLayout, name: str, password: str):
+def _formgrader(browser, layout: HubLayout, name: str, password: str, service: str = SERVICE):
     """Logged in as a grader, formgrader's page open (which sets the service's XSRF cookie)."""
     context, page = _login(browser, layout, name, password)
     page.wait_for_url("**/user/**", timeout=180_000)
-    answer = page.goto(f"{layout.url}{SERVICE}/formgrader", wait_until="domcontentloaded")
+    answer = page.goto(f"{layout.url}{service}/formgrader", wait_until="domcontentloaded")
     assert answer is not None and answer.status == 200, (name, answer and answer.status)
     page.wait_for_selector("text=Manage Assignments", timeout=120_000)
     return context, page
@@ -168,18 +177,18 @@ def _answered(nb: dict, answers: dict[str, str]) -> dict:
 
 
 def test_a_week_of_the_course_on_the_hub(hub, tmp_path):
-    layout, roster, passwords = hub
+    layout, rosters, passwords = hub
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
-            _week(browser, layout, roster, passwords, tmp_path)
+            _week(browser, layout, rosters, passwords, tmp_path)
         finally:
             browser.close()
 
 
-def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str], tmp: Path) -> None:
+def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[str, str], tmp: Path) -> None:
     ada, ben, cat = STUDENTS
     answers = {ada: {STDS: _answer(NB, STDS), WRITTEN: _answer(NB, WRITTEN)},
                ben: {STDS: MISTAKE, WRITTEN: "The variance grows with d_k."},
@@ -202,7 +211,7 @@ def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str], t
         form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
         _api(page, context, "POST", f"{base}/assignments/fetch", form=form)
         # the answers, saved as JupyterLab saves a notebook
-        path = f"{ASSIGNMENT}/{NB}.ipynb"
+        path = HOME_NB
         nb = _api(page, context, "GET", f"{base}/api/contents/{path}?content=1")["content"]
         _api(page, context, "PUT", f"{base}/api/contents/{path}",
              data={"type": "notebook", "format": "json", "content": _answered(nb, answers[student])})
@@ -223,10 +232,12 @@ def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str], t
     assert "failed" not in validated[ada] or '"failed": []' in validated[ada], validated[ada]
     assert MISTAKE_WORDS in validated[ben], validated[ben]
     _refused(layout)
+    _courses_apart(browser, layout, passwords)
 
     # the hub restarts mid-week: users, submissions and the exchange are kept
     control.stop(layout, log=lambda line: None)
-    control.start(layout, roster, log=lambda line: None, timeout=180)
+    control.start(layout, {COURSE_ID: rosters[COURSE_ID]}, log=lambda line: None, timeout=180)
+    assert layout.courses() == list(COURSES), "a restart naming one course keeps serving the other"
     context, page = _lab(browser, layout, ben, passwords[ben])
     listed = _api(page, context, "GET", f"{layout.url}/user/{ben}/assignments?course_id={COURSE_ID}")
     # nbgrader lists the fetched copy and each submission
@@ -239,7 +250,7 @@ def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str], t
     collected = _api(page, context, "POST", f"{fg}/assignment/{ASSIGNMENT}/collect")
     assert collected["success"], collected
     for student in STUDENTS:
-        assert (layout.course / "autograder" / "submitted" / student / ASSIGNMENT).is_dir(), collected
+        assert (layout.course() / "autograder" / "submitted" / student / ASSIGNMENT).is_dir(), collected
         done = _api(page, context, "POST", f"{fg}/submission/{ASSIGNMENT}/{student}/autograde")
         assert done["success"], done.get("log", done)[-3000:]
     context.close()
@@ -247,11 +258,11 @@ def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str], t
     # the scores are those of `make grade` (autograder.grade) on the same submissions, due date included
     work = tmp / "reference"
     for student in STUDENTS:
-        shutil.copytree(layout.course / "autograder" / "submitted" / student, work / "submitted" / student)
+        shutil.copytree(layout.course() / "autograder" / "submitted" / student, work / "submitted" / student)
     (work / "due-dates.csv").write_text(f"assignment,student,due\n{ASSIGNMENT},,{due:%Y-%m-%d %H:%M:%S} UTC\n")
     reference = grade(work)
     assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-3000:]
-    hub_work = layout.course / "autograder"
+    hub_work = layout.course() / "autograder"
     for student in STUDENTS:
         assert scores(hub_work, student, NB) == scores(work, student, NB), student
         assert _seconds_late(hub_work, student) == _seconds_late(work, student), student
@@ -277,7 +288,7 @@ def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str], t
         context.close()
     for student, (points, _) in HAND.items():
         assert _written_score(hub_work, student) == points, student
-    listing = _as_user(ada, "ls", str(layout.exchange / COURSE_ID / "feedback"))
+    listing = _as_user(ada, "ls", str(layout.course_exchange() / "feedback"))
     assert listing.returncode != 0 and "ermission denied" in listing.stderr, ("the feedback listing", listing)
 
     # the students fetch their feedback and open it; nothing is requested from outside the hub
@@ -286,7 +297,7 @@ def _week(browser, layout: HubLayout, roster: Path, passwords: dict[str, str], t
         base = f"{layout.url}/user/{student}"
         _api(page, context, "POST", f"{base}/assignments/fetch_feedback",
              form={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT})
-        pages = sorted(Path(f"/home/{student}/{ASSIGNMENT}/feedback").glob(f"*/{NB}.html"))
+        pages = sorted(Path(f"/home/{student}/{COURSE_ID}/{ASSIGNMENT}/feedback").glob(f"*/{NB}.html"))
         assert len(pages) == 1, (student, pages)
         outside: list[str] = []
         context.route("**/*", _only_the_hub(layout.url, outside))
@@ -345,13 +356,13 @@ def _refused(layout: HubLayout) -> None:
     ada, ben, _ = STUDENTS
     refused = {
         "another home": ["ls", f"/home/{ben}"],
-        "another student's answers": ["cat", f"/home/{ben}/{ASSIGNMENT}/{NB}.ipynb"],
-        "the exchange's inbound listing": ["ls", str(layout.exchange / COURSE_ID / "inbound")],
-        "the course copy (solutions, hidden checks)": ["ls", str(layout.course / "solutions")],
-        "the gradebook": ["cat", str(layout.course / "autograder" / "gradebook.db")],
-        "the collected submissions": ["ls", str(layout.course / "autograder" / "submitted")],
+        "another student's answers": ["cat", f"/home/{ben}/{HOME_NB}"],
+        "the exchange's inbound listing": ["ls", str(layout.course_exchange() / "inbound")],
+        "the course copy (solutions, hidden checks)": ["ls", str(layout.course() / "solutions")],
+        "the gradebook": ["cat", str(layout.course() / "autograder" / "gradebook.db")],
+        "the collected submissions": ["ls", str(layout.course() / "autograder" / "submitted")],
         "the hub's database": ["cat", str(layout.hub / "jupyterhub.sqlite")],
-        "the graders' settings": ["cat", str(layout.grader_config / "nbgrader_config.py")],
+        "the graders' settings": ["cat", str(layout.grader_config() / "nbgrader_config.py")],
     }
     for what, argv in refused.items():
         done = _as_user(ada, *argv)
@@ -359,6 +370,53 @@ def _refused(layout: HubLayout) -> None:
     no_package = _as_user(ada, str(layout.student_env / "bin" / "python"), "-c",
                           "import selfattn, sys; print(selfattn.__file__)")
     assert str(layout.student_env) in no_package.stdout, no_package
+
+
+def _courses_apart(browser, layout: HubLayout, passwords: dict[str, str]) -> None:
+    """Two courses on one hub: each student sees, fetches and submits to their own course only,
+    and each course's instructor reaches their own formgrader only (403 on the other)."""
+    ada = STUDENTS[0]
+    # dan, a student of the second course only, works there as ada works here
+    context, page = _lab(browser, layout, DAN, passwords[DAN])
+    base = f"{layout.url}/user/{DAN}"
+    assert _api(page, context, "GET", f"{base}/courses")["value"] == [SECOND]
+    listed = _api(page, context, "GET", f"{base}/assignments?course_id={SECOND}")
+    assert [a["assignment_id"] for a in listed["value"]] == [ASSIGNMENT], listed
+    form = {"course_id": SECOND, "assignment_id": ASSIGNMENT}
+    _api(page, context, "POST", f"{base}/assignments/fetch", form=form)
+    assert Path(f"/home/{DAN}/{SECOND}/{ASSIGNMENT}/{NB}.ipynb").is_file()
+    assert _api(page, context, "POST", f"{base}/assignments/submit", form=form)["success"]
+    # ... and nothing of this course is his to list or fetch (the Fetch button answers with the
+    # course's listing: nothing; nothing lands in his home)
+    assert _api(page, context, "GET", f"{base}/assignments?course_id={COURSE_ID}")["value"] == []
+    refused = _api(page, context, "POST", f"{base}/assignments/fetch",
+                   form={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT})
+    assert refused["value"] == [] and not Path(f"/home/{DAN}/{COURSE_ID}").exists(), refused
+    context.close()
+    # ada, of this course, cannot fetch the second course's assignment, through nbgrader or the shell
+    context, page = _lab(browser, layout, ada, passwords[ada])
+    refused = _api(page, context, "POST", f"{layout.url}/user/{ada}/assignments/fetch", form=form)
+    assert refused["value"] == [] and not Path(f"/home/{ada}/{SECOND}").exists(), refused
+    context.close()
+    for argv in (["ls", str(layout.course_exchange(SECOND))],
+                 ["cp", "-r", str(layout.course_exchange(SECOND) / "outbound" / ASSIGNMENT), "/tmp/"],
+                 ["ls", str(layout.course(SECOND))]):
+        done = _as_user(ada, *argv)
+        assert done.returncode != 0 and "ermission denied" in done.stderr, (argv, done)
+    # each instructor has their course's formgrader, and 403 on the other's
+    for name, own, other in ((INSTRUCTOR, COURSE_ID, SECOND), (UNA, SECOND, COURSE_ID)):
+        context, page = _formgrader(browser, layout, name, passwords[name], service=f"/services/{own}")
+        for where in ("formgrader", "formgrader/api/assignments"):
+            answer = page.request.get(f"{layout.url}/services/{other}/{where}", max_redirects=5)
+            assert answer.status == 403, (name, other, where, answer.status, answer.url)
+        if name == UNA:  # her formgrader is the second course's: Collect brings in dan alone
+            collected = _api(page, context, "POST",
+                             f"{layout.url}/services/{SECOND}/formgrader/api/assignment/{ASSIGNMENT}/collect")
+            assert collected["success"], collected
+            assert sorted(p.name for p in (layout.course(SECOND) / "autograder" / "submitted").iterdir()) == [DAN]
+        context.close()
+    done = _as_user(UNA, "ls", str(layout.course(COURSE_ID)))
+    assert done.returncode != 0 and "ermission denied" in done.stderr, done
 
 
 #: run by the grader account: its sandbox's mode, a known answer through it, the caps in force
@@ -378,3 +436,29 @@ def _grader_caps(layout: HubLayout) -> None:
     print(f"grader account's sandbox: {mode}; caps: {caps}")
     assert mode == "bubblewrap", done.stdout
     assert "CPU" in caps and "/tmp+/dev/shm" in caps and "files" in caps, caps
+
+
+def test_a_course_folder_made_first_by_someone_else_is_moved_out_of_the_exchange(tmp_path):
+    """Anyone may make folders in nbgrader's exchange (0777), so a student could make a course's
+    folder, with assignments of their own in it, before the hub makes it: that folder (or a link
+    in its place) is moved into the hub's root-only folder, and the grader's own folder is kept."""
+    from autograder.hub import prepare
+
+    layout = HubLayout(state=tmp_path, envs=tmp_path / "envs")
+    layout.hub.mkdir()
+    nobody = 65534
+    planted = layout.exchange / "planted"
+    (planted / "outbound" / ASSIGNMENT).mkdir(parents=True)
+    os.chown(planted, nobody, nobody)
+    link = layout.exchange / "linked"
+    link.symlink_to(tmp_path / "elsewhere")
+    kept = layout.exchange / "kept"
+    kept.mkdir()
+    said: list[str] = []
+    for folder in (planted, link, kept):  # "root" stands for the course's grader account here
+        prepare._refuse_squatter(layout, folder, "root", said.append)
+    assert not planted.exists() and not os.path.lexists(link) and kept.is_dir()
+    moved = sorted(p.name.rsplit("-", 1)[0] for p in (layout.hub / "squatted").iterdir())
+    assert moved == ["linked", "planted"], moved
+    assert (layout.hub / "squatted").stat().st_mode & 0o777 == 0o700
+    assert len(said) == 2 and all("moved to" in line for line in said), said

@@ -2,8 +2,10 @@
 
 The roster is nbgrader's (``id``, ``first_name``, ``last_name``, ``email`` ...) with one more
 column, ``role``: ``student`` (the default when empty or absent), ``instructor`` or ``ta``.
-Students join :data:`~autograder.hub.layout.STUDENTS_GROUP`; instructors and TAs join
-:data:`~autograder.hub.layout.GRADERS_GROUP`, as does the grader account. Homes are 0700.
+Each course has its own roster: its students join its
+:func:`~autograder.hub.layout.students_group`; its instructors and TAs join its
+:func:`~autograder.hub.layout.graders_group`, as does its grader account. One login may be in
+several courses' rosters (a TA of one, a student of another). Homes are 0700.
 Passwords are not in the roster: ``passwd LOGIN`` (or another authenticator, see the guide).
 Only accounts carrying :data:`~autograder.hub.layout.ACCOUNT_MARK` are ever changed or removed.
 """
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.ids import id_problem
-from autograder.hub.layout import ACCOUNT_MARK, GRADER_USER, GRADERS_GROUP, STUDENTS_GROUP
+from autograder.hub.layout import ACCOUNT_MARK, grader_user, graders_group, students_group
 
 ROLES = ("student", "instructor", "ta")
 
@@ -91,13 +93,14 @@ def ensure_user(login: str, group: str) -> None:
     Path(user.pw_dir).chmod(0o700)
 
 
-def ensure_accounts(members: list[Member]) -> None:
-    """The groups, the grader account and one account per roster member."""
-    for group in (GRADERS_GROUP, STUDENTS_GROUP):
+def ensure_accounts(course: str, members: list[Member]) -> None:
+    """``course``'s groups, its grader account and one account per member of its roster."""
+    graders, students = graders_group(course), students_group(course)
+    for group in (graders, students):
         _ensure_group(group)
-    ensure_user(GRADER_USER, GRADERS_GROUP)
+    ensure_user(grader_user(course), graders)
     for m in members:
-        ensure_user(m.login, GRADERS_GROUP if m.grades else STUDENTS_GROUP)
+        ensure_user(m.login, graders if m.grades else students)
 
 
 def set_password(login: str, password: str) -> None:
@@ -108,14 +111,15 @@ def set_password(login: str, password: str) -> None:
     _run(["chpasswd"], input=f"{login}:{password}\n")
 
 
-def remove_accounts(logins: list[str]) -> None:
-    """Remove the named accounts this project made (with their homes) and, when empty, its groups."""
-    for login in [*logins, GRADER_USER]:
+def remove_accounts(logins: list[str], courses: list[str]) -> None:
+    """Remove the named accounts this project made (with their homes), the grader accounts of
+    ``courses`` and, when empty, their groups."""
+    for login in [*logins, *map(grader_user, courses)]:
         user = _user(login)
         if user is not None and user.pw_gecos == ACCOUNT_MARK:
             subprocess.run(["pkill", "-KILL", "-u", login], capture_output=True)
             _run(["userdel", "--remove", login])
-    for group in (GRADERS_GROUP, STUDENTS_GROUP):
+    for group in [g(course) for course in courses for g in (graders_group, students_group)]:
         try:
             if not grp.getgrnam(group).gr_mem:
                 _run(["groupdel", group])

@@ -1,23 +1,26 @@
 """``make hub`` and ``make hub-stop``: start the course's JupyterHub in the background, or stop it.
 
-``start``: the roster's accounts, the two environments, the state folder, then JupyterHub (as root,
-bound to 127.0.0.1) until ``/hub/health`` answers; prints its address. ``stop``: ends the hub (which
-ends the students' servers and formgrader) and waits. Layout and variables: :mod:`autograder.hub.layout`.
+``start``: each course's accounts (this course's roster, ``--course ID=ROSTER`` for each more
+course; courses served before stay), the two environments, the state folder, then JupyterHub (as
+root, bound to 127.0.0.1) until ``/hub/health`` answers; prints its address. ``stop``: ends the hub
+(which ends the students' servers and the formgraders) and waits. Layout and variables: :mod:`autograder.hub.layout`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
-from autograder.errors import command_line
+from autograder.course.ids import COURSE_ID
+from autograder.errors import RefusedInput, command_line
 from autograder.hub import accounts, environments, prepare
-from autograder.hub.layout import HubLayout, from_environment
+from autograder.hub.layout import HubLayout, course_problem, from_environment
 from autograder.workspace import ROOT
 
 CONFIG = Path(__file__).with_name("jupyterhub_config.py")
@@ -58,17 +61,26 @@ def _healthy(layout: HubLayout) -> bool:
         return False
 
 
-def start(layout: HubLayout, roster: Path, log=print, timeout: float = 300) -> int:
-    """Start the hub (see the module docstring); returns its process id."""
+def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float = 300) -> int:
+    """Start the hub (see the module docstring) for the courses ``rosters`` names (course id ->
+    roster) and those it served before; returns its process id."""
     if os.geteuid() != 0:
         raise RuntimeError("make hub must run as root (it makes system users and starts servers as them)")
     pid = running_pid(layout)
     if pid is not None:
         log(f"the hub already runs (pid {pid}) at {layout.url}")
         return pid
-    members = accounts.read_roster(roster)
-    accounts.ensure_accounts(members)
-    prepare.prepare(layout, roster, log=log)
+    for course, roster in rosters.items():
+        problem = course_problem(course)
+        if problem:
+            raise ValueError(f"course id {course!r}: {problem}")
+        accounts.read_roster(roster)  # a bad roster fails here, before anything is made
+    layout.rosters.mkdir(parents=True, exist_ok=True)
+    for course, roster in rosters.items():
+        shutil.copy(roster, layout.roster(course))
+    for course in layout.courses():
+        accounts.ensure_accounts(course, accounts.read_roster(layout.roster(course)))
+    prepare.prepare(layout, log=log)
     environments.build(layout.student_env, "student", log=log)
     environments.build(layout.grader_env, "grader", log=log)
     env = {**os.environ, "SELFATTN_HUB_STATE": str(layout.state), "SELFATTN_HUB_ENVS": str(layout.envs),
@@ -84,7 +96,8 @@ def start(layout: HubLayout, roster: Path, log=print, timeout: float = 300) -> i
             tail = layout.log.read_text(errors="replace").splitlines()[-5:]
             raise RuntimeError(f"the hub did not start (see {layout.log}): {' | '.join(tail)}")
         time.sleep(0.5)
-    log(f"course hub at {layout.url}/ (pid {proc.pid}; state in {layout.state}; stop: make hub-stop)")
+    log(f"course hub at {layout.url}/ (pid {proc.pid}; courses {', '.join(layout.courses())}; "
+        f"state in {layout.state}; stop: make hub-stop)")
     log(NETWORK_LINE)
     return proc.pid
 
@@ -108,11 +121,23 @@ def stop(layout: HubLayout, log=print, timeout: float = 60) -> None:
 def main(args: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="the course's JupyterHub on this machine")
     p.add_argument("action", choices=("start", "stop"))
-    p.add_argument("--roster", type=Path, default=ROOT / "autograder" / "roster.csv")
+    p.add_argument("--roster", type=Path, default=ROOT / "autograder" / "roster.csv",
+                   help=f"this course's ({COURSE_ID}) roster")
+    p.add_argument("--course", action="append", default=[], metavar="ID=ROSTER",
+                   help="one more course on the same hub, its id and roster (again for each course)")
     a = p.parse_args(args)
     layout = from_environment()
     if a.action == "start":
-        start(layout, a.roster)
+        rosters = {COURSE_ID: a.roster}
+        for given in a.course:
+            course, sep, roster = given.partition("=")
+            if not sep or not roster:
+                raise RefusedInput(f"--course {given!r}: give ID=ROSTER, e.g. ml-2027=/srv/ml/roster.csv")
+            rosters[course.strip()] = Path(roster)
+        try:
+            start(layout, rosters)
+        except ValueError as exc:  # a bad course id or roster line, named
+            raise RefusedInput(str(exc)) from None
     else:
         stop(layout)
 

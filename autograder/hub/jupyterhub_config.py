@@ -1,8 +1,10 @@
 """JupyterHub configuration of the course hub (``make hub``; layout: :mod:`autograder.hub.layout`).
 
-PAM logins of the roster's accounts, one LocalProcessSpawner server per student from the students'
-environment, and formgrader as the hub service ``self-attention`` run by the grader account from the
-graders' environment in the course copy, open to the graders' group only (others get 403).
+PAM logins of every course roster's accounts, one LocalProcessSpawner server per user from the
+students' environment, and per course ``ID`` a formgrader, the hub service ``ID`` run by that
+course's grader account from the graders' environment in its course copy, open to that course's
+graders' group only (everyone else, another course's instructors included, gets 403). A student's
+server learns its courses from its hub groups (``nbgrader-ID``), so it lists and fetches those only.
 """
 
 import os
@@ -10,15 +12,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from autograder.course.ids import COURSE_ID
 from autograder.hub.accounts import read_roster
-from autograder.hub.layout import GRADER_USER, GRADERS_GROUP, from_environment
+from autograder.hub.layout import from_environment, grader_user, graders_group, students_group
 from autograder.workspace import ROOT
 
 c = get_config()  # noqa: F821 - provided by traitlets when JupyterHub loads this file
 layout = from_environment()
-members = read_roster(layout.roster)
-graders = sorted(m.login for m in members if m.grades)
+courses = {course: read_roster(layout.roster(course)) for course in layout.courses()}
 
 c.JupyterHub.bind_url = f"{layout.url}/"
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{layout.port + 1}"
@@ -28,34 +28,50 @@ c.JupyterHub.db_url = f"sqlite:///{layout.hub / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(layout.hub / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(layout.pid_file)
 
-c.Authenticator.allowed_users = {m.login for m in members}
+c.Authenticator.allowed_users = {m.login for members in courses.values() for m in members}
 c.Spawner.cmd = [str(layout.student_env / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 180
 c.Spawner.http_timeout = 120
 c.Spawner.environment = {"JUPYTER_CONFIG_PATH": str(layout.student_config)}
+# the server's token: JupyterHub's default, and reading its own user's groups (nbgrader's plugin)
+c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", "read:users:groups!user"]
 
-formgrader = ["--ServerApp.root_dir=" + str(layout.course),
-              "--ServerApp.extra_static_paths=" + str(layout.course / "_assets" / "vendor")]
-c.JupyterHub.services = [{
-    "name": COURSE_ID,
-    "url": f"http://127.0.0.1:{layout.formgrader_port}",
-    "command": [str(layout.grader_env / "bin" / "jupyterhub-singleuser"), *formgrader],
-    "user": GRADER_USER,
-    "cwd": str(layout.course / "autograder"),
-    "oauth_no_confirm": True,
-    "timeout": 180,  # a loaded machine starts formgrader in ~30 s
-    "environment": {
-        "JUPYTERHUB_DEFAULT_URL": "/lab",
-        "JUPYTER_CONFIG_PATH": str(layout.grader_config),
-        "JUPYTER_PATH": str(layout.course / "autograder" / "jupyter_data"),
-        "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1",
-        "PYTHONPATH": str(layout.course),
-        "PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin",
-    },
-}]
-c.JupyterHub.load_groups = {GRADERS_GROUP: {"users": [*graders, GRADER_USER]}}
+
+def _formgrader(course: str) -> dict:
+    copy = layout.course(course)
+    return {
+        "name": course,
+        "url": f"http://127.0.0.1:{layout.formgrader_port(course)}",
+        "command": [str(layout.grader_env / "bin" / "jupyterhub-singleuser"),
+                    "--ServerApp.root_dir=" + str(copy),
+                    "--ServerApp.extra_static_paths=" + str(copy / "_assets" / "vendor")],
+        "user": grader_user(course),
+        "cwd": str(copy / "autograder"),
+        "oauth_no_confirm": True,
+        "timeout": 180,  # a loaded machine starts formgrader in ~30 s
+        "environment": {
+            "JUPYTERHUB_DEFAULT_URL": "/lab",
+            "JUPYTER_CONFIG_PATH": str(layout.grader_config(course)),
+            "JUPYTER_PATH": str(copy / "autograder" / "jupyter_data"),
+            "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1",
+            "PYTHONPATH": str(copy),
+            "PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin",
+        },
+    }
+
+
+c.JupyterHub.services = [_formgrader(course) for course in courses]
+c.JupyterHub.load_groups = {
+    group: {"users": users}
+    for course, members in courses.items()
+    for group, users in (
+        (graders_group(course), sorted({m.login for m in members if m.grades} | {grader_user(course)})),
+        (students_group(course), sorted({m.login for m in members if not m.grades})),
+    )
+}
 c.JupyterHub.load_roles = [
-    {"name": f"formgrade-{COURSE_ID}", "groups": [GRADERS_GROUP],
-     "scopes": [f"access:services!service={COURSE_ID}"]},
+    {"name": f"formgrade-{course}", "groups": [graders_group(course)],
+     "scopes": [f"access:services!service={course}"]}
+    for course in courses
 ]

@@ -1,14 +1,19 @@
 """Where the course's JupyterHub keeps everything, and the accounts and groups it uses.
 
-All state is in one folder (``$SELFATTN_HUB_STATE``, default ``/srv/selfattn-hub``), so a restart
+One hub serves one or more courses (this course, and others given to ``make hub COURSES=...``);
+each course has its own roster, course copy, grader account, groups and formgrader service. All
+state is in one folder (``$SELFATTN_HUB_STATE``, default ``/srv/selfattn-hub``), so a restart
 (``make hub-stop``, ``make hub``) loses nothing::
 
-    STATE/            0755 root
-      hub/            0700 root: jupyterhub.sqlite, cookie secret, pid file, log
-      exchange/       0777 (nbgrader's documented exchange; nbgrader sets its course folders' modes)
-      course/         0750 grader:graders: a copy of the course (solutions, hidden checks, gradebook)
-      config/student/ 0755: nbgrader_config.py for students (exchange, course id)
-      config/grader/  0750 grader:graders: nbgrader_config.py for the formgrader service (exchange)
+    STATE/                 0755 root
+      hub/                 0700 root: jupyterhub.sqlite, cookie secret, pid file, log
+        rosters/ID.csv     the roster of each course the hub serves (the courses are these files)
+      exchange/            1777 root: nbgrader's exchange (sticky); root makes its course folders
+        ID/                0750 grader-ID:nbgrader-ID: that course's outbound, inbound, feedback
+      courses/ID/          2770 grader-ID:formgrade-ID: a copy of the course (solutions, hidden
+                           checks, gradebook), its id in autograder/course_id
+      config/student/      0755: nbgrader_config.py for students (exchange, the hub's groups)
+      config/grader-ID/    0750 grader-ID:formgrade-ID: nbgrader_config.py of ID's formgrader
 
 The two environments (``$SELFATTN_HUB_ENVS``, default ``STATE/envs``) are world-readable.
 """
@@ -19,18 +24,49 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.course.ids import COURSE_ID
+from autograder.course.ids import COURSE_ID, id_problem
 
-#: the system account that owns the course folder and runs formgrader (nbgrader's "grader-COURSE")
-GRADER_USER = f"grader-{COURSE_ID}"
-#: instructors, TAs and the grader account: who may open the formgrader service
-GRADERS_GROUP = f"formgrade-{COURSE_ID}"
-#: every student of the roster
-STUDENTS_GROUP = f"students-{COURSE_ID}"
 #: the GECOS mark of accounts this project made (the only ones it ever removes)
 ACCOUNT_MARK = f"{COURSE_ID} hub account"
-#: the hub's public port on 127.0.0.1; the hub API, proxy API and formgrader take the next three
+#: the hub's public port on 127.0.0.1; the hub API and proxy API take the next two, then one
+#: formgrader per course
 DEFAULT_PORT = 8000
+#: a system group name has at most 32 characters, and the longest made here is formgrade-ID
+MAX_COURSE_ID = 32 - len("formgrade-")
+
+
+def grader_user(course: str) -> str:
+    """The system account that owns ``course``'s copy and runs its formgrader (nbgrader's
+    "grader-COURSE")."""
+    return f"grader-{course}"
+
+
+def graders_group(course: str) -> str:
+    """Instructors, TAs and the grader account of ``course``: who may open its formgrader (a system
+    and a hub group; nbgrader's JupyterHub name for a course's graders)."""
+    return f"formgrade-{course}"
+
+
+def students_group(course: str) -> str:
+    """The students of ``course`` (a system and a hub group; nbgrader's JupyterHub name, by which
+    a student's server learns its courses)."""
+    return f"nbgrader-{course}"
+
+
+def course_problem(course: str) -> str | None:
+    """Why ``course`` cannot be a hub course id, or ``None`` when it can."""
+    problem = id_problem(course)
+    if problem is None and not course.islower():
+        problem = "a course id must be lower case (it names system accounts and groups)"
+    if problem is None and len(course) > MAX_COURSE_ID:
+        problem = f"at most {MAX_COURSE_ID} characters (formgrade-ID names a system group)"
+    return problem
+
+
+#: this course's grader account and groups (the hub's first course)
+GRADER_USER = grader_user(COURSE_ID)
+GRADERS_GROUP = graders_group(COURSE_ID)
+STUDENTS_GROUP = students_group(COURSE_ID)
 
 
 @dataclass(frozen=True)
@@ -50,16 +86,31 @@ class HubLayout:
         return self.state / "exchange"
 
     @property
-    def course(self) -> Path:
-        return self.state / "course"
+    def rosters(self) -> Path:
+        """The roster of each course the hub serves, ``ID.csv`` (copied here by ``make hub``)."""
+        return self.hub / "rosters"
+
+    def roster(self, course: str = COURSE_ID) -> Path:
+        return self.rosters / f"{course}.csv"
+
+    def courses(self) -> list[str]:
+        """The courses the hub serves: this course first (when served), then the others by id."""
+        found = sorted(p.stem for p in self.rosters.glob("*.csv"))
+        return sorted(found, key=lambda c: c != COURSE_ID)
+
+    def course(self, course: str = COURSE_ID) -> Path:
+        """The copy of ``course`` its grader account owns (solutions, gradebook, submissions)."""
+        return self.state / "courses" / course
+
+    def course_exchange(self, course: str = COURSE_ID) -> Path:
+        return self.exchange / course
 
     @property
     def student_config(self) -> Path:
         return self.state / "config" / "student"
 
-    @property
-    def grader_config(self) -> Path:
-        return self.state / "config" / "grader"
+    def grader_config(self, course: str = COURSE_ID) -> Path:
+        return self.state / "config" / f"grader-{course}"
 
     @property
     def student_env(self) -> Path:
@@ -78,17 +129,12 @@ class HubLayout:
         return self.hub / "jupyterhub.log"
 
     @property
-    def roster(self) -> Path:
-        """The roster the accounts were made from (copied here, so the hub's config reads it)."""
-        return self.hub / "roster.csv"
-
-    @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    @property
-    def formgrader_port(self) -> int:
-        return self.port + 3
+    def formgrader_port(self, course: str = COURSE_ID) -> int:
+        """The port of ``course``'s formgrader: after the hub API and proxy API, one per course."""
+        return self.port + 3 + self.courses().index(course)
 
 
 def from_environment(env: dict[str, str] | None = None) -> HubLayout:

@@ -1,21 +1,24 @@
-"""Lay out the hub's state folder (:mod:`autograder.hub.layout`): the course copy the grader
-account owns, nbgrader's exchange, and the students' and graders' nbgrader settings.
+"""Lay out the hub's state folder (:mod:`autograder.hub.layout`): for each course, the course
+copy its grader account owns, its exchange folder and its formgrader's nbgrader settings; the
+students' nbgrader settings.
 
-Nothing that exists is replaced: the course copy (with its gradebook, hand grades, submissions) and
+Nothing that exists is replaced: a course copy (with its gradebook, hand grades, submissions) and
 the exchange survive every ``make hub``; a changed course is copied in by removing
-``STATE/course`` first (after saving what it holds).
+``STATE/courses/ID`` first (after saving what it holds).
 """
 
 from __future__ import annotations
 
 import grp
+import os
 import pwd
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
-from autograder.course.ids import COURSE_ID
-from autograder.hub.layout import GRADER_USER, GRADERS_GROUP, HubLayout
+from autograder.course.ids import COURSE_ID, COURSE_ID_FILE
+from autograder.hub.layout import HubLayout, grader_user, graders_group, students_group
 from autograder.outputs.atomic import write_text
 from autograder.workspace import ROOT
 
@@ -55,42 +58,77 @@ def _own(path: Path, user: str, group: str, mode: str) -> None:
 
 
 def student_settings(layout: HubLayout) -> str:
-    """The students' ``nbgrader_config.py``: the exchange, this course only, whole check messages."""
+    """The students' ``nbgrader_config.py``: the exchange, the courses the hub's groups give the
+    student (nbgrader's JupyterHub plugin reads ``nbgrader-ID``), each course's assignments in a
+    folder of that course (two courses may both release ``attention``), whole check messages."""
     return (f'"""nbgrader settings of the students\' servers on the course hub (autograder/hub/prepare.py)."""\n'
             "c = get_config()  # noqa: F821\n"
             f"c.Exchange.root = {str(layout.exchange)!r}\n"
-            f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+            "c.Authenticator.plugin_class = 'nbgrader.auth.JupyterHubAuthPlugin'\n"
+            "c.Exchange.path_includes_course = True\n"
             "c.Validator.width = 120\n")
 
 
 def grader_settings(layout: HubLayout) -> str:
-    """The formgrader service's user-level ``nbgrader_config.py``: the exchange."""
-    return (f'"""nbgrader settings of the formgrader service (autograder/hub/prepare.py)."""\n'
+    """A formgrader service's user-level ``nbgrader_config.py``: the exchange."""
+    return (f'"""nbgrader settings of a formgrader service (autograder/hub/prepare.py)."""\n'
             "c = get_config()  # noqa: F821\n"
             f"c.Exchange.root = {str(layout.exchange)!r}\n")
 
 
-def prepare(layout: HubLayout, roster: Path, log=print) -> None:
-    """Make the state folder as :mod:`autograder.hub.layout` describes (accounts must exist)."""
+def prepare(layout: HubLayout, log=print) -> None:
+    """Make the state folder as :mod:`autograder.hub.layout` describes for every course with a
+    roster in ``layout.rosters`` (their accounts must exist)."""
     layout.state.mkdir(parents=True, exist_ok=True)
     layout.state.chmod(0o755)
     layout.hub.mkdir(exist_ok=True)
     layout.hub.chmod(0o700)
-    shutil.copy(roster, layout.roster)
-    # nbgrader's documented exchange: everyone may create their folders in it
+    # nbgrader's exchange: 0777, the mode nbgrader's release insists on, and sticky (as /tmp), so
+    # nobody removes or renames what another made in it
     layout.exchange.mkdir(exist_ok=True)
-    layout.exchange.chmod(0o777)
-    if copy_course(layout.course):
-        log(f"copied the course into {layout.course}")
-    _own(layout.course, GRADER_USER, GRADERS_GROUP, "u+rwX,g+rwX,o-rwx")
-    layout.course.chmod(0o2770)
-    for folder, text in ((layout.student_config, student_settings(layout)),
-                         (layout.grader_config, grader_settings(layout))):
-        folder.mkdir(parents=True, exist_ok=True)
-        write_text(folder / "nbgrader_config.py", text)
+    layout.exchange.chmod(0o1777)
+    layout.student_config.mkdir(parents=True, exist_ok=True)
+    write_text(layout.student_config / "nbgrader_config.py", student_settings(layout))
     layout.state.joinpath("config").chmod(0o755)
     subprocess.run(["chmod", "-R", "a+rX", str(layout.student_config)], check=True)
-    _own(layout.grader_config, GRADER_USER, GRADERS_GROUP, "u+rwX,g+rX,o-rwx")
-    home = Path(pwd.getpwnam(GRADER_USER).pw_dir)
-    home.chmod(0o700)
-    grp.getgrnam(GRADERS_GROUP)  # raises KeyError when the accounts were not made first
+    layout.course(COURSE_ID).parent.mkdir(exist_ok=True)
+    layout.course(COURSE_ID).parent.chmod(0o755)
+    for course in layout.courses():
+        _prepare_course(layout, course, log)
+
+
+def _prepare_course(layout: HubLayout, course: str, log) -> None:
+    grader, graders, students = grader_user(course), graders_group(course), students_group(course)
+    grp.getgrnam(graders)  # raises KeyError when the accounts were not made first
+    copy = layout.course(course)
+    if copy_course(copy):
+        log(f"copied the course into {copy}")
+    write_text(copy / "autograder" / COURSE_ID_FILE, course + "\n")
+    _own(copy, grader, graders, "u+rwX,g+rwX,o-rwx")
+    copy.chmod(0o2770)
+    # the course's exchange folder: its grader releases and collects; only its students pass
+    exchange = layout.course_exchange(course)
+    _refuse_squatter(layout, exchange, grader, log)
+    exchange.mkdir(exist_ok=True)
+    os.chown(exchange, pwd.getpwnam(grader).pw_uid, grp.getgrnam(students).gr_gid)
+    exchange.chmod(0o750)
+    config = layout.grader_config(course)
+    config.mkdir(parents=True, exist_ok=True)
+    write_text(config / "nbgrader_config.py", grader_settings(layout))
+    _own(config, grader, graders, "u+rwX,g+rX,o-rwx")
+    Path(pwd.getpwnam(grader).pw_dir).chmod(0o700)
+
+
+def _refuse_squatter(layout: HubLayout, exchange: Path, grader: str, log) -> None:
+    """A course's exchange folder someone else made first (anyone may make folders in the
+    exchange) is moved out of reach, into ``STATE/hub/squatted/``, before the course's is made."""
+    try:
+        owner = exchange.lstat().st_uid
+    except FileNotFoundError:
+        return
+    if owner == pwd.getpwnam(grader).pw_uid and exchange.is_dir() and not exchange.is_symlink():
+        return
+    aside = layout.hub / "squatted" / f"{exchange.name}-{time.strftime('%Y%m%dT%H%M%S')}"
+    aside.parent.mkdir(mode=0o700, exist_ok=True)
+    exchange.rename(aside)
+    log(f"{exchange}: made by uid {owner}, not {grader}; moved to {aside} and made anew")
