@@ -161,12 +161,13 @@ extension: $(VENV_STAMP)
 # The course on a JupyterHub on this machine (as root; docs/instructors.md, "Running the course on
 # JupyterHub"): accounts from ROSTER (default autograder/roster.csv, with a role column) and, for
 # more courses on the same hub, COURSES="ID=ROSTER ..." (each its own grader account, groups and
-# formgrader; courses served before stay), the two
+# formgrader; courses served before stay), SPAWNER=slurm for students' servers as Slurm jobs
+# (batchspawner; SPAWNER=local goes back), the two
 # environments, state in SELFATTN_HUB_STATE (default /srv/selfattn-hub), http://127.0.0.1:8000/
 # (SELFATTN_HUB_PORT). Restartable: make hub-stop, make hub lose nothing.
 hub: $(VENV_STAMP) $(ASSETS_STAMP) $(SYS_STAMP)
 	$(BIN)/python -m autograder.hub.control start $(if $(ROSTER),--roster '$(ROSTER)') \
-	    $(foreach course,$(COURSES),--course '$(course)')
+	    $(foreach course,$(COURSES),--course '$(course)') $(if $(SPAWNER),--spawner '$(SPAWNER)')
 
 hub-stop: $(VENV_STAMP)
 	$(BIN)/python -m autograder.hub.control stop

@@ -1,31 +1,41 @@
 """The course hub (``make hub``) as a student and a grader feel it, on this machine.
 
-Starts a hub as root in a fresh state folder with a few students and one instructor (accounts
-removed at the end), then measures: login to a usable JupyterLab (Chromium), the memory of one
-student's server (the resident memory of every process of that user), fetch and submit through
-nbgrader's server extension, and formgrader's Autograde for one student. Usage (as root):
-``python -m benchmarks.hub [--students N]``.
+Starts a hub as root in a fresh state folder (accounts removed at the end), then measures two
+things. One after another, a few students in Chromium: login to a usable JupyterLab, the memory
+of one student's server (the resident memory of every process of that user), fetch and submit
+through nbgrader's server extension, and formgrader's Autograde for one student. A class at
+once, 30 simulated students (each an HTTP client doing what the browser does: the hub's login
+form, its server, the Assignments tab's calls): all log in and start their servers together, all
+fetch, then all submit at the same moment; then an instructor collects and autogrades every one
+of them in formgrader. Usage (as root): ``python -m benchmarks.hub [--students N] [--class N]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
+import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 #: formgrader's Autograde for one student (the issue's target)
 AUTOGRADE_TARGET_S = 2.0
+ASSIGNMENT = "attention"
 
 
 def _server_memory_mib(login: str) -> float:
@@ -37,10 +47,12 @@ def _server_memory_mib(login: str) -> float:
     return total / 2**20
 
 
-def hub_benchmark(students: int = 3) -> dict[str, float]:
-    """Seconds and MiB (see the module docstring); medians over ``students`` students."""
-    from browser_support import CHROMIUM_ARGS, chromium_path, free_port
-    from playwright.sync_api import sync_playwright
+@contextlib.contextmanager
+def _bench_hub(names: list[str], instructor: str) -> Iterator[tuple[object, dict[str, str]]]:
+    """A hub in a fresh state folder with students ``names`` and one instructor, ``attention``
+    generated and released; yields (layout, passwords) and removes everything it made."""
+    from browser_support import free_port
+    from test_hub import _as_grader
 
     from autograder.course.ids import COURSE_ID
     from autograder.hub import accounts, control
@@ -51,8 +63,6 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
     envs = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
     state = Path("/var/tmp") / f"selfattn-hub-bench-{secrets.token_hex(4)}"
     layout = HubLayout(state=state, envs=envs, port=free_port())
-    names = [f"sabench-s{i:02d}" for i in range(students)]
-    instructor = "sabench-ivy"
     tmp = Path(tempfile.mkdtemp(prefix="hub-bench-"))
     roster = tmp / "roster.csv"
     roster.write_text("id,first_name,last_name,email,role\n" + "".join(f"{s},S,{s},,student\n" for s in names)
@@ -60,16 +70,37 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
     passwords = {n: secrets.token_urlsafe(12) for n in (*names, instructor)}
     env_before = dict(os.environ)
     os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(envs), SELFATTN_HUB_PORT=str(layout.port))
-    out: dict[str, list[float]] = {"login_s": [], "memory_mib": [], "fetch_s": [], "submit_s": []}
     try:
         control.start(layout, {COURSE_ID: roster}, log=lambda line: None, timeout=300)
         for n, p in passwords.items():
             accounts.set_password(n, p)
-        from test_hub import _api, _as_grader, _formgrader, _login
+        _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force")
+        _as_grader(layout, "release_assignment", ASSIGNMENT)
+        yield layout, passwords
+    finally:
+        try:
+            control.stop(layout, log=lambda line: None, timeout=120)
+        finally:
+            os.environ.clear()
+            os.environ.update(env_before)
+            accounts.remove_accounts([*names, instructor], [COURSE_ID])
+            shutil.rmtree(state, ignore_errors=True)
+            shutil.rmtree(tmp, ignore_errors=True)
 
-        _as_grader(layout, "generate_assignment", "attention", "--force")
-        _as_grader(layout, "release_assignment", "attention")
-        form = {"course_id": COURSE_ID, "assignment_id": "attention"}
+
+def hub_benchmark(students: int = 3) -> dict[str, float]:
+    """Seconds and MiB (see the module docstring); medians over ``students`` students."""
+    from browser_support import CHROMIUM_ARGS, chromium_path
+    from playwright.sync_api import sync_playwright
+    from test_hub import _api, _formgrader, _login
+
+    from autograder.course.ids import COURSE_ID
+
+    names = [f"sabench-s{i:02d}" for i in range(students)]
+    instructor = "sabench-ivy"
+    out: dict[str, list[float]] = {"login_s": [], "memory_mib": [], "fetch_s": [], "submit_s": []}
+    with _bench_hub(names, instructor) as (layout, passwords):
+        form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             try:
@@ -88,31 +119,119 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
                     context.close()
                 context, page = _formgrader(browser, layout, instructor, passwords[instructor])
                 fg = f"{layout.url}/services/{COURSE_ID}/formgrader/api"
-                _api(page, context, "POST", f"{fg}/assignment/attention/collect")
+                _api(page, context, "POST", f"{fg}/assignment/{ASSIGNMENT}/collect")
                 t0 = time.perf_counter()
-                done = _api(page, context, "POST", f"{fg}/submission/attention/{names[0]}/autograde")
+                done = _api(page, context, "POST", f"{fg}/submission/{ASSIGNMENT}/{names[0]}/autograde")
                 autograde = time.perf_counter() - t0
                 if not done["success"]:
                     raise RuntimeError(f"formgrader's Autograde failed: {str(done.get('log'))[-500:]}")
                 context.close()
             finally:
                 browser.close()
-    finally:
-        try:
-            control.stop(layout, log=lambda line: None)
-        finally:
-            os.environ.clear()
-            os.environ.update(env_before)
-            accounts.remove_accounts([*names, instructor], [COURSE_ID])
-            shutil.rmtree(state, ignore_errors=True)
-            shutil.rmtree(tmp, ignore_errors=True)
     result = {k: statistics.median(v) for k, v in out.items()}
     result["autograde_s"] = autograde
     result["students"] = float(students)
     return result
 
 
-def print_hub(students: int = 3) -> None:
+class _Client:
+    """One simulated student or grader: an HTTP session doing what their browser does."""
+
+    def __init__(self, url: str, name: str, password: str):
+        self.url, self.name = url, name
+        self.http = requests.Session()
+        self.http.get(f"{url}/hub/login", timeout=60)
+        form = {"username": name, "password": password, "_xsrf": self.http.cookies.get("_xsrf", path="/hub/")}
+        answer = self.http.post(f"{url}/hub/login", data=form, allow_redirects=False, timeout=120)
+        if answer.status_code != 302:
+            raise RuntimeError(f"{name}: the hub refused the login ({answer.status_code})")
+
+    def start_server(self, timeout: float = 600) -> None:
+        """Ask the hub for this user's server (as the login's redirect does) and wait until it answers."""
+        self.http.get(f"{self.url}/hub/spawn/{self.name}", timeout=120)
+        self.wait_for(f"/user/{self.name}", "lab", timeout)  # the page runs the OAuth handshake; the API would 403
+
+    def wait_for(self, prefix: str, page: str, timeout: float = 600) -> None:
+        """Until ``prefix/page`` (a user's server or a service) answers this logged-in user."""
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self.http.get(f"{self.url}{prefix}/{page}", timeout=120)
+            if answer.ok and answer.url.startswith(f"{self.url}{prefix}/"):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}: {prefix} did not answer in {timeout:.0f} s ({answer.status_code})")
+            time.sleep(0.5)
+
+    def call(self, method: str, prefix: str, path: str, **kw) -> dict:
+        xsrf = [c.value for c in self.http.cookies if c.name == "_xsrf" and prefix.startswith(c.path.rstrip("/"))]
+        headers = {"X-XSRFToken": xsrf[-1]} if xsrf else {}
+        answer = self.http.request(method, f"{self.url}{prefix}/{path}", headers=headers, timeout=600, **kw)
+        if not answer.ok:
+            raise RuntimeError(f"{self.name}: {method} {prefix}/{path}: {answer.status_code} {answer.text[-300:]}")
+        return answer.json()
+
+
+def class_at_once(students: int = 30) -> dict[str, float]:
+    """A class of ``students`` at once (see the module docstring): seconds and MiB."""
+    from autograder.course.ids import COURSE_ID
+
+    names = [f"saclass-s{i:02d}" for i in range(students)]
+    instructor = "saclass-ivy"
+    form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
+    with _bench_hub(names, instructor) as (layout, passwords):
+        url = layout.url
+        together = threading.Barrier(students)
+
+        def one(name: str) -> dict[str, float]:
+            try:
+                t0 = time.perf_counter()
+                client = _Client(url, name, passwords[name])
+                client.start_server()
+                ready = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                client.call("POST", f"/user/{name}", "assignments/fetch", data=form)
+                fetch = time.perf_counter() - t0
+            except BaseException:
+                together.abort()  # nobody waits for a student who will not come
+                raise
+            together.wait(timeout=900)  # everyone hands in at the same moment
+            t0 = time.perf_counter()
+            done = client.call("POST", f"/user/{name}", "assignments/submit", data=form)
+            submit = time.perf_counter() - t0
+            if not done.get("success"):
+                raise RuntimeError(f"{name}: submit failed: {str(done.get('value'))[-300:]}")
+            return {"ready_s": ready, "fetch_s": fetch, "submit_s": submit, "memory_mib": _server_memory_mib(name)}
+
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=students) as pool:
+            rows = list(pool.map(one, names))
+        everyone = time.perf_counter() - t0
+        submitted = sorted((layout.course_exchange() / "inbound").iterdir())
+        if len(submitted) != students:
+            raise RuntimeError(f"{len(submitted)} submissions reached the exchange, not {students}")
+        grader = _Client(url, instructor, passwords[instructor])
+        service = f"/services/{COURSE_ID}"
+        grader.wait_for(service, "formgrader")
+        t0 = time.perf_counter()
+        grader.call("POST", service, f"formgrader/api/assignment/{ASSIGNMENT}/collect")
+        collect = time.perf_counter() - t0
+        autograde: list[float] = []
+        for name in names:
+            t0 = time.perf_counter()
+            done = grader.call("POST", service, f"formgrader/api/submission/{ASSIGNMENT}/{name}/autograde")
+            autograde.append(time.perf_counter() - t0)
+            if not done["success"]:
+                raise RuntimeError(f"formgrader's Autograde of {name} failed: {str(done.get('log'))[-500:]}")
+        memory = sum(r["memory_mib"] for r in rows)
+    out = {f"{k}_{f.__name__}": f([r[k] for r in rows])
+           for k in ("ready_s", "submit_s") for f in (statistics.median, max)}
+    out.update(everyone_s=everyone, fetch_s_median=statistics.median(r["fetch_s"] for r in rows),
+               memory_mib_total=memory, collect_s=collect, autograde_s_median=statistics.median(autograde),
+               autograde_s_max=max(autograde), autograde_s_total=sum(autograde), students=float(students))
+    return out
+
+
+def print_hub(students: int = 3, klass: int = 30) -> None:
     r = hub_benchmark(students)
     print(f"course hub, {students:.0f} students one after another (medians):")
     print(f"  login to a usable JupyterLab: {r['login_s']:.1f} s; memory per student server: "
@@ -120,9 +239,23 @@ def print_hub(students: int = 3) -> None:
     print(f"  fetch: {r['fetch_s']:.2f} s; submit: {r['submit_s']:.2f} s")
     print(f"  formgrader's Autograde for one student (all nine notebooks released, none answered): "
           f"{r['autograde_s']:.1f} s  [target <= {AUTOGRADE_TARGET_S:g} s]")
+    if klass:
+        c = class_at_once(klass)
+        print(f"course hub, a class of {klass} at once (simulated students, HTTP as their browsers):")
+        print(f"  all log in and start their servers together: ready in {c['ready_s_median']:.1f} s median, "
+              f"{c['ready_s_max']:.1f} s for the last; {c['memory_mib_total'] / 1024:.1f} GiB resident for "
+              f"the class ({c['memory_mib_total'] / klass:.0f} MiB each)")
+        print(f"  all submit at the same moment: {c['submit_s_median']:.2f} s median, {c['submit_s_max']:.2f} s "
+              f"for the slowest (fetch, everyone at once: {c['fetch_s_median']:.2f} s median)")
+        print(f"  formgrader: Collect {c['collect_s']:.1f} s; Autograde each student {c['autograde_s_median']:.1f} s "
+              f"median, {c['autograde_s_max']:.1f} s max, {c['autograde_s_total']:.0f} s for the class  "
+              f"[target <= {AUTOGRADE_TARGET_S:g} s a student]")
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still removes its accounts
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--students", type=int, default=3)
-    print_hub(p.parse_args().students)
+    p.add_argument("--students", type=int, default=3, help="students one after another, in Chromium")
+    p.add_argument("--class", dest="klass", type=int, default=30, help="students at once (0: skip)")
+    a = p.parse_args()
+    print_hub(a.students, a.klass)

@@ -132,7 +132,7 @@ class OneNodeSlurm:
                 raise SlurmUnavailable(f"mungekey --create failed: {made.stderr.strip()}")
         shutil.chown(munge, "munge", "munge")
         shutil.chown(key, "munge", "munge")
-        os.chmod(munge, 0o700)
+        os.chmod(munge, 0o711)  # every user's sbatch reaches the socket; the key stays 0600
         os.chmod(key, 0o600)
         self.conf.write_text(CONF.format(host=host, folder=self.folder, ctld_port=_free_port(),
                                          slurmd_port=_free_port(), cpus=os.cpu_count() or 1,

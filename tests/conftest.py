@@ -110,6 +110,7 @@ LANES: dict[str, str] = {
     "test_hostile_tex_pages.py": "browser",
     "test_hand_grading_loop.py": "browser",
     "test_hub.py": "browser",
+    "test_hub_slurm.py": "browser",
     "test_instructor_loop.py": "browser",
     "test_no_answers_shipped.py": "browser",
     "test_report.py": "browser",

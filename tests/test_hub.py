@@ -337,6 +337,21 @@ def _run_all(page, url: str) -> None:
     page.wait_for_selector(f".jp-OutputArea-output >> text={MISTAKE_WORDS}", timeout=180_000)
 
 
+def _fetch_and_submit_in_the_assignments_tab(page, course: str) -> None:
+    """Nbgrader > Assignment List in JupyterLab: the course is the one chosen, the released
+    assignment's Fetch button, then its Submit button; the lists move it along."""
+    page.click(".lm-MenuBar-itemLabel:text-is('Nbgrader')")
+    page.click(".lm-Menu-itemLabel:text-is('Assignment List')")
+    page.wait_for_selector("#released_assignments_list > .list_item", timeout=120_000)
+    assert page.inner_text("#course_list_default").strip() == course
+    released = page.locator("#released_assignments_list > .list_item")
+    assert released.count() == 1 and ASSIGNMENT in released.first.inner_text()
+    released.first.locator(".item_status button").click()
+    page.wait_for_selector("#fetched_assignments_list > .list_item", timeout=120_000)
+    page.locator("#fetched_assignments_list > .list_item").first.locator('.item_status button:text("Submit")').click()
+    page.wait_for_selector("#submitted_assignments_list > .list_item", timeout=120_000)
+
+
 def _seconds_late(work: Path, student: str) -> float:
     from nbgrader.api import Gradebook
 
@@ -383,9 +398,9 @@ def _courses_apart(browser, layout: HubLayout, passwords: dict[str, str]) -> Non
     listed = _api(page, context, "GET", f"{base}/assignments?course_id={SECOND}")
     assert [a["assignment_id"] for a in listed["value"]] == [ASSIGNMENT], listed
     form = {"course_id": SECOND, "assignment_id": ASSIGNMENT}
-    _api(page, context, "POST", f"{base}/assignments/fetch", form=form)
+    _fetch_and_submit_in_the_assignments_tab(page, SECOND)
     assert Path(f"/home/{DAN}/{SECOND}/{ASSIGNMENT}/{NB}.ipynb").is_file()
-    assert _api(page, context, "POST", f"{base}/assignments/submit", form=form)["success"]
+    assert [p.name.split("+")[0] for p in (layout.course_exchange(SECOND) / "inbound").iterdir()] == [DAN]
     # ... and nothing of this course is his to list or fetch (the Fetch button answers with the
     # course's listing: nothing; nothing lands in his home)
     assert _api(page, context, "GET", f"{base}/assignments?course_id={COURSE_ID}")["value"] == []

@@ -1,9 +1,11 @@
 """``make hub`` and ``make hub-stop``: start the course's JupyterHub in the background, or stop it.
 
 ``start``: each course's accounts (this course's roster, ``--course ID=ROSTER`` for each more
-course; courses served before stay), the two environments, the state folder, then JupyterHub (as
-root, bound to 127.0.0.1) until ``/hub/health`` answers; prints its address. ``stop``: ends the hub
-(which ends the students' servers and the formgraders) and waits. Layout and variables: :mod:`autograder.hub.layout`.
+course; courses served before stay), how students' servers run (``--spawner local`` or
+``slurm``; default: as last time), the two environments, the state folder, then JupyterHub (as
+root, bound to 127.0.0.1) until ``/hub/health`` answers; prints its address. ``stop``: ends the
+hub (which ends the students' servers and the formgraders) and waits. Layout and variables:
+:mod:`autograder.hub.layout`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pathlib import Path
 from autograder.course.ids import COURSE_ID
 from autograder.errors import RefusedInput, command_line
 from autograder.hub import accounts, environments, prepare
-from autograder.hub.layout import HubLayout, course_problem, from_environment
+from autograder.hub.layout import SPAWNERS, HubLayout, course_problem, from_environment
+from autograder.outputs import atomic
 from autograder.workspace import ROOT
 
 CONFIG = Path(__file__).with_name("jupyterhub_config.py")
@@ -61,9 +64,11 @@ def _healthy(layout: HubLayout) -> bool:
         return False
 
 
-def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float = 300) -> int:
+def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float = 300,
+          spawner: str | None = None) -> int:
     """Start the hub (see the module docstring) for the courses ``rosters`` names (course id ->
-    roster) and those it served before; returns its process id."""
+    roster) and those it served before, the students' servers run as ``spawner`` says (one of
+    :data:`~autograder.hub.layout.SPAWNERS`; ``None``: as last time); returns its process id."""
     if os.geteuid() != 0:
         raise RuntimeError("make hub must run as root (it makes system users and starts servers as them)")
     pid = running_pid(layout)
@@ -75,7 +80,13 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         if problem:
             raise ValueError(f"course id {course!r}: {problem}")
         accounts.read_roster(roster)  # a bad roster fails here, before anything is made
+    if spawner is not None and spawner not in SPAWNERS:
+        raise ValueError(f"spawner {spawner!r}: one of {', '.join(SPAWNERS)}")
+    if spawner == "slurm" and shutil.which("sbatch") is None:
+        raise ValueError("spawner 'slurm': no sbatch here (Slurm's client commands must be on PATH)")
     layout.rosters.mkdir(parents=True, exist_ok=True)
+    if spawner is not None:
+        atomic.write_text(layout.spawner_file, spawner + "\n")
     for course, roster in rosters.items():
         shutil.copy(roster, layout.roster(course))
     for course in layout.courses():
@@ -125,6 +136,9 @@ def main(args: list[str] | None = None) -> None:
                    help=f"this course's ({COURSE_ID}) roster")
     p.add_argument("--course", action="append", default=[], metavar="ID=ROSTER",
                    help="one more course on the same hub, its id and roster (again for each course)")
+    p.add_argument("--spawner", choices=SPAWNERS, default=None,
+                   help="students' servers as processes here (local) or as Slurm jobs (slurm; batchspawner); "
+                        "default: as the last start")
     a = p.parse_args(args)
     layout = from_environment()
     if a.action == "start":
@@ -135,7 +149,7 @@ def main(args: list[str] | None = None) -> None:
                 raise RefusedInput(f"--course {given!r}: give ID=ROSTER, e.g. ml-2027=/srv/ml/roster.csv")
             rosters[course.strip()] = Path(roster)
         try:
-            start(layout, rosters)
+            start(layout, rosters, spawner=a.spawner)
         except ValueError as exc:  # a bad course id or roster line, named
             raise RefusedInput(str(exc)) from None
     else:

@@ -5,9 +5,11 @@ students' environment, and per course ``ID`` a formgrader, the hub service ``ID`
 course's grader account from the graders' environment in its course copy, open to that course's
 graders' group only (everyone else, another course's instructors included, gets 403). A student's
 server learns its courses from its hub groups (``nbgrader-ID``), so it lists and fetches those only.
+With ``make hub SPAWNER=slurm`` each student's server is a job of the Slurm cluster (batchspawner).
 """
 
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -33,7 +35,9 @@ c.Spawner.cmd = [str(layout.student_env / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 180
 c.Spawner.http_timeout = 120
-c.Spawner.environment = {"JUPYTER_CONFIG_PATH": str(layout.student_config)}
+# the students' Python first on PATH (never the graders', which the hub itself runs from)
+c.Spawner.environment = {"JUPYTER_CONFIG_PATH": str(layout.student_config),
+                         "PATH": f"{layout.student_env / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
 # the server's token: JupyterHub's default, and reading its own user's groups (nbgrader's plugin)
 c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", "read:users:groups!user"]
 
@@ -75,3 +79,28 @@ c.JupyterHub.load_roles = [
      "scopes": [f"access:services!service={course}"]}
     for course in courses
 ]
+
+if layout.spawner() == "slurm":
+    # each student's server is a job of the Slurm cluster (batchspawner): sbatch, squeue and
+    # scancel run as the student (the hub is root), the server reports its port to the hub
+    from batchspawner import SlurmSpawner
+    from traitlets import Unicode
+
+    class OneNodeSlurmSpawner(SlurmSpawner):
+        """One node: the job runs on this machine, so its server listens on loopback only
+        (batchspawner resets ``ip`` to its class default before each job, so it is set here);
+        on a cluster, use ``batchspawner.SlurmSpawner`` and drop ``state_exechost_exp`` below
+        (the server listens on its node, the hub reaches it by the node's name)."""
+
+        ip = Unicode("127.0.0.1")
+
+    c.JupyterHub.spawner_class = OneNodeSlurmSpawner
+    runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin") or "runuser"
+    c.SlurmSpawner.exec_prefix = f"{runuser} -u {{username}} --"
+    c.SlurmSpawner.batchspawner_singleuser_cmd = str(layout.student_env / "bin" / "batchspawner-singleuser")
+    c.SlurmSpawner.req_srun = ""  # the server is the batch step itself
+    c.SlurmSpawner.req_runtime = "12:00:00"
+    c.SlurmSpawner.start_timeout = 300
+    c.SlurmSpawner.state_exechost_exp = "127.0.0.1"
+    if os.environ.get("SLURM_CONF"):  # the cluster's configuration, for sbatch run as the student
+        c.Spawner.environment["SLURM_CONF"] = os.environ["SLURM_CONF"]

@@ -8,6 +8,7 @@ state is in one folder (``$SELFATTN_HUB_STATE``, default ``/srv/selfattn-hub``),
     STATE/                 0755 root
       hub/                 0700 root: jupyterhub.sqlite, cookie secret, pid file, log
         rosters/ID.csv     the roster of each course the hub serves (the courses are these files)
+        spawner            how students' servers run: local (processes) or slurm (batch jobs)
       exchange/            1777 root: nbgrader's exchange (sticky); root makes its course folders
         ID/                0750 grader-ID:nbgrader-ID: that course's outbound, inbound, feedback
       courses/ID/          2770 grader-ID:formgrade-ID: a copy of the course (solutions, hidden
@@ -33,6 +34,8 @@ ACCOUNT_MARK = f"{COURSE_ID} hub account"
 DEFAULT_PORT = 8000
 #: a system group name has at most 32 characters, and the longest made here is formgrade-ID
 MAX_COURSE_ID = 32 - len("formgrade-")
+#: how the students' servers run: processes of this machine, or jobs of a Slurm cluster (batchspawner)
+SPAWNERS = ("local", "slurm")
 
 
 def grader_user(course: str) -> str:
@@ -97,6 +100,17 @@ class HubLayout:
         """The courses the hub serves: this course first (when served), then the others by id."""
         found = sorted(p.stem for p in self.rosters.glob("*.csv"))
         return sorted(found, key=lambda c: c != COURSE_ID)
+
+    @property
+    def spawner_file(self) -> Path:
+        return self.hub / "spawner"
+
+    def spawner(self) -> str:
+        """How the students' servers run (one of :data:`SPAWNERS`): as ``make hub`` last chose, else local."""
+        chosen = self.spawner_file.read_text().strip() if self.spawner_file.exists() else "local"
+        if chosen not in SPAWNERS:
+            raise ValueError(f"{self.spawner_file}: spawner {chosen!r}: one of {', '.join(SPAWNERS)}")
+        return chosen
 
     def course(self, course: str = COURSE_ID) -> Path:
         """The copy of ``course`` its grader account owns (solutions, gradebook, submissions)."""
