@@ -125,6 +125,8 @@ DIRECT_WRITES = {
                                                              "removed when the task ends",
     ("autograder/hub/prepare.py", "copy_course"): "the hub's course copy, built in a new folder beside it and "
                                                   "renamed into place whole only when it does not exist yet",
+    ("autograder/hub/prepare.py", "_refuse_squatter"): "moves a folder someone else made in the exchange out of "
+                                                       "reach (a move, not a result file being replaced)",
 }
 _WRITE_MODES = ("w", "a", "x", "+")
 

@@ -31,7 +31,8 @@ def test_an_input_matches_within_rounding_and_not_beyond(a):
     (a change of 1e-6 relative and more) is not."""
     assert matches(a * (1 + 1e-12), a)
     moved = a.copy()
-    moved.flat[0] = moved.flat[0] * (1 + 1e-6) + 1e-3
+    # away from zero, so the two parts of the change never cancel (-1000 * (1 + 1e-6) + 1e-3 == -1000)
+    moved.flat[0] = moved.flat[0] + np.copysign(abs(moved.flat[0]) * 1e-6 + 1e-3, moved.flat[0])
     assert not matches(moved, a)
     assert not matches(a[..., :-1], a) or a.shape[-1] == 0
 
