@@ -16,7 +16,9 @@ COMMENT = r"Good. Note that $XX^\top$ is symmetric, and $\operatorname{Var}(q_i 
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory):
+def graded(tmp_path_factory):
+    """A work folder where alice's two notebooks are graded, with a comment holding TeX, and
+    ``make grades-final`` run after it."""
     from nbgrader.api import Gradebook
 
     work = tmp_path_factory.mktemp("feedbackpage")
@@ -29,8 +31,14 @@ def pages(tmp_path_factory):
         gb.db.commit()
     result = grade(work, "--finish")
     assert result.returncode == 0, result.stdout + result.stderr
+    return work
+
+
+@pytest.fixture(scope="module")
+def pages(graded):
     from playwright.sync_api import sync_playwright
 
+    work = graded
     out, outside = {}, []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
@@ -96,3 +104,42 @@ def test_a_written_answer_not_yet_graded_awaits_hand_grading(pages):
     assert written and all("awaiting hand-grading" in t for t in written), page["toc"]
     assert not any(" 0.0 / " in t for t in written), written
     assert "points awaiting hand-grading" in page["text"]
+
+
+def test_skipping_nbconverts_soup_pass_changes_nothing_it_would_change(graded, monkeypatch):
+    """The feedback exporter leaves out the last pass of nbconvert's ``HTMLExporter`` (a
+    BeautifulSoup parse of the whole page that adds ``alt`` text and ``tabindex``), which was half
+    the cost of a page. On each page it renders, that pass must find nothing to do: nbconvert's
+    own ``from_notebook_node`` gives the same page as ours once parsed by BeautifulSoup (which only
+    normalises the markup), and an ``<img>`` without ``alt`` still gets nbconvert's text."""
+    import copy
+
+    import nbformat
+    from bs4 import BeautifulSoup
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.converters import GenerateFeedback
+
+    from autograder.nbgrader_ext import feedback_html
+    from autograder.nbgrader_ext.steps import nbgrader_api
+    from autograder.workspace import Workspace
+
+    monkeypatch.setenv("AUTOGRADER_WORKDIR", str(graded))
+    api = nbgrader_api(ws=Workspace(work=graded, course=SOLUTIONS.parents[1]))
+    converter = GenerateFeedback(coursedir=api.coursedir, parent=api)
+    for nb in ("02-queries-keys-values", "04-scaling"):
+        exporter = converter.exporter_class(parent=converter, config=converter.config)  # as nbgrader's start() makes it
+        assert isinstance(exporter, feedback_html.OfflineFeedbackExporter)
+        for pre in converter.preprocessors:
+            exporter.register_preprocessor(pre)
+        notebook = nbformat.read(graded / "autograded" / "alice" / "attention" / f"{nb}.ipynb", as_version=4)
+        # an image without alt text, which nbconvert's pass would describe
+        notebook.cells.append(nbformat.v4.new_markdown_cell('<img src="data:image/png;base64,iVBORw0KGgo=">'))
+        resources = {"nbgrader": {"student": "alice", "assignment": "attention", "notebook": nb,
+                                  "db_url": api.coursedir.db_url}}
+        ours, _ = exporter.template_html(notebook, copy.deepcopy(resources))
+        theirs, _ = HTMLExporter.from_notebook_node(exporter, notebook, copy.deepcopy(resources))
+        assert feedback_html.NO_ALT_TEXT in theirs, "the page has no image for the pass to describe"
+        assert str(BeautifulSoup(feedback_html.with_alt_text(ours), features="html.parser")) == theirs, nb
+    page = '<p><img src="a.png"><img alt="x" src="b.png"><IMG\nsrc="c.png"></p>'
+    assert feedback_html.with_alt_text(page).count(feedback_html.NO_ALT_TEXT) == 2
+    assert 'alt="x"' in feedback_html.with_alt_text(page)
