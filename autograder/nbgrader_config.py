@@ -32,9 +32,7 @@ from nbgrader.preprocessors import (  # noqa: E402
     ClearOutput,
     DeduplicateIds,
     LimitOutput,
-    OverwriteCells,
     OverwriteKernelspec,
-    SaveAutoGrades,
 )
 
 from autograder.course.ids import course_id_in  # noqa: E402
@@ -51,6 +49,7 @@ from autograder.nbgrader_ext.plugins import (  # noqa: E402
     install,
     list_settings_in_generate_config,
 )
+from autograder.nbgrader_ext.preloaded import OverwriteCellsPreloaded, SaveAutoGradesPreloaded  # noqa: E402
 from autograder.nbgrader_ext.steps import course_directory  # noqa: E402
 from autograder.workspace import from_environment  # noqa: E402
 
@@ -89,12 +88,14 @@ c.Autograde.pre_convert_hook = compute_missing_verdicts
 c.ExchangeFactory.collect = CollectIntoSubmitted
 # nbgrader release_feedback (CLI and formgrader) warns in one line while answers await hand-grading
 c.ExchangeFactory.release_feedback = ReleaseFeedbackWarningPending
-# nbgrader's own lists, with its CheckCellMetadata compiling its JSON schema once (same checks)
+# nbgrader's own lists, with its CheckCellMetadata compiling its JSON schema once (same checks), and
+# its OverwriteCells and SaveAutoGrades reading a notebook's gradebook rows once instead of once a
+# cell (c.PreloadedRows.preload = False: nbgrader's way; autograder/nbgrader_ext/preloaded.py)
 c.Autograde.sanitize_preprocessors = [
     ClearOutput,
     DeduplicateIds,
     OverwriteKernelspec,
-    OverwriteCells,
+    OverwriteCellsPreloaded,
     CheckCellMetadataCompiled,
 ]
 # the late penalty: nbgrader's LateSubmissionPlugin with the course's policies ('none', 'zero',
@@ -105,7 +106,7 @@ c.Autograde.autograde_preprocessors = [
     ApplyVerdicts,
     ClearMetadataPreprocessor,
     LimitOutput,
-    SaveAutoGrades,
+    SaveAutoGradesPreloaded,
     AssignLatePenalties,
     CheckCellMetadataCompiled,
 ]

@@ -7,7 +7,7 @@ traitlets' private ``TraitType._validate``; ``gradebook_schema.py`` replaces
 ``nbgrader.api.get_alembic_version``;
 ``gradebook_engine.py`` replaces ``create_engine`` and ``Base.metadata.create_all``;
 ``feedback_html.py`` overrides nbgrader's private
-``GetGrades._get_score`` and ``_get_comment`` and nbconvert's private ``HTMLExporter._create_environment`` and
+``GetGrades._get_score`` and nbconvert's private ``HTMLExporter._create_environment`` and
 ``_preprocess``; ``csv_export.py`` gives ``CsvExportPlugin``'s ``to`` trait its default. With the
 pinned versions this holds; after an upgrade that renames or re-signs one of them, this test fails
 with one line naming it, rather than a run failing later. The signatures are compared without
@@ -46,8 +46,6 @@ CONTRACT: dict[tuple[str, str, str], tuple[str | None, str]] = {
     ("nbgrader", "api", "create_engine"): (
         None, "gradebook_engine.py replaces it (one SQLAlchemy engine per process and database)"),
     ("nbgrader.preprocessors", "GetGrades", "_get_score"): (
-        "(self, cell, resources)", "feedback_html.py's GetGradesWithQueue overrides it"),
-    ("nbgrader.preprocessors", "GetGrades", "_get_comment"): (
         "(self, cell, resources)", "feedback_html.py's GetGradesWithQueue overrides it"),
     ("nbconvert.exporters", "HTMLExporter", "_create_environment"): (
         "(self)", "feedback_html.py's OfflineFeedbackExporter overrides it and calls nbconvert's"),

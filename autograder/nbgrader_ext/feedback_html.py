@@ -24,7 +24,8 @@ nbgrader makes a new exporter for every notebook, and each would compile nbconve
 templates again: the compiled templates are kept for the process (a bytecode cache keyed by each
 template's source, so an edited template is compiled afresh), and the math of the course's own
 Markdown cells, the same text for every student, is converted once. The grades come from the
-gradebook in two queries a notebook, not three a cell, and nbconvert's last pass over the finished
+gradebook in a few queries a notebook, not three a cell
+(:mod:`autograder.nbgrader_ext.preloaded`), and nbconvert's last pass over the finished
 page (a BeautifulSoup parse, half a page's cost, that changes nothing on these pages but an ``<img>``
 without ``alt``) is replaced by :func:`with_alt_text`.
 """
@@ -103,12 +104,9 @@ _TEMPLATES = _CompiledTemplates()
 
 class GetGradesWithQueue(GetGrades):
     """nbgrader's ``GetGrades`` (scores and comments from the gradebook into the cells), which also
-    marks a grade still in the hand-grading queue: ``nbgrader.awaiting``.
-
-    nbgrader asks the gradebook once per cell (a grade, then its maximum, then a comment: about
-    thirty queries a notebook); this reads the submitted notebook's grades and comments in two
-    queries and hands each cell its own, the same values through nbgrader's own ORM columns
-    (``Grade.score``, ``Grade.max_score``, ``Comment.comment``)."""
+    marks a grade still in the hand-grading queue: ``nbgrader.awaiting``. Its per-cell questions
+    are answered from the notebook's rows read once
+    (:class:`~autograder.nbgrader_ext.preloaded.NotebookRows`)."""
 
     def preprocess(self, nb, resources):
         """nbgrader's, then ``nbgrader.due`` (the student's due date, their extension included) and,
@@ -116,14 +114,15 @@ class GetGradesWithQueue(GetGrades):
         from nbgrader.api import Gradebook
 
         from autograder.late.policy import lateness, policy_of
+        from autograder.nbgrader_ext.preloaded import rows_or_gradebook
 
         info = resources["nbgrader"]
         self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
         self.student_id, self.db_url = info["student"], info["db_url"]
         with Gradebook(self.db_url) as gb:
-            notebook = gb.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
-            self._grades, self._comments = _cell_grades(gb, notebook.id)
+            self.gradebook = rows_or_gradebook(self, gb, self.assignment_id, self.notebook_id, self.student_id)
             nb, resources = super(GetGrades, self).preprocess(nb, resources)  # cell by cell: preprocess_cell
+            notebook = gb.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
             late_penalty = notebook.late_submission_penalty or 0
             if notebook.late_submission_penalty is not None:
                 self.log.warning(f"Late submission penalty: {late_penalty}")
@@ -137,37 +136,12 @@ class GetGradesWithQueue(GetGrades):
                             f"{float(info.get('late_penalty') or 0):g} points taken from this notebook")
         return nb, resources
 
-    def _get_comment(self, cell, resources) -> None:
-        cell.metadata.nbgrader["comment"] = self.gradebook_value(self._comments, cell, "comment")
-
     def _get_score(self, cell, resources) -> None:
-        score, points, awaiting = self.gradebook_value(self._grades, cell, "grade")
-        cell.metadata.nbgrader["score"] = score
-        cell.metadata.nbgrader["points"] = points
-        cell.metadata.nbgrader["awaiting"] = awaiting
-
-    def gradebook_value(self, found: dict, cell, what: str):
-        """The gradebook's ``what`` of ``cell`` (as nbgrader's ``find_grade``/``find_comment``: a
-        cell without one is an error naming it)."""
-        from nbgrader.api import MissingEntry
-
-        gid = cell.metadata["nbgrader"]["grade_id"]
-        if gid not in found:
-            raise MissingEntry(f"No such {what}: {self.assignment_id}/{self.notebook_id}/{gid} for {self.student_id}")
-        return found[gid]
-
-
-def _cell_grades(gb, notebook_id: str) -> tuple[dict[str, tuple], dict[str, str | None]]:
-    """The grades (grade id -> (score, max score, awaiting hand-grading)) and comments (grade id ->
-    text) of one submitted notebook, in one query each."""
-    from nbgrader.api import BaseCell, Comment, Grade
-
-    grades = (gb.db.query(BaseCell.name, Grade.score, Grade.max_score, Grade.needs_manual_grade)
-              .join(BaseCell, BaseCell.id == Grade.cell_id).filter(Grade.notebook_id == notebook_id))
-    comments = (gb.db.query(BaseCell.name, Comment.comment)
-                .join(BaseCell, BaseCell.id == Comment.cell_id).filter(Comment.notebook_id == notebook_id))
-    return ({name: (score, points, bool(awaiting)) for name, score, points, awaiting in grades},
-            {name: text for name, text in comments})
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                          self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["score"] = grade.score
+        cell.metadata.nbgrader["points"] = grade.max_score
+        cell.metadata.nbgrader["awaiting"] = bool(grade.needs_manual_grade)
 
 
 def is_student_text(cell) -> bool:

@@ -399,7 +399,8 @@ class ApplyVerdicts(NbGraderPreprocessor):
         if notes:
             # notes quote student text (exception messages): rendered as text, never as HTML
             text = "**Grading notes.**\n\n" + "\n".join(note_markdown(n) for n in notes)
-            nb.cells.insert(0, new_markdown_cell(text, metadata={"grading_notes": True}))
+            # a fixed cell id (nbformat would draw a random one): the same verdict, the same notebook
+            nb.cells.insert(0, new_markdown_cell(text, metadata={"grading_notes": True}, id="grading-notes"))
         return nb, resources
 
     def preprocess_cell(self, cell, resources, index):
