@@ -9,7 +9,7 @@ me now (answers awaiting hand-grading, faults, suspicious similarity). Then the 
 difficulty ranking of exercises, the hand-grading queue, mistakes made before a resubmission fixed
 them, every student (name, scores, a link to each feedback page), score distributions, the pass
 rate of every check, the named mistakes counted with who made them, unnamed failures, faults and
-anomalies, and suspiciously similar answers (:mod:`autograder.reporting.similarity`) side by side. Every
+anomalies, and suspiciously similar answers (:mod:`autograder.reporting.answer_pairs`) side by side. Every
 table is also written as a CSV file next to the page (:data:`CSV_TABLES`).
 
 The page loads nothing from anywhere (inline SVG, CSS and a few lines of JavaScript to sort
@@ -29,85 +29,27 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
-from autograder.course.spec import answer_cells, exercise_of, notebooks_of, release_path
+from autograder.course.spec import exercise_of, notebooks_of
 from autograder.errors import RefusedInput, command_line
 from autograder.late.policy import final_score, lateness
-from autograder.nbgrader_ext.gradebook_state import Awaiting
-from autograder.notes import Note, NoteKind, notes_of, records
+from autograder.notes import Note, NoteKind, records
 from autograder.outputs import atomic, json_files
 from autograder.outputs.csv_export import write_csv
 from autograder.outputs.sanitise import report_fragment
-from autograder.reporting import similarity
+from autograder.reporting import class_tally, similarity
+from autograder.reporting.answer_pairs import FoundPair, find_pairs
+from autograder.reporting.class_data import ClassData
+from autograder.reporting.class_tally import Exercise, Tally, handed_and_complete, history_rows
+from autograder.reporting.failures import FAULT_WORDS, mistake_label
 from autograder.reporting.report_html import CSP, SCRIPT, STYLE, Link, e, histogram, plain, table, text_cell
-from autograder.verdicts import history
 from autograder.workspace import Workspace, from_environment
-from selfattn.checks.findings import FAULTS, Finding, Kind, hidden_exception_name
+from selfattn.checks.findings import FAULTS
 
-# --- what a check's message or a grading note means ------------------------------------------
-
-#: The report's word for each kind of failure that got no answer to judge.
-FAULT_WORDS = {Kind.TIME_OUT: "time-out", Kind.MEMORY: "memory cap", Kind.PROCESSES: "process cap",
-               Kind.DISK: "disk cap", Kind.CRASHED: "crash", Kind.REFUSED: "crash", Kind.NOT_ANSWERED: "not answered"}
-
-
-def classify(stored: object) -> tuple[str, str]:
-    """(kind, key) of a failed check as its verdict stores it (:meth:`Finding.to_json`): kind is a
-    fault, ``named`` (a named mistake: the key is its stable id, or its wording in a verdict written
-    before mistakes had ids; :func:`mistake_label` shows it) or ``unnamed`` (the key is the fixed
-    wording of what was wrong). Read from the finding's data, never from its message."""
-    found = Finding.from_json(stored)
-    if found.kind in FAULT_WORDS:
-        return FAULT_WORDS[found.kind], found.kind.value
-    if found.kind is Kind.MISTAKE and found.name:
-        return "named", found.id or found.name
-    if found.kind is Kind.RAISED:
-        return "unnamed", f"raised {found.name}" if hidden_exception_name(found.name or "") else Kind.RAISED.value
-    return "unnamed", found.kind.value
-
-
-def mistake_label(key: str, short: bool = True) -> str:
-    """How the report names a named mistake counted under ``key`` (:func:`classify`): the course's
-    current wording of that id (a verdict's wording, for a key that is no id), ``short``: up to its
-    first colon."""
-    from selfattn.checks.exercises import EXERCISES
-
-    record = EXERCISES.get(key.partition("/")[0])
-    wording = (record.wording(key) if record is not None else None) or key
-    return wording.split(":")[0] if short else wording
-
-
-def note_kind(stored: object) -> str:
-    """The report's word for a grading note as a verdict stores it (:meth:`Note.record`; a bare
-    string, as older verdicts hold, is an "other note"): its kind's, never read from its text."""
-    return Note.from_json(stored).kind.value
-
-
-# --- the data -------------------------------------------------------------------------------------
-
-
-@dataclass
-class ClassData:
-    """Everything the report shows, read from the work folder."""
-
-    verdicts: dict[tuple[str, str, str], dict] = field(default_factory=dict)  # (student, assignment, nb)
-    notebook_scores: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
-    cell_scores: dict[tuple[str, str, str, str], tuple[float, float]] = field(default_factory=dict)
-    late: dict[tuple[str, str], float] = field(default_factory=dict)  # seconds late
-    penalties: dict[tuple[str, str], float] = field(default_factory=dict)  # late penalty (points) per submission
-    extensions: dict[tuple[str, str], str] = field(default_factory=dict)  # the due date an extension gives
-    students: list[str] = field(default_factory=list)
-    assignments: list[str] = field(default_factory=list)
-    names: dict[str, str] = field(default_factory=dict)  # student id -> "First Last" (the roster's)
-    awaiting: list[Awaiting] = field(default_factory=list)  # the hand-grading queue
-    #: (student/assignment, old, new): final scores the last grading run changed (points, checks,
-    #: hand grades, extensions), as it recorded them in the run state
-    grade_changes: list[tuple[str, float, float]] = field(default_factory=list)
-    ws: Workspace = field(kw_only=True)  # where it was read (the feedback pages and staged answers it links to)
+# --- reading the class -------------------------------------------------------------------------------
 
 
 def _gradebook(data: ClassData) -> None:
@@ -213,100 +155,12 @@ CSV_TABLES = {"students.csv": "students", "exercises.csv": "difficulty", "hand-g
               "grade-changes.csv": "changes"}
 
 
-@dataclass
-class Exercise:
-    """One exercise (a graded function of one notebook) across the class."""
-
-    assignment: str
-    notebook: str
-    function: str
-    passed: set[str] = field(default_factory=set)  # every check passed
-    failed: set[str] = field(default_factory=set)  # answered, some check failed
-    mistakes: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # named mistake -> who
-
-    @property
-    def answered(self) -> int:
-        return len(self.passed) + len(self.failed)
-
-    @property
-    def rate(self) -> float:
-        return len(self.passed) / self.answered if self.answered else 1.0
-
-    def commonest(self) -> tuple[str, int] | None:
-        """The named mistake most students made here, and how many."""
-        if not self.mistakes:
-            return None
-        name, who = min(self.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        return name, len(who)
-
-
-def _function(cid: str) -> str:
-    from selfattn.checks.record import REGISTRY
-
-    return REGISTRY[cid].function if cid in REGISTRY else cid.split("/")[0]
-
-
-def _checks_by_function(verdict: dict) -> dict[str, list[object]]:
-    """A verdict's stored check results grouped by the graded function they check.
-
-    Parameters
-    ----------
-    verdict : dict
-        One verdict as stored (its ``checks``: check id -> ``None`` if passed, else a finding record).
-
-    Returns
-    -------
-    dict[str, list[object]]
-        function name -> its checks' stored results, in the verdict's order.
-    """
-    by_fn: dict[str, list[object]] = defaultdict(list)
-    for cid, msg in (verdict.get("checks") or {}).items():
-        by_fn[_function(cid)].append(msg)
-    return by_fn
-
-
-def _judge(ex: Exercise, student: str, msgs: list[object]) -> None:
-    """Count one student's answer to ``ex``: passed (every check passed), failed (answered, some
-    check failed; its named mistakes noted with the student) or neither (only stubs found).
-
-    Parameters
-    ----------
-    ex : Exercise
-        The exercise, updated in place.
-    student : str
-        The student's id.
-    msgs : list[object]
-        The stored results of the exercise's checks in this student's verdict.
-    """
-    kinds = [classify(m) for m in msgs if m is not None]
-    if not kinds:
-        ex.passed.add(student)
-    elif any(kind != "not answered" for kind, _ in kinds) or len(kinds) < len(msgs):
-        ex.failed.add(student)
-        for kind, key in kinds:
-            if kind == "named":
-                ex.mistakes[key].add(student)
-
-
-def exercises(data: ClassData) -> list[Exercise]:
-    """Every exercise that someone answered, hardest first (lowest share of students passing it)."""
-    found: dict[tuple[str, str, str], Exercise] = {}
-    for (s, a, nb), v in sorted(data.verdicts.items()):
-        for fn, msgs in _checks_by_function(v).items():
-            _judge(found.setdefault((a, nb, fn), Exercise(a, nb, fn)), s, msgs)
-    return sorted(found.values(), key=lambda x: (x.rate, -x.answered, x.notebook, x.function))
-
-
 def _feedback_link(s: str, a: str, nb: str, text: str, base: Path, ws: Workspace) -> Link | str:
     page = ws.feedback / s / a / f"{nb}.html"
     if not page.exists():
         return text
     rel = os.path.relpath(page.parent, base)
     return Link(text, "/".join(quote(part) for part in Path(rel).parts) + f"/{quote(nb)}.html")
-
-
-def _name(data: ClassData, s: str) -> str:
-    return data.names.get(s, "")
 
 
 #: A table recorder: ``tab(id, headers, rows)`` keeps the header and the rows' CSV values under
@@ -322,110 +176,10 @@ def _tab(tables: dict[str, tuple[list[str], list[list]]], name: str, headers: li
     return table(headers, rows)
 
 
-@dataclass
-class _Tally:
-    """What the verdicts' checks and notes add up to (check id keys; (function, key) -> who)."""
-
-    passed: Counter = field(default_factory=Counter)  # check id -> notebooks it passed in
-    failed: Counter = field(default_factory=Counter)  # check id -> answered, failed
-    unanswered: Counter = field(default_factory=Counter)  # check id -> stub or function missing
-    where: dict[str, str] = field(default_factory=dict)  # check id -> its notebook
-    named: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
-    unnamed: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
-    faults: list[list[object]] = field(default_factory=list)  # [student, assignment, notebook, kind, detail]
-
-
-def _count_checks(tally: _Tally, s: str, a: str, nb: str, checks: dict) -> None:
-    """Add one verdict's checks to ``tally``: passes, failures and stubs per check, named and
-    unnamed mistakes with the student, and one fault row per (function, kind of fault).
-
-    Parameters
-    ----------
-    tally : _Tally
-        Updated in place.
-    s, a, nb : str
-        Student, assignment and notebook of the verdict.
-    checks : dict
-        check id -> ``None`` (passed) or the stored finding.
-    """
-    fault_seen = set()
-    for cid, msg in checks.items():
-        tally.where[cid] = nb
-        if msg is None:
-            tally.passed[cid] += 1
-            continue
-        kind, key = classify(msg)
-        fn = _function(cid)
-        if kind == "not answered":
-            tally.unanswered[cid] += 1
-        else:
-            tally.failed[cid] += 1
-        if kind == "named":
-            tally.named[(fn, key)].add(s)
-        elif kind == "unnamed":
-            tally.unnamed[(fn, key)].add(s)
-        elif kind != "not answered" and (fn, kind) not in fault_seen:
-            fault_seen.add((fn, kind))
-            tally.faults.append([s, a, nb, kind, f"{fn}: {Finding.from_json(msg)}"])
-
-
-def _verdict_anomalies(s: str, a: str, nb: str, v: dict) -> list[list[object]]:
-    """Fault rows of one verdict beyond its checks: each grading note, and "blank notebook" when
-    every exercise still holds the stub (some check failed, none passed, all of them stubs)."""
-    rows: list[list[object]] = [[s, a, nb, note.kind.value, str(note)] for note in notes_of(v)]
-    if v.get("checks") and all(classify(m)[0] == "not answered" for m in v["checks"].values()
-                               if m is not None) and not any(m is None for m in v["checks"].values()):
-        rows.append([s, a, nb, "blank notebook", "every exercise still holds the stub"])
-    return rows
-
-
-def _missing_and_late(data: ClassData) -> list[list[object]]:
-    """Fault rows of hand-ins: the notebooks missing from an assignment someone handed in (one row
-    per student and assignment), then the hand-ins past the due date (hours late)."""
-    rows: list[list[object]] = []
-    for s in data.students:
-        for a in data.assignments:
-            handed_in = {n for (s2, a2, n) in data.verdicts if s2 == s and a2 == a}
-            missing = sorted(set(notebooks_of(a, data.ws.course)) - handed_in)
-            if handed_in and missing:
-                rows.append([s, a, f"{len(missing)} of {len(notebooks_of(a, data.ws.course))}", NoteKind.MISSING.value,
-                             "not handed in: " + ", ".join(missing)])
-    for (s, a), secs in sorted(data.late.items()):
-        ext = f", with an extension to {data.extensions[(s, a)]}" if (s, a) in data.extensions else ""
-        rows.append([s, a, "", "late", f"{lateness(secs)} late{ext}, penalty {data.penalties.get((s, a), 0):g} points"])
-    return rows
-
-
-def _tally(data: ClassData) -> _Tally:
-    """Every verdict's checks and anomalies counted, in student order; the fault rows end with the
-    missing and late hand-ins and are merged across notebooks (:func:`_merge_notebooks`)."""
-    tally = _Tally()
-    for (s, a, nb), v in sorted(data.verdicts.items()):
-        _count_checks(tally, s, a, nb, v.get("checks") or {})
-        tally.faults.extend(_verdict_anomalies(s, a, nb, v))
-    tally.faults = _merge_notebooks(tally.faults + _missing_and_late(data), data.ws.course)
-    return tally
-
-
-def _handed_and_complete(data: ClassData) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], set[str]]]:
-    """Who handed in each (assignment, notebook) (a verdict without a "missing notebook" note) and
-    who of them answered every exercise (no check reports "not answered")."""
-    handed: dict[tuple[str, str], set[str]] = defaultdict(set)
-    complete: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for (s, a, nb), v in data.verdicts.items():
-        if any(n.kind is NoteKind.MISSING for n in notes_of(v)):
-            continue
-        handed[(a, nb)].add(s)
-        checks = v.get("checks") or {}
-        if checks and all(m is None or classify(m)[0] != "not answered" for m in checks.values()):
-            complete[(a, nb)].add(s)
-    return handed, complete
-
-
 def _notebook_rows(data: ClassData) -> list[list[object]]:
     """The "notebooks" table: per notebook someone handed in, mean and median score of the
     maximum, how many completed it (of the class) and how many handed it in."""
-    handed, complete = _handed_and_complete(data)
+    handed, complete = handed_and_complete(data)
     class_size = len(data.students)
     rows: list[list[object]] = []
     for a in data.assignments:
@@ -526,7 +280,7 @@ def _difficulty_section(ranked: list[Exercise], tab: _Tab) -> str:
 
 def _queue_section(data: ClassData, base: Path, tab: _Tab) -> str:
     """The "queue" table: every answer awaiting hand-grading, its notebook linked to its feedback page."""
-    rows = [[w.student, _name(data, w.student), w.assignment,
+    rows = [[w.student, data.name(w.student), w.assignment,
              _feedback_link(w.student, w.assignment, w.notebook, w.notebook, base, data.ws), w.grade_id]
             for w in data.awaiting]
     return ("<section id=\"queue\"><h2>Hand-grading queue</h2><p class=\"muted\">Grade them in formgrader, "
@@ -541,31 +295,9 @@ def _table_or(html: str, rows: list, empty: str) -> str:
     return html if rows else empty
 
 
-def _history_rows_of(data: ClassData, s: str, a: str, nb: str, v: dict) -> list[list[object]]:
-    """The "history" rows of one notebook: per exercise, the named mistakes of replaced verdicts
-    and what the latest verdict ``v`` does ("fixed", its named mistakes, or "still failing")."""
-    before: dict[str, set[str]] = defaultdict(set)
-    for entry in history.read(s, a, nb, data.ws):
-        for cid, name in (entry.get("mistakes") or {}).items():
-            before[_function(cid)].add(mistake_label(str(name), short=False))
-    if not before:
-        return []
-    now_named = defaultdict(set)
-    for cid, name in history.named_mistakes(v).items():
-        now_named[_function(cid)].add(mistake_label(name, short=False))
-    checks = v.get("checks") or {}
-    rows: list[list[object]] = []
-    for fn, names in sorted(before.items()):
-        ok = all(m is None for cid, m in checks.items() if _function(cid) == fn)
-        still = "still: " + "; ".join(sorted(now_named[fn])) if now_named[fn] else "still failing"
-        state = "fixed" if ok else still
-        rows.append([s, _name(data, s), nb, fn, "; ".join(sorted(names)), state])
-    return rows
-
-
 def _history_section(data: ClassData, tab: _Tab) -> str:
     """The "history" table: mistakes made before a resubmission replaced them."""
-    rows = [row for (s, a, nb), v in sorted(data.verdicts.items()) for row in _history_rows_of(data, s, a, nb, v)]
+    rows = [row for (s, a, nb), v in sorted(data.verdicts.items()) for row in history_rows(data, s, a, nb, v)]
     return ("<section id=\"history\"><h2>Mistakes before a resubmission</h2><p class=\"muted\">The named "
             "mistakes of answers that a later submission replaced, and what the latest one does.</p>"
             + _table_or(tab("history", ["student", "name", "notebook", "exercise", "mistake before", "now"], rows),
@@ -574,7 +306,7 @@ def _history_section(data: ClassData, tab: _Tab) -> str:
 
 def _changes_section(data: ClassData, tab: _Tab) -> str:
     """The "changes" table: every final score the last grading run changed, old and new."""
-    rows = [[*key.split("/", 1), _name(data, key.split("/", 1)[0]), f"{old:g}", f"{new:g}", f"{new - old:+g}"]
+    rows = [[*key.split("/", 1), data.name(key.split("/", 1)[0]), f"{old:g}", f"{new:g}", f"{new - old:+g}"]
             for key, old, new in data.grade_changes]
     html = tab("changes", ["student", "assignment", "name", "old", "new", "change"], rows)
     return ("<section id=\"changes\"><h2>Grades changed by the last run</h2><p class=\"muted\">Final "
@@ -607,7 +339,7 @@ def _students_section(data: ClassData, base: Path, tab: _Tab) -> str:
             link = _feedback_link(s, student_nb[(s, n)], n, text, base, data.ws) if sc is not None else text
             cells.append((link, sc or 0))
         total = sum(student_rows[s].values())
-        rows.append([s, _name(data, s), *cells, (f"{total:g}", total)])
+        rows.append([s, data.name(s), *cells, (f"{total:g}", total)])
     return ("<section id=\"students\"><h2>Every student</h2><p class=\"muted\">Each score links to that "
             "notebook's feedback page.</p>" + tab("students", ["student", "name", *nbs, "total"], rows)
             + "</section>")
@@ -649,7 +381,7 @@ def _scores_section(data: ClassData) -> str:
     return "<section id=\"scores\"><h2>Score distribution</h2>" + "".join(parts) + "</section>"
 
 
-def _checks_section(tally: _Tally, tab: _Tab) -> str:
+def _checks_section(tally: Tally, tab: _Tab) -> str:
     """The "checks" table: every check's passes, failures, stubs and pass rate, by notebook."""
     from selfattn.checks.record import REGISTRY
 
@@ -675,7 +407,7 @@ def _mistakes_table(name: str, found: dict[tuple[str, str], set[str]], tab: _Tab
     return _table_or(tab(name, ["exercise", "mistake", "students", "who"], rows), rows, "<p>None.</p>")
 
 
-def _mistakes_section(tally: _Tally, tab: _Tab) -> str:
+def _mistakes_section(tally: Tally, tab: _Tab) -> str:
     """The named mistakes (the ten commonest listed, then the "mistakes" table) and the failures
     without a name (the "unnamed-failures" table)."""
     summary = "".join(f"<li>{text_cell(mistake_label(key))}: {len(who)} student{'s' * (len(who) != 1)} ({e(fn)})</li>"
@@ -728,8 +460,8 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     base = base or data.ws.report
     tables = tables if tables is not None else {}
     tab: _Tab = partial(_tab, tables)
-    ranked = exercises(data)
-    tally = _tally(data)
+    ranked = class_tally.exercises(data)
+    tally = class_tally.tally(data)
     not_compared: list[str] = []
     pairs = find_pairs(data, not_compared)
     glance = _first_screen(data, ranked, tally.faults, pairs, tab)
@@ -740,65 +472,7 @@ def build(data: ClassData, base: Path | None = None, tables: dict[str, tuple[lis
     return _page(data, glance, detail, tables)
 
 
-def _merge_notebooks(rows: list[list[object]], course: Path) -> list[list[object]]:
-    """One row per (student, assignment, kind, detail): the same anomaly in several notebooks (a
-    blank hand-in, a note repeated) lists them in one cell, "all 9" when it is every notebook of the
-    course at ``course``."""
-    merged: dict[tuple, list[str]] = {}
-    for s, a, nb, kind, detail in rows:
-        merged.setdefault((s, a, kind, detail), []).append(str(nb))
-    out: list[list[object]] = []
-    for (s, a, kind, detail), nbs in merged.items():
-        everything = len(nbs) > 1 and set(nbs) == set(notebooks_of(str(a), course))
-        out.append([s, a, f"all {len(nbs)}" if everything else ", ".join(nbs), kind, detail])
-    return out
-
-
-def find_pairs(data: ClassData, skipped: list[str] | None = None, clock: Callable[[], float] = time.monotonic
-               ) -> list[tuple[str, str, similarity.Pair, dict[str, str]]]:
-    """(assignment, notebook, pair, answers) for every suspicious pair of every exercise.
-
-    Each notebook's comparisons stop once :data:`similarity.NOTEBOOK_SECONDS` (by ``clock``) are
-    spent; what was not compared (answers too long, exercises left) goes to ``skipped``, one line each.
-    """
-    skipped = skipped if skipped is not None else []
-    out = []
-    for a in data.assignments:
-        for nb in notebooks_of(a, data.ws.course):
-            graded = [s for (s, a2, n) in data.verdicts if a2 == a and n == nb]
-            if len(graded) < 2:
-                continue
-            started = clock()
-            reference = answer_cells(data.ws.solutions / a / f"{nb}.ipynb")
-            stubs = answer_cells(release_path(a, nb, data.ws.course))
-            answers: dict[str, dict[str, str]] = defaultdict(dict)
-            for s in graded:
-                path = data.ws.staged(s, a, nb)
-                try:
-                    for gid, src in answer_cells(path).items():
-                        answers[gid][s] = src
-                except (OSError, ValueError, KeyError):
-                    continue
-            for i, gid in enumerate(reference):
-                if clock() - started > similarity.NOTEBOOK_SECONDS:
-                    skipped.append(f"{nb}: {', '.join(list(reference)[i:])} not compared (the "
-                                   f"{similarity.NOTEBOOK_SECONDS:g} s for comparing this notebook were spent)")
-                    break
-                if long := similarity.too_long(answers.get(gid, {})):
-                    skipped.append(f"{nb} · {gid}: the answers of {', '.join(long)} not compared (longer than "
-                                   f"{similarity.MAX_COMPARED_CHARS:,} characters)")
-                excluded = [reference[gid], stubs.get(gid, "")]
-                short: list[str] = []
-                for pair in similarity.similar_pairs(gid, answers.get(gid, {}), excluded, short):
-                    out.append((a, nb, pair, answers[gid]))
-                if short:
-                    skipped.append(f"{nb} · {gid}: {len(short)} answer{'s' if len(short) != 1 else ''} too short to "
-                                   f"tell apart, not compared (fewer than {similarity.MIN_FINGERPRINTS} "
-                                   "fingerprints beyond the reference, the stub and the class's idioms)")
-    return out
-
-
-def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, str]]], tab,
+def _similarity_section(found: list[FoundPair], tab: _Tab,
                         skipped: list[str] | None = None) -> str:
     parts = ["<section id=\"similarity\"><h2>Similar answers</h2><p class=\"muted\">Per exercise, token "
              "fingerprints after normalising names, comments and layout; the reference solution, the released "
@@ -807,7 +481,8 @@ def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, s
              "answers.</p>"]
     if skipped:
         parts.append("<p>Not compared:</p><ul>" + "".join(f"<li>{e(line)}</li>" for line in skipped) + "</ul>")
-    rows = [[a, nb, p.exercise, p.a, p.b, (f"{p.score:.0%}", p.score), p.shared] for a, nb, p, _ in found]
+    rows = [[f.assignment, f.notebook, f.pair.exercise, f.pair.a, f.pair.b, (f"{f.pair.score:.0%}", f.pair.score),
+             f.pair.shared] for f in found]
     html = tab("similarity", ["assignment", "notebook", "exercise", "student", "student", "similarity",
                               "shared fingerprints"], rows)  # the CSV file has its header even when empty
     if not found:
@@ -815,15 +490,16 @@ def _similarity_section(found: list[tuple[str, str, similarity.Pair, dict[str, s
         return "".join(parts)
     parts.append(html)
     by_exercise: dict[tuple[str, str, str], list[similarity.Pair]] = defaultdict(list)
-    for a, nb, p, _ in found:
-        by_exercise[(a, nb, p.exercise)].append(p)
+    for f in found:
+        by_exercise[(f.assignment, f.notebook, f.pair.exercise)].append(f.pair)
     cl = [f"<li>{e(nb)} · {e(ex)}: {e(', '.join(g))}</li>" for (_a, nb, ex), ps in by_exercise.items()
           for g in similarity.clusters(ps)]
     parts.append("<h3>Clusters</h3><ul>" + "".join(cl) + "</ul><h3>Side by side</h3>")
-    for _a, nb, p, answers in found:
-        parts.append(f"<details><summary>{e(nb)} · {e(p.exercise)}: {e(p.a)} and {e(p.b)} ({p.score:.0%})"
-                     f"</summary><div class=\"side\"><div><b>{e(p.a)}</b><pre>{e(answers[p.a])}</pre></div>"
-                     f"<div><b>{e(p.b)}</b><pre>{e(answers[p.b])}</pre></div></div></details>")
+    for f in found:
+        p = f.pair
+        parts.append(f"<details><summary>{e(f.notebook)} · {e(p.exercise)}: {e(p.a)} and {e(p.b)} ({p.score:.0%})"
+                     f"</summary><div class=\"side\"><div><b>{e(p.a)}</b><pre>{e(f.answer_a)}</pre></div>"
+                     f"<div><b>{e(p.b)}</b><pre>{e(f.answer_b)}</pre></div></div></details>")
     parts.append("</section>")
     return "".join(parts)
 
