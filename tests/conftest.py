@@ -75,6 +75,7 @@ LANES: dict[str, str] = {
     "test_grades_csv_order.py": "unit",
     "test_grading_cost.py": "unit",
     "test_report_gradebook_bulk.py": "unit",
+    "test_report_template.py": "unit",
     "test_grade_startup.py": "unit",
     "test_withheld.py": "unit",
     "test_verdict_key.py": "unit",

@@ -12,6 +12,9 @@ import pytest
 from autograder.nbgrader_ext.gradebook_state import Awaiting
 from autograder.notes import Note, NoteKind, records
 from autograder.reporting import class_report as report
+from autograder.reporting.answer_pairs import find_pairs
+from autograder.reporting.report_html import render_part
+from autograder.reporting.report_sections import similar_answers
 from autograder.verdicts import history
 from autograder.workspace import ROOT, Workspace
 from selfattn.checks.findings import Finding, Kind
@@ -105,16 +108,15 @@ def test_each_section_shows_the_class_it_was_built_from(data):
 
 
 def test_similarity_stops_when_a_notebooks_time_is_spent_and_says_so(data):
-    from functools import partial
     from itertools import count
 
     from autograder.reporting import similarity
 
     ticks = count(0.0, similarity.NOTEBOOK_SECONDS + 1)  # every look at the clock finds the time spent
     skipped: list[str] = []
-    assert report.find_pairs(data, skipped, clock=lambda: next(ticks)) == []
+    assert find_pairs(data, skipped, clock=lambda: next(ticks)) == []
     assert skipped and all(line.startswith(NB3) and "were spent" in line for line in skipped), skipped
-    section = report._similarity_section([], partial(report._tab, {}), skipped)
+    section = render_part("similarity", similar_answers([], skipped))
     assert "Not compared:" in section and f"{NB3}: softmax" in section, section
 
 

@@ -123,7 +123,9 @@ def test_a_student_whose_words_are_the_graders_is_counted_as_what_happened(grade
     these verdicts counts no unreadable notebook and no time-out."""
     from collections import Counter
 
-    from autograder.reporting.class_report import ClassData, build, classify
+    from autograder.reporting.class_data import ClassData
+    from autograder.reporting.class_report import build
+    from autograder.reporting.failures import classify
 
     loud = notes_of(graded["says-unreadable"])
     raised = [n for n in loud if "could not be read as a notebook" in n.text]
@@ -200,7 +202,7 @@ def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong
     """Judged with the course's softmax and scaled_scores, attention's check without a mask passes and
     the mask checks name the mask added after the softmax: never 1/√d_k or the row maximum (the
     mistakes of the functions it calls), and the class report counts it under that name."""
-    from autograder.reporting.class_report import classify, note_kind
+    from autograder.reporting.failures import classify, note_kind
     from selfattn.checks.exercises import ATTENTION
 
     verdict = graded["all-wrong"]

@@ -483,13 +483,15 @@ def test_pass_rate_and_total_columns_are_readable_on_a_phone(page):
 def test_histogram_labels_never_overlap(page):
     """Scores out of any maximum (fractional bins included), drawn in Chromium: no two axis labels
     of one histogram overlap, and each lies inside the figure."""
-    from autograder.reporting.report_html import STYLE, histogram
+    from autograder.reporting.histogram import histogram
+    from autograder.reporting.report_html import STYLE, render_part
 
     cases = [(top, values) for top in (1, 2.5, 3, 7, 9.5, 12, 13, 17, 24, 33.3, 90, 100, 0.75)
              for values in ([0.0, top / 3, top], [float(int(top))] * 4, [top * k / 7 for k in range(8)])]
     pg = page[0].context.browser.new_page()
     try:
-        figures = "".join(f"<div>{histogram(v, t, f'case {i}')}</div>" for i, (t, v) in enumerate(cases))
+        figures = "".join(f"<div>{render_part('histogram', histogram(v, t, f'case {i}'))}</div>"
+                          for i, (t, v) in enumerate(cases))
         pg.set_content(f"<style>{STYLE}</style>{figures}")
         # the axis labels: the texts below the axis line
         boxes = pg.eval_on_selector_all("svg.hist", """svgs => svgs.map(s => {

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from autograder.nbgrader_ext import gradebook_state
 from autograder.notes import Note, NoteKind
 from autograder.outputs import json_files
-from autograder.reporting import class_report
+from autograder.reporting import class_report, class_tally
+from autograder.reporting.failures import mistake_label
 from autograder.verdicts import decide, history
 from autograder.workspace import Workspace
 from selfattn import numerics
@@ -189,10 +190,10 @@ def test_rewording_a_mistake_keeps_the_reports_and_the_historys_counts(tmp_path,
 
     data = class_report.load(gradebook=False, ws=ws)
     data.verdicts[("cy", "attention", "nb")] = {"cells": {}, "checks": {cid: before}}  # not resubmitted
-    (only,) = class_report.exercises(data)
+    (only,) = class_tally.exercises(data)
     assert {k: sorted(v) for k, v in only.mistakes.items()} == {before["id"]: ["ann", "bob", "cy"]}
-    assert class_report.mistake_label(before["id"], short=False) == after["name"]  # the current wording
-    rows = class_report._history_rows_of(data, "ann", "attention", "nb", data.verdicts[("ann", "attention", "nb")])
+    assert mistake_label(before["id"], short=False) == after["name"]  # the current wording
+    rows = class_tally.history_rows(data, "ann", "attention", "nb", data.verdicts[("ann", "attention", "nb")])
     assert [(r[3], r[4], r[5]) for r in rows] == [(FN, after["name"], f"still: {after['name']}")]
 
 

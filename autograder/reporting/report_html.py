@@ -1,109 +1,66 @@
-"""The pieces the class report (:mod:`autograder.reporting.class_report`) is drawn with: escaped table cells
-(links, sort keys, the column's name for phones), inline SVG histograms whose axis labels never
-overlap, and the page's style, sorting script and Content-Security-Policy. Nothing here loads
-anything from outside, and every piece of text is HTML-escaped."""
+"""The class report's HTML: :func:`render` draws a :class:`~autograder.reporting.report_data.ReportPage`
+with the template ``autograder/templates/class_report.html.j2`` (Jinja, autoescape on: every
+string of the data is escaped by the template engine), passes the body through the report's
+allow-list sanitiser (:func:`autograder.outputs.sanitise.report_fragment`) and wraps it in the
+document with the page's inline style, its table-sorting script and its Content-Security-Policy
+(:data:`STYLE`, :data:`SCRIPT`, :data:`CSP`). Nothing on the page loads anything from outside.
+
+The template is written indented for its reader; its line breaks next to markup are removed when
+it is compiled (:class:`_JoinedLines`), so the page is as compact as if written on one line.
+"""
 
 from __future__ import annotations
 
-import html
 import re
-from typing import NamedTuple
+from pathlib import Path
 
-e = html.escape
-# a Markdown code span in a message (grading notes are Markdown: "fix `softmax`")
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+import jinja2
+from jinja2.ext import Extension
+from markupsafe import Markup
 
+from autograder.outputs.sanitise import report_fragment
+from autograder.reporting.report_data import ReportPage
 
-def text_cell(text: str) -> str:
-    """``text`` escaped, with its Markdown code spans shown as code rather than as backticks."""
-    return _CODE_SPAN.sub(r"<code>\1</code>", e(text))
-
-
-class Link(NamedTuple):
-    """A table cell that links somewhere (its text is escaped; the CSV file holds the text)."""
-
-    text: str
-    href: str
+#: the folder of the grader's templates, and the class report's template in it
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+TEMPLATE = "class_report.html.j2"
+_LINE_BREAK = re.compile(r"\n[ \t\n]*")
 
 
-def _stride(labels: list[str], spacing: float) -> int:
-    """Label every ``stride``-th position so that no two labels overlap: the smallest stride whose
-    spacing holds the widest label (10 px text, about 6.2 px a character, plus a gap)."""
-    widest = max((len(x) for x in labels), default=1) * 6.2 + 6
-    return next((k for k in (1, 2, 5, 10) if k * spacing >= widest), max(1, len(labels) - 1))
+def _joined(found: re.Match[str]) -> str:
+    """What one line break of the template (with the blank lines and indentation after it) becomes:
+    nothing next to markup (after ``>`` or ``}``, before ``<`` or ``{``), else one space."""
+    source, start, end = found.string, found.start(), found.end()
+    before, after = source[start - 1:start], source[end:end + 1]
+    return "" if before in ("", ">", "}") or after in ("", "<", "{") else " "
 
 
-def histogram(values: list[float], top: float, title: str) -> str:
-    """An inline SVG histogram of scores in [0, top], with its alt text (the counts in words).
+class _JoinedLines(Extension):
+    """Removes the template's layout when it is compiled (:func:`_joined`): its data never passes here."""
 
-    Integer scores up to 12 get one bar per score, labelled by the score under it; otherwise ten
-    bins, labelled at their edges, as many edges as fit without overlapping."""
-    integer = top > 0 and top <= 12 and float(top).is_integer() and all(float(v).is_integer() for v in values)
-    if integer:
-        label = [f"{k:g}" for k in range(int(top) + 1)]
-        counts = [sum(1 for v in values if v == k) for k in range(int(top) + 1)]
-    else:
-        n = 10
-        width = (top or 1.0) / n
-        edges = [(i * width, (i + 1) * width) for i in range(n)]
-        label = [f"{lo:.3g}–{hi:.3g}" for lo, hi in edges]
-        counts = [sum(1 for v in values if lo <= v < hi or (i == n - 1 and v >= hi)) for i, (lo, hi) in
-                  enumerate(edges)]
-    words = "; ".join(f"{lab} points: {c}" for lab, c in zip(label, counts, strict=True))
-    alt = f"Histogram of {title} ({len(values)} students, out of {top:g}): {words}."
-    w, h, pad = 300, 120, 18
-    bar = (w - 2 * pad) / max(1, len(counts))
-    tallest = max(counts, default=0) or 1
-    parts = [f'<svg class="hist" viewBox="0 0 {w} {h + 2 * pad}" width="{w}" height="{h + 2 * pad}" role="img" '
-             f'aria-label="{e(alt)}"><title>{e(alt)}</title>']
-    for i, c in enumerate(counts):
-        bh = (h - pad) * c / tallest
-        x = pad + i * bar
-        parts.append(f'<rect x="{x + 1:.1f}" y="{h - bh:.1f}" width="{bar - 2:.1f}" height="{bh:.1f}"/>')
-        if c:
-            parts.append(f'<text class="count" x="{x + bar / 2:.1f}" y="{h - bh - 3:.1f}" '
-                         f'text-anchor="middle">{c}</text>')
-    if integer:  # under each bar
-        ticks = [(pad + i * bar + bar / 2, lab) for i, lab in enumerate(label)][::_stride(label, bar)]
-    else:  # at the bin edges
-        at = [f"{i * (top or 1.0) / len(counts):.3g}" for i in range(len(counts) + 1)]
-        ticks = [(pad + i * bar, lab) for i, lab in enumerate(at)][::_stride(at, bar)]
-    parts += [f'<text class="tick" x="{x:.1f}" y="{h + 13}" text-anchor="middle">{e(lab)}</text>' for x, lab in ticks]
-    parts.append(f'<line x1="{pad}" y1="{h}" x2="{w - pad}" y2="{h}" stroke="#555"/></svg>')
-    return "".join(parts)
+    def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
+        return _LINE_BREAK.sub(_joined, source)
 
 
-def _cell_html(cell: object, label: str) -> str:
-    attr = f' data-label="{e(label)}"'
-    if isinstance(cell, Link):
-        return f'<td{attr}><a href="{e(cell.href)}">{e(cell.text)}</a></td>'
-    if isinstance(cell, tuple):
-        text, key = cell
-        if isinstance(text, Link):
-            return f'<td{attr} data-v="{e(str(key))}"><a href="{e(text.href)}">{e(text.text)}</a></td>'
-        return f'<td{attr} data-v="{e(str(key))}">{text_cell(str(text))}</td>'
-    return f"<td{attr}>{text_cell(str(cell))}</td>"
+_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                          undefined=jinja2.StrictUndefined, extensions=[_JoinedLines])
+#: ``{{ x|num('.1f') }}``: a number written as by Python's ``format(x, spec)``
+_ENV.filters["num"] = format
 
 
-def plain(cell: object) -> object:
-    """What a table cell holds as data (its CSV value)."""
-    if isinstance(cell, Link):
-        return cell.text
-    if isinstance(cell, tuple):
-        return plain(cell[0])
-    return cell
+def render_part(macro: str, value: object) -> str:
+    """One part of the page drawn alone by its macro of the template (``"histogram"`` for a
+    :class:`~autograder.reporting.histogram.Histogram`, ``"similarity"`` for that section, ...),
+    escaped but not sanitised: for looking at one part, never for a page."""
+    return str(getattr(_ENV.get_template(TEMPLATE).module, macro)(value))
 
 
-def table(headers: list[str], rows: list[list[object]], cls: str = "sortable") -> str:
-    """A table whose cells are escaped text; a (text, sort key) tuple sorts by the key, a
-    :class:`Link` is a link. Each cell carries its column's name (shown beside it on a phone)."""
-    out = [f'<div class="scroll"><table class="{cls}"><thead><tr>']
-    out += [f'<th scope="col">{e(h)}</th>' for h in headers]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>" + "".join(_cell_html(c, h) for c, h in zip(row, headers, strict=False)) + "</tr>")
-    out.append("</tbody></table></div>")
-    return "".join(out)
+def render(page: ReportPage) -> str:
+    """The whole HTML document of ``page``: its body drawn by the template and sanitised, in the
+    document with the inline style, the script and the Content-Security-Policy."""
+    macros = _ENV.get_template(TEMPLATE).module
+    body = Markup(report_fragment(str(macros.body(page))))  # the sanitiser's output is the page's markup
+    return str(macros.document(body, Markup(STYLE), Markup(SCRIPT), Markup(CSP)))
 
 
 STYLE = """
