@@ -63,10 +63,10 @@ def staged_notebook(student, assignment, notebook, *workspace):
 staging.staged_notebook = staged_notebook
 
 real_job = grading_run.public_job
-def public_job(job, *workspace):
+def public_job(job, *args):
     if job[0] == {FAULTY_JOB!r}:
         raise RuntimeError("a worker fault injected by the test")
-    return real_job(job, *workspace)
+    return real_job(job, *args)
 grading_run.public_job = public_job
 sys.exit(grade.main(sys.argv[1:]))
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import traceback
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 
 from traitlets.config import Config
@@ -100,8 +100,24 @@ def nbgrader_api(overrides: Config | None = None, *, ws: Workspace):
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
-def _run_step_group(args: tuple[str, str, list[str], Config | None, Workspace]) -> list[tuple[str, str]]:
-    """Run one nbgrader step for a group of students in this process; return (student, problem)."""
+#: nbgrader's API of this worker process, by workspace and configuration (:func:`_worker_api`)
+_WORKER_APIS: dict[tuple[int, Workspace, str], object] = {}
+
+
+def _worker_api(overrides: Config | None, ws: Workspace):
+    """:func:`nbgrader_api`, made once per pool worker, workspace and configuration: a worker of a
+    run's pool autogrades, then makes feedback, for many groups (the pool ends with the run, and so
+    does what it kept)."""
+    key = (os.getpid(), ws, repr(overrides))
+    if key not in _WORKER_APIS:
+        _WORKER_APIS[key] = nbgrader_api(overrides, ws=ws)
+    return _WORKER_APIS[key]
+
+
+def _run_step_group(args: tuple[str, str, list[str], Config | None, Workspace],
+                    in_worker: bool = False) -> list[tuple[str, str]]:
+    """Run one nbgrader step for a group of students in this process; return (student, problem).
+    ``in_worker``: this is a pool's worker, which keeps its nbgrader API for the next group."""
     import warnings
 
     from sqlalchemy.exc import SAWarning
@@ -109,7 +125,7 @@ def _run_step_group(args: tuple[str, str, list[str], Config | None, Workspace]) 
     # nbgrader's own ORM use warns on notebooks that were not handed in; the grades are right
     warnings.filterwarnings("ignore", category=SAWarning)
     step, assignment, students, overrides, ws = args
-    api = nbgrader_api(overrides, ws=ws)
+    api = _worker_api(overrides, ws) if in_worker else nbgrader_api(overrides, ws=ws)
     problems = []
     for student in students:
         result = (api.autograde(assignment, student, force=True, create=True) if step == "autograde"
@@ -117,6 +133,10 @@ def _run_step_group(args: tuple[str, str, list[str], Config | None, Workspace]) 
         if not result["success"]:
             problems.append((student, _last_error(result)))
     return problems
+
+
+def _run_in_worker(args: tuple[str, str, list[str], Config | None, Workspace]) -> list[tuple[str, str]]:
+    return _run_step_group(args, in_worker=True)
 
 
 def _last_error(result: dict) -> str:
@@ -130,20 +150,23 @@ def _last_error(result: dict) -> str:
 
 
 def run_step(step: str, assignment: str, students: list[str], workers: int, log,
-             overrides: Config | None = None, *, ws: Workspace) -> list[str]:
-    """Run an nbgrader step over disjoint groups of students at once, then redo any student that
-    reported a problem on its own (e.g. a busy SQLite gradebook), so the result never depends on
-    the parallelism. Return the students it still failed for (each also logged). ``overrides``
-    go above nbgrader's configuration chain, and the folders are those of ``ws`` (:func:`nbgrader_api`)."""
+             overrides: Config | None = None, *, ws: Workspace, pool: Executor | None = None) -> list[str]:
+    """Run an nbgrader step over disjoint groups of students at once (in ``pool``, the run's pool of
+    ``workers`` processes, else in a pool of its own), then redo any student that reported a problem
+    on its own (e.g. a busy SQLite gradebook), so the result never depends on the parallelism.
+    Return the students it still failed for (each also logged). ``overrides`` go above nbgrader's
+    configuration chain, and the folders are those of ``ws`` (:func:`nbgrader_api`)."""
     if not students:
         return []
     groups = [students[i::workers] for i in range(min(workers, len(students)))]
     jobs = [(step, assignment, g, overrides, ws) for g in groups]
     if len(groups) == 1:  # one group (one student, or one worker): here, as the retry below, no pool to start
         problems = _run_step_group(jobs[0])
+    elif pool is not None:
+        problems = [p for ps in pool.map(_run_in_worker, jobs) for p in ps]
     else:
-        with ProcessPoolExecutor(max_workers=len(groups)) as pool:
-            problems = [p for ps in pool.map(_run_step_group, jobs) for p in ps]
+        with ProcessPoolExecutor(max_workers=len(groups)) as own:
+            problems = [p for ps in own.map(_run_in_worker, jobs) for p in ps]
     retry = [student for student, _ in problems]
     failed = _run_step_group((step, assignment, retry, overrides, ws)) if retry else []
     for student, message in failed:

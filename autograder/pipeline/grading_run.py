@@ -59,10 +59,11 @@ def _end(refused: list[str], failed: list[str], log) -> None:
 
 
 def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, workers: int, api, log,
-                         steps: dict | None = None, overrides=None, *, ws: Workspace) -> list[str]:
+                         steps: dict | None = None, overrides=None, *, ws: Workspace,
+                         pool: ProcessPoolExecutor | None = None) -> list[str]:
     """generate_feedback for every submission whose grades changed since its feedback (or that was
-    autograded now), then nbgrader's export, the LMS exports and the class report. Returns failures;
-    the seconds of each step go to ``steps``."""
+    autograded now; in the run's ``pool``, if given), then nbgrader's export, the LMS exports and the
+    class report. Returns failures; the seconds of each step go to ``steps``."""
     steps = steps if steps is not None else {}
     t0 = time.perf_counter()
     db, course = api.coursedir.db_url, api.coursedir.course_id
@@ -74,7 +75,7 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     failed = []
     for a, students in sorted(todo.items()):
         t = time.perf_counter()
-        bad = run_step("generate_feedback", a, students, workers, log, overrides, ws=ws)
+        bad = run_step("generate_feedback", a, students, workers, log, overrides, ws=ws, pool=pool)
         failed += [f"{s} ({a}, feedback)" for s in bad]
         log(f"nbgrader generate_feedback {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
         for s in students:
@@ -141,9 +142,11 @@ def finish(workers: int | None = None, log=print, *, ws: Workspace) -> None:
     _end(scan.refused, failed, log)
 
 
-def stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace) -> tuple[list[tuple], dict]:
+def stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace,
+              notes: dict | None = None) -> tuple[list[tuple], dict]:
     """Stage every submission; return the jobs whose verdict is missing or stale, and the staged
-    notebooks by (student, assignment, notebook)."""
+    notebooks by (student, assignment, notebook). What staging said of each goes to ``notes`` (the
+    same key), when given."""
     jobs, staged = [], {}
     for s, a in subs:
         handed_in = [nb for nb in notebooks_of(a, ws.course) if os.path.lexists(ws.submission(s, a) / f"{nb}.ipynb")]
@@ -154,8 +157,11 @@ def stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace) -> tup
             if nb not in (handed_in or notebooks_of(a, ws.course)):
                 ws.staged(s, a, nb).unlink(missing_ok=True)
         for nb in handed_in or notebooks_of(a, ws.course):
-            for note in stage(s, a, nb, ws):
+            said = stage(s, a, nb, ws)
+            for note in said:
                 summary.add_note(f"{s}/{a}/{nb}", note)
+            if notes is not None:
+                notes[s, a, nb] = said
             staged[s, a, nb] = nbformat.read(ws.staged(s, a, nb), as_version=4)
             if force:  # every function runs again, not only those whose code changed
                 forget_kept(s, a, nb, ws)
@@ -181,19 +187,21 @@ def _job_results(futures: dict, summary: Summary, log):
 
 
 def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progress,
-                          ws: Workspace) -> list[Future]:
+                          ws: Workspace, notes: dict | None = None) -> list[Future]:
     """Decide every job in two phases: every job's public runs (:func:`public_job`), then, once all
     of them are done, every job's hidden runs and fair blame (:func:`hidden_job`), so on this machine
     no run whose feedback is detailed comes after a hidden run of the batch. Returns the second
     phase's futures; each reports its progress line the moment it finishes (from the pool's thread),
     not when the results are collected, which waits for the gradebook to be prepared. A job whose
-    first phase raised (its worker died, say) gets a future holding that exception."""
+    first phase raised (its worker died, say) gets a future holding that exception. ``notes``: what
+    staging said of each job's notebook, when this run staged them (those are not staged again)."""
     def report(future: Future) -> None:
         if not future.cancelled() and future.exception() is None:
             s, a, nb, secs = future.result()
             progress.step(f"{s}/{a}/{nb}", secs)
 
-    firsts = [pool.submit(public_job, job, ws) for job in jobs]
+    # a job staged moments before by this run (stage_all: ``notes``) gets what staging said, not a second staging
+    firsts = [pool.submit(public_job, job, ws, (notes or {}).get(job[:3])) for job in jobs]
     wait(firsts)  # every public run of the batch before any hidden run
     futures = []
     for first in firsts:
@@ -274,7 +282,7 @@ def _previous_state(force: bool, ws: Workspace) -> tuple[dict, bool]:
 
 
 def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str, summary: Summary, log,
-                    ws: Workspace) -> tuple[list[tuple], dict, float]:
+                    ws: Workspace, notes: dict) -> tuple[list[tuple], dict, float]:
     """Stage every submission (:func:`stage_all`), count the verdicts that still hold and log the
     plan (``where``: where the notebooks will be decided).
 
@@ -286,7 +294,7 @@ def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str,
         The time staging took.
     """
     t_stage = time.perf_counter()
-    jobs, staged = stage_all(subs, force, limits, summary, ws)
+    jobs, staged = stage_all(subs, force, limits, summary, ws, notes)
     t_stage = time.perf_counter() - t_stage
     summary.reused = len(staged) - len(jobs)
     log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
@@ -307,11 +315,11 @@ def _register_assignments(api, subs: list, state: dict, force_nbgrader: bool, ws
     gradebook_state.index_gradebook(api.coursedir.db_url)
 
 
-def _decide_and_register(jobs: list[tuple], subs: list, cluster, grading: settings.Settings, workers: int,
-                         overrides, state: dict, force_nbgrader: bool, summary: Summary, log,
-                         ws: Workspace):
-    """Decide every job (on ``cluster``, or in a pool of ``workers`` local processes) while the
-    changed assignments are registered in nbgrader's gradebook (its API configured with
+def _decide_and_register(jobs: list[tuple], notes: dict, subs: list, cluster, pool: ProcessPoolExecutor,
+                         grading: settings.Settings, overrides, state: dict, force_nbgrader: bool,
+                         summary: Summary, log, ws: Workspace):
+    """Decide every job (on ``cluster``, or in the local ``pool``; ``notes``: what staging said of each)
+    while the changed assignments are registered in nbgrader's gradebook (its API configured with
     ``overrides``); count the decided notebooks and close the cluster.
 
     Returns
@@ -319,18 +327,17 @@ def _decide_and_register(jobs: list[tuple], subs: list, cluster, grading: settin
     The nbgrader API (:func:`autograder.nbgrader_ext.steps.nbgrader_api`) the later steps use.
     """
     progress = Progress(len(jobs), log)
-    with grading_pool(workers, grading) as pool:
-        if cluster:
-            pending = cluster.decide(jobs, grading_secret(ws).decode(), log, ws=ws, grading=grading)
-        else:
-            futures = _submit_with_progress(pool, jobs, progress, ws)
-            pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
-        api = nbgrader_api(overrides, ws=ws)  # meanwhile, register changed assignments in the gradebook
-        _register_assignments(api, subs, state, force_nbgrader, ws)
-        for s, a, nb, secs in pending:
-            summary.decided += 1
-            if cluster:  # a local notebook was counted when it finished (_submit_with_progress)
-                progress.step(f"{s}/{a}/{nb}", secs)
+    if cluster:
+        pending = cluster.decide(jobs, grading_secret(ws).decode(), log, ws=ws, grading=grading)
+    else:
+        futures = _submit_with_progress(pool, jobs, progress, ws, notes)
+        pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
+    api = nbgrader_api(overrides, ws=ws)  # meanwhile, register changed assignments in the gradebook
+    _register_assignments(api, subs, state, force_nbgrader, ws)
+    for s, a, nb, secs in pending:
+        summary.decided += 1
+        if cluster:  # a local notebook was counted when it finished (_submit_with_progress)
+            progress.step(f"{s}/{a}/{nb}", secs)
     if cluster:
         cluster.close()
     return api
@@ -366,16 +373,16 @@ def _to_autograde(subs: list, jobs: list[tuple], staged: dict, force_nbgrader: b
 
 
 def _autograde(changed: set[tuple[str, str]], workers: int, overrides, summary: Summary, log,
-               ws: Workspace) -> list[str]:
-    """nbgrader's autograde, one assignment at a time, for the submissions in ``changed``; the
-    students it autograded go to the summary. Returns the failures, one line per student."""
+               ws: Workspace, pool: ProcessPoolExecutor) -> list[str]:
+    """nbgrader's autograde (in the run's ``pool``), one assignment at a time, for the submissions in
+    ``changed``; the students it autograded go to the summary. Returns the failures, one line per student."""
     failed = []
     for a in sorted({a for _, a in changed}):
         students = sorted(s for s, a2 in changed if a2 == a)
         t = time.perf_counter()
         # nbgrader's autograde keeps hand grading itself (nbgrader_plugins.install), as for the button
         # every submission of the run was staged by stage_all: autograde does not stage it again
-        bad = run_step("autograde", a, students, workers, log, already_staged(overrides), ws=ws)
+        bad = run_step("autograde", a, students, workers, log, already_staged(overrides), ws=ws, pool=pool)
         failed += [f"{s} ({a}, autograde)" for s in bad]
         summary.autograded += [f"{s}/{a}" for s in students if s not in bad]
         log(f"nbgrader autograde {a}: {len(students)} students, {time.perf_counter() - t:.1f} s")
@@ -444,26 +451,29 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     cluster = _connect_or_self_test(scheduler, grading, summary, log)
     state, force_nbgrader = _previous_state(force, ws)
     where = f"on the Dask cluster at {scheduler}" if cluster else f"with {workers} workers (sandbox: {sandbox.mode()})"
-    jobs, staged, t_stage = _stage_and_plan(subs, force, grading.limits, where, summary, log, ws)
-    api = _decide_and_register(jobs, subs, cluster, grading, workers, overrides, state, force_nbgrader, summary,
-                               log, ws)
-    _count_sandbox_failures(jobs, summary, ws)
-    t_verdicts = time.perf_counter() - t0
-    # staging is timed on its own; "verdicts" is the rest up to here (the sandbox runs and checks)
-    steps = {"staging": t_stage, "verdicts": t_verdicts - t_stage, "autograde": 0.0, "feedback": 0.0}
+    notes: dict = {}  # what staging said of each notebook, for its job
+    jobs, staged, t_stage = _stage_and_plan(subs, force, grading.limits, where, summary, log, ws, notes)
+    # one pool for the run: its workers decide, then run nbgrader's steps (each keeping nbgrader's API)
+    with grading_pool(workers, grading) as pool:
+        api = _decide_and_register(jobs, notes, subs, cluster, pool, grading, overrides, state, force_nbgrader,
+                                   summary, log, ws)
+        _count_sandbox_failures(jobs, summary, ws)
+        t_verdicts = time.perf_counter() - t0
+        # staging is timed on its own; "verdicts" is the rest up to here (the sandbox runs and checks)
+        steps = {"staging": t_stage, "verdicts": t_verdicts - t_stage, "autograde": 0.0, "feedback": 0.0}
 
-    changed = _to_autograde(subs, jobs, staged, force_nbgrader, ws)
-    state.pop("answers", None)  # kept per submission now (gradebook_state.ANSWERS)
-    t1 = time.perf_counter()
-    failed = _autograde(changed, workers, overrides, summary, log, ws)
-    _settle_hand_grades(subs, api, log, ws)
-    summary.due_dates_set, late = _late_work(api, policy, log, ws)
-    summary.late = [line for line in late if line.split("/")[0] in {s for s, _ in subs}]
-    summary.late_policy = policy.describe()
-    steps["autograde"] = time.perf_counter() - t1
-    gradebook_state.save(state, ws)
+        changed = _to_autograde(subs, jobs, staged, force_nbgrader, ws)
+        state.pop("answers", None)  # kept per submission now (gradebook_state.ANSWERS)
+        t1 = time.perf_counter()
+        failed = _autograde(changed, workers, overrides, summary, log, ws, pool)
+        _settle_hand_grades(subs, api, log, ws)
+        summary.due_dates_set, late = _late_work(api, policy, log, ws)
+        summary.late = [line for line in late if line.split("/")[0] in {s for s, _ in subs}]
+        summary.late_policy = policy.describe()
+        steps["autograde"] = time.perf_counter() - t1
+        gradebook_state.save(state, ws)
 
-    failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws=ws)
+        failed += _feedback_and_export(subs, changed, state, workers, api, log, steps, overrides, ws=ws, pool=pool)
     summary.score_changes = _change_lines(state)
     out = _summarise(subs, jobs, failed, api, summary, t0, t_verdicts, steps, log, ws)
     _end(scan.refused + [f"{f.split(':')[0]}: the grader could not process it" for f in summary.sandbox_failures],

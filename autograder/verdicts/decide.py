@@ -477,14 +477,16 @@ def _failed(student: str, assignment: str, notebook: str, limits: sandbox.Limits
 Job = tuple[str, str, str, sandbox.Limits]
 
 
-def public_job(job: Job, ws: Workspace) -> tuple[Job, Pending | None, float]:
+def public_job(job: Job, ws: Workspace, notes: list[Note] | None = None) -> tuple[Job, Pending | None, float]:
     """The first phase of one job (stage, draw, every public run): (the job, what its second phase
-    needs, ``None`` if the notebook failed and its verdict says so, seconds)."""
+    needs, ``None`` if the notebook failed and its verdict says so, seconds). ``notes``: what staging
+    said, when the caller staged the notebook moments before in the same work folder (``make
+    grade``'s pool): it is not staged again."""
     student, assignment, notebook, limits = job
     t0 = time.perf_counter()
     try:
-        pending: Pending | None = decide_public(student, assignment, notebook, stage(student, assignment, notebook, ws),
-                                                limits, ws=ws)
+        said = stage(student, assignment, notebook, ws) if notes is None else notes
+        pending: Pending | None = decide_public(student, assignment, notebook, said, limits, ws=ws)
     except Exception as exc:
         _failed(student, assignment, notebook, limits, exc, ws)
         pending = None
