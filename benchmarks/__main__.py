@@ -1,7 +1,7 @@
 """Run every benchmark and print its ratios (targets in brackets).  Usage: python -m benchmarks [--quick] [--full]
 
 ``--quick`` skips the book builds and the student's install, and grades classes of 10 and 30 instead
-of 30 and 300 students. ``--only student`` runs only what a student feels (also
+of 30 and 150 students (the sizes the targets name). ``--only student`` runs only what a student feels (also
 ``python -m benchmarks.student``); ``--only fixed_cost`` only the fixed costs of grading (a class of
 150 for the regrade, 30 with ``--quick``); ``--only scale`` only the grading at scale."""
 
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
         return 0
     if only == ["scale"]:
         print("== grading at scale (all nine notebooks, 2 workers) ==")
-        print_scale((10, 30) if "--quick" in argv else (30, 300))
+        print_scale((10, 30) if "--quick" in argv else (30, 150))
         return 0
     if only:
         print(f"--only takes student, fixed_cost or scale, not {only[0]!r}", file=sys.stderr)
@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     print(f"  make grade, 1 worker: {g['ours_1']:.1f} s; "
           f"speed-up from 1 to 2 workers {g['speedup']:.2f}x  [target >= 1.6x]")
     print("== grading at scale (all nine notebooks, 2 workers) ==")
-    print_scale((10, 30) if "--quick" in argv else (30, 300))
+    print_scale((10, 30) if "--quick" in argv else (30, 150))
     inc = incremental_benchmark(30)
     print(f"incremental make grade, {inc['students']} students ({inc['notebooks']} notebooks), 2 workers: "
           f"first run {inc['first']:.1f} s; after one resubmitted notebook {inc['second']:.1f} s "

@@ -4,7 +4,7 @@ A synthetic class of ``n`` students hands in all nine notebooks (a mix of full, 
 mistaken submissions, :func:`benchmarks.grading.sample_class`); ``make grade`` runs on it with 2
 workers, and the seconds of each step it times (``.grading/timings.json``: staging, verdicts,
 nbgrader autograde, feedback, export, report) and of the whole run are divided by the number of
-notebooks. The 300-student class takes several minutes on 2 cores (the time is printed).
+notebooks. The 150-student class takes a few minutes on 2 cores (the time is printed).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def sandbox_overhead(repeat: int = 15) -> dict[str, float]:
             "floor_s": statistics.median(floor), "mode": sandbox.mode()}
 
 
-def print_scale(sizes: tuple[int, ...] = (30, 300)) -> None:
+def print_scale(sizes: tuple[int, ...] = (30, 150)) -> None:
     s = sandbox_overhead()
     print(f"sandbox ({s['mode']}), one run of a trivial function: {s['fresh_s'] * 1e3:.0f} ms in a newly started "
           f"sandbox (SELFATTN_WARM_SANDBOX=0), {s['warm_s'] * 1e3:.1f} ms forked from the worker's pre-warmed "
