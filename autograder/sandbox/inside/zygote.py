@@ -271,6 +271,11 @@ def main() -> int:
     import calling  # noqa: F401
     import harness  # noqa: F401
     import numpy  # noqa: F401 - the point: imported once, inherited by every child
+    # what every run imports on its way (np.load and np.savez: zipfile, and its code page for member
+    # names; an exception's message: traceback): about as long as the rest of a run, paid here once
+    import encodings.cp437  # noqa: F401
+    import traceback  # noqa: F401
+    import zipfile  # noqa: F401
 
     ctl = socket.socket(fileno=int(os.environ["RESULT_FD"]))
     devnull = os.open(os.devnull, os.O_RDWR)
