@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed, wait
 
 import nbformat
@@ -143,10 +144,10 @@ def finish(workers: int | None = None, log=print, *, ws: Workspace) -> None:
 
 
 def stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace,
-              notes: dict | None = None) -> tuple[list[tuple], dict]:
+              on_job: Callable[[tuple, list], None] | None = None) -> tuple[list[tuple], dict]:
     """Stage every submission; return the jobs whose verdict is missing or stale, and the staged
-    notebooks by (student, assignment, notebook). What staging said of each goes to ``notes`` (the
-    same key), when given."""
+    notebooks by (student, assignment, notebook). ``on_job(job, notes)`` is called for each job as
+    soon as it is known, with what staging said of its notebook (so it can be decided meanwhile)."""
     jobs, staged = [], {}
     for s, a in subs:
         handed_in = [nb for nb in notebooks_of(a, ws.course) if os.path.lexists(ws.submission(s, a) / f"{nb}.ipynb")]
@@ -160,8 +161,6 @@ def stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace,
             said = stage(s, a, nb, ws)
             for note in said:
                 summary.add_note(f"{s}/{a}/{nb}", note)
-            if notes is not None:
-                notes[s, a, nb] = said
             staged[s, a, nb] = nbformat.read(ws.staged(s, a, nb), as_version=4)
             if force:  # every function runs again, not only those whose code changed
                 forget_kept(s, a, nb, ws)
@@ -169,6 +168,8 @@ def stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace,
             if state != "fresh":
                 jobs.append((s, a, nb, limits))
                 summary.settings_stale += state == "settings"
+                if on_job is not None:
+                    on_job(jobs[-1], said)
     return jobs, staged
 
 
@@ -187,21 +188,21 @@ def _job_results(futures: dict, summary: Summary, log):
 
 
 def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progress,
-                          ws: Workspace, notes: dict | None = None) -> list[Future]:
+                          ws: Workspace, firsts: list[Future] | None = None) -> list[Future]:
     """Decide every job in two phases: every job's public runs (:func:`public_job`), then, once all
     of them are done, every job's hidden runs and fair blame (:func:`hidden_job`), so on this machine
     no run whose feedback is detailed comes after a hidden run of the batch. Returns the second
     phase's futures; each reports its progress line the moment it finishes (from the pool's thread),
     not when the results are collected, which waits for the gradebook to be prepared. A job whose
-    first phase raised (its worker died, say) gets a future holding that exception. ``notes``: what
-    staging said of each job's notebook, when this run staged them (those are not staged again)."""
+    first phase raised (its worker died, say) gets a future holding that exception. ``firsts``: the
+    first phase's futures, when the jobs were submitted as they were staged (:class:`PublicPhase`)."""
     def report(future: Future) -> None:
         if not future.cancelled() and future.exception() is None:
             s, a, nb, secs = future.result()
             progress.step(f"{s}/{a}/{nb}", secs)
 
-    # a job staged moments before by this run (stage_all: ``notes``) gets what staging said, not a second staging
-    firsts = [pool.submit(public_job, job, ws, (notes or {}).get(job[:3])) for job in jobs]
+    if firsts is None:
+        firsts = [pool.submit(public_job, job, ws) for job in jobs]
     wait(firsts)  # every public run of the batch before any hidden run
     futures = []
     for first in firsts:
@@ -281,10 +282,25 @@ def _previous_state(force: bool, ws: Workspace) -> tuple[dict, bool]:
     return state, force_nbgrader
 
 
+class PublicPhase:
+    """The first phase of a local batch, started while the batch is staged: each job goes to the
+    ``pool`` the moment staging finds it must be decided, with what staging said (its notebook is
+    not staged again). Every job's second phase still waits for all of them
+    (:func:`_submit_with_progress`)."""
+
+    def __init__(self, pool: ProcessPoolExecutor, ws: Workspace) -> None:
+        self.pool, self.ws = pool, ws
+        self.firsts: list[Future] = []
+
+    def submit(self, job: tuple, notes: list) -> None:
+        self.firsts.append(self.pool.submit(public_job, job, self.ws, notes))
+
+
 def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str, summary: Summary, log,
-                    ws: Workspace, notes: dict) -> tuple[list[tuple], dict, float]:
-    """Stage every submission (:func:`stage_all`), count the verdicts that still hold and log the
-    plan (``where``: where the notebooks will be decided).
+                    ws: Workspace, public: PublicPhase | None) -> tuple[list[tuple], dict, float]:
+    """Stage every submission (:func:`stage_all`; each job's ``public`` phase starts as soon as it is
+    staged), count the verdicts that still hold and log the plan (``where``: where the notebooks
+    will be decided).
 
     Returns
     -------
@@ -294,7 +310,7 @@ def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str,
         The time staging took.
     """
     t_stage = time.perf_counter()
-    jobs, staged = stage_all(subs, force, limits, summary, ws, notes)
+    jobs, staged = stage_all(subs, force, limits, summary, ws, public.submit if public else None)
     t_stage = time.perf_counter() - t_stage
     summary.reused = len(staged) - len(jobs)
     log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
@@ -315,10 +331,10 @@ def _register_assignments(api, subs: list, state: dict, force_nbgrader: bool, ws
     gradebook_state.index_gradebook(api.coursedir.db_url)
 
 
-def _decide_and_register(jobs: list[tuple], notes: dict, subs: list, cluster, pool: ProcessPoolExecutor,
+def _decide_and_register(jobs: list[tuple], public: PublicPhase | None, subs: list, cluster,
                          grading: settings.Settings, overrides, state: dict, force_nbgrader: bool,
                          summary: Summary, log, ws: Workspace):
-    """Decide every job (on ``cluster``, or in the local ``pool``; ``notes``: what staging said of each)
+    """Decide every job (on ``cluster``, or locally, where their ``public`` phase is under way)
     while the changed assignments are registered in nbgrader's gradebook (its API configured with
     ``overrides``); count the decided notebooks and close the cluster.
 
@@ -330,7 +346,7 @@ def _decide_and_register(jobs: list[tuple], notes: dict, subs: list, cluster, po
     if cluster:
         pending = cluster.decide(jobs, grading_secret(ws).decode(), log, ws=ws, grading=grading)
     else:
-        futures = _submit_with_progress(pool, jobs, progress, ws, notes)
+        futures = _submit_with_progress(public.pool, jobs, progress, ws, public.firsts)
         pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
     api = nbgrader_api(overrides, ws=ws)  # meanwhile, register changed assignments in the gradebook
     _register_assignments(api, subs, state, force_nbgrader, ws)
@@ -451,11 +467,12 @@ def grade_class(workers: int | None = None, limits: sandbox.Limits = sandbox.DEF
     cluster = _connect_or_self_test(scheduler, grading, summary, log)
     state, force_nbgrader = _previous_state(force, ws)
     where = f"on the Dask cluster at {scheduler}" if cluster else f"with {workers} workers (sandbox: {sandbox.mode()})"
-    notes: dict = {}  # what staging said of each notebook, for its job
-    jobs, staged, t_stage = _stage_and_plan(subs, force, grading.limits, where, summary, log, ws, notes)
-    # one pool for the run: its workers decide, then run nbgrader's steps (each keeping nbgrader's API)
+    # one pool for the run: its workers decide (each notebook as soon as it is staged), then run
+    # nbgrader's steps (each keeping nbgrader's API)
     with grading_pool(workers, grading) as pool:
-        api = _decide_and_register(jobs, notes, subs, cluster, pool, grading, overrides, state, force_nbgrader,
+        public = None if cluster else PublicPhase(pool, ws)
+        jobs, staged, t_stage = _stage_and_plan(subs, force, grading.limits, where, summary, log, ws, public)
+        api = _decide_and_register(jobs, public, subs, cluster, grading, overrides, state, force_nbgrader,
                                    summary, log, ws)
         _count_sandbox_failures(jobs, summary, ws)
         t_verdicts = time.perf_counter() - t0

@@ -268,14 +268,16 @@ def main() -> int:
     wipe = [f for f in os.environ.get("ZYGOTE_WIPE", "").split(":") if f] if own else []
     sys.path.append(os.environ["SELFATTN_SITE"])  # NumPy's folder only: python runs with -I -S
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import calling  # noqa: F401
-    import harness  # noqa: F401
-    import numpy  # noqa: F401 - the point: imported once, inherited by every child
-    # what every run imports on its way (np.load and np.savez: zipfile, and its code page for member
-    # names; an exception's message: traceback): about as long as the rest of a run, paid here once
+    # imported once, inherited by every child: NumPy, the harness, and what every run imports on its
+    # way (np.load and np.savez: zipfile, and its code page for member names; an exception's message:
+    # traceback), which took about as long as the rest of a run
     import encodings.cp437  # noqa: F401
     import traceback  # noqa: F401
     import zipfile  # noqa: F401
+
+    import calling  # noqa: F401
+    import harness  # noqa: F401
+    import numpy  # noqa: F401
 
     ctl = socket.socket(fileno=int(os.environ["RESULT_FD"]))
     devnull = os.open(os.devnull, os.O_RDWR)
