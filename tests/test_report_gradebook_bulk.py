@@ -1,6 +1,6 @@
-"""The class report, the hand-grading queue and the feedback's grades digest read nbgrader's
-gradebook in a few queries (not one per notebook, grade and comment) and read what walking
-nbgrader's objects reads."""
+"""The class report, the hand-grading queue, the feedback's grades digest and the LMS exports read
+nbgrader's gradebook in a few queries (not one per student, notebook, grade and comment) and read
+what walking nbgrader's objects reads."""
 
 from __future__ import annotations
 
@@ -19,8 +19,11 @@ from autograder.workspace import Workspace
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _gradebook(work: Path, notebooks: int, cells: int) -> tuple[Workspace, str]:
-    """A gradebook of three students, each with ``notebooks`` notebooks of ``cells`` graded cells."""
+STUDENTS = ("ada", "ben", "cy")
+
+
+def _gradebook(work: Path, notebooks: int, cells: int, students: tuple[str, ...] = STUDENTS) -> tuple[Workspace, str]:
+    """A gradebook of ``students``, each with ``notebooks`` notebooks of ``cells`` graded cells."""
     from nbgrader.api import Gradebook
 
     from autograder.course.ids import COURSE_ID
@@ -39,7 +42,7 @@ def _gradebook(work: Path, notebooks: int, cells: int) -> tuple[Workspace, str]:
             for c in range(cells):
                 gb.add_grade_cell(f"c{c}", f"nb{n}", "attention", max_score=c + 1, cell_type="code")
                 gb.add_solution_cell(f"a{c}", f"nb{n}", "attention")  # a comment per submission
-        for i, student in enumerate(("ada", "ben", "cy")):
+        for i, student in enumerate(students):
             gb.add_student(student, first_name=student.title())
             gb.add_submission("attention", student)
             for n in range(notebooks):
@@ -199,3 +202,44 @@ def test_hand_grades_are_settled_from_one_query_as_before(tmp_path):
             event.remove(engine, "before_cursor_execute", listen)
         counts.append(len(seen))
     assert counts[0] == counts[1], counts
+
+
+def _lms_table(url: str) -> tuple[tuple, int]:
+    """The LMS exports' table of the gradebook, and the number of SQL statements it ran."""
+    from autograder.course.ids import COURSE_ID
+    from autograder.outputs.lms_export import class_table
+
+    statements = []
+    engine = gradebook_engine.shared_engine(url, echo=False, future=True)
+    listen = lambda *args: statements.append(args[2])  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listen)
+    try:
+        table = class_table(url, COURSE_ID, ROOT)
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
+    return table, len(statements)
+
+
+def test_the_lms_table_reads_the_scores_walking_nbgrader_s_objects_reads(tmp_path):
+    _ws, url = _gradebook(tmp_path, notebooks=2, cells=3)
+    (columns, _possible, rows), _ = _lms_table(url)
+    notebooks, cells, queue = _walked(url)
+    pending = {s: sum(a[0] == s for a in queue) for s in STUDENTS}
+    for row in rows:
+        s = row["id"]
+        assert row["attention status"] == (f"PENDING: {pending[s]} answers to hand-grade" if pending[s] else "final")
+        for n in range(2):
+            raw = sum(cells[s, "attention", f"nb{n}", f"c{c}"][0] for c in range(3))
+            assert float(row[f"attention: nb{n}"]) == raw
+            assert notebooks[s, "attention", f"nb{n}"][0] == max(0.0, raw - 0.5 * STUDENTS.index(s))
+            for c in range(3):  # no course notebook names the cells' exercises: each is its own column
+                assert float(row[f"attention: nb{n}: c{c}"]) == cells[s, "attention", f"nb{n}", f"c{c}"][0]
+    assert sorted(r["id"] for r in rows) == list(STUDENTS) and "attention (total)" in columns
+
+
+def test_the_lms_table_s_queries_do_not_grow_with_the_class(tmp_path):
+    """Its columns are read from the course's notebooks and cells (a few queries each, whatever the
+    class); its rows, for every student, in a fixed number of queries."""
+    _, few = _lms_table(_gradebook(tmp_path / "small", notebooks=2, cells=3, students=STUDENTS[:1])[1])
+    _, many = _lms_table(_gradebook(tmp_path / "big", notebooks=2, cells=3, students=(*STUDENTS, "dee", "eve"))[1])
+    assert many == few, f"{few} statements for one student, {many} for five"
