@@ -243,3 +243,64 @@ def test_the_lms_table_s_queries_do_not_grow_with_the_class(tmp_path):
     _, few = _lms_table(_gradebook(tmp_path / "small", notebooks=2, cells=3, students=STUDENTS[:1])[1])
     _, many = _lms_table(_gradebook(tmp_path / "big", notebooks=2, cells=3, students=(*STUDENTS, "dee", "eve"))[1])
     assert many == few, f"{few} statements for one student, {many} for five"
+
+
+def _queries(url: str, read) -> tuple[object, int]:
+    """What ``read()`` returns, and the number of queries (SELECT statements; writes are one per
+    changed row) it ran on the gradebook at ``url``."""
+    statements = []
+    engine = gradebook_engine.shared_engine(url, echo=False, future=True)
+    listen = lambda *args: statements.append(args[2]) if args[2].lstrip().upper().startswith("SELECT") else None  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listen)
+    try:
+        out = read()
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
+    return out, len(statements)
+
+
+def _hand_in_late(url: str, students: tuple[str, ...]) -> None:
+    """A due date for the assignment, and every submission two days after it (the first a day)."""
+    from datetime import datetime
+
+    from nbgrader.api import Gradebook
+
+    from autograder.course.ids import COURSE_ID
+
+    with Gradebook(url, COURSE_ID) as gb:
+        gb.find_assignment("attention").duedate = datetime(2026, 11, 1, 12)
+        for i, s in enumerate(students):
+            gb.find_submission("attention", s).timestamp = datetime(2026, 11, 2 + (i > 0), 13)
+        gb.db.commit()
+
+
+def _walked_finals(url: str, students: tuple[str, ...]) -> dict[str, float]:
+    """Each submission's final score, walking nbgrader's objects."""
+    from nbgrader.api import Gradebook
+
+    from autograder.course.ids import COURSE_ID
+
+    with Gradebook(url, COURSE_ID) as gb:
+        return {f"{s}/attention": round(final_score(sub.score, sub.late_submission_penalty), 6)
+                for s in students for sub in [gb.find_submission("attention", s)]}
+
+
+def test_the_late_penalties_and_final_scores_read_the_class_in_a_fixed_number_of_queries(tmp_path):
+    """Every run sets every late notebook's penalty again and compares every final score with the
+    last run's: neither may ask the gradebook once per student, notebook or grade."""
+    from autograder.course.ids import COURSE_ID
+    from autograder.late import penalties
+    from autograder.late.policy import Policy
+
+    policy = Policy(method="percent", percent=10.0, per="day", cap=30.0)
+    counts = {}
+    for name, students in (("small", STUDENTS[:1]), ("big", (*STUDENTS, "dee", "eve"))):
+        _ws, url = _gradebook(tmp_path / name, notebooks=2, cells=3, students=students)
+        _hand_in_late(url, students)
+        finals, counts[name, "final"] = _queries(url, lambda url=url: penalties.final_scores(url, COURSE_ID))
+        assert finals == _walked_finals(url, students) and len(finals) == len(students)
+        changed, counts[name, "apply"] = _queries(url, lambda url=url: penalties.apply(url, COURSE_ID, policy))
+        assert changed == 2 * len(students)  # every notebook late: its penalty set from its score
+        assert penalties.final_scores(url, COURSE_ID) == _walked_finals(url, students)
+    assert counts["big", "final"] == counts["small", "final"], counts
+    assert counts["big", "apply"] == counts["small", "apply"], counts

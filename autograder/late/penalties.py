@@ -17,15 +17,16 @@ points or a fixed check.
 from __future__ import annotations
 
 from autograder.late.policy import Policy, final_score, lateness
+from autograder.nbgrader_ext.gradebook_state import loaded_submissions
 
 
 def apply(db_url: str, course: str, policy: Policy) -> int:
     """Set every submitted notebook's late penalty from its current score; return how many changed."""
-    from nbgrader.api import Gradebook, SubmittedAssignment
+    from nbgrader.api import Gradebook
 
     changed = 0
     with Gradebook(db_url, course) as gb:
-        for sub in gb.db.query(SubmittedAssignment).all():
+        for sub in loaded_submissions(gb):
             seconds = sub.total_seconds_late
             for nb in sub.notebooks:
                 score = nb.score or 0.0
@@ -39,11 +40,11 @@ def apply(db_url: str, course: str, policy: Policy) -> int:
 
 def final_scores(db_url: str, course: str) -> dict[str, float]:
     """``student/assignment`` -> the final score (after the late penalty) of every submission."""
-    from nbgrader.api import Gradebook, SubmittedAssignment
+    from nbgrader.api import Gradebook
 
     with Gradebook(db_url, course) as gb:
         return {f"{sub.student.id}/{sub.assignment.name}": round(final_score(sub.score, sub.late_submission_penalty), 6)
-                for sub in gb.db.query(SubmittedAssignment).all()}
+                for sub in loaded_submissions(gb)}
 
 
 def score_changes(before: dict[str, float], after: dict[str, float]) -> list[tuple[str, float, float]]:
@@ -66,11 +67,11 @@ def changed_lines(before: dict[str, float], after: dict[str, float]) -> list[str
 def late_lines(db_url: str, course: str, policy: Policy, students: list[str] | None = None) -> list[str]:
     """One line per late submission (of ``students``, or all): how late, against which due date
     (with an extension, said so), and what it costs under ``policy``."""
-    from nbgrader.api import Gradebook, SubmittedAssignment
+    from nbgrader.api import Gradebook
 
     out = []
     with Gradebook(db_url, course) as gb:
-        for sub in sorted(gb.db.query(SubmittedAssignment).all(), key=lambda s: (s.student.id, s.assignment.name)):
+        for sub in sorted(loaded_submissions(gb), key=lambda s: (s.student.id, s.assignment.name)):
             if (students is not None and sub.student.id not in students) or not sub.total_seconds_late > 0:
                 continue
             due = sub.duedate.strftime("%Y-%m-%d %H:%M UTC")

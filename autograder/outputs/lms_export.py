@@ -29,10 +29,10 @@ import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autograder.course.spec import exercise_of
 from autograder.late.policy import final_score
+from autograder.nbgrader_ext.gradebook_state import loaded_submissions
 from autograder.outputs.csv_export import write_csv
 
 #: the roster's columns this module reads besides nbgrader's own (``id``, names, ``email``, ``lms_user_id``)
@@ -84,23 +84,6 @@ def _score(x: float) -> str:
     return f"{x:g}"
 
 
-def _submissions(gb) -> dict[tuple[str, str], Any]:
-    """Every submission in the gradebook ``gb`` by (student id, assignment name), with its
-    assignment, notebooks and grades loaded in a few queries (walking nbgrader's objects asks one
-    query per submission, notebook and grade: seconds for a class of 150)."""
-    from nbgrader.api import Grade, SubmittedAssignment, SubmittedNotebook
-    from sqlalchemy.orm import joinedload, selectinload, undefer
-
-    found = (gb.db.query(SubmittedAssignment)
-             .options(undefer(SubmittedAssignment.score), undefer(SubmittedAssignment.late_submission_penalty),
-                      joinedload(SubmittedAssignment.assignment), joinedload(SubmittedAssignment.student),
-                      selectinload(SubmittedAssignment.notebooks).options(
-                          undefer(SubmittedNotebook.score), selectinload(SubmittedNotebook.notebook),
-                          selectinload(SubmittedNotebook.grades).selectinload(Grade.cell)))
-             .all())
-    return {(sub.student.id, sub.assignment.name): sub for sub in found}
-
-
 def class_table(db_url: str, course: str, course_root: Path) -> tuple[list[str], list[str], list[dict]]:
     """(grade columns, their points possible, one dict per student) from the gradebook of nbgrader's
     ``course`` id; the exercise of each test cell is read from the course at ``course_root``."""
@@ -127,7 +110,7 @@ def class_table(db_url: str, course: str, course_root: Path) -> tuple[list[str],
                     columns.append(key)
                     possible[key] = points
             columns += [f"{a.name} late", f"{a.name} status"]
-        submissions = _submissions(gb)
+        submissions = {(sub.student.id, sub.assignment.name): sub for sub in loaded_submissions(gb)}
         for student in sorted(gb.students, key=lambda s: s.id):
             row = {"id": student.id, "name": " ".join(x for x in (student.last_name, student.first_name) if x)
                    or student.id, "email": student.email or "", "lms_user_id": student.lms_user_id or ""}
