@@ -36,7 +36,7 @@ CANARY_REFERENCE = ("def softmax(S, axis=-1):\n    marker = 'zq' + '-canary-' + 
 #: ``softmax`` is the course's, any code compiled from "<softmax>" is the course's
 HUNT = '''
     import gc, os, sys
-    c = "zq" + "-can" + "ary-4417"
+    c = "".join(["zq", "-can", "ary-4417"])  # a call: the compiler folds "a" + "b" into one constant
     n = 0
     for o in gc.get_objects():
         try:
@@ -81,6 +81,22 @@ HUNT = '''
 '''
 
 HUNTER = f"def attention(Q, K, V, mask=None):{HUNT}    return np.array([float(n), float(softmax(np.zeros(2))[0])])\n"
+
+
+def _constants(code) -> list:
+    """Every constant of a code object and of the code objects inside it."""
+    out = []
+    for const in code.co_consts:
+        out += _constants(const) if hasattr(const, "co_consts") else [const]
+    return out
+
+
+def test_the_hunter_does_not_carry_the_canary_itself():
+    """A hunter whose own code held the canary would find itself (its constants are a tuple the
+    collector tracks until its next collection): only the reference may spell it."""
+    canary = "zq" + "-canary-" + "4417"
+    assert not any(canary in repr(c) for c in _constants(compile(HUNTER, "<attention>", "exec")))
+    assert any(canary in repr(c) for c in _constants(compile(CANARY_REFERENCE, "<softmax>", "exec")))
 
 
 def _hunt(hidden: bool, session=None) -> sandbox.RunResult:
