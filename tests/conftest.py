@@ -21,6 +21,7 @@ failure (the suite must never pass by not running).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -131,9 +132,69 @@ LANES: dict[str, str] = {
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 
+#: Test files that use what this machine has one of: fixed system accounts (the hub's, the Slurm
+#: hub's), a one-node Slurm and its munge, the hub's state and ports, Dask clusters. Under
+#: pytest-xdist (``make test``: ``-n 2 --dist loadscope``, see :class:`CourseScheduling`) they run on
+#: one worker, one after another in file order, never beside each other; they start first, being the
+#: longest chain.
+MACHINE_WIDE = ("test_distributed.py", "test_hub.py", "test_hub_slurm.py", "test_slurm.py")
+MACHINE_SCOPE = "machine-wide"
+#: Files whose tests are shared out one by one between the xdist workers: each test stands alone and
+#: the file's module fixtures are cheap (a Chromium started), so running them on both workers costs
+#: less than it gains. The tests named here use an expensive fixture (a graded class) and stay
+#: together on one worker, the fixture built once. Every other file runs whole on one worker, its
+#: module fixtures built once as in a serial run.
+SPREAD: dict[str, frozenset[str]] = {
+    "test_site_phone.py": frozenset(),
+    "test_site_a11y.py": frozenset({"test_axe_finds_no_serious_violation_in_the_report_and_feedback"}),
+    "test_site_render.py": frozenset(),
+    "test_site.py": frozenset(),
+    "test_site_reading.py": frozenset(),
+    "test_notation.py": frozenset(),
+    "test_hidden_draws.py": frozenset(),
+    "test_float32_answers.py": frozenset(),
+}
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work ``nodeid`` belongs to under pytest-xdist: :data:`MACHINE_SCOPE`, its file, or
+    the test alone (:data:`SPREAD`). Tests of one unit run on one worker, in collection order."""
+    path, _, rest = nodeid.partition("::")
+    name = Path(path).name
+    if name in MACHINE_WIDE:
+        return MACHINE_SCOPE
+    if name not in SPREAD:
+        return path
+    function = rest.split("[", 1)[0].split("::")[-1]
+    return f"{path}::{function}" if function in SPREAD[name] else nodeid
+
+
+def _run_order(item: pytest.Item) -> int:
+    """Where a test's unit of work comes in an xdist run: the machine-wide chain first, then whole
+    files, then the tests shared out one by one (small units last, so the workers end together)."""
+    scope = xdist_scope(item.nodeid)
+    return 0 if scope == MACHINE_SCOPE else 2 if scope == item.nodeid else 1
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadscope`` with the units of :func:`xdist_scope`, in the order the workers collected
+    (:func:`_run_order`) rather than by their number of tests."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CourseScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    config.option.loadscopereorder = False
+    return CourseScheduling(config, log)
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test with its lane (its own marker, else its file's); a file without one is a usage error."""
+    """Mark every test with its lane (its own marker, else its file's); a file without one is a
+    usage error. In an xdist worker, order the tests by :func:`_run_order` (a serial run keeps file
+    order)."""
     unknown = sorted({Path(str(item.fspath)).name for item in items} - set(LANES))
     if unknown:
         raise pytest.UsageError(f"test files without a lane: {', '.join(unknown)}: add each to LANES in "
@@ -144,6 +205,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(f"{item.nodeid}: more than one lane marker ({', '.join(sorted(set(own)))})")
         if not own:
             item.add_marker(getattr(pytest.mark, LANES[Path(str(item.fspath)).name]))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=_run_order)
 
 
 @pytest.fixture(scope="module")
