@@ -139,6 +139,12 @@ LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 #: longest chain.
 MACHINE_WIDE = ("test_distributed.py", "test_hub.py", "test_hub_slurm.py", "test_slurm.py")
 MACHINE_SCOPE = "machine-wide"
+#: Files that use the session's student bundle and its install (the ``student_bundle`` and
+#: ``installed_student_course`` fixtures): one unit of work, so that each is built once.
+STUDENT_BUNDLE = ("test_check_agrees_with_grader.py", "test_hand_in.py", "test_no_answers_shipped.py",
+                  "test_student_bundle.py", "test_student_install.py")
+#: The units of work that span files: name -> its files
+SHARED_UNITS: dict[str, tuple[str, ...]] = {MACHINE_SCOPE: MACHINE_WIDE, "student-bundle": STUDENT_BUNDLE}
 #: Files whose tests are shared out one by one between the xdist workers: each test stands alone and
 #: the file's module fixtures are cheap (a Chromium started), so running them on both workers costs
 #: less than it gains. The tests named here use an expensive fixture (a graded class) and stay
@@ -157,12 +163,13 @@ SPREAD: dict[str, frozenset[str]] = {
 
 
 def xdist_scope(nodeid: str) -> str:
-    """The unit of work ``nodeid`` belongs to under pytest-xdist: :data:`MACHINE_SCOPE`, its file, or
-    the test alone (:data:`SPREAD`). Tests of one unit run on one worker, in collection order."""
+    """The unit of work ``nodeid`` belongs to under pytest-xdist: one of :data:`SHARED_UNITS`, its
+    file, or the test alone (:data:`SPREAD`). Tests of one unit run on one worker, in collection order."""
     path, _, rest = nodeid.partition("::")
     name = Path(path).name
-    if name in MACHINE_WIDE:
-        return MACHINE_SCOPE
+    for unit, files in SHARED_UNITS.items():
+        if name in files:
+            return unit
     if name not in SPREAD:
         return path
     function = rest.split("[", 1)[0].split("::")[-1]
@@ -207,6 +214,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(getattr(pytest.mark, LANES[Path(str(item.fspath)).name]))
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(key=_run_order)
+
+
+@pytest.fixture(scope="session")
+def student_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The student bundle as ``make student`` builds it (``selfattn-course/`` and its zip), built once
+    for every test of the bundle (they read it; each unpacks its own copy to change,
+    ``student_support.unpacked_course``)."""
+    from student_support import built_bundle
+
+    return built_bundle(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def installed_student_course(student_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundle unpacked and installed as START HERE says, by the system python3, once for the
+    tests that use a student's install (they add files of their own to it, never change what is there)."""
+    from student_support import installed_course
+
+    return installed_course(student_bundle, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

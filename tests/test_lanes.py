@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import LANE_NAMES, LANES, MACHINE_SCOPE, MACHINE_WIDE, SPREAD, xdist_scope
+from conftest import LANE_NAMES, LANES, MACHINE_SCOPE, MACHINE_WIDE, SHARED_UNITS, SPREAD, xdist_scope
 
 
 def _lanes(request: pytest.FixtureRequest) -> set[str]:
@@ -22,10 +22,13 @@ def test_a_tests_own_lane_marker_replaces_its_files_lane(request):
 
 
 def test_the_xdist_units_name_test_files_and_tests_that_exist():
-    """Every file :data:`MACHINE_WIDE` or :data:`SPREAD` names has a lane, and every test SPREAD keeps
-    together is defined in its file (a renamed one would silently be shared out again)."""
+    """Every file a unit of :data:`SHARED_UNITS` or :data:`SPREAD` names has a lane and is in one of
+    them only, and every test SPREAD keeps together is defined in its file (a renamed one would
+    silently be shared out again)."""
     tests = Path(__file__).resolve().parent
-    for name in (*MACHINE_WIDE, *SPREAD):
+    named = [name for files in SHARED_UNITS.values() for name in files] + list(SPREAD)
+    assert len(named) == len(set(named)), named
+    for name in named:
         assert name in LANES, name
     for name, kept in SPREAD.items():
         source = (tests / name).read_text()
