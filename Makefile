@@ -83,7 +83,7 @@ test: setup book pdf
 
 # The fast lane for a developer's loop: ruff and the unit tests (tests/conftest.py, LANES); no book,
 # no browser, no graded class, no new environment, no many-seed sweep (the sweep lane, in make test).
-# Two pytest-xdist workers; bytecode is written even where PYTHONDONTWRITEBYTECODE is set, since
+# About 45 s on two quiet cores (docs/contributing.md). Two pytest-xdist workers; bytecode is written even where PYTHONDONTWRITEBYTECODE is set, since
 # without the cached pyc files pytest re-rewrites every test module's asserts on every run.
 test-fast: $(VENV_STAMP) $(SYS_STAMP)
 	$(BIN)/ruff check .

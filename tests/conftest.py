@@ -15,8 +15,12 @@ with one line saying where to add it). The lanes are pytest markers:
 A single test may carry its own lane marker (``@pytest.mark.unit`` in a pipeline file, say): that
 lane replaces its file's, so a cheap in-process test in a slow file runs in the fast loop too.
 
-``make test`` runs every lane. A test that cannot run here fails with its reason: a skip counts as a
-failure (the suite must never pass by not running).
+``make test`` runs every lane, on two pytest-xdist workers (``-n 2 --dist loadscope``) in the units
+of work :func:`xdist_scope` defines: the files that use what the machine has one of in one chain
+(:data:`MACHINE_WIDE`), the files of the student bundle together (:data:`STUDENT_BUNDLE`), every other
+file whole, and the tests that only read the built site one by one (:data:`SPREAD`). A test that
+cannot run here fails with its reason: a skip counts as a failure (the suite must never pass by not
+running).
 """
 
 from __future__ import annotations
