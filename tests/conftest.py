@@ -151,13 +151,14 @@ STUDENT_BUNDLE = ("test_check_agrees_with_grader.py", "test_hand_in.py", "test_n
 SHARED_UNITS: dict[str, tuple[str, ...]] = {MACHINE_SCOPE: MACHINE_WIDE, "student-bundle": STUDENT_BUNDLE}
 #: Files whose tests are shared out one by one between the xdist workers: each test stands alone and
 #: the file's module fixtures are cheap (a Chromium started), so running them on both workers costs
-#: less than it gains. The tests named here use an expensive fixture (a graded class) and stay
-#: together on one worker, the fixture built once. Every other file runs whole on one worker, its
-#: module fixtures built once as in a serial run.
+#: less than it gains. Not a file that keeps what one page load measured for its other tests
+#: (``tests/test_site_render.py``): shared out, each worker would load every page again. The tests
+#: named here use an expensive fixture (a graded class) and stay together on one worker, the fixture
+#: built once. Every other file runs whole on one worker, its module fixtures built once as in a
+#: serial run.
 SPREAD: dict[str, frozenset[str]] = {
     "test_site_phone.py": frozenset(),
     "test_site_a11y.py": frozenset({"test_axe_finds_no_serious_violation_in_the_report_and_feedback"}),
-    "test_site_render.py": frozenset(),
     "test_site.py": frozenset(),
     "test_site_reading.py": frozenset(),
     "test_notation.py": frozenset(),
