@@ -18,7 +18,8 @@ lane replaces its file's, so a cheap in-process test in a slow file runs in the 
 ``make test`` runs every lane, on two pytest-xdist workers (``-n 2 --dist loadscope``) in the units
 of work :func:`xdist_scope` defines: the files that use what the machine has one of in one chain
 (:data:`MACHINE_WIDE`), the files of the student bundle together (:data:`STUDENT_BUNDLE`), every other
-file whole, and the tests that only read the built site one by one (:data:`SPREAD`). A test that
+file whole, the tests that only read the built site one by one (:data:`SPREAD`) or page by page
+(:data:`BY_PAGE`). A test that
 cannot run here fails with its reason: a skip counts as a failure (the suite must never pass by not
 running).
 """
@@ -26,6 +27,7 @@ running).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -167,9 +169,16 @@ SPREAD: dict[str, frozenset[str]] = {
 }
 
 
+#: Files of :data:`SPREAD` whose tests of one page of the site read what a single load of that page
+#: measured: they are shared out page by page (the page's path in the test's parameters), each page's
+#: tests on one worker.
+BY_PAGE = ("test_site_phone.py", "test_site_a11y.py")
+
+
 def xdist_scope(nodeid: str) -> str:
     """The unit of work ``nodeid`` belongs to under pytest-xdist: one of :data:`SHARED_UNITS`, its
-    file, or the test alone (:data:`SPREAD`). Tests of one unit run on one worker, in collection order."""
+    file, its page of the site (:data:`BY_PAGE`) or the test alone (:data:`SPREAD`). Tests of one unit
+    run on one worker, in collection order."""
     path, _, rest = nodeid.partition("::")
     name = Path(path).name
     for unit, files in SHARED_UNITS.items():
@@ -178,7 +187,10 @@ def xdist_scope(nodeid: str) -> str:
     if name not in SPREAD:
         return path
     function = rest.split("[", 1)[0].split("::")[-1]
-    return f"{path}::{function}" if function in SPREAD[name] else nodeid
+    if function in SPREAD[name]:
+        return f"{path}::{function}"
+    page = re.search(r"[\w./-]+?\.html", rest.partition("[")[2]) if name in BY_PAGE else None
+    return f"{path}::{page.group(0)}" if page else nodeid
 
 
 def _run_order(item: pytest.Item) -> int:
