@@ -72,14 +72,18 @@ PDF := _build/html/self-attention.pdf
 pdf: book $(SYS_STAMP)
 	$(BIN)/python scripts/book_pdf.py _build/html $(PDF)
 
+# Two pytest-xdist workers; --dist loadscope with the units tests/conftest.py defines: the tests that
+# use what the machine has one of (system accounts, Slurm, the hub, Dask) run one after another on
+# one worker, every other file whole on one worker, and the tests that only read the built site one by
+# one on either. --durations: the slowest tests are printed at the end of every run (the suite's
+# time budget starts there).
 test: setup book pdf
 	$(BIN)/ruff check .
-	@# --durations: the slowest tests are printed at the end of every run (the suite's time budget starts there).
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest --durations=40 $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n 2 --dist loadscope --durations=40 $(PYTEST_ARGS)
 
 # The fast lane for a developer's loop: ruff and the unit tests (tests/conftest.py, LANES); no book,
 # no browser, no graded class, no new environment, no many-seed sweep (the sweep lane, in make test).
-# Two pytest-xdist workers; bytecode is written even where PYTHONDONTWRITEBYTECODE is set, since
+# About 45 s on two quiet cores (docs/contributing.md). Two pytest-xdist workers; bytecode is written even where PYTHONDONTWRITEBYTECODE is set, since
 # without the cached pyc files pytest re-rewrites every test module's asserts on every run.
 test-fast: $(VENV_STAMP) $(SYS_STAMP)
 	$(BIN)/ruff check .

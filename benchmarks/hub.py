@@ -62,7 +62,7 @@ def _bench_hub(names: list[str], instructor: str) -> Iterator[tuple[object, dict
         raise SystemExit("benchmarks.hub must run as root (it makes system users, as make hub does)")
     envs = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
     state = Path("/var/tmp") / f"selfattn-hub-bench-{secrets.token_hex(4)}"
-    layout = HubLayout(state=state, envs=envs, port=free_port())
+    layout = HubLayout(state=state, envs=envs, port=free_port(4))  # hub, its API, proxy API, formgrader
     tmp = Path(tempfile.mkdtemp(prefix="hub-bench-"))
     roster = tmp / "roster.csv"
     roster.write_text("id,first_name,last_name,email,role\n" + "".join(f"{s},S,{s},,student\n" for s in names)

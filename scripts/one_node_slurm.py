@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from local_ports import port_block
+
 SCRIPTS = Path(__file__).resolve().parent
 DAEMONS = ("munged", "slurmctld", "slurmd")
 
@@ -65,12 +67,6 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
 
 class SlurmUnavailable(RuntimeError):
     """This machine cannot run the one-node Slurm; the message says why."""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
 
 
 def _memory_mb() -> int:
@@ -134,8 +130,9 @@ class OneNodeSlurm:
         shutil.chown(key, "munge", "munge")
         os.chmod(munge, 0o711)  # every user's sbatch reaches the socket; the key stays 0600
         os.chmod(key, 0o600)
-        self.conf.write_text(CONF.format(host=host, folder=self.folder, ctld_port=_free_port(),
-                                         slurmd_port=_free_port(), cpus=os.cpu_count() or 1,
+        ports = port_block(2)  # slurmctld's and slurmd's, which bind them only when started
+        self.conf.write_text(CONF.format(host=host, folder=self.folder, ctld_port=ports,
+                                         slurmd_port=ports + 1, cpus=os.cpu_count() or 1,
                                          memory_mb=_memory_mb()))
         self._spawn("munged", ["setpriv", "--reuid=munge", "--regid=munge", "--clear-groups",
                                "munged", "--foreground", "--force",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import http.server
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
+if str(ROOT / "scripts") not in sys.path:
+    sys.path.insert(0, str(ROOT / "scripts"))
+from local_ports import port_block  # noqa: E402
+
 CHROMIUM_ARGS = [
     "--headless=new",
     "--no-sandbox",
@@ -50,13 +55,11 @@ def serve(directory: Path = SITE) -> Iterator[str]:
         server.server_close()
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now (for a server a test starts)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_port(size: int = 1) -> int:
+    """The first of ``size`` consecutive TCP ports that nothing listens on now, for servers a test
+    starts: below the ephemeral range, so that no browser or port-0 server of a test running beside
+    it takes one before the server binds it (``scripts/local_ports.py``)."""
+    return port_block(size)
 
 
 def chromium_path() -> str:

@@ -15,12 +15,19 @@ with one line saying where to add it). The lanes are pytest markers:
 A single test may carry its own lane marker (``@pytest.mark.unit`` in a pipeline file, say): that
 lane replaces its file's, so a cheap in-process test in a slow file runs in the fast loop too.
 
-``make test`` runs every lane. A test that cannot run here fails with its reason: a skip counts as a
-failure (the suite must never pass by not running).
+``make test`` runs every lane, on two pytest-xdist workers (``-n 2 --dist loadscope``) in the units
+of work :func:`xdist_scope` defines: the files that use what the machine has one of in one chain
+(:data:`MACHINE_WIDE`), the files of the student bundle together (:data:`STUDENT_BUNDLE`), every other
+file whole, the tests that only read the built site one by one (:data:`SPREAD`) or page by page
+(:data:`BY_PAGE`). A test that
+cannot run here fails with its reason: a skip counts as a failure (the suite must never pass by not
+running).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -132,9 +139,87 @@ LANES: dict[str, str] = {
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 
+#: Test files that use what this machine has one of: fixed system accounts (the hub's, the Slurm
+#: hub's), a one-node Slurm and its munge, the hub's state and ports, Dask clusters. Under
+#: pytest-xdist (``make test``: ``-n 2 --dist loadscope``, see :class:`CourseScheduling`) they run on
+#: one worker, one after another in file order, never beside each other; they start first, being the
+#: longest chain.
+MACHINE_WIDE = ("test_distributed.py", "test_hub.py", "test_hub_slurm.py", "test_slurm.py")
+MACHINE_SCOPE = "machine-wide"
+#: Files that use the session's student bundle and its install (the ``student_bundle`` and
+#: ``installed_student_course`` fixtures): one unit of work, so that each is built once.
+STUDENT_BUNDLE = ("test_check_agrees_with_grader.py", "test_hand_in.py", "test_no_answers_shipped.py",
+                  "test_student_bundle.py", "test_student_install.py")
+#: The units of work that span files: name -> its files
+SHARED_UNITS: dict[str, tuple[str, ...]] = {MACHINE_SCOPE: MACHINE_WIDE, "student-bundle": STUDENT_BUNDLE}
+#: Files whose tests are shared out one by one between the xdist workers: each test stands alone and
+#: the file's module fixtures are cheap (a Chromium started), so running them on both workers costs
+#: less than it gains. Not a file that keeps what one page load measured for its other tests
+#: (``tests/test_site_render.py``): shared out, each worker would load every page again. The tests
+#: named here use an expensive fixture (a graded class) and stay together on one worker, the fixture
+#: built once. Every other file runs whole on one worker, its module fixtures built once as in a
+#: serial run.
+SPREAD: dict[str, frozenset[str]] = {
+    "test_site_phone.py": frozenset(),
+    "test_site_a11y.py": frozenset({"test_axe_finds_no_serious_violation_in_the_report_and_feedback"}),
+    "test_site.py": frozenset(),
+    "test_site_reading.py": frozenset(),
+    "test_notation.py": frozenset(),
+    "test_hidden_draws.py": frozenset(),
+    "test_float32_answers.py": frozenset(),
+}
+
+
+#: Files of :data:`SPREAD` whose tests of one page of the site read what a single load of that page
+#: measured: they are shared out page by page (the page's path in the test's parameters), each page's
+#: tests on one worker.
+BY_PAGE = ("test_site_phone.py", "test_site_a11y.py")
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work ``nodeid`` belongs to under pytest-xdist: one of :data:`SHARED_UNITS`, its
+    file, its page of the site (:data:`BY_PAGE`) or the test alone (:data:`SPREAD`). Tests of one unit
+    run on one worker, in collection order."""
+    path, _, rest = nodeid.partition("::")
+    name = Path(path).name
+    for unit, files in SHARED_UNITS.items():
+        if name in files:
+            return unit
+    if name not in SPREAD:
+        return path
+    function = rest.split("[", 1)[0].split("::")[-1]
+    if function in SPREAD[name]:
+        return f"{path}::{function}"
+    page = re.search(r"[\w./-]+?\.html", rest.partition("[")[2]) if name in BY_PAGE else None
+    return f"{path}::{page.group(0)}" if page else nodeid
+
+
+def _run_order(item: pytest.Item) -> int:
+    """Where a test's unit of work comes in an xdist run: the machine-wide chain first, then whole
+    files, then the tests shared out one by one (small units last, so the workers end together)."""
+    scope = xdist_scope(item.nodeid)
+    return 0 if scope == MACHINE_SCOPE else 2 if scope == item.nodeid else 1
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadscope`` with the units of :func:`xdist_scope`, in the order the workers collected
+    (:func:`_run_order`) rather than by their number of tests."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CourseScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    config.option.loadscopereorder = False
+    return CourseScheduling(config, log)
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test with its lane (its own marker, else its file's); a file without one is a usage error."""
+    """Mark every test with its lane (its own marker, else its file's); a file without one is a
+    usage error. In an xdist worker, order the tests by :func:`_run_order` (a serial run keeps file
+    order)."""
     unknown = sorted({Path(str(item.fspath)).name for item in items} - set(LANES))
     if unknown:
         raise pytest.UsageError(f"test files without a lane: {', '.join(unknown)}: add each to LANES in "
@@ -145,6 +230,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(f"{item.nodeid}: more than one lane marker ({', '.join(sorted(set(own)))})")
         if not own:
             item.add_marker(getattr(pytest.mark, LANES[Path(str(item.fspath)).name]))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=_run_order)
+
+
+@pytest.fixture(scope="session")
+def student_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The student bundle as ``make student`` builds it (``selfattn-course/`` and its zip), built once
+    for every test of the bundle (they read it; each unpacks its own copy to change,
+    ``student_support.unpacked_course``)."""
+    from student_support import built_bundle
+
+    return built_bundle(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def installed_student_course(student_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundle unpacked and installed as START HERE says, by the system python3, once for the
+    tests that use a student's install (they add files of their own to it, never change what is there)."""
+    from student_support import installed_course
+
+    return installed_course(student_bundle, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def unpacked_course(tmp_path_factory) -> Path:
-    """Build the bundle (scripts/build_student.py) and unpack its archive; return the course folder."""
+def built_bundle(tmp_path_factory) -> Path:
+    """The folder ``scripts/build_student.py --out`` writes, as ``make student`` builds it: the
+    course folder ``selfattn-course/`` and its archive ``selfattn-course.zip`` (the wheel inside).
+    The tests share one per session (``student_bundle`` in ``tests/conftest.py``) and never change it."""
     out = tmp_path_factory.mktemp("bundle")
     run = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_student.py"), "--out", str(out)],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
+    return out
+
+
+def unpacked_course(bundle: Path, tmp_path_factory) -> Path:
+    """The archive of ``bundle`` (:func:`built_bundle`) unpacked into a new home; returns the course
+    folder, the test's own to change."""
     home = tmp_path_factory.mktemp("home")
-    with zipfile.ZipFile(out / "selfattn-course.zip") as z:
+    with zipfile.ZipFile(bundle / "selfattn-course.zip") as z:
         z.extractall(home)
     return home / "selfattn-course"
 
@@ -44,11 +52,12 @@ def lay_out_scripts(folder: Path) -> None:
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
-def installed_course(tmp_path_factory) -> Path:
+def installed_course(bundle: Path, tmp_path_factory) -> Path:
     """The course folder unpacked from the bundle and installed by ``install.py`` run by
-    :data:`SYSTEM_PYTHON`: ``.venv`` holds the zip's requirements and the student wheel."""
+    :data:`SYSTEM_PYTHON`, as START HERE says: ``.venv`` holds the zip's requirements and the student
+    wheel. The tests share one per session (``installed_student_course`` in ``tests/conftest.py``)."""
     assert Path(SYSTEM_PYTHON).exists(), f"no {SYSTEM_PYTHON} on this machine"
-    folder = unpacked_course(tmp_path_factory)
+    folder = unpacked_course(bundle, tmp_path_factory)
     run = subprocess.run([SYSTEM_PYTHON, "install.py"], cwd=folder, capture_output=True, text=True, timeout=1500)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     return folder

@@ -34,7 +34,7 @@ import nbformat
 import pytest
 from grading_support import ROOT, SOLUTIONS, Entry, read_entry
 from nbclient import NotebookClient
-from student_support import installed_course, student_kernel
+from student_support import student_kernel
 
 TESTS = Path(__file__).resolve().parent
 SEPARATOR = "# --- cell ---"
@@ -216,8 +216,8 @@ def _grader_side(work: Path, entries: list[Entry]) -> dict[str, dict[str, bool]]
 
 
 @pytest.fixture(scope="module")
-def both_sides(tmp_path_factory):
-    course = installed_course(tmp_path_factory)
+def both_sides(installed_student_course, tmp_path_factory):
+    course = installed_student_course
     kernel, data = student_kernel(course, tmp_path_factory)
     saved = os.environ.get("JUPYTER_PATH")
     os.environ["JUPYTER_PATH"] = str(data)

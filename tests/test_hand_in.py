@@ -30,8 +30,8 @@ VERDICT = re.compile(r"^(ok  |FAIL) notebooks/attention/(\S+)\.ipynb(?:: (.*))?$
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> Path:
-    return unpacked_course(tmp_path_factory)
+def course(student_bundle, tmp_path_factory) -> Path:
+    return unpacked_course(student_bundle, tmp_path_factory)
 
 
 def _hand_in(course: Path, *args: str, kernels: bool = False) -> subprocess.CompletedProcess:

@@ -59,9 +59,8 @@ def hub(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.fail("the hub test must run as root (it makes system users, as make hub does)")
     state = Path("/var/tmp") / f"selfattn-hub-test-{secrets.token_hex(4)}"
-    layout = HubLayout(state=state, envs=ENVS, port=free_port())
-    while any(_busy(layout.port + k) for k in range(1, 3 + len(COURSES))):
-        layout = HubLayout(state=state, envs=ENVS, port=free_port())
+    # the hub, its API, the proxy's API and one formgrader per course (HubLayout.formgrader_port)
+    layout = HubLayout(state=state, envs=ENVS, port=free_port(3 + len(COURSES)))
     roster = tmp_path_factory.mktemp("hub") / "roster.csv"
     roster.write_text("id,first_name,last_name,email,role\n" + "".join(f"{s},S,{s},,student\n" for s in STUDENTS)
                       + f"{INSTRUCTOR},I,Ivy,,instructor\n{TA},T,Tom,,ta\n")
@@ -88,13 +87,6 @@ def hub(tmp_path_factory):
             os.environ.update(env_before)
             accounts.remove_accounts([*STUDENTS, INSTRUCTOR, TA, DAN, UNA], list(COURSES))
             shutil.rmtree(state, ignore_errors=True)
-
-
-def _busy(port: int) -> bool:
-    import socket
-
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _grader_env(layout: HubLayout, course: str) -> dict[str, str]:

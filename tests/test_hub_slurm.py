@@ -42,7 +42,7 @@ def slurm_hub(tmp_path_factory):
     folder = Path(tempfile.mkdtemp(prefix="selfattn-slurm-hub-"))  # munged must reach it: not under 0700
     node = OneNodeSlurm(folder)
     state = Path("/var/tmp") / f"selfattn-hub-slurm-{secrets.token_hex(4)}"
-    layout = HubLayout(state=state, envs=ENVS, port=free_port())
+    layout = HubLayout(state=state, envs=ENVS, port=free_port(4))  # hub, its API, proxy API, formgrader
     roster = tmp_path_factory.mktemp("slurm-hub") / "roster.csv"
     roster.write_text(f"id,first_name,last_name,email,role\n{EVE},E,Eve,,student\n")
     password = secrets.token_urlsafe(12)

@@ -176,12 +176,9 @@ def _python_files(folder: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory) -> Path:
+def bundle(student_bundle) -> Path:
     """The student bundle's archive, built as ``make student`` builds it (wheel included)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import build_student
-
-    return build_student.build(tmp_path_factory.mktemp("bundle"))
+    return student_bundle / "selfattn-course.zip"
 
 
 @pytest.fixture(scope="module")

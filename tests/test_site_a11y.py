@@ -102,16 +102,10 @@ def test_every_control_has_an_accessible_name_and_value(browser, rel):
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_captions_and_labels_are_legible(browser, rel, dark):
-    page = _open(browser, rel, dark=dark)
-    try:
-        theme = page.evaluate("document.documentElement.dataset.theme")
-        measured = page.evaluate(CONTRAST_JS)
-        # Figure labels are checked in the PNG (tests/test_site_figures.py); that holds only if the
-        # page shows the PNG as drawn.
-        filtered = page.evaluate("""() => Array.from(document.querySelectorAll('article img'))
-            .filter(i => getComputedStyle(i).filter !== 'none').map(i => i.alt.slice(0, 40))""")
-    finally:
-        page.close()
+    seen = _look(browser, rel, dark)
+    # Figure labels are checked in the PNG (tests/test_site_figures.py); that holds only if the
+    # page shows the PNG as drawn.
+    theme, measured, filtered = seen["theme"], seen["contrast"], seen["filtered"]
     assert theme == ("dark" if dark else "light"), theme
     assert filtered == [], f"{rel} ({theme}): figures drawn through a CSS filter: {filtered}"
     assert measured, f"{rel}: no captions found"
@@ -153,11 +147,44 @@ def _audit(base: str, browser, rel: str, dark: bool) -> tuple[str, list[dict]]:
         page.close()
 
 
+FILTERED_JS = """() => Array.from(document.querySelectorAll('article img'))
+    .filter(i => getComputedStyle(i).filter !== 'none').map(i => i.alt.slice(0, 40))"""
+#: What one load of a page of the site in one theme showed, by (page, dark): the tests that read a
+#: page without touching it share the load (tests/conftest.py keeps a page's tests on one xdist worker).
+_seen: dict[tuple[str, bool], dict[str, object]] = {}
+
+
+def _look(browser, rel: str, dark: bool) -> dict[str, object]:
+    """The theme ``rel`` shows, the contrast of its captions and labels, its figures drawn through a CSS
+    filter and axe-core's serious violations, from a single page load (nothing outside the site is
+    loaded; a chapter's widgets are drawn, its math typeset, before anything is measured)."""
+    key = (rel, dark)
+    if key not in _seen:
+        base, b = browser
+        page = b.new_page(color_scheme="dark" if dark else "light")
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:")) else r.abort())
+        if dark:
+            page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
+        try:
+            page.goto(base + rel, wait_until="networkidle")
+            page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+            if rel in CHAPTERS:
+                page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
+            page.wait_for_timeout(300)
+            seen: dict[str, object] = {"theme": page.evaluate("document.documentElement.dataset.theme || ''"),
+                                       "contrast": page.evaluate(CONTRAST_JS), "filtered": page.evaluate(FILTERED_JS)}
+            seen["axe"] = _axe(page)  # last: it adds axe-core's script to the page
+        finally:
+            page.close()
+        _seen[key] = seen
+    return _seen[key]
+
+
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("rel", PAGES)
 def test_axe_finds_no_serious_violation_on_the_site(browser, rel, dark):
-    base, b = browser
-    theme, bad = _audit(base, b, rel, dark)
+    seen = _look(browser, rel, dark)
+    theme, bad = seen["theme"], seen["axe"]
     assert theme == ("dark" if dark else "light"), f"{rel}: theme {theme!r}"
     assert bad == [], f"{rel} ({theme}): axe-core: {bad}"
 

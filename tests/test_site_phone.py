@@ -83,6 +83,41 @@ def _open(browser, rel: str, width: int = PHONE, dark: bool = False, media: str 
     return page
 
 
+#: What the read-only tests below measured on a page, by (page, width, dark): one page load serves
+#: every test that would open the page the same way (tests/conftest.py keeps a page's tests on one
+#: xdist worker). Each measurement is a script that only reads the page (:func:`_measure`).
+_measured: dict[tuple[str, int, bool], dict[str, object]] = {}
+
+
+def _measure(browser, rel: str, width: int, dark: bool, name: str):
+    """What script ``name`` of :func:`_read_only_scripts` returns on ``rel`` shown at ``width`` px in the
+    light or dark theme (screen media), from a single page load that runs every such script."""
+    key = (rel, width, dark)
+    if key not in _measured:
+        page = _open(browser, rel, width=width, dark=dark)
+        found: dict[str, object] = {}
+        try:
+            for script_name, script in _read_only_scripts().items():
+                try:
+                    found[script_name] = page.evaluate(script)
+                except Exception as exc:  # raised again in the test that reads it
+                    found[script_name] = exc
+        finally:
+            page.close()
+        _measured[key] = found
+    value = _measured[key][name]
+    if isinstance(value, Exception):
+        raise value
+    return value
+
+
+def _read_only_scripts() -> dict[str, str]:
+    """The scripts :func:`_measure` runs on each page, in order; none changes what the next one sees
+    (the covers' script removes the element it adds, and runs last)."""
+    return {"wide_math": WIDE_MATH_JS, "images": IMAGES_JS, "captions": CAPTIONS_JS, "boxed": BOXED_JS,
+            "covers": COVER_MISMATCH_JS}
+
+
 def _each_frame(page):
     """Show every frame of every widget in turn (last option of each control), yielding after each."""
     yield
@@ -122,22 +157,14 @@ def test_every_widget_fits_a_phone(browser, rel, dark):
 
 @pytest.mark.parametrize("rel", MATH_PAGES)
 def test_display_math_fits_a_phone_without_scrolling(browser, rel):
-    page = _open(browser, rel)
-    try:
-        wide = page.evaluate(WIDE_MATH_JS)
-    finally:
-        page.close()
+    wide = _measure(browser, rel, PHONE, False, "wide_math")
     assert wide == [], f"{rel} at {PHONE} px: display formulas that need a sideways scroll: {wide}"
 
 
 @pytest.mark.parametrize("rel", READING)
 def test_figures_are_sharp_when_zoomed(browser, rel):
     """At 1280 px every shown figure has at least DENSITY image pixels per CSS pixel it covers."""
-    page = _open(browser, rel, width=1280)
-    try:
-        images = page.evaluate(IMAGES_JS)
-    finally:
-        page.close()
+    images = _measure(browser, rel, 1280, False, "images")
     blurred = [(i["alt"], i["natural"], round(i["shown"])) for i in images if i["natural"] < DENSITY * i["shown"] - 1]
     assert blurred == [], f"{rel}: figures with fewer than {DENSITY} pixels per CSS pixel: {blurred}"
 
@@ -296,6 +323,10 @@ COVER_MISMATCH_JS = """() => {
   return bad;
 }"""
 
+# How many display formulas stand inside a theorem box (a proof or an admonition).
+BOXED_JS = """() => document.querySelectorAll('article div.proof mjx-container[display="true"], '
+  + 'article .admonition mjx-container[display="true"]').length"""
+
 THEOREM_PAGES = ["book/04-scaling.html", "book/05-saturation.html", "book/06-position.html"]
 
 
@@ -305,13 +336,8 @@ THEOREM_PAGES = ["book/04-scaling.html", "book/05-saturation.html", "book/06-pos
 def test_scroll_shadow_covers_match_the_box_behind_each_formula(browser, rel, width, dark):
     """The covers that hide a display's scroll shadow at an edge it has reached are the colour of what is
     behind the display (a theorem box's tint included): no white blocks beside an equation."""
-    page = _open(browser, rel, width=width, dark=dark)
-    try:
-        boxed = page.evaluate("() => document.querySelectorAll('article div.proof mjx-container[display=\"true\"], "
-                              "article .admonition mjx-container[display=\"true\"]').length")
-        bad = page.evaluate(COVER_MISMATCH_JS)
-    finally:
-        page.close()
+    boxed = _measure(browser, rel, width, dark, "boxed")
+    bad = _measure(browser, rel, width, dark, "covers")
     assert boxed, f"{rel}: no display formula inside a theorem box"
     assert bad == [], (f"{rel} at {width} px: scroll-shadow covers unlike the box behind "
                        f"(formula, cover, behind): {bad[:5]}")
@@ -339,11 +365,7 @@ def test_widget_captions_are_readable(browser, rel, dark):
         values = [float(v) for v in re.findall(r"[\d.]+", css)[:3]]
         return to_rgb(tuple(v / 255 for v in values))
 
-    page = _open(browser, rel, width=PHONE if dark else 1280, dark=dark)
-    try:
-        captions = page.evaluate(CAPTIONS_JS)
-    finally:
-        page.close()
+    captions = _measure(browser, rel, PHONE if dark else 1280, dark, "captions")
     poor = [(text, size, height, round(contrast_ratio(colour(fg), colour(bg)), 1))
             for text, size, height, fg, bg in captions
             if size < 13 or height > 1.6 * size or contrast_ratio(colour(fg), colour(bg)) < 4.5]

@@ -13,7 +13,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -68,11 +67,8 @@ def _texts(path: Path, name: str):
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("student")
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "build_student.py"), "--out", str(out)], check=True,
-                   capture_output=True, text=True)
-    return out
+def bundle(student_bundle) -> Path:
+    return student_bundle
 
 
 def test_the_bundle_holds_what_start_here_promises(bundle):
@@ -127,15 +123,9 @@ def test_student_pins_are_the_repositorys(bundle):
 
 
 @pytest.fixture(scope="module")
-def installed(bundle, tmp_path_factory) -> Path:
+def installed(installed_student_course) -> Path:
     """The bundle unpacked from its archive and installed as START HERE says, by the system python3."""
-    home = tmp_path_factory.mktemp("student-home")
-    with zipfile.ZipFile(bundle / "selfattn-course.zip") as z:
-        z.extractall(home)
-    folder = home / "selfattn-course"
-    run = subprocess.run([SYSTEM_PYTHON, "install.py"], cwd=folder, capture_output=True, text=True, timeout=1500)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    return folder
+    return installed_student_course
 
 
 def test_instructor_tools_are_switched_off(installed):

@@ -37,9 +37,9 @@ def _load(name: str):
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> Path:
+def course(student_bundle, tmp_path_factory) -> Path:
     """The course folder as a student unpacks it from ``make student``'s archive."""
-    return unpacked_course(tmp_path_factory)
+    return unpacked_course(student_bundle, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
