@@ -7,6 +7,7 @@ Widget captions and labels reach WCAG AA contrast (4.5:1) against what is behind
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
@@ -132,8 +133,10 @@ def _axe(page) -> list[dict]:
     return [v for v in page.evaluate(AXE_JS) if v["impact"] in SERIOUS]
 
 
-def _audit(base: str, browser, rel: str, dark: bool) -> tuple[str, list[dict]]:
-    """The theme the page shows and axe-core's serious violations; nothing outside ``base`` is loaded."""
+@contextlib.contextmanager
+def _opened(base: str, browser, rel: str, dark: bool, settle=None):
+    """``rel`` opened in the light or dark theme, its math typeset, ``settle(page)`` done and 300 ms
+    waited; nothing outside ``base`` is loaded. The page is closed after the block."""
     page = browser.new_page(color_scheme="dark" if dark else "light")
     page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:")) else r.abort())
     if dark:
@@ -141,10 +144,18 @@ def _audit(base: str, browser, rel: str, dark: bool) -> tuple[str, list[dict]]:
     try:
         page.goto(base + rel, wait_until="networkidle")
         page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+        if settle is not None:
+            settle(page)
         page.wait_for_timeout(300)
-        return page.evaluate("document.documentElement.dataset.theme || ''"), _axe(page)
+        yield page
     finally:
         page.close()
+
+
+def _audit(base: str, browser, rel: str, dark: bool) -> tuple[str, list[dict]]:
+    """The theme the page shows and axe-core's serious violations; nothing outside ``base`` is loaded."""
+    with _opened(base, browser, rel, dark) as page:
+        return page.evaluate("document.documentElement.dataset.theme || ''"), _axe(page)
 
 
 FILTERED_JS = """() => Array.from(document.querySelectorAll('article img'))
@@ -161,21 +172,12 @@ def _look(browser, rel: str, dark: bool) -> dict[str, object]:
     key = (rel, dark)
     if key not in _seen:
         base, b = browser
-        page = b.new_page(color_scheme="dark" if dark else "light")
-        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:")) else r.abort())
-        if dark:
-            page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
-        try:
-            page.goto(base + rel, wait_until="networkidle")
-            page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-            if rel in CHAPTERS:
-                page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
-            page.wait_for_timeout(300)
+        widgets = (lambda page: page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
+                   ) if rel in CHAPTERS else None
+        with _opened(base, b, rel, dark, widgets) as page:
             seen: dict[str, object] = {"theme": page.evaluate("document.documentElement.dataset.theme || ''"),
                                        "contrast": page.evaluate(CONTRAST_JS), "filtered": page.evaluate(FILTERED_JS)}
             seen["axe"] = _axe(page)  # last: it adds axe-core's script to the page
-        finally:
-            page.close()
         _seen[key] = seen
     return _seen[key]
 
