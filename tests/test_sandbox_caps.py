@@ -27,6 +27,7 @@ from nbgrader.api import Gradebook
 from autograder import sandbox
 from autograder.sandbox import cgroups, warm
 from selfattn.checks.calling import Case
+from selfattn.checks.findings import Finding, Kind
 
 LIMITS = sandbox.Limits(cpu_seconds=5, memory_bytes=512 << 20)
 HOSTILE = {e.path.stem: e for e in entries("adversarial")
@@ -120,6 +121,28 @@ def test_a_run_that_hits_a_cap_fails_with_a_fixed_message_and_the_next_run_is_cl
     if session is not None:
         session.close()
         assert left_cgroups() == []
+
+
+#: results over the grader's size cap that take no memory until written (pages of zeros never touched)
+UNTOUCHED_RESULTS = """
+def f(n):
+    return np.zeros(n)
+"""
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["public", "hidden"])
+def test_results_over_the_size_cap_are_refused_before_they_are_written(session, hidden):
+    """Results over :data:`sandbox.MAX_RESULT_BYTES` are refused by the harness before it writes
+    them: 80 and 200 MiB of untouched zeros fail alike, as refused, never by the run's 512 MiB memory
+    cap or its time limit, which writing them would reach (the first under load, the second always):
+    which of those ended a refused run would otherwise depend on the size the answer chose."""
+    small, large = ((mib << 20) // 8 for mib in (80, 200))
+    runs = [sandbox.run([("f", UNTOUCHED_RESULTS)], "f", [Case((n,))], LIMITS, hidden=hidden, session=session)
+            for n in (small, large)]
+    assert [r.failure for r in runs] == [Finding("the results were larger than the grader accepts",
+                                                 Kind.REFUSED)] * 2, [r.failure for r in runs]
+    kept = sandbox.run([("f", UNTOUCHED_RESULTS)], "f", [Case((1000,))], LIMITS, hidden=hidden, session=session)
+    assert kept.outcomes is not None and kept.outcomes[0].value.shape == (1000,), kept.failure
 
 
 def test_memory_cap_holds_for_the_run_not_per_process(session):

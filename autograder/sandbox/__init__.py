@@ -178,8 +178,13 @@ def _stopped(capped: str | None, timed_out: bool, too_big: bool, limits: Limits)
         reason = f"stopped after {limits.wall_seconds:.0f} s: an infinite loop or a very slow computation?"
         return Finding(reason, Kind.TIME_OUT)
     if too_big:
-        return Finding("the results were larger than the grader accepts", Kind.REFUSED)
+        return _too_large()
     return None
+
+
+def _too_large() -> Finding:
+    """Results over the size cap: the grader stopped reading them, or the harness refused them at once."""
+    return Finding("the results were larger than the grader accepts", Kind.REFUSED)
 
 
 def _results(data: bytes, rc: int | None, cells: list[tuple[str, str]], function: str, n_cases: int,
@@ -195,6 +200,8 @@ def _results(data: bytes, rc: int | None, cells: list[tuple[str, str]], function
         return RunResult(None, _death_reason(rc, limits, seconds), [], seconds)
     if disk_full(result):
         return RunResult(None, cap_message(DISK, limits), [], seconds)
+    if result.get("too_large") is True:
+        return RunResult(None, _too_large(), [], seconds)
     labels = [label for label, _ in cells]
     cell_errors = read_cell_errors(result.get("cell_errors"), labels, hidden)
     if "missing" in result:

@@ -74,11 +74,15 @@ def request_frames(cells: list[tuple[str, str | None]], function: str, cases: li
     """A run's two frames: the cells (label, source) and the function's name, then the cases (their
     arguments encoded by :func:`_encode`, the arrays among them in the second frame's ``.npz``).
     ``oracle`` names the course's functions the run calls through the grader
-    (:mod:`autograder.sandbox.oracle`): their cells are sent without source."""
+    (:mod:`autograder.sandbox.oracle`): their cells are sent without source. The first frame also
+    carries :data:`MAX_RESULT_BYTES`: results that would be larger are refused by the harness at once
+    (``"too_large"``), not written until the grader stops reading, so that how long a refused run
+    lasts, and whether its limits end it first, cannot depend on how large the student made them."""
     store: dict[str, np.ndarray] = {}
     encoded = [{"args": [_encode(a, store) for a in c.args],
                 "kwargs": {k: _encode(v, store) for k, v in c.kwargs.items()}} for c in cases]
-    first = _frame({"cells": cells, "function": function, **({"oracle": oracle} if oracle else {})})
+    first = _frame({"cells": cells, "function": function, "max_result_bytes": MAX_RESULT_BYTES,
+                    **({"oracle": oracle} if oracle else {})})
     second = _frame({"cases": encoded}, store)
     return first, second
 

@@ -106,6 +106,24 @@ def stand_in(name: str, out_fd: int):
     return course_function
 
 
+#: what :func:`_capped_calls` returns for results over the grader's size cap
+TOO_LARGE = "too large"
+
+
+def _capped_calls(call_cases, fn, cases: list, cap: int):
+    """The outcomes of calling ``fn`` on each case in turn, or :data:`TOO_LARGE` as soon as their
+    arrays add up to more than ``cap`` bytes (the grader's size cap; ``0``: none): the run then ends
+    at once, so how long a refused run lasts, and whether its time or memory limit ends it first,
+    does not depend on how large the answer made its results."""
+    outcomes, size = [], 0
+    for case in cases:
+        outcomes += call_cases(fn, [case])
+        size += sum(v.nbytes for v in outcomes[-1].values or ())
+        if cap and size > cap:
+            return TOO_LARGE
+    return outcomes
+
+
 def main() -> int:
     sys.path.append(os.environ["SELFATTN_SITE"])  # NumPy's folder only: python runs with -I -S
     import numpy as np
@@ -137,7 +155,7 @@ def main() -> int:
                 os.close(0)
             cases = [Case(tuple(_decode(a, arrays) for a in c["args"]),
                           {k: _decode(v, arrays) for k, v in c["kwargs"].items()}) for c in request["cases"]]
-            outcomes = call_cases(fn, cases)
+            outcomes = _capped_calls(call_cases, fn, cases, int(header.get("max_result_bytes") or 0))
         else:
             _write_all(out_fd, b"M")
             reason = f"no function named {header['function']} was defined"
@@ -150,6 +168,8 @@ def main() -> int:
     store: dict[str, np.ndarray] = {}
     if outcomes is None:
         result["missing"] = reason
+    elif outcomes is TOO_LARGE:
+        result["too_large"] = True
     else:
         encoded = []
         for i, o in enumerate(outcomes):
