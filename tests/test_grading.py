@@ -41,6 +41,9 @@ from nbgrader.api import Gradebook
 
 WRONG, CORRECT, ADVERSARIAL = entries("catalogue/wrong"), entries("catalogue/correct"), entries("adversarial")
 ALL = WRONG + CORRECT + ADVERSARIAL
+#: the class's limits: every honest answer needs well under a second of CPU; the infinite loop spends
+#: the whole limit in each of its runs (the class's longest job)
+LIMITS = ("--cpu-seconds", "4", "--memory-mb", "1024")
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +53,7 @@ def graded(tmp_path_factory):
     for e in ALL:
         place(work, e.student, e.notebook, submission_text(e))
     digests = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (work / "submitted").rglob("*.ipynb")}
-    result = grade(work, "--workers", "2", "--cpu-seconds", "10", "--memory-mb", "1024")
+    result = grade(work, "--workers", "2", *LIMITS)
     assert result.returncode == 0, result.stdout + result.stderr
     return work, digests, result
 
@@ -91,6 +94,23 @@ def test_correct_variant_keeps_full_marks(graded, entry):
 def test_adversarial_outcome(graded, entry):
     work, _, _ = graded
     assert_outcome(work, entry)
+
+
+#: the entries whose point is a run its time limit stops; any other entry that meets a time limit has
+#: not reached what it tests (a walk of the file system, say) and passes on the time-out alone
+TIME_OUT_IS_THE_POINT = frozenset({"infinite_loop"})
+
+
+def test_no_entry_meets_a_time_limit_unless_that_is_its_point(graded):
+    work, _, _ = graded
+    for e in ALL:
+        verdict = json.loads((work / ".grading" / "verdicts" / e.student / "attention" / f"{e.notebook}.json")
+                             .read_text())
+        timed_out = sorted(c for c, f in verdict["checks"].items() if f and f["kind"] == "TIME_OUT")
+        if e.path.stem in TIME_OUT_IS_THE_POINT:
+            assert timed_out, f"{e.path.name}: meant to run into its time limit, it did not"
+        else:
+            assert not timed_out, f"{e.path.name} ran into its time limit in {timed_out}: it never reached its point"
 
 
 def test_gradebook_and_csv_agree_and_every_student_has_a_row(graded):
@@ -215,8 +235,8 @@ def test_shared_warm_sandbox_grades_as_fresh_sandboxes(graded, tmp_path):
         shutil.copytree(work / "submitted" / student, tmp_path / "submitted" / student)
     (tmp_path / ".grading").mkdir()
     env = dict(os.environ, AUTOGRADER_WORKDIR=str(tmp_path), SELFATTN_WARM_SANDBOX="0")
-    fresh = subprocess.run([sys.executable, "-m", "autograder.grade", "--workers", "2", "--cpu-seconds", "10",
-                            "--memory-mb", "1024"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    fresh = subprocess.run([sys.executable, "-m", "autograder.grade", "--workers", "2", *LIMITS],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
 
     def rows(folder):  # the automatic score of every test cell
