@@ -106,22 +106,18 @@ def stand_in(name: str, out_fd: int):
     return course_function
 
 
-#: what :func:`_capped_calls` returns for results over the grader's size cap
-TOO_LARGE = "too large"
-
-
-def _capped_calls(call_cases, fn, cases: list, cap: int):
-    """The outcomes of calling ``fn`` on each case in turn, or :data:`TOO_LARGE` as soon as their
-    arrays add up to more than ``cap`` bytes (the grader's size cap; ``0``: none): the run then ends
-    at once, so how long a refused run lasts, and whether its time or memory limit ends it first,
-    does not depend on how large the answer made its results."""
+def _capped_calls(call_cases, fn, cases: list, cap: int) -> tuple[list, bool]:
+    """(outcomes, too large): ``fn`` called on each case in turn (``call_cases``, from ``calling``),
+    stopping as soon as the results' arrays add up to more than ``cap`` bytes (the grader's size cap;
+    ``0``: none). The run then ends at once, so how long a refused run lasts, and whether its time or
+    memory limit ends it first, does not depend on how large the answer made its results."""
     outcomes, size = [], 0
     for case in cases:
         outcomes += call_cases(fn, [case])
         size += sum(v.nbytes for v in outcomes[-1].values or ())
         if cap and size > cap:
-            return TOO_LARGE
-    return outcomes
+            return outcomes, True
+    return outcomes, False
 
 
 def main() -> int:
@@ -155,20 +151,20 @@ def main() -> int:
                 os.close(0)
             cases = [Case(tuple(_decode(a, arrays) for a in c["args"]),
                           {k: _decode(v, arrays) for k, v in c["kwargs"].items()}) for c in request["cases"]]
-            outcomes = _capped_calls(call_cases, fn, cases, int(header.get("max_result_bytes") or 0))
+            outcomes, too_large = _capped_calls(call_cases, fn, cases, int(header.get("max_result_bytes") or 0))
         else:
             _write_all(out_fd, b"M")
             reason = f"no function named {header['function']} was defined"
             if cell_errors:
                 reason += " (" + "; ".join(cell_errors) + ")"
-            outcomes = None
+            outcomes, too_large = None, False
     sys.stdout, sys.stderr = real_out, real_err
 
     result: dict = {"cell_errors": [e.record() for e in cell_errors]}
     store: dict[str, np.ndarray] = {}
     if outcomes is None:
         result["missing"] = reason
-    elif outcomes is TOO_LARGE:
+    elif too_large:
         result["too_large"] = True
     else:
         encoded = []
