@@ -68,6 +68,71 @@ def test_math_is_rendered_by_the_local_mathjax(site):
     assert src and all(s.startswith(site[0]) for s in src), src
 
 
+def _outside_address() -> str:
+    """An address of this machine that is not loopback (the source address of a route outward)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing address
+            address = probe.getsockname()[0]
+        except OSError as exc:
+            raise AssertionError(f"this machine has no address besides loopback to test the cut with: {exc}") from exc
+    assert not address.startswith("127."), f"the outgoing address is loopback ({address})"
+    return address
+
+
+def test_the_network_is_cut_and_every_outside_request_is_recorded(site):
+    """A server that answers on this machine's outside address (as a CDN would) is out of reach of the
+    site's pages, and the page's attempts to reach it, or a named host, are recorded."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(SITE))
+    outside = http.server.ThreadingHTTPServer(("0.0.0.0", 0), handler)
+    threading.Thread(target=outside.serve_forever, daemon=True).start()
+    url = f"http://{_outside_address()}:{outside.server_address[1]}/index.html"
+    try:
+        import urllib.request
+
+        assert urllib.request.urlopen(url, timeout=5).status == 200, f"the outside server does not answer at {url}"
+        report, page = _open(site, "book/intro.html")
+        try:
+            reached = page.evaluate("""urls => Promise.all(urls.map(u => fetch(u, {mode: 'no-cors'})
+                .then(() => 'reached', () => 'cut off')))""", [url, "https://cdn.example.org/mathjax.js"])
+        finally:
+            page.close()
+    finally:
+        outside.shutdown()
+        outside.server_close()
+    assert reached == ["cut off", "cut off"], f"the browser reached outside servers: {reached}"
+    assert report.outside_requests == [url, "https://cdn.example.org/mathjax.js"], report.outside_requests
+
+
+def test_each_page_starts_as_a_new_readers_would(site):
+    """The pages of one test module share a browser profile (its cache), not what a page stored: a
+    theme a reader chose on one page is not the theme of the next page opened."""
+    base, browser = site
+    first = browser.new_page()
+    try:
+        first.goto(base + "book/intro.html", wait_until="load")
+        first.evaluate("() => { localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark'); }")
+        first.reload(wait_until="load")
+        chosen = first.evaluate("document.documentElement.dataset.theme")
+    finally:
+        first.close()
+    second = browser.new_page()
+    try:
+        second.goto(base + "book/intro.html", wait_until="load")
+        shown = second.evaluate("[document.documentElement.dataset.theme, localStorage.getItem('mode')]")
+    finally:
+        second.close()
+    assert chosen == "dark", f"the dark theme chosen on a page is not shown after a reload: {chosen!r}"
+    assert shown[0] == "light" and shown[1] in (None, "auto"), \
+        f"a new page starts with what an earlier page stored (theme shown, mode stored): {shown}"
+
+
 class _Links(HTMLParser):
     def __init__(self):
         super().__init__()

@@ -47,7 +47,6 @@ def browser():
 def _open(browser, rel: str, dark: bool = False):
     base, b = browser
     page = b.new_page(color_scheme="dark" if dark else "light")
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
     if dark:
         page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
     page.goto(base + rel, wait_until="networkidle")
@@ -138,7 +137,6 @@ def _opened(base: str, browser, rel: str, dark: bool, settle=None):
     """``rel`` opened in the light or dark theme, its math typeset, ``settle(page)`` done and 300 ms
     waited; nothing outside ``base`` is loaded. The page is closed after the block."""
     page = browser.new_page(color_scheme="dark" if dark else "light")
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:")) else r.abort())
     if dark:
         page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
     try:

@@ -71,8 +71,7 @@ def browser():
 
 def _open(browser, rel: str, width: int = PHONE, dark: bool = False, media: str = "screen"):
     base, b = browser
-    page = b.new_page(viewport={"width": width, "height": 844}, color_scheme="dark" if dark else "light",
-                      device_scale_factor=1)
+    page = b.new_page(viewport={"width": width, "height": 844}, color_scheme="dark" if dark else "light")
     attach_recorders(page, base, PageReport(rel))
     if dark:
         page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
