@@ -117,6 +117,32 @@ def served_browser(directory: Path = SITE) -> Iterator[tuple[str, SiteBrowser]]:
             context.close()
 
 
+#: True once a page has loaded, every widget view of the page has been drawn (its output holds a
+#: ``.widget-subarea``) and every image has arrived.
+DRAWN_JS = """() => document.readyState === 'complete'
+  && Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'))
+       .every(s => s.parentElement.querySelector('.widget-subarea'))
+  && Array.from(document.images).every(i => i.complete)"""
+
+#: Resolves once MathJax has typeset everything queued (the page's math and the widgets' labels: each
+#: typeset chains onto ``MathJax.startup.promise``), the fonts have loaded, and two frames were painted.
+SETTLED_JS = """async () => {
+  for (let seen = null; window.MathJax && MathJax.startup && MathJax.startup.promise
+       && MathJax.startup.promise !== seen; ) { seen = MathJax.startup.promise; await seen; }
+  await document.fonts.ready;
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+}"""
+
+
+def open_settled(page, url: str) -> None:
+    """Go to ``url`` and wait until what a reader sees is complete: the page loaded, its widgets
+    drawn, its images arrived, its math and the widgets' labels typeset, its fonts loaded, two frames
+    painted (rather than waiting for the network to go quiet and then for a fixed time)."""
+    page.goto(url, wait_until="load")
+    page.wait_for_function(DRAWN_JS, timeout=15000)
+    page.evaluate(SETTLED_JS)
+
+
 @dataclass
 class PageReport:
     """What one page load did."""

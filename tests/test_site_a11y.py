@@ -11,7 +11,7 @@ import contextlib
 import re
 
 import pytest
-from browser_support import ROOT, SITE, served_browser
+from browser_support import ROOT, SITE, open_settled, served_browser
 
 pytestmark = pytest.mark.browser
 
@@ -49,9 +49,8 @@ def _open(browser, rel: str, dark: bool = False):
     page = b.new_page(color_scheme="dark" if dark else "light")
     if dark:
         page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
-    page.goto(base + rel, wait_until="networkidle")
+    open_settled(page, base + rel)
     page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
-    page.wait_for_timeout(300)
     return page
 
 
@@ -134,17 +133,16 @@ def _axe(page) -> list[dict]:
 
 @contextlib.contextmanager
 def _opened(base: str, browser, rel: str, dark: bool, settle=None):
-    """``rel`` opened in the light or dark theme, its math typeset, ``settle(page)`` done and 300 ms
-    waited; nothing outside ``base`` is loaded. The page is closed after the block."""
+    """``rel`` opened in the light or dark theme and settled (:func:`browser_support.open_settled`: its
+    widgets drawn, its math typeset), then ``settle(page)`` done; nothing outside ``base`` is loaded
+    (the network is cut). The page is closed after the block."""
     page = browser.new_page(color_scheme="dark" if dark else "light")
     if dark:
         page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
     try:
-        page.goto(base + rel, wait_until="networkidle")
-        page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+        open_settled(page, base + rel)
         if settle is not None:
             settle(page)
-        page.wait_for_timeout(300)
         yield page
     finally:
         page.close()

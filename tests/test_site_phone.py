@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import SITE, PageReport, attach_recorders, served_browser
+from browser_support import SETTLED_JS, SITE, PageReport, attach_recorders, open_settled, served_browser
 
 from selfattn.plots import DENSITY, MIN_TEXT_KEY, dataflow_diagram, png_text
 
@@ -75,10 +75,10 @@ def _open(browser, rel: str, width: int = PHONE, dark: bool = False, media: str 
     attach_recorders(page, base, PageReport(rel))
     if dark:
         page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
-    page.goto(base + rel, wait_until="networkidle")
-    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-    page.emulate_media(media=media)
-    page.wait_for_timeout(300)
+    open_settled(page, base + rel)
+    if media != "screen":
+        page.emulate_media(media=media)
+        page.evaluate(SETTLED_JS)
     return page
 
 

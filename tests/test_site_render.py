@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 import numpy as np
 import pytest
-from browser_support import SITE, PageReport, attach_recorders, served_browser
+from browser_support import SITE, PageReport, attach_recorders, open_settled, served_browser
 
 PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "_static" not in p.parts)
 CHAPTERS = [p for p in PAGES if re.match(r"book/\d\d-", p)]
@@ -106,9 +106,7 @@ def _open(browser, rel: str, width: int = 1280):
     base, b = browser
     page = b.new_page(viewport={"width": width, "height": 900})
     attach_recorders(page, base, PageReport(rel))  # nothing leaves the site
-    page.goto(base + rel, wait_until="networkidle")
-    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-    page.wait_for_timeout(200)
+    open_settled(page, base + rel)
     return page
 
 
