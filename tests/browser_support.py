@@ -89,14 +89,19 @@ class SiteBrowser:
     def __init__(self, context) -> None:
         self.context = context
 
-    def new_page(self, viewport: dict[str, int] | None = None, color_scheme: str | None = None):
-        """A new page (tab) shown at ``viewport`` (CSS px; default 1280 × 720) in the ``color_scheme``
-        the reader's system prefers ("light" or "dark"; default light)."""
+    #: What the site stores when a reader picks the dark theme (pydata-sphinx-theme's two keys).
+    DARK_STORAGE = "localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');"
+
+    def new_page(self, viewport: dict[str, int] | None = None, dark: bool = False):
+        """A new page (tab) shown at ``viewport`` (CSS px; default 1280 × 720), light, or dark as for a
+        reader whose system prefers dark and who picked the dark theme."""
         page = self.context.new_page()
         page.add_init_script(self.FRESH_STORAGE)
+        if dark:
+            page.add_init_script(self.DARK_STORAGE)
         if viewport is not None:
             page.set_viewport_size(viewport)
-        page.emulate_media(color_scheme=color_scheme or "light")
+        page.emulate_media(color_scheme="dark" if dark else "light")
         return page
 
 
@@ -134,13 +139,18 @@ SETTLED_JS = """async () => {
 }"""
 
 
-def open_settled(page, url: str) -> None:
-    """Go to ``url`` and wait until what a reader sees is complete: the page loaded, its widgets
-    drawn, its images arrived, its math and the widgets' labels typeset, its fonts loaded, two frames
-    painted (rather than waiting for the network to go quiet and then for a fixed time)."""
-    page.goto(url, wait_until="load")
+def settle(page) -> None:
+    """Wait until what a reader sees of ``page`` is complete: its widgets drawn, its images arrived,
+    its math and the widgets' labels typeset, its fonts loaded, two frames painted (rather than
+    waiting for the network to go quiet and then for a fixed time)."""
     page.wait_for_function(DRAWN_JS, timeout=15000)
     page.evaluate(SETTLED_JS)
+
+
+def open_settled(page, url: str) -> None:
+    """Go to ``url`` and :func:`settle` it."""
+    page.goto(url, wait_until="load")
+    settle(page)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
-from browser_support import SITE, PageReport, attach_recorders, served_browser
+from browser_support import SITE, PageReport, SiteBrowser, attach_recorders, served_browser
 
 pytestmark = pytest.mark.browser
 
@@ -117,7 +117,7 @@ def test_each_page_starts_as_a_new_readers_would(site):
     first = browser.new_page()
     try:
         first.goto(base + "book/intro.html", wait_until="load")
-        first.evaluate("() => { localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark'); }")
+        first.evaluate(f"() => {{ {SiteBrowser.DARK_STORAGE} }}")
         first.reload(wait_until="load")
         chosen = first.evaluate("document.documentElement.dataset.theme")
     finally:

@@ -46,9 +46,7 @@ def browser():
 
 def _open(browser, rel: str, dark: bool = False):
     base, b = browser
-    page = b.new_page(color_scheme="dark" if dark else "light")
-    if dark:
-        page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
+    page = b.new_page(dark=dark)
     open_settled(page, base + rel)
     page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
     return page
@@ -136,9 +134,7 @@ def _opened(base: str, browser, rel: str, dark: bool, settle=None):
     """``rel`` opened in the light or dark theme and settled (:func:`browser_support.open_settled`: its
     widgets drawn, its math typeset), then ``settle(page)`` done; nothing outside ``base`` is loaded
     (the network is cut). The page is closed after the block."""
-    page = browser.new_page(color_scheme="dark" if dark else "light")
-    if dark:
-        page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
+    page = browser.new_page(dark=dark)
     try:
         open_settled(page, base + rel)
         if settle is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import SETTLED_JS, SITE, PageReport, attach_recorders, open_settled, served_browser
+from browser_support import SITE, PageReport, attach_recorders, open_settled, served_browser, settle
 
 from selfattn.plots import DENSITY, MIN_TEXT_KEY, dataflow_diagram, png_text
 
@@ -71,14 +71,12 @@ def browser():
 
 def _open(browser, rel: str, width: int = PHONE, dark: bool = False, media: str = "screen"):
     base, b = browser
-    page = b.new_page(viewport={"width": width, "height": 844}, color_scheme="dark" if dark else "light")
+    page = b.new_page(viewport={"width": width, "height": 844}, dark=dark)
     attach_recorders(page, base, PageReport(rel))
-    if dark:
-        page.add_init_script("localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');")
     open_settled(page, base + rel)
     if media != "screen":
         page.emulate_media(media=media)
-        page.evaluate(SETTLED_JS)
+        settle(page)
     return page
 
 
