@@ -42,16 +42,29 @@ CHROMIUM_ARGS = [
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    #: Where the paths answered with an error go (set per server by :func:`serve`).
+    misses: list[str] | None = None
+
     def log_message(self, format, *args):
         pass
 
+    def send_error(self, code, message=None, explain=None):
+        if self.misses is not None:
+            self.misses.append(f"{code} {self.path}")
+        try:
+            super().send_error(code, message, explain)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the browser went on (a redirect, a closed page) before the answer
+
 
 @contextmanager
-def serve(directory: Path = SITE) -> Iterator[str]:
-    """Serve ``directory`` on 127.0.0.1 (free port); yields the base URL."""
+def serve(directory: Path = SITE, misses: list[str] | None = None) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 (free port); yields the base URL. Every request answered with
+    an error is appended to ``misses`` ("404 /favicon.ico"), including those the browser makes on its
+    own, which no page event shows."""
     if not (directory / "index.html").exists():
         raise FileNotFoundError(f"no built site at {directory}: run `make book` first")
-    handler = functools.partial(_QuietHandler, directory=str(directory))
+    handler = functools.partial(type("_Handler", (_QuietHandler,), {"misses": misses}), directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -86,8 +99,10 @@ class SiteBrowser:
     FRESH_STORAGE = ("if (!sessionStorage.getItem('__fresh_tab')) { localStorage.clear(); "
                      "sessionStorage.setItem('__fresh_tab', '1'); }")
 
-    def __init__(self, context) -> None:
+    def __init__(self, context, misses: list[str] | None = None) -> None:
         self.context = context
+        #: Every request the site's server answered with an error ("404 /favicon.ico"), in order.
+        self.misses: list[str] = [] if misses is None else misses
 
     #: What the site stores when a reader picks the dark theme (pydata-sphinx-theme's two keys).
     DARK_STORAGE = "localStorage.setItem('theme', 'dark'); localStorage.setItem('mode', 'dark');"
@@ -113,11 +128,12 @@ def served_browser(directory: Path = SITE) -> Iterator[tuple[str, SiteBrowser]]:
 
     from playwright.sync_api import sync_playwright
 
-    with serve(directory) as base, sync_playwright() as pw, tempfile.TemporaryDirectory() as profile:
+    misses: list[str] = []
+    with serve(directory, misses) as base, sync_playwright() as pw, tempfile.TemporaryDirectory() as profile:
         context = pw.chromium.launch_persistent_context(profile, executable_path=chromium_path(),
                                                         args=CHROMIUM_ARGS, headless=True)
         try:
-            yield base, SiteBrowser(context)
+            yield base, SiteBrowser(context, misses)
         finally:
             context.close()
 
@@ -172,7 +188,12 @@ def attach_recorders(page, base: str, report: PageReport) -> None:
             report.outside_requests.append(r.url)
 
     page.on("request", request)
-    page.on("console", lambda m: m.type == "error" and report.console_errors.append(m.text))
+    def console(message):
+        if message.type == "error":
+            where = message.location.get("url") if message.location else ""
+            report.console_errors.append(f"{message.text} ({where})" if where else message.text)
+
+    page.on("console", console)
     page.on("pageerror", lambda e: report.console_errors.append(f"uncaught: {e}"))
     page.on(
         "response",

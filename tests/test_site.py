@@ -42,6 +42,7 @@ def _open(site, rel: str) -> tuple[PageReport, object]:
 
 @pytest.mark.parametrize("rel", PAGES)
 def test_page_is_self_contained_and_error_free(site, rel):
+    site[1].misses.clear()
     report, page = _open(site, rel)
     try:
         if page.locator(".math").count():
@@ -55,6 +56,7 @@ def test_page_is_self_contained_and_error_free(site, rel):
     assert report.outside_requests == [], f"{rel} asked outside servers: {report.outside_requests}"
     assert report.failed_requests == [], f"{rel} had failed requests: {report.failed_requests}"
     assert report.console_errors == [], f"{rel} logged console errors: {report.console_errors}"
+    assert site[1].misses == [], f"{rel}: the site's server answered with errors: {site[1].misses}"
 
 
 def test_math_is_rendered_by_the_local_mathjax(site):
@@ -140,7 +142,7 @@ class _Links(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         for name, value in attrs:
-            if value and ((tag == "a" and name == "href") or (name == "src" and tag in ("img", "script"))):
+            if value and ((tag in ("a", "link") and name == "href") or (name == "src" and tag in ("img", "script"))):
                 self.links.append(value)
 
 
@@ -160,6 +162,29 @@ def test_internal_links_resolve(rel):
         if not path.exists() or (path.is_dir() and not (path / "index.html").exists()):
             broken.append(link)
     assert broken == [], f"{rel} links to missing files: {broken}"
+
+
+class _Icons(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.icons: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        named = dict(attrs)
+        if tag == "link" and "icon" in (named.get("rel") or "").lower().split() and named.get("href"):
+            self.icons.append(named["href"])
+
+
+@pytest.mark.parametrize("rel", PAGES)
+def test_every_page_names_an_icon_the_site_has(rel):
+    """A page that names no icon makes the browser ask, on its own, for ``/favicon.ico`` (which the
+    site does not have): a 404 in the console that no page event shows, and that appears only when the
+    request beats the page's closing (or its redirect)."""
+    parser = _Icons()
+    parser.feed((SITE / rel).read_text(encoding="utf-8"))
+    assert parser.icons, f"{rel} names no icon (<link rel=\"icon\">): the browser would ask for /favicon.ico"
+    missing = [href for href in parser.icons if not (SITE / rel).parent.joinpath(unquote(href)).resolve().is_file()]
+    assert missing == [], f"{rel} names icons the site does not have: {missing}"
 
 
 def test_no_outside_urls_in_loaded_assets():

@@ -143,11 +143,50 @@ def _write_search_texts(app, exception) -> None:
     (out / "_static" / "search-texts.js").write_text(text, encoding="utf-8")
 
 
+_FRONT_DOOR = """<!DOCTYPE html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<link rel="icon" href="{icon}">
+<meta http-equiv="Refresh" content="0; url={first}">
+</head>
+<body>
+<p><a href="{first}">{title}</a></p>
+</body>
+</html>
+"""
+
+
+def _write_front_door(app, exception) -> None:
+    """``index.html``: the site's address opens the book's first page.
+
+    Without it, sphinx-external-toc writes a bare refresh tag there: no title, no language, and no
+    icon, so the browser asks for ``/favicon.ico``, which the site does not have (a 404 in the
+    console). This page names the book's icon, says where it goes and links there for a reader whose
+    browser does not follow the refresh. Runs before sphinx-external-toc's handler, which then keeps it.
+    """
+    if exception is not None or app.builder.name != "html":
+        return
+    from html import escape
+
+    icon = app.config.html_favicon
+    fields = {
+        "lang": escape(app.config.language or "en"),
+        "title": escape(app.config.html_title or app.config.project),
+        "icon": escape(f"_static/{Path(icon).name}" if icon else "data:,"),
+        "first": escape(f"{app.config.root_doc}.html"),
+    }
+    (Path(app.outdir) / "index.html").write_text(_FRONT_DOOR.format(**fields), encoding="utf-8")
+
+
 def setup(app) -> dict[str, Any]:
     # Page titles hold no math (MathJax does not typeset the navigation or the <title>), so only
     # pages with an equation load MathJax.
     app.connect("html-page-context", _strip_thebe, priority=900)
     app.connect("build-finished", _finish_pages)
+    app.connect("build-finished", _write_front_door, priority=400)
     app.connect("html-page-context", _offer_notebook, priority=400)
     app.connect("html-page-context", _search_page_assets)
     app.connect("build-finished", _write_search_texts)
