@@ -16,19 +16,14 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-# jsonschema (under nbformat) imports rfc3987_syntax when it is installed, which builds a Lark
-# grammar at import: seconds of every run's start-up, for the draft-7 "iri" formats only. The
-# grader validates nothing with them (nbformat's schema is draft 4, checked without formats).
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-
-from autograder import settings  # noqa: E402
-from autograder.errors import RefusedInput, command_line  # noqa: E402
-from autograder.intake import scan as intake  # noqa: E402
-from autograder.pipeline import dask_cluster as distributed  # noqa: E402
-from autograder.pipeline import run_lock, slurm_array, slurm_cluster  # noqa: E402
-from autograder.pipeline.grading_run import finish, grade_class, submissions  # noqa: E402
-from autograder.verdicts.decide import grade_one  # noqa: E402
-from autograder.workspace import Workspace, from_environment  # noqa: E402
+from autograder import settings
+from autograder.errors import RefusedInput, command_line
+from autograder.intake import scan as intake
+from autograder.pipeline import dask_cluster as distributed
+from autograder.pipeline import run_lock, slurm_array, slurm_cluster
+from autograder.pipeline.grading_run import finish, grade_class, submissions
+from autograder.verdicts.decide import grade_one
+from autograder.workspace import Workspace, from_environment
 
 
 def _scheduler_security_flags(p: argparse.ArgumentParser) -> None:

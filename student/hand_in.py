@@ -55,14 +55,6 @@ NOTEBOOK_SECONDS = 120
 NO_NBGRADER = "cannot validate: nbgrader is not installed for this python; run `python install.py` first"
 
 
-def skip_iri_grammar() -> None:
-    """Keep jsonschema (which nbgrader imports, through nbformat) from importing ``rfc3987_syntax``:
-    that module builds an IRI grammar at import, over a CPU second, for the ``iri`` format checks
-    that nothing here uses (neither nbformat's schemas nor nbgrader check formats). jsonschema
-    treats it as not installed. Call it before importing nbgrader."""
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type] - None: "cannot be imported"
-
-
 def size_warning(path: Path) -> str | None:
     """One line if grading would not read ``path`` (a notebook); None when it would."""
     size, mib = path.stat().st_size, 1 << 20
@@ -204,7 +196,6 @@ def validate_one(path: str, in_this_process: bool = False) -> str | None:
 
     The cells run in a Jupyter kernel, or with ``in_this_process`` in this process (a fresh one
     per notebook, see :func:`validate_all`)."""
-    skip_iri_grammar()
     from nbgrader.preprocessors import ClearOutput, Execute, NbGraderPreprocessor
     from nbgrader.validator import Validator
 
@@ -306,7 +297,6 @@ def validate_all(paths: list[Path]) -> dict[Path, str | None]:
     """Path -> reason it fails (``None``: passes), validated several at a time: in processes forked
     from this one on Linux, in Jupyter kernels elsewhere (where forking a process that has loaded
     NumPy is not safe, or not possible)."""
-    skip_iri_grammar()
     try:
         import nbgrader.validator  # noqa: F401 - only to know it is there
     except ImportError:
