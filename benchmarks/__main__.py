@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .blas_threads import print_blas_threads
 from .book import CHAPTER_TARGET_GZIP_MB, SITE_TARGET_MB, build_times, widget_latency
 from .core import attention_overhead, chunked_vs_full
 from .fixed_cost import print_fixed_costs
@@ -46,6 +47,7 @@ def main(argv: list[str]) -> int:
     )
     print(f"  the same two products in its blocks of {r['rows']} query rows: {r['blocked_ratio']:.2f};"
           f" with one exp of each score between them (the floor): {r['floor_ratio']:.2f}")
+    print_blas_threads()
     print("chunked_attention vs full attention (weights materialised), d=64, block 128:")
     for T in (1024, 2048, 4096, 8192):
         c = chunked_vs_full(T)
