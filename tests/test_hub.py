@@ -213,6 +213,8 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
         validated[student] = json.dumps(done["value"])
         if student == ben:  # the notebook in JupyterLab: Run All Cells draws the widget, check() names the mistake
             _run_all(page, f"{base}/lab/tree/{path}")
+            threads = [e.get("OPENBLAS_NUM_THREADS") for e in _environs(student, "ipykernel")]
+            assert threads and set(threads) == {"1"}, f"the student's kernels' BLAS threads: {threads}"
         submitted = _api(page, context, "POST", f"{base}/assignments/submit", form=form)
         assert submitted["success"], submitted
         # formgrader is the graders' service only
@@ -304,6 +306,25 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
         context.close()
 
     _grader_caps(layout)
+
+
+def _environs(login: str, marker: str) -> list[dict[str, str]]:
+    """The environment of each process of ``login`` whose command line holds ``marker``."""
+    import pwd
+
+    uid = pwd.getpwnam(login).pw_uid
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if not proc.name.isdigit() or proc.stat().st_uid != uid:
+                continue
+            if marker not in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                continue
+            pairs = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:  # the process ended meanwhile
+            continue
+        found.append(dict(p.decode(errors="replace").split("=", 1) for p in pairs if b"=" in p))
+    return found
 
 
 def _only_the_hub(url: str, outside: list[str]):

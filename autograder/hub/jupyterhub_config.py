@@ -35,9 +35,13 @@ c.Spawner.cmd = [str(layout.student_env / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 180
 c.Spawner.http_timeout = 120
+# One BLAS thread per process, as the grading sandbox has: the students' kernels share the machine's
+# cores, where each kernel's extra OpenBLAS threads spin against the others' (two processes with two
+# threads each on two cores: 4x the CPU, benchmarks/blas_threads.py).
+ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 # the students' Python first on PATH (never the graders', which the hub itself runs from)
 c.Spawner.environment = {"JUPYTER_CONFIG_PATH": str(layout.student_config),
-                         "PATH": f"{layout.student_env / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
+                         "PATH": f"{layout.student_env / 'bin'}:/usr/local/bin:/usr/bin:/bin", **ONE_BLAS_THREAD}
 # the server's token: JupyterHub's default, and reading its own user's groups (nbgrader's plugin)
 c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", "read:users:groups!user"]
 
@@ -61,6 +65,7 @@ def _formgrader(course: str) -> dict:
             "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1",
             "PYTHONPATH": str(copy),
             "PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin",
+            **ONE_BLAS_THREAD,
         },
     }
 
