@@ -13,12 +13,12 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # A Jupyter/nbgrader configuration file that raises is an error, not skipped: nbgrader would go on
 # with its defaults (make release would generate from the wrong folders; autograde would execute).
 export TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR := 1
-# One BLAS thread per process (unless set already), as the grading sandbox has: the book's kernels,
-# the grader and the two test workers each run beside other processes on two cores, where a second
-# OpenBLAS thread spins more than it helps (chapter 10's training run twice at once: 3.8 CPU-s each
-# with one thread, 16.9 with two, and as much slower; benchmarks/blas_threads.py measures it).
+# One BLAS thread per process (unless set already), as autograder/threads.py gives the sandbox and the
+# hub: the book's kernels, the grader and the two test workers each run beside other processes on two
+# cores, where a second OpenBLAS thread spins more than it helps (benchmarks/blas_threads.py).
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
 
 VENV_STAMP   := $(VENV)/.installed
 NODE_STAMP   := node_modules/.installed

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from autograder.hub.accounts import read_roster
 from autograder.hub.layout import from_environment, grader_user, graders_group, students_group
+from autograder.threads import ONE_BLAS_THREAD
 from autograder.workspace import ROOT
 
 c = get_config()  # noqa: F821 - provided by traitlets when JupyterHub loads this file
@@ -35,10 +36,8 @@ c.Spawner.cmd = [str(layout.student_env / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 180
 c.Spawner.http_timeout = 120
-# One BLAS thread per process, as the grading sandbox has: the students' kernels share the machine's
-# cores, where each kernel's extra OpenBLAS threads spin against the others' (two processes with two
-# threads each on two cores: 4x the CPU, benchmarks/blas_threads.py).
-ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+# Each student's server and kernel, and formgrader, with one BLAS thread (autograder.threads): they
+# share the machine's cores.
 # the students' Python first on PATH (never the graders', which the hub itself runs from)
 c.Spawner.environment = {"JUPYTER_CONFIG_PATH": str(layout.student_config),
                          "PATH": f"{layout.student_env / 'bin'}:/usr/local/bin:/usr/bin:/bin", **ONE_BLAS_THREAD}

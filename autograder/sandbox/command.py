@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from autograder.sandbox import cgroups, seccomp
+from autograder.threads import ONE_BLAS_THREAD
 
 
 class ProcessLimits(Protocol):
@@ -272,8 +273,7 @@ def sandbox_command(workdir: str, result_fd: int, script: str = "harness.py",
     # NumPy asks for huge pages for large arrays (madvise): on a host whose memory is fragmented each
     # fault then waits for compaction, and the same code takes many times the CPU (a verdict would
     # depend on how long the machine has been up)
-    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
-           "NUMPY_MADVISE_HUGEPAGE": "0",
+    env = {**ONE_BLAS_THREAD, "PYTHONHASHSEED": "0", "NUMPY_MADVISE_HUGEPAGE": "0",
            "HOME": "/tmp" if bwrap else workdir, "PATH": "/usr/bin", "SELFATTN_SITE": site,
            "RESULT_FD": str(result_fd)}
     harness = f"/harness/{script}" if bwrap else str(Path(workdir) / script)
