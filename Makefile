@@ -69,7 +69,8 @@ $(BUNDLE_ZIP): $(VENV_STAMP) $(wildcard notebooks/*/*.ipynb student/* selfattn/*
 
 book: $(VENV_STAMP) $(ASSETS_STAMP) $(CODE_STAMP) $(BUNDLE_ZIP)
 	@# --all: Sphinx copies static files only when some page is out of date, so an edited
-	@# asset alone would never reach the site. Execution stays cached (jupyter-cache).
+	@# asset alone would never reach the site. Execution stays cached (jupyter-cache); chapters missing
+	@# from the cache run side by side, one kernel per core (book/_ext/parallel_execution.py).
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
 # The whole book as one PDF, printed from the built pages by headless Chromium (offline), joined by

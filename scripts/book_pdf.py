@@ -125,6 +125,16 @@ def _print_without_widow(page, pdf: Path) -> float:
     return 1.0
 
 
+def _start_loading(browser, base: str, rel: str):
+    """A new page of ``browser`` loading ``base + rel``, returned as soon as the navigation commits: the
+    book's pages load and typeset side by side (each in its own renderer process), then are printed in
+    order. Nothing outside the site is loaded."""
+    page = browser.new_page(viewport={"width": 1000, "height": 1200})
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:")) else r.abort())
+    page.goto(base + rel, wait_until="commit")
+    return page
+
+
 def _title(page) -> str:
     return " ".join(page.locator("article h1").first.inner_text().replace("#", "").split())
 
@@ -187,11 +197,9 @@ def build_pdf(site: Path, output: Path) -> Path:
         with serve(site) as base, sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             try:
-                for i, rel in enumerate(toc_pages()):
-                    page = browser.new_page(viewport={"width": 1000, "height": 1200})
-                    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:"))
-                               else r.abort())  # nothing leaves the site
-                    page.goto(base + rel, wait_until="networkidle")
+                loading = [_start_loading(browser, base, rel) for rel in toc_pages()]
+                for i, (rel, page) in enumerate(zip(toc_pages(), loading, strict=True)):
+                    page.wait_for_load_state("networkidle")
                     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
                     page.evaluate("() => document.querySelectorAll('details.sd-dropdown').forEach(d => d.open = true)")
                     printed += [{"page": rel, **c} for c in _show_print_frames(page)]
