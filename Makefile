@@ -26,17 +26,26 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
-.PHONY: all book pdf test test-fast test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
+.PHONY: all assets book pdf test test-fast test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
         nbgrader collect intake site-address hub hub-stop
 
 all: book
 
-setup: $(VENV_STAMP) $(ASSETS_STAMP) $(SYS_STAMP)
+setup: assets $(SYS_STAMP)
+
+# The Python environment and the front-end packages are installed side by side (pip and npm each keep
+# one core busy), then the assets are copied out of both.
+assets:
+	@$(MAKE) --no-print-directory -j2 $(VENV_STAMP) $(NODE_STAMP)
+	@$(MAKE) --no-print-directory $(ASSETS_STAMP)
 
 $(VENV_STAMP): requirements.txt pyproject.toml scripts/make-venv.sh
 	@test -x $(VENV)/bin/python || bash scripts/make-venv.sh $(PYTHON) $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@# pip byte-compiles what it installs on one core; compileall does it on every core (the .pyc files
+	@# must exist: where PYTHONDONTWRITEBYTECODE is set, nothing would write them later)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements.txt
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib
 	@# the package installs selfattn only; the grading code is imported from the checkout
 	$(VENV)/bin/python -c "import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()['purelib'], 'selfattn-course-root.pth').write_text('$(CURDIR)\n')"
 	@touch $@
@@ -67,7 +76,7 @@ $(BUNDLE_ZIP): $(VENV_STAMP) $(wildcard notebooks/*/*.ipynb student/* selfattn/*
                scripts/build_student.py scripts/student_package.py autograder/intake/stored_outputs.py autograder/course/ids.py
 	$(BIN)/python scripts/build_student.py
 
-book: $(VENV_STAMP) $(ASSETS_STAMP) $(CODE_STAMP) $(BUNDLE_ZIP)
+book: assets $(CODE_STAMP) $(BUNDLE_ZIP)
 	@# --all: Sphinx copies static files only when some page is out of date, so an edited
 	@# asset alone would never reach the site. Execution stays cached (jupyter-cache); chapters missing
 	@# from the cache run side by side, one kernel per core (book/_ext/parallel_execution.py).
@@ -155,7 +164,7 @@ report: $(VENV_STAMP)
 # with the repository as the server root (formgrader needs the course root inside it).
 # MathJax comes from the vendored copy (autograder/formgrader.py), not a CDN.
 # PORT=8899 (default: Jupyter's, 8888 or the next free one) and TOKEN=... (default: a random one, printed).
-formgrader: $(VENV_STAMP) $(ASSETS_STAMP)
+formgrader: assets
 	$(BIN)/python -m autograder.formgrader $(if $(PORT),--port $(PORT)) $(if $(TOKEN),--token $(TOKEN))
 
 # Due dates and extensions (autograder/due-dates.csv), then the late penalties, feedback and exports
@@ -176,7 +185,7 @@ extension: $(VENV_STAMP)
 # (batchspawner; SPAWNER=local goes back), the two
 # environments, state in SELFATTN_HUB_STATE (default /srv/selfattn-hub), http://127.0.0.1:8000/
 # (SELFATTN_HUB_PORT). Restartable: make hub-stop, make hub lose nothing.
-hub: $(VENV_STAMP) $(ASSETS_STAMP) $(SYS_STAMP)
+hub: assets $(SYS_STAMP)
 	$(BIN)/python -m autograder.hub.control start $(if $(ROSTER),--roster '$(ROSTER)') \
 	    $(foreach course,$(COURSES),--course '$(course)') $(if $(SPAWNER),--spawner '$(SPAWNER)')
 
