@@ -135,6 +135,15 @@ def _start_loading(browser, base: str, rel: str):
     return page
 
 
+def _front(browser, config: dict, entries: list[tuple[str, str, int]], pdf: Path) -> int:
+    """Print the title page and contents (:func:`_front_matter`) to ``pdf``; its number of pages."""
+    page = browser.new_page()
+    page.set_content(_front_matter(config.get("title", ""), config.get("author", ""), entries))
+    page.pdf(path=str(pdf), format="A4", margin=MARGIN)
+    page.close()
+    return _pages(pdf)
+
+
 def _title(page) -> str:
     return " ".join(page.locator("article h1").first.inner_text().replace("#", "").split())
 
@@ -192,13 +201,15 @@ def build_pdf(site: Path, output: Path) -> Path:
     try:
         parts: list[tuple[str, str, Path, float]] = []  # title, page, its PDF, the scale it prints at
         headings: list[tuple[tuple[int, str, str], ...]] = []
-        open_pages = []
         printed: list[dict[str, str]] = []
+        front = work / "front.pdf"
         with serve(site) as base, sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             try:
-                loading = [_start_loading(browser, base, rel) for rel in toc_pages()]
-                for i, (rel, page) in enumerate(zip(toc_pages(), loading, strict=True)):
+                rels = toc_pages()
+                loading = [_start_loading(browser, base, rel) for rel in rels]
+                titles = []
+                for rel, page in zip(rels, loading, strict=True):
                     page.wait_for_load_state("networkidle")
                     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
                     page.evaluate("() => document.querySelectorAll('details.sd-dropdown').forEach(d => d.open = true)")
@@ -206,31 +217,24 @@ def build_pdf(site: Path, output: Path) -> Path:
                     page.evaluate(NAME_EVERY_ID_JS)
                     headings.append(tuple(tuple(h) for h in page.evaluate(HEADINGS_JS)))
                     page.emulate_media(media="print")
-                    page.wait_for_timeout(300)
-                    title = _title(page)
+                    titles.append(_title(page))
+                # The contents' length decides where chapter 1 starts; its page numbers (at most three
+                # digits, in a column of their own) do not change it, so it is laid out with stand-ins
+                # first, each chapter is printed once with its footer, then the contents with the numbers.
+                front_pages = _front(browser, config, [(t, base + r, 999) for t, r in zip(titles, rels, strict=True)],
+                                     front)
+                loading[-1].wait_for_timeout(300)  # the print layout of the last page settles
+                entries: list[tuple[str, str, int]] = []
+                start = 1 + front_pages
+                for i, (title, rel, page) in enumerate(zip(titles, rels, loading, strict=True)):
+                    page.add_style_tag(content=FOOTER_CSS.format(before=start - 1, title=_css_string(title)))
                     pdf = work / f"{i:02d}.pdf"
                     parts.append((title, rel, pdf, _print_without_widow(page, pdf)))
-                    open_pages.append(page)  # printed again once its first page number is known
-                # Front matter: its own length decides where chapter 1 starts, so lay it out twice.
-                front = work / "front.pdf"
-                entries: list[tuple[str, str, int]] = []
-                for _ in range(2):
-                    start = 1 + (_pages(front) if front.exists() else 2)
-                    entries = []
-                    for title, rel, pdf, _scale in parts:
-                        entries.append((title, base + rel, start))
-                        start += _pages(pdf)
-                    page = browser.new_page()
-                    page.set_content(_front_matter(config.get("title", ""), config.get("author", ""), entries))
-                    page.pdf(path=str(front), format="A4", margin=MARGIN)
+                    entries.append((title, base + rel, start))
+                    start += _pages(pdf)
                     page.close()
-                for (title, _rel, pdf, scale), (_, _url, start), page in zip(parts, entries, open_pages, strict=True):
-                    pages = _pages(pdf)
-                    page.add_style_tag(content=FOOTER_CSS.format(before=start - 1, title=_css_string(title)))
-                    _print(page, pdf, scale)
-                    if _pages(pdf) != pages:
-                        raise RuntimeError(f"{title}: the footer changed the chapter's length")
-                    page.close()
+                if _front(browser, config, entries, front) != front_pages:
+                    raise RuntimeError("the contents' page numbers changed the contents' length")
             finally:
                 browser.close()
         files = files_base(str(config.get("html", {}).get("baseurl") or ""), site, output)
