@@ -91,13 +91,19 @@ def passes_hidden_checks(function: str, fn: Callable[..., Any], seed: int = 0) -
     assert hidden or all(not case.args for c in checks for case in c.cases(np.random.default_rng(0))), \
         f"{function} has no hidden check"
     cases = {c.id: c.cases(np.random.default_rng(seed)) for c in checks}
+    # Grading runs every case in one sequence and judges each check on its own slice of it; the
+    # candidate fails at its first failing check, so the checks after it need not run (every check
+    # passed means every case ran, in grading's order).
     try:
         with _quiet(), time_limit(SECONDS):
-            outcomes = call_cases(fn, [c for cid in ids for c in cases[cid]])
+            for cid in ids:
+                outcomes = call_cases(fn, cases[cid])
+                found = verdicts._judged(sandbox.RunResult(outcomes, None, [], 0.0), [cid], cases, hidden)
+                if found[cid] is not None:
+                    return False
     except TimeLimit:  # stopped between two calls: as in grading, too slow is no answer
         return False
-    found = verdicts._judged(sandbox.RunResult(outcomes, None, [], 0.0), ids, cases, hidden)
-    return all(f is None for f in found.values())
+    return True
 
 
 def _run_statements(tree: ast.Module, namespace: dict[str, Any], label: str) -> None:
