@@ -135,6 +135,16 @@ def _lab(browser, layout: HubLayout, name: str, password: str):
     return context, page
 
 
+def _signed_in(browser, layout: HubLayout, name: str, password: str):
+    """Logged in as a student whose server is running, its cookies set, for the calls the Assignments
+    tab makes (JupyterLab's page is left as soon as the server answers it: nothing is asked of the
+    Lab itself, and booting it costs seconds of two cores)."""
+    context, page = _login(browser, layout, name, password)
+    page.wait_for_url(f"**/user/{name}/lab**", timeout=180_000, wait_until="commit")
+    page.goto("about:blank")
+    return context, page
+
+
 def _formgrader(browser, layout: HubLayout, name: str, password: str, service: str = SERVICE):
     """Logged in as a grader, formgrader's page open (which sets the service's XSRF cookie)."""
     context, page = _login(browser, layout, name, password)
@@ -232,7 +242,7 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
     control.stop(layout, log=lambda line: None)
     control.start(layout, {COURSE_ID: rosters[COURSE_ID]}, log=lambda line: None, timeout=180)
     assert layout.courses() == list(COURSES), "a restart naming one course keeps serving the other"
-    context, page = _lab(browser, layout, ben, passwords[ben])
+    context, page = _signed_in(browser, layout, ben, passwords[ben])
     listed = _api(page, context, "GET", f"{layout.url}/user/{ben}/assignments?course_id={COURSE_ID}")
     # nbgrader lists the fetched copy and each submission
     assert sorted(a["status"] for a in listed["value"]) == ["fetched", "submitted"], listed
@@ -287,7 +297,7 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
 
     # the students fetch their feedback and open it; nothing is requested from outside the hub
     for student in STUDENTS:
-        context, page = _lab(browser, layout, student, passwords[student])
+        context, page = _signed_in(browser, layout, student, passwords[student])
         base = f"{layout.url}/user/{student}"
         _api(page, context, "POST", f"{base}/assignments/fetch_feedback",
              form={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT})
@@ -422,7 +432,7 @@ def _courses_apart(browser, layout: HubLayout, passwords: dict[str, str]) -> Non
     assert refused["value"] == [] and not Path(f"/home/{DAN}/{COURSE_ID}").exists(), refused
     context.close()
     # ada, of this course, cannot fetch the second course's assignment, through nbgrader or the shell
-    context, page = _lab(browser, layout, ada, passwords[ada])
+    context, page = _signed_in(browser, layout, ada, passwords[ada])
     refused = _api(page, context, "POST", f"{layout.url}/user/{ada}/assignments/fetch", form=form)
     assert refused["value"] == [] and not Path(f"/home/{ada}/{SECOND}").exists(), refused
     context.close()
