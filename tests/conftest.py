@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -251,6 +253,18 @@ def installed_student_course(student_bundle: Path, tmp_path_factory: pytest.Temp
     from student_support import installed_course
 
     return installed_course(student_bundle, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def site_browser() -> Iterator[tuple[str, Any]]:
+    """The built site served on loopback and read in one headless Chromium profile
+    (:func:`browser_support.served_browser`), shared by the files that only read the site: one browser
+    start per test process, and each page's scripts compiled once for all of them. Pages share the
+    profile's cache, nothing else (:class:`browser_support.SiteBrowser`)."""
+    from browser_support import served_browser
+
+    with served_browser() as pair:
+        yield pair
 
 
 @pytest.fixture(scope="module")

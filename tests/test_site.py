@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
-from browser_support import SITE, PageReport, SiteBrowser, attach_recorders, served_browser
+from browser_support import SITE, PageReport, SiteBrowser, attach_recorders
 
 pytestmark = pytest.mark.browser
 
@@ -26,9 +26,8 @@ def test_site_was_built():
 
 
 @pytest.fixture(scope="module")
-def site():
-    with served_browser() as pair:
-        yield pair
+def site(site_browser):
+    return site_browser  # one Chromium and one cache of the site per test process (tests/conftest.py)
 
 
 def _open(site, rel: str) -> tuple[PageReport, object]:

@@ -11,7 +11,7 @@ import contextlib
 import re
 
 import pytest
-from browser_support import ROOT, SITE, open_settled, served_browser
+from browser_support import ROOT, SITE, open_settled
 
 pytestmark = pytest.mark.browser
 
@@ -39,9 +39,8 @@ CONTRAST_JS = """() => {
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with served_browser() as pair:
-        yield pair
+def browser(site_browser):
+    return site_browser  # one Chromium and one cache of the site per test process (tests/conftest.py)
 
 
 def _open(browser, rel: str, dark: bool = False):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import SITE, PageReport, attach_recorders, open_settled, served_browser, settle
+from browser_support import SITE, PageReport, attach_recorders, open_settled, settle
 
 from selfattn.plots import DENSITY, MIN_TEXT_KEY, dataflow_diagram, png_text
 
@@ -64,9 +64,8 @@ IMAGES_JS = """() => Array.from(document.querySelectorAll('article img'))
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with served_browser() as pair:
-        yield pair
+def browser(site_browser):
+    return site_browser  # one Chromium and one cache of the site per test process (tests/conftest.py)
 
 
 def _open(browser, rel: str, width: int = PHONE, dark: bool = False, media: str = "screen"):

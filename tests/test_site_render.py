@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 import numpy as np
 import pytest
-from browser_support import SITE, PageReport, attach_recorders, open_settled, served_browser
+from browser_support import SITE, PageReport, attach_recorders, open_settled
 
 PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "_static" not in p.parts)
 CHAPTERS = [p for p in PAGES if re.match(r"book/\d\d-", p)]
@@ -97,9 +97,8 @@ def _page_text(rel: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with served_browser() as pair:
-        yield pair
+def browser(site_browser):
+    return site_browser  # one Chromium and one cache of the site per test process (tests/conftest.py)
 
 
 def _open(browser, rel: str, width: int = 1280):
