@@ -120,16 +120,36 @@ class SiteBrowser:
         return page
 
 
+_DRIVER: list = []
+
+
+@contextmanager
+def driver() -> Iterator:
+    """This process's Playwright (sync API), started on first use and kept until the test session ends
+    (:func:`stop_driver`, called by tests/conftest.py): the sync API allows one at a time per process,
+    and the session's shared site browser (``site_browser`` in tests/conftest.py) holds it while
+    other files start browsers of their own."""
+    if not _DRIVER:
+        from playwright.sync_api import sync_playwright
+
+        _DRIVER.append(sync_playwright().start())
+    yield _DRIVER[0]
+
+
+def stop_driver() -> None:
+    """Stop this process's Playwright, if :func:`driver` started it."""
+    while _DRIVER:
+        _DRIVER.pop().stop()
+
+
 @contextmanager
 def served_browser(directory: Path = SITE) -> Iterator[tuple[str, SiteBrowser]]:
     """Serve ``directory`` on loopback and launch headless Chromium with a profile of its own (removed
     at the end); yields (base URL, browser)."""
     import tempfile
 
-    from playwright.sync_api import sync_playwright
-
     misses: list[str] = []
-    with serve(directory, misses) as base, sync_playwright() as pw, tempfile.TemporaryDirectory() as profile:
+    with serve(directory, misses) as base, driver() as pw, tempfile.TemporaryDirectory() as profile:
         context = pw.chromium.launch_persistent_context(profile, executable_path=chromium_path(),
                                                         args=CHROMIUM_ARGS, headless=True)
         try:

@@ -286,3 +286,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"a test may not be skipped (it must run, or fail with its reason): {reason}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop this process's Playwright (``browser_support.driver``), if a test started it."""
+    import sys
+
+    support = sys.modules.get("browser_support")
+    if support is not None:
+        support.stop_driver()

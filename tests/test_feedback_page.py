@@ -36,11 +36,11 @@ def graded(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pages(graded):
-    from playwright.sync_api import sync_playwright
+    from browser_support import driver
 
     work = graded
     out, outside = {}, []
-    with sync_playwright() as pw:
+    with driver() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         page = browser.new_page()
 

@@ -99,14 +99,13 @@ def _written(text: str, image: bool = False) -> str:
 
 def _formgrader_session(lp: HandLoop, actions) -> dict:
     """Start formgrader on 127.0.0.1 and run ``actions(page, base, out)`` in headless Chromium."""
-    from browser_support import CHROMIUM_ARGS, chromium_path, formgrader_server
-    from playwright.sync_api import sync_playwright
+    from browser_support import CHROMIUM_ARGS, chromium_path, driver, formgrader_server
 
     token = "hand-grading-token"
     out: dict[str, object] = {}
     with formgrader_server(lp.tmp, lp.env, lp.tmp / f"jupyter-{len(list(lp.tmp.glob('jupyter-*')))}.log",
                            token) as base:
-        with sync_playwright() as pw:
+        with driver() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             page = browser.new_page(extra_http_headers={"Authorization": f"token {token}"})
             try:

@@ -42,10 +42,10 @@ PROBE = """() => {
 
 
 def _browse(url: str, wait_for: str | None = None) -> tuple[dict, list[str]]:
-    from playwright.sync_api import sync_playwright
+    from browser_support import driver
 
     outside: list[str] = []
-    with sync_playwright() as pw:
+    with driver() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         page = browser.new_page()
 

@@ -180,9 +180,9 @@ def _answered(nb: dict, answers: dict[str, str]) -> dict:
 
 def test_a_week_of_the_course_on_the_hub(hub, tmp_path):
     layout, rosters, passwords = hub
-    from playwright.sync_api import sync_playwright
+    from browser_support import driver
 
-    with sync_playwright() as pw:
+    with driver() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             _week(browser, layout, rosters, passwords, tmp_path)

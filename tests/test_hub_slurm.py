@@ -79,10 +79,10 @@ def _jobs(node: OneNodeSlurm) -> list[list[str]]:
 
 def test_a_students_server_is_a_slurm_job_of_hers(slurm_hub):
     layout, node, password = slurm_hub
-    from playwright.sync_api import sync_playwright
+    from browser_support import driver
 
     assert layout.spawner() == "slurm"
-    with sync_playwright() as pw:
+    with driver() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             context, page = _lab(browser, layout, EVE, password)

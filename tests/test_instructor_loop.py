@@ -244,13 +244,12 @@ def loop(tmp_path_factory):
 def _formgrader(lp: Loop) -> dict:
     """Start formgrader on 127.0.0.1, click carol's Autograde button, hand-grade the written answers,
     then click the assignment's Generate Feedback and Release Feedback buttons."""
-    from browser_support import CHROMIUM_ARGS, chromium_path, formgrader_server
-    from playwright.sync_api import sync_playwright
+    from browser_support import CHROMIUM_ARGS, chromium_path, driver, formgrader_server
 
     token = "loop-test-token"
     out: dict[str, object] = {"outside": []}
     with formgrader_server(lp.tmp, lp.env, lp.tmp / "jupyter-server.log", token) as base:
-        with sync_playwright() as pw:
+        with driver() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             # token auth on every request (the formgrader pages' own API calls included)
             page = browser.new_page(extra_http_headers={"Authorization": f"token {token}"})
@@ -393,13 +392,12 @@ def test_students_fetch_their_feedback(loop):
 def test_feedback_loads_nothing_from_outside_and_shows_math(loop):
     """A student's fetched feedback page in Chromium with the network cut: no outside request,
     formulas drawn (MathML rendered at export, not raw TeX)."""
-    from browser_support import CHROMIUM_ARGS, chromium_path
-    from playwright.sync_api import sync_playwright
+    from browser_support import CHROMIUM_ARGS, chromium_path, driver
 
     lp, _ = loop
     page_file = next((lp.tmp / "home" / "alice" / "attention" / "feedback").rglob("04-scaling.html"))
     outside = []
-    with sync_playwright() as pw:
+    with driver() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         page = browser.new_page()
 
@@ -426,12 +424,11 @@ def test_feedback_loads_nothing_from_outside_and_shows_math(loop):
 def test_fetched_feedback_draws_the_comments_math_and_names_each_exercise(loop):
     """alice's fetched feedback in Chromium: the TeX of the comment typed in formgrader is drawn as
     MathML (a superscript, a subscript), and the test-cell links name their exercise."""
-    from browser_support import CHROMIUM_ARGS, chromium_path
-    from playwright.sync_api import sync_playwright
+    from browser_support import CHROMIUM_ARGS, chromium_path, driver
 
     lp, _ = loop
     page_file = next((lp.tmp / "home" / "alice" / "attention" / "feedback").rglob("04-scaling.html"))
-    with sync_playwright() as pw:
+    with driver() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         page = browser.new_page()
         page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())

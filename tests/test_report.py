@@ -95,10 +95,10 @@ def graded(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(graded):
-    from playwright.sync_api import sync_playwright
+    from browser_support import driver
 
     work, _ = graded
-    with serve(work / "report") as base, sync_playwright() as pw:
+    with serve(work / "report") as base, driver() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             pg = browser.new_page()

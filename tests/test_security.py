@@ -705,9 +705,8 @@ def test_formgrader_runs_no_script_from_a_hostile_submission(hostile, tmp_path):
     Jupyter server and its kernels API), wait, and check that nothing of the student's ran: no
     marker set, no request to the contents or kernels API, no file written."""
 
-    from browser_support import CHROMIUM_ARGS, chromium_path, formgrader_server
+    from browser_support import CHROMIUM_ARGS, chromium_path, driver, formgrader_server
     from nbgrader.api import Gradebook
-    from playwright.sync_api import sync_playwright
 
     work = hostile[0]
     with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
@@ -718,7 +717,7 @@ def test_formgrader_runs_no_script_from_a_hostile_submission(hostile, tmp_path):
                JUPYTER_DATA_DIR=str(tmp_path / "data"))
     with formgrader_server(ROOT, env, tmp_path / "jupyter-server.log", token) as base:
         api_calls, outside = [], []
-        with sync_playwright() as pw:
+        with driver() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             page = browser.new_page()
 
