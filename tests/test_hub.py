@@ -25,6 +25,7 @@ import subprocess
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from browser_support import CHROMIUM_ARGS, chromium_path, free_port
@@ -115,11 +116,12 @@ def _as_user(login: str, *argv: str) -> subprocess.CompletedProcess:
                           cwd=f"/home/{login}")
 
 
-def _login(browser, layout: HubLayout, name: str, password: str):
-    """A browser context logged in to the hub as ``name``, its page on the user's first page."""
+def _login(browser, layout: HubLayout, name: str, password: str, then: str = ""):
+    """A browser context logged in to the hub as ``name``, its page on the user's first page (their
+    server, started), or at the hub's path ``then`` (a bookmark, the login page's ``next``)."""
     context = browser.new_context()
     page = context.new_page()
-    page.goto(f"{layout.url}/hub/login", wait_until="domcontentloaded")
+    page.goto(f"{layout.url}/hub/login" + (f"?next={quote(then)}" if then else ""), wait_until="domcontentloaded")
     page.fill("#username_input", name)
     page.fill("#password_input", password)
     page.click("#login_submit")
@@ -146,11 +148,10 @@ def _signed_in(browser, layout: HubLayout, name: str, password: str):
 
 
 def _formgrader(browser, layout: HubLayout, name: str, password: str, service: str = SERVICE):
-    """Logged in as a grader, formgrader's page open (which sets the service's XSRF cookie)."""
-    context, page = _login(browser, layout, name, password)
-    page.wait_for_url("**/user/**", timeout=180_000)
-    answer = page.goto(f"{layout.url}{service}/formgrader", wait_until="domcontentloaded")
-    assert answer is not None and answer.status == 200, (name, answer and answer.status)
+    """Logged in as a grader through formgrader's address (a grader's bookmark: no server of their own
+    is started), formgrader's page open (which sets the service's XSRF cookie)."""
+    context, page = _login(browser, layout, name, password, then=f"{service}/formgrader")
+    page.wait_for_url(f"**{service}/formgrader**", timeout=180_000, wait_until="domcontentloaded")
     page.wait_for_selector("text=Manage Assignments", timeout=120_000)
     return context, page
 
@@ -205,7 +206,8 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
             _api(page, context, "PUT", f"{layout.url}{SERVICE}/formgrader/api/assignment/{ASSIGNMENT}",
                  data={"duedate_notimezone": due.strftime("%Y-%m-%dT%H:%M:%S"), "duedate_timezone": "UTC"})
             context.close()
-        context, page = _lab(browser, layout, student, passwords[student])
+        # ben works in JupyterLab (Run All Cells below); ada and cat only hand in
+        context, page = (_lab if student == ben else _signed_in)(browser, layout, student, passwords[student])
         base = f"{layout.url}/user/{student}"
         assert _api(page, context, "GET", f"{base}/courses")["value"] == [COURSE_ID]
         listed = _api(page, context, "GET", f"{base}/assignments?course_id={COURSE_ID}")
