@@ -39,13 +39,12 @@ assets:
 	@$(MAKE) --no-print-directory -j2 $(VENV_STAMP) $(NODE_STAMP)
 	@$(MAKE) --no-print-directory $(ASSETS_STAMP)
 
-$(VENV_STAMP): requirements.txt pyproject.toml scripts/make-venv.sh
+$(VENV_STAMP): requirements.txt requirements-setup.txt pyproject.toml scripts/make-venv.sh scripts/install_requirements.py
 	@test -x $(VENV)/bin/python || bash scripts/make-venv.sh $(PYTHON) $(VENV)
-	@# pip byte-compiles what it installs on one core; compileall does it on every core (the .pyc files
-	@# must exist: where PYTHONDONTWRITEBYTECODE is set, nothing would write them later)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements.txt
+	@# uv where it can, else pip; then byte-compiled on every core (where PYTHONDONTWRITEBYTECODE is set,
+	@# nothing would write the .pyc files later)
+	$(VENV)/bin/python scripts/install_requirements.py $(VENV) requirements.txt
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
-	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib
 	@# the package installs selfattn only; the grading code is imported from the checkout
 	$(VENV)/bin/python -c "import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()['purelib'], 'selfattn-course-root.pth').write_text('$(CURDIR)\n')"
 	@touch $@

@@ -24,13 +24,15 @@ from autograder.workspace import ROOT
 SYSTEM_PYTHON = "/usr/bin/python3"
 STAMP = ".selfattn-hub-env"
 HUB_REQUIREMENTS = ROOT / "requirements-hub.txt"
+#: the installer's own pin (scripts/install_requirements.py)
+SETUP_REQUIREMENTS = ROOT / "requirements-setup.txt"
 
 
 def _sources(kind: str) -> list[Path]:
     if kind == "student":
         return [ROOT / "student" / "requirements.txt", HUB_REQUIREMENTS, *sorted((ROOT / "selfattn").rglob("*.py")),
-                ROOT / "scripts" / "student_package.py", ROOT / "pyproject.toml"]
-    return [ROOT / "requirements.txt", HUB_REQUIREMENTS]
+                ROOT / "scripts" / "student_package.py", ROOT / "pyproject.toml", SETUP_REQUIREMENTS]
+    return [ROOT / "requirements.txt", HUB_REQUIREMENTS, SETUP_REQUIREMENTS]
 
 
 def digest(kind: str) -> str:
@@ -46,6 +48,14 @@ def _pip(env: Path, *args: str) -> None:
                            "--disable-pip-version-check", *args], capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(f"pip install into {env}: {done.stderr.strip().splitlines()[-1:]}")
+
+
+def _requirements(env: Path, *files: Path, log=print) -> None:
+    """``files`` installed into ``env`` as ``make setup`` installs (uv, else pip; byte-compiled)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import install_requirements
+
+    install_requirements.install(env, list(files), log=log)
 
 
 def _student_wheel(out: Path) -> Path:
@@ -67,11 +77,11 @@ def build(env: Path, kind: str, log=print) -> bool:
     shutil.rmtree(env, ignore_errors=True)
     subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(env)], check=True)
     if kind == "student":
-        _pip(env, "-r", str(ROOT / "student" / "requirements.txt"), "-r", str(HUB_REQUIREMENTS))
+        _requirements(env, ROOT / "student" / "requirements.txt", HUB_REQUIREMENTS, log=log)
         with tempfile.TemporaryDirectory() as tmp:
             _pip(env, "--no-deps", str(_student_wheel(Path(tmp))))
     else:
-        _pip(env, "-r", str(ROOT / "requirements.txt"), "-r", str(HUB_REQUIREMENTS))
+        _requirements(env, ROOT / "requirements.txt", HUB_REQUIREMENTS, log=log)
     subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
     atomic.write_text(env / STAMP, want)
     return True
