@@ -33,8 +33,8 @@ all: book
 
 setup: assets $(SYS_STAMP)
 
-# The Python environment and the front-end packages are installed side by side (pip and npm each keep
-# one core busy), then the assets are copied out of both.
+# The Python environment and the front-end packages are installed side by side (the Python installer
+# and npm each keep one core busy), then the assets are copied out of both.
 assets:
 	@$(MAKE) --no-print-directory -j2 $(VENV_STAMP) $(NODE_STAMP)
 	@$(MAKE) --no-print-directory $(ASSETS_STAMP)

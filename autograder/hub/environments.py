@@ -28,11 +28,25 @@ HUB_REQUIREMENTS = ROOT / "requirements-hub.txt"
 SETUP_REQUIREMENTS = ROOT / "requirements-setup.txt"
 
 
+#: the installer itself (how an environment is made is part of what it is made of)
+INSTALLER = ROOT / "scripts" / "install_requirements.py"
+
+
 def _sources(kind: str) -> list[Path]:
     if kind == "student":
         return [ROOT / "student" / "requirements.txt", HUB_REQUIREMENTS, *sorted((ROOT / "selfattn").rglob("*.py")),
-                ROOT / "scripts" / "student_package.py", ROOT / "pyproject.toml", SETUP_REQUIREMENTS]
-    return [ROOT / "requirements.txt", HUB_REQUIREMENTS, SETUP_REQUIREMENTS]
+                ROOT / "scripts" / "student_package.py", ROOT / "scripts" / "build_student.py", ROOT / "pyproject.toml",
+                SETUP_REQUIREMENTS, INSTALLER]
+    return [ROOT / "requirements.txt", HUB_REQUIREMENTS, SETUP_REQUIREMENTS, INSTALLER]
+
+
+def _script(name: str):
+    """The module ``scripts/<name>.py`` (the scripts folder is not a package)."""
+    import importlib
+
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
+    return importlib.import_module(name)
 
 
 def digest(kind: str) -> str:
@@ -52,17 +66,11 @@ def _pip(env: Path, *args: str) -> None:
 
 def _requirements(env: Path, *files: Path, log=print) -> None:
     """``files`` installed into ``env`` as ``make setup`` installs (uv, else pip; byte-compiled)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import install_requirements
-
-    install_requirements.install(env, list(files), log=log)
+    _script("install_requirements").install(env, list(files), log=log)
 
 
 def _student_wheel(out: Path) -> Path:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import build_student
-
-    return build_student.build_wheel(out)
+    return _script("build_student").build_wheel(out)
 
 
 def build(env: Path, kind: str, log=print) -> bool:
