@@ -51,6 +51,10 @@ SERVICE = f"/services/{COURSE_ID}"
 #: a second course on the same hub, with its own student and instructor
 SECOND, DAN, UNA = "sahub-second", "sahub-dan", "sahub-una"
 COURSES = (COURSE_ID, SECOND)
+#: how long a stop may take here: the servers and formgraders end one after another, which takes
+#: seconds on a quiet machine and once took over a minute beside the rest of the suite (as a start
+#: may take minutes there); this is a deadline, not a speed check, and a late stop names the hub's log
+STOP_TIMEOUT = 180
 #: where a fetched assignment lands in a student's home (one folder per course)
 HOME_NB = f"{COURSE_ID}/{ASSIGNMENT}/{NB}.ipynb"
 
@@ -82,7 +86,7 @@ def hub(tmp_path_factory):
         yield layout, rosters, passwords
     finally:
         try:
-            control.stop(layout, log=lambda line: None)
+            control.stop(layout, log=lambda line: None, timeout=STOP_TIMEOUT)
         finally:
             os.environ.clear()
             os.environ.update(env_before)
@@ -241,7 +245,7 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
     _courses_apart(browser, layout, passwords)
 
     # the hub restarts mid-week: users, submissions and the exchange are kept
-    control.stop(layout, log=lambda line: None)
+    control.stop(layout, log=lambda line: None, timeout=STOP_TIMEOUT)
     control.start(layout, {COURSE_ID: rosters[COURSE_ID]}, log=lambda line: None, timeout=180)
     assert layout.courses() == list(COURSES), "a restart naming one course keeps serving the other"
     context, page = _signed_in(browser, layout, ben, passwords[ben])

@@ -23,7 +23,7 @@ import psutil
 import pytest
 from browser_support import CHROMIUM_ARGS, chromium_path, free_port
 from grading_support import ROOT
-from test_hub import ASSIGNMENT, ENVS, NB, _api, _as_grader, _lab, _xsrf
+from test_hub import ASSIGNMENT, ENVS, NB, STOP_TIMEOUT, _api, _as_grader, _lab, _xsrf
 
 from autograder.course.ids import COURSE_ID
 from autograder.hub import accounts, control
@@ -61,7 +61,7 @@ def slurm_hub(tmp_path_factory):
         yield layout, node, password
     finally:
         try:
-            control.stop(layout, log=lambda line: None)
+            control.stop(layout, log=lambda line: None, timeout=STOP_TIMEOUT)
         finally:
             node.stop()
             os.environ.clear()

@@ -67,34 +67,3 @@ def test_a_pin_nothing_can_install_is_one_error_naming_it(venv, tmp_path, monkey
     with pytest.raises(RuntimeError, match=r"^pip install into .*: .*no-such-package-selfattn"):
         install_requirements.install(venv, [_requirements(tmp_path, "no-such-package-selfattn==0.0.1")],
                                      log=lambda line: None)
-
-
-@pytest.mark.unit
-@pytest.mark.parametrize("kind", ["student", "grader"])
-def test_a_hub_environment_is_rebuilt_when_anything_its_build_reads_changes(kind, tmp_path, monkeypatch):
-    """Every file the hub's environment build hands to the installer, and the installer itself, is in
-    the digest its stamp holds (a change to any of them builds the environment again)."""
-    from autograder.hub import environments
-
-    read: list[Path] = []
-
-    class Installer:
-        @staticmethod
-        def install(env, files, log=print):
-            read.extend(files)
-
-        @staticmethod
-        def build_wheel(out):
-            return out / "selfattn.whl"
-
-    def script(name):
-        read.append(ROOT / "scripts" / f"{name}.py")
-        return Installer
-
-    monkeypatch.setattr(environments, "_script", script)
-    monkeypatch.setattr(environments, "_pip", lambda env, *args: None)
-    monkeypatch.setattr(environments.subprocess, "run", lambda *a, **k: None)
-    assert environments.build(tmp_path / "env", kind, log=lambda line: None)
-    sources = set(environments._sources(kind))
-    missing = sorted(str(p.relative_to(ROOT)) for p in read if p not in sources)
-    assert read and not missing, f"read by the {kind}s' environment build but not in its digest: {missing}"

@@ -56,6 +56,14 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _log_tail(layout: HubLayout, lines: int = 5) -> list[str]:
+    """The last ``lines`` lines of the hub's log (what it was doing when a start or stop ran late)."""
+    try:
+        return layout.log.read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return [f"no log at {layout.log}"]
+
+
 def _healthy(layout: HubLayout) -> bool:
     try:
         with urllib.request.urlopen(f"{layout.url}/hub/health", timeout=2) as answer:
@@ -104,8 +112,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
     deadline = time.monotonic() + timeout
     while not _healthy(layout):
         if proc.poll() is not None or time.monotonic() > deadline:
-            tail = layout.log.read_text(errors="replace").splitlines()[-5:]
-            raise RuntimeError(f"the hub did not start (see {layout.log}): {' | '.join(tail)}")
+            raise RuntimeError(f"the hub did not start (see {layout.log}): {' | '.join(_log_tail(layout))}")
         time.sleep(0.5)
     log(f"course hub at {layout.url}/ (pid {proc.pid}; courses {', '.join(layout.courses())}; "
         f"state in {layout.state}; stop: make hub-stop)")
@@ -124,7 +131,8 @@ def stop(layout: HubLayout, log=print, timeout: float = 60) -> None:
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.3)
     if _alive(pid):
-        raise RuntimeError(f"the hub (pid {pid}) did not stop within {timeout:.0f} s")
+        raise RuntimeError(f"the hub (pid {pid}) did not stop within {timeout:.0f} s (see {layout.log}): "
+                           f"{' | '.join(_log_tail(layout))}")
     log("the hub stopped")
 
 

@@ -1,0 +1,66 @@
+"""The hub's lifecycle pieces that need no hub: when its environments are built again, and how a
+stop that runs late is reported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+@pytest.mark.parametrize("kind", ["student", "grader"])
+def test_a_hub_environment_is_rebuilt_when_anything_its_build_reads_changes(kind, tmp_path, monkeypatch):
+    """Every file the hub's environment build hands to the installer, and the installer itself, is in
+    the digest its stamp holds (a change to any of them builds the environment again)."""
+    from autograder.hub import environments
+
+    read: list[Path] = []
+
+    class Installer:
+        @staticmethod
+        def install(env, files, log=print):
+            read.extend(files)
+
+        @staticmethod
+        def build_wheel(out):
+            return out / "selfattn.whl"
+
+    def script(name):
+        read.append(ROOT / "scripts" / f"{name}.py")
+        return Installer
+
+    monkeypatch.setattr(environments, "_script", script)
+    monkeypatch.setattr(environments, "_pip", lambda env, *args: None)
+    monkeypatch.setattr(environments.subprocess, "run", lambda *a, **k: None)
+    assert environments.build(tmp_path / "env", kind, log=lambda line: None)
+    sources = set(environments._sources(kind))
+    missing = sorted(str(p.relative_to(ROOT)) for p in read if p not in sources)
+    assert read and not missing, f"read by the {kind}s' environment build but not in its digest: {missing}"
+
+
+def test_a_hub_that_does_not_stop_in_time_is_named_with_its_log(tmp_path):
+    """``make hub-stop`` on a hub that outlives its deadline fails in one line naming the hub's log and
+    what it said last (what a late stop was doing is in that line, not lost)."""
+    from autograder.hub import control
+    from autograder.hub.layout import HubLayout
+
+    layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs", port=1)
+    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time\n"
+                                 "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\n"
+                                 "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert stubborn.stdout.readline().strip() == "ready"
+        layout.pid_file.parent.mkdir(parents=True, exist_ok=True)
+        layout.pid_file.write_text(f"{stubborn.pid}\n")
+        layout.log.parent.mkdir(parents=True, exist_ok=True)
+        layout.log.write_text("[I] Cleaning up 2 services...\n[I] waiting for formgrader\n")
+        with pytest.raises(RuntimeError) as raised:
+            control.stop(layout, log=lambda line: None, timeout=1)
+    finally:
+        stubborn.kill()
+        stubborn.wait()
+    message = str(raised.value)
+    assert "\n" not in message and str(layout.log) in message and "waiting for formgrader" in message, message
