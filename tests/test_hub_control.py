@@ -11,6 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
 @pytest.mark.parametrize("kind", ["student", "grader"])
 def test_a_hub_environment_is_rebuilt_when_anything_its_build_reads_changes(kind, tmp_path, monkeypatch):
     """Every file the hub's environment build hands to the installer, and the installer itself, is in

@@ -26,8 +26,6 @@ STAMP = ".selfattn-hub-env"
 HUB_REQUIREMENTS = ROOT / "requirements-hub.txt"
 #: the installer's own pin (scripts/install_requirements.py)
 SETUP_REQUIREMENTS = ROOT / "requirements-setup.txt"
-
-
 #: the installer itself (how an environment is made is part of what it is made of)
 INSTALLER = ROOT / "scripts" / "install_requirements.py"
 
