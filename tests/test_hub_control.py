@@ -65,3 +65,20 @@ def test_a_hub_that_does_not_stop_in_time_is_named_with_its_log(tmp_path):
         stubborn.wait()
     message = str(raised.value)
     assert "\n" not in message and str(layout.log) in message and "waiting for formgrader" in message, message
+
+
+def test_the_hub_starts_with_interrupts_it_can_pass_on_though_its_caller_ignores_them():
+    """A caller that ignores SIGINT (``make hub &`` in a script) does not hand that on to the hub, and
+    through it to formgrader, which would then ignore the SIGINT a stop sends it."""
+    probe = ("import signal, subprocess, sys\n"
+             "from autograder.hub.control import default_signals\n"
+             "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+             "show = ['grep', '^SigIgn', '/proc/self/status']\n"
+             "print(subprocess.run(show, capture_output=True, text=True).stdout.split()[1])\n"
+             "print(subprocess.run(show, capture_output=True, text=True, preexec_fn=default_signals)"
+             ".stdout.split()[1])\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    inherited, started = (int(mask, 16) for mask in done.stdout.split())
+    sigint = 1 << (2 - 1)
+    assert inherited & sigint, "the probe's own child should inherit the ignored SIGINT"
+    assert not started & sigint, f"the hub's process would start with SIGINT ignored (SigIgn {started:x})"

@@ -56,6 +56,17 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def default_signals() -> None:
+    """Give SIGINT and SIGQUIT their default action (run in the hub's process before it starts).
+
+    A command started in the background by a shell without job control (``make hub &`` in a
+    script) ignores both, and an ignored signal stays ignored across ``exec``: the formgrader
+    services the hub starts before it installs its own handlers would inherit that, ignore the
+    SIGINT a stop sends them, and hold each stop for the hub's 30 s wait before SIGTERM."""
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _log_tail(layout: HubLayout, lines: int = 5) -> list[str]:
     """The last ``lines`` lines of the hub's log (what it was doing when a start or stop ran late)."""
     try:
@@ -108,7 +119,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
     with layout.log.open("ab") as out:
         proc = subprocess.Popen([str(layout.grader_env / "bin" / "jupyterhub"), "-f", str(CONFIG)],
                                 cwd=layout.hub, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=default_signals)
     deadline = time.monotonic() + timeout
     while not _healthy(layout):
         if proc.poll() is not None or time.monotonic() > deadline:
