@@ -51,9 +51,8 @@ SERVICE = f"/services/{COURSE_ID}"
 #: a second course on the same hub, with its own student and instructor
 SECOND, DAN, UNA = "sahub-second", "sahub-dan", "sahub-una"
 COURSES = (COURSE_ID, SECOND)
-#: how long a stop may take here: the servers and formgraders end one after another, which takes
-#: seconds on a quiet machine and once took over a minute beside the rest of the suite (as a start
-#: may take minutes there); this is a deadline, not a speed check, and a late stop names the hub's log
+#: how long a stop may take here: a few seconds (the formgraders end one after another, then the
+#: servers); a deadline, not a speed check, as a start's is, and a late stop names the hub's log
 STOP_TIMEOUT = 180
 #: where a fetched assignment lands in a student's home (one folder per course)
 HOME_NB = f"{COURSE_ID}/{ASSIGNMENT}/{NB}.ipynb"
