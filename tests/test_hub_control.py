@@ -1,8 +1,9 @@
 """The hub's lifecycle pieces that need no hub: when its environments are built again, and how a
-stop that runs late is reported."""
+stop that runs late is reported, and the signals it starts with."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -67,18 +68,26 @@ def test_a_hub_that_does_not_stop_in_time_is_named_with_its_log(tmp_path):
     assert "\n" not in message and str(layout.log) in message and "waiting for formgrader" in message, message
 
 
-def test_the_hub_starts_with_interrupts_it_can_pass_on_though_its_caller_ignores_them():
+def test_the_hub_starts_with_interrupts_it_can_pass_on_though_its_caller_ignores_them(tmp_path):
     """A caller that ignores SIGINT (``make hub &`` in a script) does not hand that on to the hub, and
-    through it to formgrader, which would then ignore the SIGINT a stop sends it."""
-    probe = ("import signal, subprocess, sys\n"
-             "from autograder.hub.control import default_signals\n"
-             "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-             "show = ['grep', '^SigIgn', '/proc/self/status']\n"
-             "print(subprocess.run(show, capture_output=True, text=True).stdout.split()[1])\n"
-             "print(subprocess.run(show, capture_output=True, text=True, preexec_fn=default_signals)"
-             ".stdout.split()[1])\n")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
-    inherited, started = (int(mask, 16) for mask in done.stdout.split())
-    sigint = 1 << (2 - 1)
-    assert inherited & sigint, "the probe's own child should inherit the ignored SIGINT"
-    assert not started & sigint, f"the hub's process would start with SIGINT ignored (SigIgn {started:x})"
+    through it to formgrader, which would then ignore the SIGINT a stop sends it: the process
+    ``control.launch`` starts (here a stand-in ``jupyterhub`` that prints its ignored signals into the
+    hub's log) ignores neither SIGINT nor SIGQUIT."""
+    from autograder.hub import control
+    from autograder.hub.layout import HubLayout
+
+    layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs", port=1)
+    layout.hub.mkdir(parents=True)
+    stand_in = layout.grader_env / "bin" / "jupyterhub"
+    stand_in.parent.mkdir(parents=True)
+    stand_in.write_text("#!/bin/sh\nexec grep '^SigIgn' /proc/self/status\n")
+    stand_in.chmod(0o755)
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+    try:
+        assert control.launch(layout, {"PATH": "/usr/bin:/bin"}).wait(timeout=30) == 0
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGQUIT, before[1])
+    ignored = int(layout.log.read_text().split()[1], 16)
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        assert not ignored & (1 << (sig - 1)), f"the hub would start with {sig.name} ignored (SigIgn {ignored:x})"

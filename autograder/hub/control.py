@@ -67,6 +67,15 @@ def default_signals() -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
+def launch(layout: HubLayout, env: dict[str, str]) -> subprocess.Popen:
+    """JupyterHub from the graders' environment, in a session of its own, its output appended to
+    ``layout.log``, SIGINT and SIGQUIT at their defaults (:func:`default_signals`)."""
+    with layout.log.open("ab") as out:
+        return subprocess.Popen([str(layout.grader_env / "bin" / "jupyterhub"), "-f", str(CONFIG)],
+                                cwd=layout.hub, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=default_signals)
+
+
 def _log_tail(layout: HubLayout, lines: int = 5) -> list[str]:
     """The last ``lines`` lines of the hub's log (what it was doing when a start or stop ran late)."""
     try:
@@ -116,10 +125,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
     env = {**os.environ, "SELFATTN_HUB_STATE": str(layout.state), "SELFATTN_HUB_ENVS": str(layout.envs),
            "SELFATTN_HUB_PORT": str(layout.port),
            "PATH": f"{layout.grader_env / 'bin'}:{ROOT / 'node_modules' / '.bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}
-    with layout.log.open("ab") as out:
-        proc = subprocess.Popen([str(layout.grader_env / "bin" / "jupyterhub"), "-f", str(CONFIG)],
-                                cwd=layout.hub, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=default_signals)
+    proc = launch(layout, env)
     deadline = time.monotonic() + timeout
     while not _healthy(layout):
         if proc.poll() is not None or time.monotonic() > deadline:
