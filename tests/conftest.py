@@ -249,12 +249,20 @@ def student_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def installed_student_course(student_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundle unpacked and installed as START HERE says, by the system python3, once for the
-    tests that use a student's install (they add files of their own to it, never change what is there)."""
+def student_install(student_bundle: Path, tmp_path_factory: pytest.TempPathFactory):
+    """The bundle unpacked and installed as START HERE says, by the system python3, after an install
+    stopped by Ctrl-C, one killed and an older one's broken ``.venv`` (``student_support.InstallAttempts``,
+    which records what each left): one pip install of the course for the whole session."""
     from student_support import installed_course
 
     return installed_course(student_bundle, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def installed_student_course(student_install) -> Path:
+    """The installed course folder of :func:`student_install`, for the tests that use a student's
+    install (they add files of their own to it, never change what is there)."""
+    return student_install.course
 
 
 @pytest.fixture(scope="session")

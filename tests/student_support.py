@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,15 +56,73 @@ def lay_out_scripts(folder: Path) -> None:
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
-def installed_course(bundle: Path, tmp_path_factory) -> Path:
+@dataclass
+class InstallAttempts:
+    """A student's install of the bundle as it goes when it goes badly first, and what each step left.
+
+    The course folder is unpacked once; ``python3 install.py`` is stopped by Ctrl-C while pip unpacks
+    packages (the whole process group gets SIGINT, as in a terminal), then killed outright at the same
+    point (the terminal closed), then an older install.py's broken ``.venv`` (made without pip) is put
+    there, and the install is run again to the end. That last install is the one every test of the
+    installed course uses (``installed_student_course`` in ``tests/conftest.py``): one pip install of
+    the course for the session, its retry path asserted by ``tests/test_student_install.py``."""
+
+    course: Path
+    #: (return code, standard error) of the install stopped by SIGINT
+    interrupted: tuple[int, str]
+    #: what was left after the SIGINT, after the SIGKILL: (``.venv`` exists, ``.vtmp`` exists)
+    left_after_interrupt: tuple[bool, bool]
+    left_after_kill: tuple[bool, bool]
+    #: the install run to the end over the broken ``.venv``
+    retry: subprocess.CompletedProcess
+    retry_seconds: float
+
+
+def _start_install(course: Path) -> subprocess.Popen:
+    return subprocess.Popen([SYSTEM_PYTHON, "install.py"], cwd=course, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _wait_for_pip_installing(course: Path, proc: subprocess.Popen, timeout: float = 600) -> None:
+    """Until pip, run by install.py, has begun to unpack packages into the environment being built."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "install.py ended before pip installed anything: " + proc.communicate()[1][-2000:]
+        site = list((course / ".vtmp").glob("lib/python*/site-packages"))
+        if site and len([p for p in site[0].iterdir() if not p.name.startswith(("pip", "_"))]) >= 3:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"pip installed nothing within {timeout} s")
+
+
+def _left(course: Path) -> tuple[bool, bool]:
+    return (course / ".venv").exists(), (course / ".vtmp").exists()
+
+
+def installed_course(bundle: Path, tmp_path_factory) -> InstallAttempts:
     """The course folder unpacked from the bundle and installed by ``install.py`` run by
-    :data:`SYSTEM_PYTHON`, as START HERE says: ``.venv`` holds the zip's requirements and the student
-    wheel. The tests share one per session (``installed_student_course`` in ``tests/conftest.py``)."""
+    :data:`SYSTEM_PYTHON`, as START HERE says, after an interrupted, a killed and an older broken
+    install (:class:`InstallAttempts`): ``.venv`` holds the zip's requirements and the student wheel.
+    The tests share one per session (``student_install`` in ``tests/conftest.py``)."""
     assert Path(SYSTEM_PYTHON).exists(), f"no {SYSTEM_PYTHON} on this machine"
     folder = unpacked_course(bundle, tmp_path_factory)
+    proc = _start_install(folder)
+    _wait_for_pip_installing(folder, proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    interrupted, after_interrupt = (proc.returncode, err), _left(folder)
+    proc = _start_install(folder)
+    _wait_for_pip_installing(folder, proc)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    after_kill = _left(folder)
+    if not (folder / ".venv").exists():  # else the killed install left one: the record says so
+        subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(folder / ".venv")], check=True)
+    t0 = time.monotonic()
     run = subprocess.run([SYSTEM_PYTHON, "install.py"], cwd=folder, capture_output=True, text=True, timeout=1500)
+    seconds = time.monotonic() - t0
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    return folder
+    return InstallAttempts(folder, interrupted, after_interrupt, after_kill, run, seconds)
 
 
 def student_kernel(course: Path, tmp_path_factory) -> tuple[str, Path]:
