@@ -78,16 +78,27 @@ class InstallAttempts:
     retry_seconds: float
 
 
+def _as_in_a_terminal() -> None:
+    """Ctrl-C at its default in the install, as a terminal gives it: a suite started in the background
+    by a shell without job control (``make test &``, nohup) ignores SIGINT, and an ignored signal is
+    inherited, so the install would run on through the Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_install(course: Path) -> subprocess.Popen:
     return subprocess.Popen([SYSTEM_PYTHON, "install.py"], cwd=course, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_as_in_a_terminal)
 
 
 def _wait_for_pip_installing(course: Path, proc: subprocess.Popen, timeout: float = 600) -> None:
     """Until pip, run by install.py, has begun to unpack packages into the environment being built."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        assert proc.poll() is None, "install.py ended before pip installed anything: " + proc.communicate()[1][-2000:]
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"install.py ended (exit {proc.returncode}) before pip installed anything: "
+                                 f"{out[-1000:]}{err[-2000:]}")
         site = list((course / ".vtmp").glob("lib/python*/site-packages"))
         if site and len([p for p in site[0].iterdir() if not p.name.startswith(("pip", "_"))]) >= 3:
             return
