@@ -15,7 +15,7 @@ with one line saying where to add it). The lanes are pytest markers:
 A single test may carry its own lane marker (``@pytest.mark.unit`` in a pipeline file, say): that
 lane replaces its file's, so a cheap in-process test in a slow file runs in the fast loop too.
 
-``make test`` runs every lane, on two pytest-xdist workers (``-n 2 --dist loadscope``) in the units
+``make test`` runs every lane, on three pytest-xdist workers (``-n 3 --dist loadscope``) in the units
 of work :func:`xdist_scope` defines: the files that use what the machine has one of in one chain
 (:data:`MACHINE_WIDE`), the files of the student bundle together (:data:`STUDENT_BUNDLE`), every other
 file whole, the tests that only read the built site one by one (:data:`SPREAD`) or page by page
@@ -145,7 +145,7 @@ LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 
 #: Test files that use what this machine has one of: fixed system accounts (the hub's, the Slurm
 #: hub's), a one-node Slurm and its munge, the hub's state and ports, Dask clusters. Under
-#: pytest-xdist (``make test``: ``-n 2 --dist loadscope``, see :class:`CourseScheduling`) they run on
+#: pytest-xdist (``make test``: ``-n 3 --dist loadscope``, see :class:`CourseScheduling`) they run on
 #: one worker, one after another in file order, never beside each other; they start first, being the
 #: longest chain.
 MACHINE_WIDE = ("test_distributed.py", "test_hub.py", "test_hub_slurm.py", "test_slurm.py")
@@ -157,7 +157,7 @@ STUDENT_BUNDLE = ("test_check_agrees_with_grader.py", "test_hand_in.py", "test_n
 #: The units of work that span files: name -> its files
 SHARED_UNITS: dict[str, tuple[str, ...]] = {MACHINE_SCOPE: MACHINE_WIDE, "student-bundle": STUDENT_BUNDLE}
 #: Files whose tests are shared out one by one between the xdist workers: each test stands alone and
-#: the file's module fixtures are cheap (a Chromium started), so running them on both workers costs
+#: the file's module fixtures are cheap (a Chromium started), so running them on every worker costs
 #: less than it gains. Not a file that keeps what one page load measured for its other tests
 #: (``tests/test_site_render.py``): shared out, each worker would load every page again. The tests
 #: named here use an expensive fixture (a graded class) and stay together on one worker, the fixture
