@@ -51,6 +51,7 @@ LANES: dict[str, str] = {
     "test_class_report_sections.py": "unit",
     "test_feedback_budget.py": "unit",
     "test_checks.py": "unit",
+    "test_sweep_support.py": "unit",
     "test_compare.py": "unit",
     "test_widgets_lazy.py": "unit",
     "test_findings.py": "unit",
@@ -263,6 +264,17 @@ def installed_student_course(student_install) -> Path:
     """The installed course folder of :func:`student_install`, for the tests that use a student's
     install (they add files of their own to it, never change what is there)."""
     return student_install.course
+
+
+@pytest.fixture(scope="module")
+def remembered_tolerances() -> Iterator[dict]:
+    """The records' comparisons with :func:`selfattn.checks.record.tolerance` remembered per case for
+    one test module (``sweep_support``): a sweep meets the same cases with every wrong answer of an
+    exercise. Returns the table of what was computed."""
+    from sweep_support import remember_tolerances
+
+    with pytest.MonkeyPatch.context() as patch:
+        yield remember_tolerances(patch)
 
 
 @pytest.fixture(scope="session")

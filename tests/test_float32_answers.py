@@ -35,6 +35,9 @@ from selfattn.checks.exercises import EXERCISES
 from selfattn.checks.judging import run_check
 from selfattn.checks.record import U32, row_length, tolerance
 
+#: every check judges with the tolerance of its case computed once per module (tests/sweep_support.py)
+pytestmark = pytest.mark.usefixtures("remembered_tolerances")
+
 
 def _f32(x: Any) -> Any:
     return x.astype(np.float32) if isinstance(x, np.ndarray) and x.dtype.kind == "f" else x
