@@ -85,10 +85,15 @@ def _as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def start_as_in_a_terminal(argv: list[str], cwd: Path) -> subprocess.Popen:
+    """``argv`` started in a session of its own (a signal to its group reaches its children) with
+    Ctrl-C at its default whatever the suite's own disposition; its output piped, as text."""
+    return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=_as_in_a_terminal)
+
+
 def _start_install(course: Path) -> subprocess.Popen:
-    return subprocess.Popen([SYSTEM_PYTHON, "install.py"], cwd=course, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=_as_in_a_terminal)
+    return start_as_in_a_terminal([SYSTEM_PYTHON, "install.py"], course)
 
 
 def _wait_for_pip_installing(course: Path, proc: subprocess.Popen, timeout: float = 600) -> None:

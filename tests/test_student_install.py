@@ -13,11 +13,12 @@ import ast
 import importlib.util
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from student_support import unpacked_course
+from student_support import start_as_in_a_terminal, unpacked_course
 
 ROOT = Path(__file__).resolve().parent.parent
 SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else shutil.which("python3")
@@ -77,6 +78,23 @@ def test_a_python_without_venv_support_gets_one_line_and_leaves_nothing(course, 
             version = python_without_venv.parent.parent.glob("lib/python3.*").__next__().name
             assert f"apt install {version}-venv" in lines[0], lines[0]
         assert not (course / ".venv").exists() and not (course / ".vtmp").exists()
+
+
+@pytest.mark.unit
+def test_the_install_meets_ctrl_c_at_its_default_though_the_suite_ignores_it(tmp_path):
+    """A suite started in the background by a shell without job control ignores SIGINT, and an
+    ignored signal is inherited: the interrupted install below would then run through its Ctrl-C.
+    With SIGINT ignored here, what the install's process is started with still takes it."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc = start_as_in_a_terminal([sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT) "
+                                       "is signal.default_int_handler)"], tmp_path)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert out.strip() == "True", out + err
 
 
 def test_an_interrupted_install_leaves_no_venv_and_the_retry_works(student_install):
