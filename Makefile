@@ -92,8 +92,8 @@ pdf: book $(SYS_STAMP)
 # pytest 704 s against 820 s with two, docs/contributing.md). --dist loadscope with the units
 # tests/conftest.py defines: the tests that use what the machine has one of (system accounts, Slurm,
 # the hub, Dask) run one after another on one worker, every other file whole on one worker, and the
-# tests that only read the built site one by one on any. --durations: the slowest tests are printed at the end of every run (the suite's
-# time budget starts there).
+# tests that only read the built site one by one on any. --durations: the slowest tests are printed at
+# the end of every run (the suite's time budget starts there).
 test: setup book pdf
 	$(BIN)/ruff check .
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n 3 --dist loadscope --durations=40 $(PYTEST_ARGS)

@@ -215,7 +215,7 @@ def _catalogued(folder: str):
     return [pytest.param(e, id=e.path.stem) for e in entries(folder) if e.kind == "cell" and e.replace in EXERCISES]
 
 
-def _defined(entry):
+def defined_answer(entry):
     """The catalogue's function, defined after the instructor's cells of the functions it may call."""
     namespace = fresh_namespace()
     for dep in EXERCISES[entry.replace].dependency_names:
@@ -228,7 +228,7 @@ def _defined(entry):
 @pytest.mark.usefixtures("remembered_tolerances")  # one tolerance per case (tests/sweep_support.py)
 @pytest.mark.parametrize("entry", _catalogued("catalogue/correct"))
 def test_correct_answers_pass_every_check_whatever_the_seed(entry):
-    right = _defined(entry)
+    right = defined_answer(entry)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         failed = {(c.id, seed) for c in EXERCISES[entry.replace].checks for seed in range(100)
@@ -243,7 +243,7 @@ def test_what_a_hidden_check_reports_is_fixed_wording(entry):
     or of the answer (a shape, a count, an error's size)."""
     from selfattn.checks.findings import BUILTIN_EXCEPTIONS
 
-    wrong = _defined(entry)
+    wrong = defined_answer(entry)
     exercise = EXERCISES[entry.replace]
     named = {m.message for m in exercise.mistakes} | set(exercise.diagnoses.values())
     allowed = {k.value for k in Kind} | named | {f"raised {n}" for n in BUILTIN_EXCEPTIONS}

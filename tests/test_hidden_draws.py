@@ -17,10 +17,9 @@ from collections import Counter
 
 import pytest
 from grading_support import entries
-from test_checks import SOLUTION_CELLS
+from test_checks import defined_answer
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
-from selfattn.checks.calling import fresh_namespace
 from selfattn.checks.exercises import EXERCISES
 from selfattn.checks.findings import Kind
 from selfattn.checks.judging import run_check
@@ -34,11 +33,7 @@ SEEDS = range(200)
 def _catalogued():
     for e in entries("catalogue/wrong"):
         if e.kind == "cell" and e.replace in EXERCISES and e.replace in e.fails:
-            namespace = fresh_namespace()
-            for dep in EXERCISES[e.replace].dependency_names:  # the instructor's cells, as grading defines them
-                exec(compile(SOLUTION_CELLS[dep], f"<{dep}>", "exec"), namespace)
-            exec(compile(e.path.read_text(), f"<{e.path.name}>", "exec"), namespace)
-            yield pytest.param(e.replace, namespace[e.replace], id=f"catalogue:{e.path.stem}")
+            yield pytest.param(e.replace, defined_answer(e), id=f"catalogue:{e.path.stem}")
 
 
 def _named():

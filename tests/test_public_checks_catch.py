@@ -16,7 +16,7 @@ import warnings
 
 import pytest
 from grading_support import entries, read_entry
-from test_checks import _defined
+from test_checks import defined_answer
 
 from selfattn.checks.exercises import EXERCISES
 from selfattn.checks.notebook import judge
@@ -26,7 +26,7 @@ WRONG = entries("catalogue/wrong")
 
 def _public_findings(entry) -> dict[str, str | None]:
     """public check id -> what the notebook says of the entry's function (``None``: ✓)."""
-    fn = _defined(entry)
+    fn = defined_answer(entry)
     with warnings.catch_warnings():  # as in a kernel: a warning is not an error
         warnings.simplefilter("ignore")
         return {c.id: judge(c, fn)[0] for c in EXERCISES[entry.replace].public_checks}

@@ -18,10 +18,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from student_support import start_as_in_a_terminal, unpacked_course
+from student_support import SYSTEM_PYTHON, start_as_in_a_terminal, unpacked_course
 
 ROOT = Path(__file__).resolve().parent.parent
-SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else shutil.which("python3")
 BUNDLE_SCRIPTS = ("install.py", "hand_in.py")
 #: strings with a '/' that are no file paths: addresses, JupyterLab plugin ids, MIME types
 NOT_PATHS = ("http", "@jupyter/", "@jupyterlab/", "text/", "image/", "application/")
@@ -43,7 +42,7 @@ def course(student_bundle, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def python_without_venv(tmp_path_factory) -> Path:
     """The system's python3 as it is on Debian/Ubuntu without the python3-venv package."""
-    assert SYSTEM_PYTHON, "no python3 on this machine"
+    assert Path(SYSTEM_PYTHON).exists(), f"no {SYSTEM_PYTHON} on this machine"
     info = subprocess.run([SYSTEM_PYTHON, "-c", "import os, sys, sysconfig; print(os.path.realpath(sys.executable)); "
                            "print(sysconfig.get_path('stdlib')); print(sysconfig.get_python_version())"],
                           capture_output=True, text=True, check=True).stdout.split("\n")

@@ -11,13 +11,13 @@ from grading_support import entries
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from sweep_support import case_digest, remembered
-from test_checks import SOLUTION_CELLS
+from sweep_support import case_digest, remember_tolerances, remembered
+from test_checks import defined_answer
 from test_float32_answers import float32_version
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks
 from selfattn.checks import record
-from selfattn.checks.calling import Case, fresh_namespace
+from selfattn.checks.calling import Case
 from selfattn.checks.exercises import EXERCISES
 from selfattn.checks.judging import run_check
 
@@ -57,22 +57,13 @@ def test_a_case_that_differs_anywhere_is_computed_anew():
     assert len(table) == 1 + len(variants)
 
 
-def _wrong_softmaxes():
-    for e in entries("catalogue/wrong"):
-        if e.kind == "cell" and e.replace == "softmax":
-            namespace = fresh_namespace()
-            for dep in SOFTMAX.dependency_names:
-                exec(compile(SOLUTION_CELLS[dep], f"<{dep}>", "exec"), namespace)
-            exec(compile(e.path.read_text(), f"<{e.path.name}>", "exec"), namespace)
-            yield namespace["softmax"]
-
-
 def test_a_sweep_judges_every_answer_as_without_it(monkeypatch):
     """Right answers in float32 (within a case's tolerance, not far inside it), catalogued wrong
     softmaxes and every named mistake, every check of their exercise, five seeds: the same findings
     (kind and text) with the remembered tolerance as with the records' own."""
     answers = [(e, float32_version(e.reference)) for e in EXERCISES.values() if e.reference is not None]
-    answers += [(SOFTMAX, fn) for fn in _wrong_softmaxes()]
+    answers += [(SOFTMAX, defined_answer(e)) for e in entries("catalogue/wrong")
+                if e.kind == "cell" and e.replace == "softmax"]
     answers += [(e, m.wrong) for e in EXERCISES.values() for m in e.mistakes]
     assert len(answers) >= 40
 
@@ -83,7 +74,6 @@ def test_a_sweep_judges_every_answer_as_without_it(monkeypatch):
                     for exercise, fn in answers for c in exercise.checks for seed in range(5)]
 
     plain = judged()
-    tolerance, table = remembered(record.tolerance)
-    monkeypatch.setattr(record, "tolerance", tolerance)
+    table = remember_tolerances(monkeypatch)
     assert judged() == plain
     assert table and None in plain and any(f is not None for f in plain)
