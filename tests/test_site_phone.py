@@ -79,15 +79,17 @@ def _open(browser, rel: str, width: int = PHONE, dark: bool = False, media: str 
     return page
 
 
-#: What the read-only tests below measured on a page, by (page, width, dark): one page load serves
-#: every test that would open the page the same way (tests/conftest.py keeps a page's tests on one
-#: xdist worker). Each measurement is a script that only reads the page (:func:`_measure`).
+#: What the tests below measured on a page, by (page, width, dark): one page load serves every test that
+#: would open the page the same way (tests/conftest.py keeps a page's tests on one xdist worker). The
+#: scripts that only read the page run first (:func:`_read_only_scripts`); on a phone, the walk through
+#: every widget frame that the fit and readability tests read comes after them (:func:`_walk`).
 _measured: dict[tuple[str, int, bool], dict[str, object]] = {}
 
 
 def _measure(browser, rel: str, width: int, dark: bool, name: str):
-    """What script ``name`` of :func:`_read_only_scripts` returns on ``rel`` shown at ``width`` px in the
-    light or dark theme (screen media), from a single page load that runs every such script."""
+    """What ``name`` (a script of :func:`_read_only_scripts`, or ``fits`` and ``readable`` of :func:`_walk`)
+    found on ``rel`` shown at ``width`` px in the light or dark theme (screen media), from a single page
+    load that measures them all."""
     key = (rel, width, dark)
     if key not in _measured:
         page = _open(browser, rel, width=width, dark=dark)
@@ -98,6 +100,11 @@ def _measure(browser, rel: str, width: int, dark: bool, name: str):
                     found[script_name] = page.evaluate(script)
                 except Exception as exc:  # raised again in the test that reads it
                     found[script_name] = exc
+            if width == PHONE and (rel in WIDGET_PAGES or (rel in READING and not dark)):
+                try:
+                    found.update(_walk(browser[0], page, rel, readable=not dark))
+                except Exception as exc:
+                    found.update(fits=exc, readable=exc)
         finally:
             page.close()
         _measured[key] = found
@@ -136,17 +143,9 @@ def test_the_site_is_built():
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("rel", WIDGET_PAGES)
-
 def test_every_widget_fits_a_phone(browser, rel, dark):
-    page = _open(browser, rel, dark=dark)
-    try:
-        assert page.locator(".widget-subarea .jupyter-widgets").count(), f"{rel}: no widget rendered"
-        bad = []
-        for _ in _each_frame(page):
-            bad += [b for b in page.evaluate(WIDGET_BOXES_JS, PHONE) if b not in bad]
-        sideways = page.evaluate("document.documentElement.scrollWidth")
-    finally:
-        page.close()
+    rendered, bad, sideways = _measure(browser, rel, PHONE, dark, "fits")
+    assert rendered, f"{rel}: no widget rendered"
     assert bad == [], f"{rel} at {PHONE} px: widget parts off screen or cut: {bad[:8]}"
     assert sideways <= PHONE, f"{rel} at {PHONE} px: the page scrolls sideways ({sideways} px wide)"
 
@@ -247,40 +246,59 @@ def _smallest_text(png: bytes, alt: str) -> float:
     return float(recorded)
 
 
+def _walk(base: str, page, rel: str, readable: bool) -> dict[str, tuple]:
+    """Show every frame of every widget of ``page`` (shown at PHONE px) in turn, once, and gather:
+
+    - ``fits``: how many widgets were drawn, every widget part off the screen or whose text is cut (in
+      any frame), and how wide the page is after the walk;
+    - ``readable`` (if asked): the viewport's settings, each figure shown (its alt text, its smallest
+      text drawn, as shown and, when that is under READABLE px, after a tap opens it at full size),
+      every widget text under READABLE px, and each figure whose full-size view Escape did not close.
+    """
+    rendered = page.locator(".widget-subarea .jupyter-widgets").count()
+    viewport = page.evaluate("() => (document.querySelector('meta[name=viewport]') || {}).content || ''")
+    bad: list = []
+    seen: dict[str, tuple[str, float, float, float | None]] = {}  # src -> (alt, drawn px, shown px, on tap px)
+    small_widget_text: list = []
+    not_closed: list[str] = []
+    for _ in _each_frame(page):
+        bad += [b for b in page.evaluate(WIDGET_BOXES_JS, PHONE) if b not in bad]
+        if not readable:
+            continue
+        small_widget_text += [t for t in page.evaluate(WIDGET_TEXT_JS) if t[1] < READABLE
+                              and t not in small_widget_text]
+        for img in page.evaluate(SHOWN_FIGURES_JS):
+            if img["src"] in seen:
+                continue
+            drawn = _smallest_text(_png_of(img["src"], base), img["alt"])
+            full = img["natural"] / DENSITY  # the figure's own width, CSS px
+            shown = drawn * img["shown"] / full
+            tapped = None
+            if shown < READABLE:
+                page.locator(f'[data-probe="{img["probe"]}"]').click()
+                page.wait_for_timeout(150)
+                width = page.evaluate(ZOOMED_JS)
+                tapped = None if width is None else drawn * width / full
+                page.keyboard.press("Escape")
+                page.wait_for_timeout(50)
+                if page.evaluate(ZOOMED_JS) is not None:
+                    not_closed.append(img["alt"])
+            seen[img["src"]] = (img["alt"], drawn, shown, tapped)
+    found: dict[str, tuple] = {"fits": (rendered, bad, page.evaluate("document.documentElement.scrollWidth"))}
+    if readable:
+        found["readable"] = (viewport, seen, small_widget_text, not_closed)
+    return found
+
+
 @pytest.mark.parametrize("rel", READING)
 def test_every_figure_and_widget_is_readable_on_a_phone(browser, rel):
     """At 390 px each figure's smallest text, scaled by the width the page shows it at, is READABLE px or
     more, or a tap opens the figure at its full size, where it is; every widget text is READABLE px or more;
     the viewport lets the reader pinch-zoom."""
-    base = browser[0]
-    page = _open(browser, rel)
-    seen: dict[str, tuple[str, float, float, float | None]] = {}  # src -> (alt, drawn px, shown px, on tap px)
-    small_widget_text: list = []
-    try:
-        viewport = page.evaluate("() => (document.querySelector('meta[name=viewport]') || {}).content || ''")
-        for _ in _each_frame(page):
-            small_widget_text += [t for t in page.evaluate(WIDGET_TEXT_JS) if t[1] < READABLE
-                                  and t not in small_widget_text]
-            for img in page.evaluate(SHOWN_FIGURES_JS):
-                if img["src"] in seen:
-                    continue
-                drawn = _smallest_text(_png_of(img["src"], base), img["alt"])
-                full = img["natural"] / DENSITY  # the figure's own width, CSS px
-                shown = drawn * img["shown"] / full
-                tapped = None
-                if shown < READABLE:
-                    page.locator(f'[data-probe="{img["probe"]}"]').click()
-                    page.wait_for_timeout(150)
-                    width = page.evaluate(ZOOMED_JS)
-                    tapped = None if width is None else drawn * width / full
-                    page.keyboard.press("Escape")
-                    page.wait_for_timeout(50)
-                    assert page.evaluate(ZOOMED_JS) is None, f"{rel}: the full-size figure does not close on Escape"
-                seen[img["src"]] = (img["alt"], drawn, shown, tapped)
-    finally:
-        page.close()
+    viewport, seen, small_widget_text, not_closed = _measure(browser, rel, PHONE, False, "readable")
     assert "user-scalable=no" not in viewport.replace(" ", "") and "maximum-scale=1" not in viewport.replace(" ", ""), \
         f"{rel}: the viewport blocks pinch zoom ({viewport!r})"
+    assert not_closed == [], f"{rel}: the full-size figure does not close on Escape: {not_closed}"
     unreadable = [(alt, round(drawn, 1), round(shown, 1), tapped and round(tapped, 1))
                   for alt, drawn, shown, tapped in seen.values()
                   if shown < READABLE and (tapped is None or tapped < READABLE)]
