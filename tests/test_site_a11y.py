@@ -43,56 +43,67 @@ def browser(site_browser):
     return site_browser  # one Chromium and one cache of the site per test process (tests/conftest.py)
 
 
-def _open(browser, rel: str, dark: bool = False):
-    base, b = browser
-    page = b.new_page(dark=dark)
-    open_settled(page, base + rel)
-    page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
-    return page
-
-
 def _label(box) -> str:
     return " ".join(box.locator(":scope > .widget-label").first.inner_text().split()).rstrip(":")
 
 
+def _controls(page, rel: str) -> tuple[int, list[str]]:
+    """How many sliders and toggle groups ``rel`` shows, and what a screen reader would miss in them, one
+    line each: a control without a name, a slider that announces another value than it shows (before and
+    after it moves), a toggle button that hides its name or whether it is pressed. Moves each slider one
+    step and presses each group's last button."""
+    problems: list[str] = []
+    sliders = page.locator(".widget-slider")
+    for i in range(sliders.count()):
+        box = sliders.nth(i)
+        name = _label(box)
+        if not name:
+            problems.append(f"slider {i} on {rel} has no description")
+            continue
+        if re.fullmatch(r"[\d.]+", name):
+            problems.append(f"slider {i} on {rel} is named by a number: {name!r}")
+        if page.get_by_role("slider", name=name, exact=True).count() < 1:
+            problems.append(f"slider {name!r} has no accessible name")
+        handle = box.locator(".noUi-handle").first
+        shown = box.locator(".widget-readout").first.inner_text().strip()
+        said = handle.get_attribute("aria-valuetext")
+        if said != f"{name} {shown}":
+            problems.append(f"slider {name!r} announces {said!r}, shows {shown!r}")
+        handle.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(150)
+        moved = box.locator(".widget-readout").first.inner_text().strip()
+        said = handle.get_attribute("aria-valuetext")
+        if said != f"{name} {moved}":
+            problems.append(f"slider {name!r} announces a stale value {said!r}, shows {moved!r}")
+    groups = page.locator(".widget-toggle-buttons")
+    for i in range(groups.count()):
+        box = groups.nth(i)
+        name = _label(box)
+        if not name:
+            problems.append(f"toggle group {i} on {rel} has no description")
+            continue
+        buttons = box.locator("button")
+        for j in range(buttons.count()):
+            text = " ".join(buttons.nth(j).inner_text().split())
+            pressed = "mod-active" in (buttons.nth(j).get_attribute("class") or "")
+            if page.get_by_role("button", name=f"{name}: {text}", exact=True, pressed=pressed).count() < 1:
+                problems.append(f"{rel}: toggle {name}: {text} lacks its name or pressed={pressed}")
+        buttons.nth(buttons.count() - 1).click()
+        page.wait_for_timeout(150)
+        if buttons.nth(buttons.count() - 1).get_attribute("aria-pressed") != "true":
+            problems.append(f"{rel}: toggle {name}: its last button, pressed, is not aria-pressed")
+    return sliders.count() + groups.count(), problems
+
+
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_every_control_has_an_accessible_name_and_value(browser, rel):
-    page = _open(browser, rel)
-    try:
-        sliders = page.locator(".widget-slider")
-        for i in range(sliders.count()):
-            box = sliders.nth(i)
-            name = _label(box)
-            assert name, f"slider {i} on {rel} has no description"
-            named = page.get_by_role("slider", name=name, exact=True)
-            assert named.count() >= 1, f"slider {name!r} has no accessible name"
-            handle = box.locator(".noUi-handle").first
-            shown = box.locator(".widget-readout").first.inner_text().strip()
-            said = handle.get_attribute("aria-valuetext")
-            assert said == f"{name} {shown}", f"slider {name!r} announces {said!r}, shows {shown!r}"
-            handle.focus()
-            page.keyboard.press("ArrowRight")
-            page.wait_for_timeout(150)
-            moved = box.locator(".widget-readout").first.inner_text().strip()
-            said = handle.get_attribute("aria-valuetext")
-            assert said == f"{name} {moved}", f"slider {name!r} announces a stale value {said!r}"
-            assert not re.fullmatch(r"[\d.]+", name), name
-        groups = page.locator(".widget-toggle-buttons")
-        for i in range(groups.count()):
-            box = groups.nth(i)
-            name = _label(box)
-            assert name, f"toggle group {i} on {rel} has no description"
-            buttons = box.locator("button")
-            for j in range(buttons.count()):
-                text = " ".join(buttons.nth(j).inner_text().split())
-                pressed = "mod-active" in (buttons.nth(j).get_attribute("class") or "")
-                found = page.get_by_role("button", name=f"{name}: {text}", exact=True, pressed=pressed)
-                assert found.count() >= 1, f"{rel}: toggle {name}: {text} lacks its name or pressed={pressed}"
-            buttons.nth(buttons.count() - 1).click()
-            page.wait_for_timeout(150)
-            assert buttons.nth(buttons.count() - 1).get_attribute("aria-pressed") == "true"
-    finally:
-        page.close()
+    controls = _look(browser, rel, False)["controls"]
+    if isinstance(controls, Exception):
+        raise controls
+    count, problems = controls
+    assert count, f"{rel}: no slider or toggle group shown"
+    assert problems == [], f"{rel}: {problems}"
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
@@ -158,8 +169,9 @@ _seen: dict[tuple[str, bool], dict[str, object]] = {}
 
 def _look(browser, rel: str, dark: bool) -> dict[str, object]:
     """The theme ``rel`` shows, the contrast of its captions and labels, its figures drawn through a CSS
-    filter and axe-core's serious violations, from a single page load (nothing outside the site is
-    loaded; a chapter's widgets are drawn, its math typeset, before anything is measured)."""
+    filter, axe-core's serious violations and, for a chapter in the light theme, what its controls say
+    (:func:`_controls`, after the rest: it moves them), from a single page load (nothing outside the site
+    is loaded; a chapter's widgets are drawn, its math typeset, before anything is measured)."""
     key = (rel, dark)
     if key not in _seen:
         base, b = browser
@@ -168,7 +180,12 @@ def _look(browser, rel: str, dark: bool) -> dict[str, object]:
         with _opened(base, b, rel, dark, widgets) as page:
             seen: dict[str, object] = {"theme": page.evaluate("document.documentElement.dataset.theme || ''"),
                                        "contrast": page.evaluate(CONTRAST_JS), "filtered": page.evaluate(FILTERED_JS)}
-            seen["axe"] = _axe(page)  # last: it adds axe-core's script to the page
+            seen["axe"] = _axe(page)  # it adds axe-core's script to the page
+            if rel in CHAPTERS and not dark:  # last: it moves the controls
+                try:
+                    seen["controls"] = _controls(page, rel)
+                except Exception as exc:  # raised again in the test that reads it
+                    seen["controls"] = exc
         _seen[key] = seen
     return _seen[key]
 
