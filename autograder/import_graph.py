@@ -49,6 +49,11 @@ class _InRepository:
         return isinstance(name, str) and bool(name) and module_file(name) is not None
 
 
+#: The fields of a node that hold statements (a module's, a function's, a class's, a branch's, a loop's,
+#: a ``with``'s, a ``try``'s and its handlers', a ``match``'s cases'): where an import statement can be.
+_BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
 def imports_of(module: str, path: Path, known: Container[str]) -> list[Import]:
     """The modules of ``known`` that ``module`` (its source in ``path``) imports, each with its place,
     in the order of the source; ``module`` itself is left out."""
@@ -56,22 +61,27 @@ def imports_of(module: str, path: Path, known: Container[str]) -> list[Import]:
     found: list[Import] = []
 
     def visit(node: ast.AST, in_function: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-            targets: list[str] = []
-            if isinstance(child, ast.Import):
-                targets = [alias.name for alias in child.names]
-            elif isinstance(child, ast.ImportFrom):
-                if child.level:
-                    parts = package.split(".")
-                    base = parts[: len(parts) - (child.level - 1)]
-                    source = ".".join(base + ([child.module] if child.module else []))
-                else:
-                    source = child.module or ""
-                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in child.names]
-            found.extend(Import(module, t, child.lineno, in_function)
-                         for t in targets if t != module and t in known)
-            visit(child, inside)
+        # an import is a statement: only the statements of bodies are read, in the node's own order of
+        # fields (never an expression's nodes, most of a module's tree)
+        for field in node._fields:
+            if field not in _BODIES:
+                continue
+            for child in getattr(node, field):
+                inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                targets: list[str] = []
+                if isinstance(child, ast.Import):
+                    targets = [alias.name for alias in child.names]
+                elif isinstance(child, ast.ImportFrom):
+                    if child.level:
+                        parts = package.split(".")
+                        base = parts[: len(parts) - (child.level - 1)]
+                        source = ".".join(base + ([child.module] if child.module else []))
+                    else:
+                        source = child.module or ""
+                    targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in child.names]
+                found.extend(Import(module, t, child.lineno, in_function)
+                             for t in targets if t != module and t in known)
+                visit(child, inside)
 
     visit(ast.parse(path.read_text(encoding="utf-8")), False)
     return found

@@ -5,6 +5,7 @@ course, and a ``summary()`` that works in a kernel whose setup cell has not run.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import textwrap
@@ -114,6 +115,61 @@ def test_the_lazy_import_finder_sees_an_import_inside_a_function(tmp_path):
     path.write_text("from . import top\n\ndef f():\n    from .other import g\n    return g\n")
     found = imports_of("selfattn.mod", path, {"selfattn.mod", "selfattn.top", "selfattn.other"})
     assert [(i.imported, i.in_function) for i in found] == [("selfattn.top", False), ("selfattn.other", True)]
+
+
+#: One import in every kind of statement body (the finder reads statements only): each imports the module
+#: named after where it stands, and whether that runs only when a function runs.
+EVERY_BODY = """\
+import selfattn.top_level
+if x:
+    import selfattn.if_body
+elif y:
+    import selfattn.elif_body
+else:
+    import selfattn.else_body
+for i in x:
+    import selfattn.for_body
+else:
+    import selfattn.for_else
+while x:
+    import selfattn.while_body
+try:
+    import selfattn.try_body
+except ImportError:
+    import selfattn.except_body
+else:
+    import selfattn.try_else
+finally:
+    import selfattn.try_finally
+try:
+    pass
+except* ValueError:
+    import selfattn.except_star
+with x:
+    import selfattn.with_body
+match x:
+    case 1:
+        import selfattn.case_body
+class C:
+    import selfattn.class_body
+    def m(self):
+        import selfattn.method_body
+async def f():
+    async with x:
+        import selfattn.async_with
+    async for i in x:
+        import selfattn.async_for
+    g = lambda: __import__("selfattn.never")
+"""
+
+
+def test_the_finder_sees_an_import_in_every_kind_of_statement_body(tmp_path):
+    path = tmp_path / "mod.py"
+    path.write_text(EVERY_BODY)
+    names = re.findall(r"import (selfattn\.\w+)", EVERY_BODY)
+    found = imports_of("selfattn.mod", path, set(names) | {"selfattn.never"})
+    lazy = {"selfattn.method_body", "selfattn.async_with", "selfattn.async_for"}
+    assert [(i.imported, i.in_function) for i in found] == [(n, n in lazy) for n in names]
 
 
 def test_the_sandbox_module_needs_only_the_standard_library_and_numpy():
