@@ -6,7 +6,9 @@ project's environment: pip 26 s, uv 5 s here). Where uv cannot (no route to PyPI
 certificate it does not trust, a platform without a uv wheel), pip installs them after one line saying
 why. Then everything installed is byte-compiled on every core (``compileall -j 0``): where
 ``PYTHONDONTWRITEBYTECODE`` is set, or the environment is read-only to its users (the hub's), nothing
-would write the ``.pyc`` files later.
+would write the ``.pyc`` files later. Given an environment already compiled (the hub's are built beside
+the project's own), its ``.pyc`` files whose source is the same file here are copied first, and only
+the rest is compiled (:func:`copy_bytecode`).
 
 Usage: python3 scripts/install_requirements.py VENV REQUIREMENTS...
 (``make setup`` and ``autograder/hub/environments.py`` run it.)
@@ -15,6 +17,7 @@ Usage: python3 scripts/install_requirements.py VENV REQUIREMENTS...
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,9 +35,34 @@ def _last_line(done: subprocess.CompletedProcess) -> str:
     return lines[-1] if lines else f"exit status {done.returncode}"
 
 
-def install(venv: Path, requirements: list[Path], log=print) -> str:
-    """Install ``requirements`` into ``venv`` and byte-compile it; returns the installer that did it
-    (``"uv"`` or ``"pip"``). Raises ``RuntimeError`` naming what failed."""
+def copy_bytecode(venv: Path, donor: Path) -> int:
+    """Copy into ``venv`` each compiled file of ``donor`` (another environment of the same Python) whose
+    source has the same path below ``lib/``, size and modification time in both, the two things Python
+    checks a ``.pyc`` against; ``compileall`` then compiles only the rest (and would replace a copy
+    whose source differed). Returns how many were copied."""
+    copied = 0
+    lib = donor / "lib"
+    for cached in lib.glob("python3*/site-packages/**/__pycache__/*.pyc"):
+        source = cached.parent.parent / f"{cached.name.split('.', 1)[0]}.py"
+        mine = venv / "lib" / source.relative_to(lib)
+        try:
+            theirs, ours = source.stat(), mine.stat()
+        except OSError:  # not in both
+            continue
+        if (theirs.st_size, int(theirs.st_mtime)) != (ours.st_size, int(ours.st_mtime)):
+            continue
+        target = mine.parent / "__pycache__" / cached.name
+        if not target.exists():
+            target.parent.mkdir(exist_ok=True)
+            shutil.copyfile(cached, target)
+            copied += 1
+    return copied
+
+
+def install(venv: Path, requirements: list[Path], log=print, bytecode_from: Path | None = None) -> str:
+    """Install ``requirements`` into ``venv`` and byte-compile it (taking the compiled files of the
+    environment ``bytecode_from`` whose sources are the same, :func:`copy_bytecode`); returns the installer
+    that did it (``"uv"`` or ``"pip"``). Raises ``RuntimeError`` naming what failed."""
     python = str(venv / "bin" / "python")
     pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     files = [arg for path in requirements for arg in ("-r", str(path))]
@@ -49,6 +77,8 @@ def install(venv: Path, requirements: list[Path], log=print) -> str:
         done = _run([*pip, "--no-compile", *files])
         if done.returncode != 0:
             raise RuntimeError(f"pip install into {venv}: {_last_line(done)}")
+    if bytecode_from is not None:
+        copy_bytecode(venv, bytecode_from)
     done = _run([python, "-m", "compileall", "-q", "-j", "0", str(venv / "lib")])
     if done.returncode != 0:
         raise RuntimeError(f"byte-compiling {venv}: {_last_line(done)}")

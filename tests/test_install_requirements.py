@@ -3,6 +3,7 @@ it can, pip (after one line saying why) where it cannot; the pins installed and 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -67,3 +68,49 @@ def test_a_pin_nothing_can_install_is_one_error_naming_it(venv, tmp_path, monkey
     with pytest.raises(RuntimeError, match=r"^pip install into .*: .*no-such-package-selfattn"):
         install_requirements.install(venv, [_requirements(tmp_path, "no-such-package-selfattn==0.0.1")],
                                      log=lambda line: None)
+
+
+
+def _module(root: Path, rel: str, text: str, mtime: int) -> Path:
+    path = root / "lib" / "python3.11" / "site-packages" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_bytecode_is_copied_only_where_python_would_take_it_as_the_sources(tmp_path):
+    """A donor's .pyc is copied where the source here has its size and modification time (what
+    Python checks a .pyc against), never where either differs or where there is no source here."""
+    import py_compile
+
+    donor, venv = tmp_path / "donor", tmp_path / "venv"
+    ours = {"same.py": ("x = 1\n", 100), "pkg/__init__.py": ("x = 1\n", 100), "touched.py": ("x = 1\n", 200),
+            "grown.py": ("x = 10\n", 100)}
+    for rel in (*ours, "gone.py"):
+        py_compile.compile(str(_module(donor, rel, "x = 1\n", 100)), doraise=True)
+    for rel, (text, mtime) in ours.items():
+        _module(venv, rel, text, mtime)
+    assert install_requirements.copy_bytecode(venv, donor) == 2
+    site = venv / "lib" / "python3.11" / "site-packages"
+    copied = sorted(p.relative_to(site).as_posix().split(".")[0] for p in site.rglob("*.pyc"))
+    assert copied == ["__pycache__/same", "pkg/__pycache__/__init__"], copied
+
+
+def test_an_environment_takes_the_bytecode_of_one_with_the_same_sources(tmp_path):
+    """Installed with ``bytecode_from`` (as the hub's environments are), a pin the project's environment
+    also has gets that environment's .pyc byte for byte (compiled here, it would name this environment's
+    path), and Python imports the module from it."""
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
+    pin = PINS["six"]
+    assert install_requirements.install(venv, [_requirements(tmp_path, pin)], log=lambda line: None,
+                                        bytecode_from=Path(sys.prefix)) == "uv"
+    version, cached = subprocess.run([str(venv / "bin" / "python"), "-c", "import six; print(six.__version__, "
+                                      "six.__cached__)"], capture_output=True, text=True, check=True,
+                                     env={"PYTHONDONTWRITEBYTECODE": "1"}).stdout.split()
+    import six
+
+    assert version == pin.split("==")[1]
+    assert Path(cached).read_bytes() == Path(six.__cached__).read_bytes(), \
+        "six was compiled again: uv gave it another size or modification time than the project's copy has"

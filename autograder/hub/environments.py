@@ -63,8 +63,9 @@ def _pip(env: Path, *args: str) -> None:
 
 
 def _requirements(env: Path, *files: Path, log=print) -> None:
-    """``files`` installed into ``env`` as ``make setup`` installs (uv, else pip; byte-compiled)."""
-    _script("install_requirements").install(env, list(files), log=log)
+    """``files`` installed into ``env`` as ``make setup`` installs (uv, else pip; byte-compiled, the
+    compiled files of the project's own environment taken where a source is the same file)."""
+    _script("install_requirements").install(env, list(files), log=log, bytecode_from=Path(sys.prefix))
 
 
 def _student_wheel(out: Path) -> Path:
