@@ -178,7 +178,7 @@ SPREAD: dict[str, frozenset[str]] = {
 #: Files of :data:`SPREAD` whose tests of one page of the site read what a single load of that page
 #: measured: they are shared out page by page (the page's path in the test's parameters), each page's
 #: tests on one worker.
-BY_PAGE = ("test_site_phone.py", "test_site_a11y.py")
+BY_PAGE = ("test_site_phone.py", "test_site_a11y.py", "test_site.py")
 
 
 def xdist_scope(nodeid: str) -> str:

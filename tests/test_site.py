@@ -8,6 +8,7 @@ and every internal link pointing at a file that exists.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
@@ -39,23 +40,66 @@ def _open(site, rel: str) -> tuple[PageReport, object]:
     return report, page
 
 
+@dataclass
+class Visit:
+    """What one load of a page showed: its requests, console errors and the server's misses as it
+    loaded (and its math typeset); for a chapter, then, what moving its controls changed, and the
+    console errors that came after."""
+
+    report: PageReport
+    misses: list[str]
+    math: list[str] = field(default_factory=list)
+    widgets: int = 0
+    unmoved: list[str] = field(default_factory=list)
+    errors_after_moving: list[str] = field(default_factory=list)
+
+
+#: Each page's visit, by page: its two tests read one load (tests/conftest.py keeps a page's tests on
+#: one xdist worker).
+_visits: dict[str, Visit | Exception] = {}
+
+
+def _visit(site, rel: str) -> Visit:
+    """The :class:`Visit` of ``rel``, from a single load: every check that only reads the page first, the
+    controls moved last (:func:`_move_every_control`)."""
+    if rel not in _visits:
+        site[1].misses.clear()
+        report, page = _open(site, rel)
+        try:
+            math = []
+            if page.locator(".math").count():
+                page.wait_for_selector("mjx-container", state="attached", timeout=15000)
+                if page.locator("mjx-merror").count():
+                    math.append("MathJax reported a TeX error")
+                raw = page.locator(".math:not(:has(mjx-container))").count()
+                if raw:
+                    math.append(f"{raw} math elements were left untypeset")
+            page.wait_for_timeout(300)
+            visit = Visit(PageReport(rel, list(report.outside_requests), list(report.failed_requests),
+                                     list(report.console_errors)), list(site[1].misses), math)
+            if rel in CHAPTERS:
+                visit.widgets, visit.unmoved = _move_every_control(page, rel)
+                visit.errors_after_moving = list(report.console_errors)
+            _visits[rel] = visit
+        except Exception as exc:  # raised again in each test of the page
+            _visits[rel] = exc
+        finally:
+            page.close()
+    found = _visits[rel]
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
 @pytest.mark.parametrize("rel", PAGES)
 def test_page_is_self_contained_and_error_free(site, rel):
-    site[1].misses.clear()
-    report, page = _open(site, rel)
-    try:
-        if page.locator(".math").count():
-            page.wait_for_selector("mjx-container", state="attached", timeout=15000)
-            assert page.locator("mjx-merror").count() == 0, "MathJax reported a TeX error"
-            raw = page.locator(".math:not(:has(mjx-container))").count()
-            assert raw == 0, f"{raw} math elements were left untypeset"
-        page.wait_for_timeout(300)
-    finally:
-        page.close()
+    visit = _visit(site, rel)
+    report = visit.report
+    assert visit.math == [], f"{rel}: {visit.math}"
     assert report.outside_requests == [], f"{rel} asked outside servers: {report.outside_requests}"
     assert report.failed_requests == [], f"{rel} had failed requests: {report.failed_requests}"
     assert report.console_errors == [], f"{rel} logged console errors: {report.console_errors}"
-    assert site[1].misses == [], f"{rel}: the site's server answered with errors: {site[1].misses}"
+    assert visit.misses == [], f"{rel}: the site's server answered with errors: {visit.misses}"
 
 
 def test_math_is_rendered_by_the_local_mathjax(site):
@@ -207,36 +251,44 @@ def test_every_chapter_exists():
     assert len(CHAPTERS) >= 9, CHAPTERS
 
 
+def _move_every_control(page, rel: str) -> tuple[int, list[str]]:
+    """How many widgets ``rel`` shows, and each control of them that changed nothing it drives: every
+    slider moved two steps, every toggle group's last button pressed (no kernel runs)."""
+    page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
+    boxes = page.locator(".widget-subarea > .widget-vbox")
+    unmoved = []
+    for b in range(boxes.count()):
+        box = boxes.nth(b)
+        if box.locator(".noUi-handle, .widget-toggle-buttons button").count() < 1:
+            unmoved.append(f"widget {b} on {rel} has no control")
+            continue
+        before = _visible_alt_or_text(box)
+        handle = box.locator(".noUi-handle")
+        if handle.count():
+            handle.first.focus()
+            page.keyboard.press("ArrowRight")
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(150)
+            after = _visible_alt_or_text(box)
+            if after == before:
+                unmoved.append(f"slider {b} on {rel} did not change the figure")
+            before = after
+        buttons = box.locator(".widget-toggle-buttons button")
+        if buttons.count() >= 2:
+            buttons.nth(buttons.count() - 1).click()
+            page.wait_for_timeout(150)
+            if _visible_alt_or_text(box) == before:
+                unmoved.append(f"buttons of widget {b} on {rel} changed nothing")
+    return boxes.count(), unmoved
+
+
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_widgets_respond_without_a_kernel(site, rel):
     """Move every control on the page and see the frame it drives change (no kernel runs)."""
-    report, page = _open(site, rel)
-    try:
-        page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
-        boxes = page.locator(".widget-subarea > .widget-vbox")
-        assert boxes.count() >= 1, f"{rel} has no widget"
-        for b in range(boxes.count()):
-            box = boxes.nth(b)
-            controls = box.locator(".noUi-handle, .widget-toggle-buttons button")
-            assert controls.count() >= 1, f"widget {b} on {rel} has no control"
-            before = _visible_alt_or_text(box)
-            handle = box.locator(".noUi-handle")
-            if handle.count():
-                handle.first.focus()
-                page.keyboard.press("ArrowRight")
-                page.keyboard.press("ArrowRight")
-                page.wait_for_timeout(150)
-                after = _visible_alt_or_text(box)
-                assert after != before, f"slider {b} on {rel} did not change the figure"
-                before = after
-            buttons = box.locator(".widget-toggle-buttons button")
-            if buttons.count() >= 2:
-                buttons.nth(buttons.count() - 1).click()
-                page.wait_for_timeout(150)
-                assert _visible_alt_or_text(box) != before, f"buttons of widget {b} on {rel} changed nothing"
-    finally:
-        page.close()
-    assert report.console_errors == [], report.console_errors
+    visit = _visit(site, rel)
+    assert visit.widgets >= 1, f"{rel} has no widget"
+    assert visit.unmoved == [], visit.unmoved
+    assert visit.errors_after_moving == [], visit.errors_after_moving
 
 
 @pytest.mark.parametrize("rel", CHAPTERS)
