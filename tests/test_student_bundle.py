@@ -158,7 +158,8 @@ def test_jupyterlab_asks_for_no_news_in_the_students_install(installed):
 
 def test_every_notebook_runs_in_the_students_install(installed):
     out = installed / "executed"
-    notebooks = sorted((installed / "notebooks" / "attention").glob("*.ipynb"))
+    notebooks = sorted((installed / "notebooks").glob("*/*.ipynb"))  # every assignment's
+    assert notebooks and len({p.name for p in notebooks}) == len(notebooks), notebooks  # one output folder
     run = subprocess.run([str(installed / ".venv" / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
                           "--allow-errors", "--ExecutePreprocessor.store_widget_state=True", "--output-dir", str(out),
                           *map(str, notebooks)], capture_output=True, text=True, cwd=installed, timeout=1200)
