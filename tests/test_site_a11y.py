@@ -47,52 +47,60 @@ def _label(box) -> str:
     return " ".join(box.locator(":scope > .widget-label").first.inner_text().split()).rstrip(":")
 
 
+def _slider_said(page, box, name: str, rel: str) -> list[str]:
+    """What a screen reader misses in the slider ``box`` named ``name``: a name that is a number or that
+    its role lacks, a value announced other than the one shown (before and after one step right)."""
+    problems = []
+    if re.fullmatch(r"[\d.]+", name):
+        problems.append(f"a slider on {rel} is named by a number: {name!r}")
+    if page.get_by_role("slider", name=name, exact=True).count() < 1:
+        problems.append(f"slider {name!r} has no accessible name")
+    handle = box.locator(".noUi-handle").first
+    shown = box.locator(".widget-readout").first.inner_text().strip()
+    said = handle.get_attribute("aria-valuetext")
+    if said != f"{name} {shown}":
+        problems.append(f"slider {name!r} announces {said!r}, shows {shown!r}")
+    handle.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(150)
+    moved = box.locator(".widget-readout").first.inner_text().strip()
+    said = handle.get_attribute("aria-valuetext")
+    if said != f"{name} {moved}":
+        problems.append(f"slider {name!r} announces a stale value {said!r}, shows {moved!r}")
+    return problems
+
+
+def _toggles_said(page, box, name: str, rel: str) -> list[str]:
+    """What a screen reader misses in the toggle group ``box`` named ``name``: a button that hides its
+    name or whether it is pressed (before and after its last button is pressed)."""
+    problems = []
+    buttons = box.locator("button")
+    for j in range(buttons.count()):
+        text = " ".join(buttons.nth(j).inner_text().split())
+        pressed = "mod-active" in (buttons.nth(j).get_attribute("class") or "")
+        if page.get_by_role("button", name=f"{name}: {text}", exact=True, pressed=pressed).count() < 1:
+            problems.append(f"{rel}: toggle {name}: {text} lacks its name or pressed={pressed}")
+    buttons.nth(buttons.count() - 1).click()
+    page.wait_for_timeout(150)
+    if buttons.nth(buttons.count() - 1).get_attribute("aria-pressed") != "true":
+        problems.append(f"{rel}: toggle {name}: its last button, pressed, is not aria-pressed")
+    return problems
+
+
 def _controls(page, rel: str) -> tuple[int, list[str]]:
     """How many sliders and toggle groups ``rel`` shows, and what a screen reader would miss in them, one
-    line each: a control without a name, a slider that announces another value than it shows (before and
-    after it moves), a toggle button that hides its name or whether it is pressed. Moves each slider one
-    step and presses each group's last button."""
+    line each (:func:`_slider_said`, :func:`_toggles_said`); a control without a description first. Moves
+    each slider one step and presses each group's last button."""
     problems: list[str] = []
-    sliders = page.locator(".widget-slider")
-    for i in range(sliders.count()):
-        box = sliders.nth(i)
-        name = _label(box)
-        if not name:
-            problems.append(f"slider {i} on {rel} has no description")
-            continue
-        if re.fullmatch(r"[\d.]+", name):
-            problems.append(f"slider {i} on {rel} is named by a number: {name!r}")
-        if page.get_by_role("slider", name=name, exact=True).count() < 1:
-            problems.append(f"slider {name!r} has no accessible name")
-        handle = box.locator(".noUi-handle").first
-        shown = box.locator(".widget-readout").first.inner_text().strip()
-        said = handle.get_attribute("aria-valuetext")
-        if said != f"{name} {shown}":
-            problems.append(f"slider {name!r} announces {said!r}, shows {shown!r}")
-        handle.focus()
-        page.keyboard.press("ArrowRight")
-        page.wait_for_timeout(150)
-        moved = box.locator(".widget-readout").first.inner_text().strip()
-        said = handle.get_attribute("aria-valuetext")
-        if said != f"{name} {moved}":
-            problems.append(f"slider {name!r} announces a stale value {said!r}, shows {moved!r}")
-    groups = page.locator(".widget-toggle-buttons")
-    for i in range(groups.count()):
-        box = groups.nth(i)
-        name = _label(box)
-        if not name:
-            problems.append(f"toggle group {i} on {rel} has no description")
-            continue
-        buttons = box.locator("button")
-        for j in range(buttons.count()):
-            text = " ".join(buttons.nth(j).inner_text().split())
-            pressed = "mod-active" in (buttons.nth(j).get_attribute("class") or "")
-            if page.get_by_role("button", name=f"{name}: {text}", exact=True, pressed=pressed).count() < 1:
-                problems.append(f"{rel}: toggle {name}: {text} lacks its name or pressed={pressed}")
-        buttons.nth(buttons.count() - 1).click()
-        page.wait_for_timeout(150)
-        if buttons.nth(buttons.count() - 1).get_attribute("aria-pressed") != "true":
-            problems.append(f"{rel}: toggle {name}: its last button, pressed, is not aria-pressed")
+    sliders, groups = page.locator(".widget-slider"), page.locator(".widget-toggle-buttons")
+    for kind, boxes, said in (("slider", sliders, _slider_said), ("toggle group", groups, _toggles_said)):
+        for i in range(boxes.count()):
+            box = boxes.nth(i)
+            name = _label(box)
+            if not name:
+                problems.append(f"{kind} {i} on {rel} has no description")
+                continue
+            problems += said(page, box, name, rel)
     return sliders.count() + groups.count(), problems
 
 
