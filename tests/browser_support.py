@@ -189,6 +189,44 @@ def open_settled(page, url: str) -> None:
     settle(page)
 
 
+#: axe-core, installed by ``npm ci`` (``make setup``), and the impacts a page must not have.
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+SERIOUS = ("serious", "critical")
+AXE_JS = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                      nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+}"""
+
+
+def axe_violations(page) -> list[dict]:
+    """Serious and critical violations axe-core finds on ``page`` (injected from node_modules)."""
+    assert AXE.exists(), f"{AXE.relative_to(ROOT)} missing: run `npm ci` (make setup does)"
+    page.add_script_tag(path=str(AXE))
+    return [v for v in page.evaluate(AXE_JS) if v["impact"] in SERIOUS]
+
+
+@contextmanager
+def opened(base: str, browser: SiteBrowser, rel: str, dark: bool, then=None) -> Iterator:
+    """``rel`` opened in the light or dark theme and settled (:func:`open_settled`: its widgets drawn,
+    its math typeset), then ``then(page)`` done; nothing outside ``base`` is loaded (the network is
+    cut). The page is closed after the block."""
+    page = browser.new_page(dark=dark)
+    try:
+        open_settled(page, base + rel)
+        if then is not None:
+            then(page)
+        yield page
+    finally:
+        page.close()
+
+
+def audit(base: str, browser: SiteBrowser, rel: str, dark: bool) -> tuple[str, list[dict]]:
+    """The theme ``rel`` shows and axe-core's serious violations on it; nothing outside ``base`` is loaded."""
+    with opened(base, browser, rel, dark) as page:
+        return page.evaluate("document.documentElement.dataset.theme || ''"), axe_violations(page)
+
+
 @dataclass
 class PageReport:
     """What one page load did."""

@@ -166,7 +166,7 @@ SHARED_UNITS: dict[str, tuple[str, ...]] = {MACHINE_SCOPE: MACHINE_WIDE, "studen
 #: serial run.
 SPREAD: dict[str, frozenset[str]] = {
     "test_site_phone.py": frozenset(),
-    "test_site_a11y.py": frozenset({"test_axe_finds_no_serious_violation_in_the_report_and_feedback"}),
+    "test_site_a11y.py": frozenset(),
     "test_site.py": frozenset(),
     "test_site_reading.py": frozenset(),
     "test_notation.py": frozenset(),

@@ -110,6 +110,20 @@ def page(graded):
             browser.close()
 
 
+@pytest.mark.browser
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_axe_finds_no_serious_violation_in_the_report_and_feedback(site_browser, graded, dark):
+    """axe-core on the class report and on the feedback of a student who passes and of one who fails,
+    light and dark: self-contained files, opened from disk as an instructor or a student opens them."""
+    from browser_support import audit
+
+    work, _ = graded
+    pages = ["report/index.html", *(f"feedback/{s}/attention/{NOTEBOOKS[0]}.html" for s in ("alice", "bob"))]
+    found = {rel: audit(work.as_uri() + "/", site_browser[1], rel, dark) for rel in pages}
+    theme = "dark" if dark else "light"
+    assert {rel: bad for rel, (_, bad) in found.items() if bad} == {}, f"axe-core ({theme}): {found}"
+
+
 def _rows(pg, section: str, nth: int = 0) -> list[list[str]]:
     return pg.eval_on_selector_all(
         f"#{section} table >> nth={nth} >> tbody tr",

@@ -7,11 +7,10 @@ Widget captions and labels reach WCAG AA contrast (4.5:1) against what is behind
 
 from __future__ import annotations
 
-import contextlib
 import re
 
 import pytest
-from browser_support import ROOT, SITE, open_settled
+from browser_support import SITE, axe_violations, opened
 
 pytestmark = pytest.mark.browser
 
@@ -128,44 +127,10 @@ def test_captions_and_labels_are_legible(browser, rel, dark):
     assert low == [], f"{rel} ({theme}): text below 4.5:1 contrast: {low}"
 
 
-# -- axe-core: every page of the site, the class report and a feedback page, light and dark ------------
+# -- axe-core: every page of the site, light and dark (the class report and the feedback pages: -------
+# -- tests/test_report.py) -----------------------------------------------------------------------------
 
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "_static" not in p.parts)
-SERIOUS = ("serious", "critical")
-AXE_JS = """async () => {
-  const result = await axe.run(document, {resultTypes: ['violations']});
-  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-                                      nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
-}"""
-
-
-def _axe(page) -> list[dict]:
-    """Serious and critical violations axe-core finds on ``page`` (injected from node_modules)."""
-    assert AXE.exists(), f"{AXE.relative_to(ROOT)} missing: run `npm ci` (make setup does)"
-    page.add_script_tag(path=str(AXE))
-    return [v for v in page.evaluate(AXE_JS) if v["impact"] in SERIOUS]
-
-
-@contextlib.contextmanager
-def _opened(base: str, browser, rel: str, dark: bool, settle=None):
-    """``rel`` opened in the light or dark theme and settled (:func:`browser_support.open_settled`: its
-    widgets drawn, its math typeset), then ``settle(page)`` done; nothing outside ``base`` is loaded
-    (the network is cut). The page is closed after the block."""
-    page = browser.new_page(dark=dark)
-    try:
-        open_settled(page, base + rel)
-        if settle is not None:
-            settle(page)
-        yield page
-    finally:
-        page.close()
-
-
-def _audit(base: str, browser, rel: str, dark: bool) -> tuple[str, list[dict]]:
-    """The theme the page shows and axe-core's serious violations; nothing outside ``base`` is loaded."""
-    with _opened(base, browser, rel, dark) as page:
-        return page.evaluate("document.documentElement.dataset.theme || ''"), _axe(page)
 
 
 FILTERED_JS = """() => Array.from(document.querySelectorAll('article img'))
@@ -185,10 +150,10 @@ def _look(browser, rel: str, dark: bool) -> dict[str, object]:
         base, b = browser
         widgets = (lambda page: page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
                    ) if rel in CHAPTERS else None
-        with _opened(base, b, rel, dark, widgets) as page:
+        with opened(base, b, rel, dark, widgets) as page:
             seen: dict[str, object] = {"theme": page.evaluate("document.documentElement.dataset.theme || ''"),
                                        "contrast": page.evaluate(CONTRAST_JS), "filtered": page.evaluate(FILTERED_JS)}
-            seen["axe"] = _axe(page)  # it adds axe-core's script to the page
+            seen["axe"] = axe_violations(page)  # it adds axe-core's script to the page
             if rel in CHAPTERS and not dark:  # last: it moves the controls
                 try:
                     seen["controls"] = _controls(page, rel)
@@ -205,31 +170,3 @@ def test_axe_finds_no_serious_violation_on_the_site(browser, rel, dark):
     theme, bad = seen["theme"], seen["axe"]
     assert theme == ("dark" if dark else "light"), f"{rel}: theme {theme!r}"
     assert bad == [], f"{rel} ({theme}): axe-core: {bad}"
-
-
-@pytest.fixture(scope="module")
-def graded_class(tmp_path_factory):
-    """A small class graded as `make grade` grades it: a correct and a wrong notebook, so the report
-    and the feedback show passes and failures."""
-    from grading_support import RELEASE, SOLUTIONS, grade, place
-
-    work = tmp_path_factory.mktemp("a11yclass")
-    notebook = "03-softmax-attention"
-    place(work, "alice", notebook, (SOLUTIONS / f"{notebook}.ipynb").read_text())
-    place(work, "bob", notebook, (RELEASE / f"{notebook}.ipynb").read_text())
-    result = grade(work, "--workers", "2", "--cpu-seconds", "3", "--memory-mb", "1024")
-    assert result.returncode == 0, result.stdout + result.stderr
-    pages = ["report/index.html", f"feedback/alice/attention/{notebook}.html",
-             f"feedback/bob/attention/{notebook}.html"]
-    for rel in pages:
-        assert (work / rel).exists(), f"grading wrote no {rel}: {sorted(p.name for p in work.rglob('*.html'))}"
-    return work, pages
-
-
-@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_axe_finds_no_serious_violation_in_the_report_and_feedback(browser, graded_class, dark):
-    _, b = browser
-    work, pages = graded_class
-    # self-contained files, opened from disk as an instructor or a student opens them
-    found = {rel: _audit(work.as_uri() + "/", b, rel, dark)[1] for rel in pages}
-    assert {rel: bad for rel, bad in found.items() if bad} == {}, f"axe-core ({'dark' if dark else 'light'}): {found}"
