@@ -192,6 +192,8 @@ def open_settled(page, url: str) -> None:
 #: axe-core, installed by ``npm ci`` (``make setup``), and the impacts a page must not have.
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SERIOUS = ("serious", "critical")
+#: every impact axe-core reports: the pages the grader writes itself (the class report, the feedback) have none
+EVERY_IMPACT = ("minor", "moderate", *SERIOUS)
 AXE_JS = """async () => {
   const result = await axe.run(document, {resultTypes: ['violations']});
   return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
@@ -199,11 +201,12 @@ AXE_JS = """async () => {
 }"""
 
 
-def axe_violations(page) -> list[dict]:
-    """Serious and critical violations axe-core finds on ``page`` (injected from node_modules)."""
+def axe_violations(page, impacts: tuple[str, ...] = SERIOUS) -> list[dict]:
+    """The violations of ``impacts`` (serious and critical unless told) axe-core finds on ``page``
+    (injected from node_modules)."""
     assert AXE.exists(), f"{AXE.relative_to(ROOT)} missing: run `npm ci` (make setup does)"
     page.add_script_tag(path=str(AXE))
-    return [v for v in page.evaluate(AXE_JS) if v["impact"] in SERIOUS]
+    return [v for v in page.evaluate(AXE_JS) if v["impact"] in impacts]
 
 
 @contextmanager
@@ -221,10 +224,12 @@ def opened(base: str, browser: SiteBrowser, rel: str, dark: bool, then=None) -> 
         page.close()
 
 
-def audit(base: str, browser: SiteBrowser, rel: str, dark: bool) -> tuple[str, list[dict]]:
-    """The theme ``rel`` shows and axe-core's serious violations on it; nothing outside ``base`` is loaded."""
+def audit(base: str, browser: SiteBrowser, rel: str, dark: bool,
+          impacts: tuple[str, ...] = SERIOUS) -> tuple[str, list[dict]]:
+    """The theme ``rel`` shows and axe-core's violations of ``impacts`` on it; nothing outside ``base`` is
+    loaded."""
     with opened(base, browser, rel, dark) as page:
-        return page.evaluate("document.documentElement.dataset.theme || ''"), axe_violations(page)
+        return page.evaluate("document.documentElement.dataset.theme || ''"), axe_violations(page, impacts)
 
 
 @dataclass
