@@ -160,19 +160,11 @@ SHARED_UNITS: dict[str, tuple[str, ...]] = {MACHINE_SCOPE: MACHINE_WIDE, "studen
 #: Files whose tests are shared out one by one between the xdist workers: each test stands alone and
 #: the file's module fixtures are cheap (a Chromium started), so running them on every worker costs
 #: less than it gains. Not a file that keeps what one page load measured for its other tests
-#: (``tests/test_site_render.py``): shared out, each worker would load every page again. The tests
-#: named here use an expensive fixture (a graded class) and stay together on one worker, the fixture
-#: built once. Every other file runs whole on one worker, its module fixtures built once as in a
-#: serial run.
-SPREAD: dict[str, frozenset[str]] = {
-    "test_site_phone.py": frozenset(),
-    "test_site_a11y.py": frozenset(),
-    "test_site.py": frozenset(),
-    "test_site_reading.py": frozenset(),
-    "test_notation.py": frozenset(),
-    "test_hidden_draws.py": frozenset(),
-    "test_float32_answers.py": frozenset(),
-}
+#: (``tests/test_site_render.py``): shared out, each worker would load every page again; nor a file
+#: with an expensive fixture (a graded class: the class report's audit lives in ``test_report.py``).
+#: Every other file runs whole on one worker, its module fixtures built once as in a serial run.
+SPREAD: tuple[str, ...] = ("test_site_phone.py", "test_site_a11y.py", "test_site.py", "test_site_reading.py",
+                           "test_notation.py", "test_hidden_draws.py", "test_float32_answers.py")
 
 
 #: Files of :data:`SPREAD` whose tests of one page of the site read what a single load of that page
@@ -192,9 +184,6 @@ def xdist_scope(nodeid: str) -> str:
             return unit
     if name not in SPREAD:
         return path
-    function = rest.split("[", 1)[0].split("::")[-1]
-    if function in SPREAD[name]:
-        return f"{path}::{function}"
     page = re.search(r"[\w./-]+?\.html", rest.partition("[")[2]) if name in BY_PAGE else None
     return f"{path}::{page.group(0)}" if page else nodeid
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from conftest import BY_PAGE, LANE_NAMES, LANES, MACHINE_SCOPE, MACHINE_WIDE, SHARED_UNITS, SPREAD, xdist_scope
 
@@ -23,21 +21,15 @@ def test_a_tests_own_lane_marker_replaces_its_files_lane(request):
 
 def test_the_xdist_units_name_test_files_and_tests_that_exist():
     """Every file a unit of :data:`SHARED_UNITS` or :data:`SPREAD` names has a lane and is in one of
-    them only, and every test SPREAD keeps together is defined in its file (a renamed one would
-    silently be shared out again)."""
-    tests = Path(__file__).resolve().parent
+    them only."""
     named = [name for files in SHARED_UNITS.values() for name in files] + list(SPREAD)
     assert len(named) == len(set(named)), named
     assert set(BY_PAGE) <= set(SPREAD), BY_PAGE
     for name in named:
         assert name in LANES, name
-    for name, kept in SPREAD.items():
-        source = (tests / name).read_text()
-        for function in kept:
-            assert f"def {function}(" in source, f"{name} defines no {function}"
 
 
-def test_machine_wide_files_share_one_unit_and_spread_files_split(monkeypatch):
+def test_machine_wide_files_share_one_unit_and_spread_files_split():
     assert {xdist_scope(f"tests/{name}::test_x[a]") for name in MACHINE_WIDE} == {MACHINE_SCOPE}
     assert xdist_scope("tests/test_grading.py::test_a[x]") == xdist_scope("tests/test_grading.py::test_b") \
         == "tests/test_grading.py"
@@ -46,9 +38,7 @@ def test_machine_wide_files_share_one_unit_and_spread_files_split(monkeypatch):
     assert xdist_scope("tests/test_site_phone.py::test_a[book/04-scaling.html-390-True]") == page
     assert xdist_scope("tests/test_site_phone.py::test_b[book/04-scaling.html]") == page
     assert xdist_scope("tests/test_site_phone.py::test_c[print]") == "tests/test_site_phone.py::test_c[print]"
-    # a test of a spread file that uses an expensive fixture (a graded class) stays on one worker
-    monkeypatch.setitem(SPREAD, "test_site_a11y.py", frozenset({"test_of_a_graded_class"}))
-    kept = "tests/test_site_a11y.py::test_of_a_graded_class"
-    assert xdist_scope(f"{kept}[dark]") == xdist_scope(f"{kept}[light]") == kept
+    spread = "tests/test_notation.py::test_x"
+    assert xdist_scope(f"{spread}[dark]") == f"{spread}[dark]" != xdist_scope(f"{spread}[light]")
     a11y = "tests/test_site_a11y.py"
     assert xdist_scope(f"{a11y}::test_x[book/intro.html-dark]") == f"{a11y}::book/intro.html"
