@@ -15,10 +15,11 @@ import http.server
 import shutil
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
@@ -187,6 +188,43 @@ def open_settled(page, url: str) -> None:
     """Go to ``url`` and :func:`settle` it."""
     page.goto(url, wait_until="load")
     settle(page)
+
+
+class PageLoads:
+    """What one load of each page measured, by key (the page, and the width and theme it is shown at):
+    every test that reads a page the same way reads its part of a single load (tests/conftest.py keeps a
+    page's tests on one xdist worker). A load that failed, or a part that raised, is raised again in each
+    test that reads it."""
+
+    def __init__(self) -> None:
+        self._found: dict[Hashable, dict[str, object] | Exception] = {}
+
+    def part(self, key: Hashable, load: Callable[[], dict[str, object]], name: str) -> Any:
+        """Part ``name`` of what ``load()`` measured for ``key``; ``load`` runs the first time ``key`` is
+        asked for (:func:`measured` makes its parts)."""
+        if key not in self._found:
+            try:
+                self._found[key] = load()
+            except Exception as exc:  # the page did not load: each of its tests says why
+                self._found[key] = exc
+        found = self._found[key]
+        value = found if isinstance(found, Exception) else found[name]
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+
+def measured(page, parts: dict[str, Callable[[Any], object]]) -> dict[str, object]:
+    """Each of ``parts`` run on ``page``, in order (those that only read the page first, whatever moves its
+    widgets last): its name -> what it returned, or the exception it raised (:meth:`PageLoads.part` raises it
+    in the test that reads that part alone)."""
+    found: dict[str, object] = {}
+    for name, measure in parts.items():
+        try:
+            found[name] = measure(page)
+        except Exception as exc:
+            found[name] = exc
+    return found
 
 
 #: axe-core, installed by ``npm ci`` (``make setup``), and the impacts a page must not have.

@@ -101,6 +101,7 @@ LANES: dict[str, str] = {
     "test_malformed.py": "pipeline",
     "test_nbgrader_setup.py": "pipeline",
     "test_notebooks_execute.py": "pipeline",
+    "test_page_loads.py": "unit",
     "test_plain_nbgrader.py": "pipeline",
     "test_release.py": "pipeline",
     "test_release_aside.py": "pipeline",

@@ -8,13 +8,12 @@ and every internal link pointing at a file that exists.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
-from browser_support import SITE, PageReport, SiteBrowser, attach_recorders
+from browser_support import SITE, PageLoads, PageReport, SiteBrowser, attach_recorders, measured
 
 pytestmark = pytest.mark.browser
 
@@ -40,66 +39,55 @@ def _open(site, rel: str) -> tuple[PageReport, object]:
     return report, page
 
 
-@dataclass
-class Visit:
-    """What one load of a page showed: its requests, console errors and the server's misses as it
-    loaded (and its math typeset); for a chapter, then, what moving its controls changed, and the
-    console errors that came after."""
-
-    report: PageReport
-    misses: list[str]
-    math: list[str] = field(default_factory=list)
-    widgets: int = 0
-    unmoved: list[str] = field(default_factory=list)
-    errors_after_moving: list[str] = field(default_factory=list)
+#: Each page's load, by page: its two tests read one load.
+_loads = PageLoads()
 
 
-#: Each page's visit, by page: its two tests read one load (tests/conftest.py keeps a page's tests on
-#: one xdist worker).
-_visits: dict[str, Visit | Exception] = {}
-
-
-def _visit(site, rel: str) -> Visit:
-    """The :class:`Visit` of ``rel``, from a single load: every check that only reads the page first, the
-    controls moved last (:func:`_move_every_control`)."""
-    if rel not in _visits:
+def _visit(site, rel: str, name: str):
+    """Part ``name`` of a single load of ``rel``: ``math`` (what MathJax left untypeset or flagged),
+    ``loaded`` (the load's report and the server's misses, with its math typeset) and, for a chapter,
+    ``moved`` (:func:`_move_every_control`, last, and the console errors after it)."""
+    def load() -> dict[str, object]:
         site[1].misses.clear()
         report, page = _open(site, rel)
-        try:
-            math = []
-            if page.locator(".math").count():
-                page.wait_for_selector("mjx-container", state="attached", timeout=15000)
-                if page.locator("mjx-merror").count():
-                    math.append("MathJax reported a TeX error")
-                raw = page.locator(".math:not(:has(mjx-container))").count()
-                if raw:
-                    math.append(f"{raw} math elements were left untypeset")
+
+        def loaded(page) -> tuple[PageReport, list[str]]:
             page.wait_for_timeout(300)
-            visit = Visit(PageReport(rel, list(report.outside_requests), list(report.failed_requests),
-                                     list(report.console_errors)), list(site[1].misses), math)
+            return (PageReport(rel, list(report.outside_requests), list(report.failed_requests),
+                               list(report.console_errors)), list(site[1].misses))
+
+        try:
+            parts = {"math": _math_problems, "loaded": loaded}
             if rel in CHAPTERS:
-                visit.widgets, visit.unmoved = _move_every_control(page, rel)
-                visit.errors_after_moving = list(report.console_errors)
-            _visits[rel] = visit
-        except Exception as exc:  # raised again in each test of the page
-            _visits[rel] = exc
+                parts["moved"] = lambda page: (*_move_every_control(page, rel), list(report.console_errors))
+            return measured(page, parts)
         finally:
             page.close()
-    found = _visits[rel]
-    if isinstance(found, Exception):
-        raise found
-    return found
+
+    return _loads.part(rel, load, name)
+
+
+def _math_problems(page) -> list[str]:
+    """What MathJax reported on ``page``: a TeX error, math it left untypeset."""
+    problems = []
+    if page.locator(".math").count():
+        page.wait_for_selector("mjx-container", state="attached", timeout=15000)
+        if page.locator("mjx-merror").count():
+            problems.append("MathJax reported a TeX error")
+        raw = page.locator(".math:not(:has(mjx-container))").count()
+        if raw:
+            problems.append(f"{raw} math elements were left untypeset")
+    return problems
 
 
 @pytest.mark.parametrize("rel", PAGES)
 def test_page_is_self_contained_and_error_free(site, rel):
-    visit = _visit(site, rel)
-    report = visit.report
-    assert visit.math == [], f"{rel}: {visit.math}"
+    math, (report, misses) = _visit(site, rel, "math"), _visit(site, rel, "loaded")
+    assert math == [], f"{rel}: {math}"
     assert report.outside_requests == [], f"{rel} asked outside servers: {report.outside_requests}"
     assert report.failed_requests == [], f"{rel} had failed requests: {report.failed_requests}"
     assert report.console_errors == [], f"{rel} logged console errors: {report.console_errors}"
-    assert visit.misses == [], f"{rel}: the site's server answered with errors: {visit.misses}"
+    assert misses == [], f"{rel}: the site's server answered with errors: {misses}"
 
 
 def test_math_is_rendered_by_the_local_mathjax(site):
@@ -285,10 +273,10 @@ def _move_every_control(page, rel: str) -> tuple[int, list[str]]:
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_widgets_respond_without_a_kernel(site, rel):
     """Move every control on the page and see the frame it drives change (no kernel runs)."""
-    visit = _visit(site, rel)
-    assert visit.widgets >= 1, f"{rel} has no widget"
-    assert visit.unmoved == [], visit.unmoved
-    assert visit.errors_after_moving == [], visit.errors_after_moving
+    widgets, unmoved, errors_after_moving = _visit(site, rel, "moved")
+    assert widgets >= 1, f"{rel} has no widget"
+    assert unmoved == [], unmoved
+    assert errors_after_moving == [], errors_after_moving
 
 
 @pytest.mark.parametrize("rel", CHAPTERS)

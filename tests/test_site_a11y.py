@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import SITE, axe_violations, opened
+from browser_support import SITE, PageLoads, axe_violations, measured, opened
 
 pytestmark = pytest.mark.browser
 
@@ -105,10 +105,7 @@ def _controls(page, rel: str) -> tuple[int, list[str]]:
 
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_every_control_has_an_accessible_name_and_value(browser, rel):
-    controls = _look(browser, rel, False)["controls"]
-    if isinstance(controls, Exception):
-        raise controls
-    count, problems = controls
+    count, problems = _look(browser, rel, False, "controls")
     assert count, f"{rel}: no slider or toggle group shown"
     assert problems == [], f"{rel}: {problems}"
 
@@ -116,14 +113,13 @@ def test_every_control_has_an_accessible_name_and_value(browser, rel):
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_captions_and_labels_are_legible(browser, rel, dark):
-    seen = _look(browser, rel, dark)
     # Figure labels are checked in the PNG (tests/test_site_figures.py); that holds only if the
     # page shows the PNG as drawn.
-    theme, measured, filtered = seen["theme"], seen["contrast"], seen["filtered"]
+    theme, contrast, filtered = (_look(browser, rel, dark, name) for name in ("theme", "contrast", "filtered"))
     assert theme == ("dark" if dark else "light"), theme
     assert filtered == [], f"{rel} ({theme}): figures drawn through a CSS filter: {filtered}"
-    assert measured, f"{rel}: no captions found"
-    low = [(t, round(c, 2)) for t, c in measured if c < 4.5]
+    assert contrast, f"{rel}: no captions found"
+    low = [(t, round(c, 2)) for t, c in contrast if c < 4.5]
     assert low == [], f"{rel} ({theme}): text below 4.5:1 contrast: {low}"
 
 
@@ -135,38 +131,36 @@ PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "
 
 FILTERED_JS = """() => Array.from(document.querySelectorAll('article img'))
     .filter(i => getComputedStyle(i).filter !== 'none').map(i => i.alt.slice(0, 40))"""
-#: What one load of a page of the site in one theme showed, by (page, dark): the tests that read a
-#: page without touching it share the load (tests/conftest.py keeps a page's tests on one xdist worker).
-_seen: dict[tuple[str, bool], dict[str, object]] = {}
+#: What one load of a page of the site in one theme showed, by (page, dark): the tests that read a page
+#: share the load.
+_loads = PageLoads()
 
 
-def _look(browser, rel: str, dark: bool) -> dict[str, object]:
-    """The theme ``rel`` shows, the contrast of its captions and labels, its figures drawn through a CSS
-    filter, axe-core's serious violations and, for a chapter in the light theme, what its controls say
-    (:func:`_controls`, after the rest: it moves them), from a single page load (nothing outside the site
-    is loaded; a chapter's widgets are drawn, its math typeset, before anything is measured)."""
-    key = (rel, dark)
-    if key not in _seen:
+def _look(browser, rel: str, dark: bool, name: str):
+    """Part ``name`` of one load of ``rel`` in the light or dark theme: the ``theme`` it shows, the
+    ``contrast`` of its captions and labels, its figures ``filtered`` through CSS, axe-core's serious
+    violations (``axe``) and, for a chapter in the light theme, what its ``controls`` say (:func:`_controls`,
+    last: it moves them). Nothing outside the site is loaded; a chapter's widgets are drawn, its math
+    typeset, before anything is measured."""
+    def load() -> dict[str, object]:
         base, b = browser
         widgets = (lambda page: page.wait_for_selector(".widget-subarea .jupyter-widgets", timeout=15000)
                    ) if rel in CHAPTERS else None
         with opened(base, b, rel, dark, widgets) as page:
-            seen: dict[str, object] = {"theme": page.evaluate("document.documentElement.dataset.theme || ''"),
-                                       "contrast": page.evaluate(CONTRAST_JS), "filtered": page.evaluate(FILTERED_JS)}
-            seen["axe"] = axe_violations(page)  # it adds axe-core's script to the page
-            if rel in CHAPTERS and not dark:  # last: it moves the controls
-                try:
-                    seen["controls"] = _controls(page, rel)
-                except Exception as exc:  # raised again in the test that reads it
-                    seen["controls"] = exc
-        _seen[key] = seen
-    return _seen[key]
+            parts = {"theme": lambda page: page.evaluate("document.documentElement.dataset.theme || ''"),
+                     "contrast": lambda page: page.evaluate(CONTRAST_JS),
+                     "filtered": lambda page: page.evaluate(FILTERED_JS),
+                     "axe": axe_violations}  # it adds axe-core's script to the page
+            if rel in CHAPTERS and not dark:
+                parts["controls"] = lambda page: _controls(page, rel)
+            return measured(page, parts)
+
+    return _loads.part((rel, dark), load, name)
 
 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("rel", PAGES)
 def test_axe_finds_no_serious_violation_on_the_site(browser, rel, dark):
-    seen = _look(browser, rel, dark)
-    theme, bad = seen["theme"], seen["axe"]
+    theme, bad = _look(browser, rel, dark, "theme"), _look(browser, rel, dark, "axe")
     assert theme == ("dark" if dark else "light"), f"{rel}: theme {theme!r}"
     assert bad == [], f"{rel} ({theme}): axe-core: {bad}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import SITE, PageReport, attach_recorders, open_settled, settle
+from browser_support import SITE, PageLoads, PageReport, attach_recorders, measured, open_settled, settle
 
 from selfattn.plots import DENSITY, MIN_TEXT_KEY, dataflow_diagram, png_text
 
@@ -79,39 +79,28 @@ def _open(browser, rel: str, width: int = PHONE, dark: bool = False, media: str 
     return page
 
 
-#: What the tests below measured on a page, by (page, width, dark): one page load serves every test that
-#: would open the page the same way (tests/conftest.py keeps a page's tests on one xdist worker). The
-#: scripts that only read the page run first (:func:`_read_only_scripts`); on a phone, the walk through
-#: every widget frame that the fit and readability tests read comes after them (:func:`_walk`).
-_measured: dict[tuple[str, int, bool], dict[str, object]] = {}
+#: What the tests below measured on a page, by (page, width, dark): the scripts that only read the page
+#: run first (:func:`_read_only_scripts`); on a phone, the walk through every widget frame that the fit
+#: and readability tests read comes after them (:func:`_walk`).
+_loads = PageLoads()
 
 
 def _measure(browser, rel: str, width: int, dark: bool, name: str):
-    """What ``name`` (a script of :func:`_read_only_scripts`, or ``fits`` and ``readable`` of :func:`_walk`)
-    found on ``rel`` shown at ``width`` px in the light or dark theme (screen media), from a single page
-    load that measures them all."""
-    key = (rel, width, dark)
-    if key not in _measured:
+    """What ``name`` (a script of :func:`_read_only_scripts`, or ``walk``, :func:`_walk`) found on ``rel``
+    shown at ``width`` px in the light or dark theme (screen media), from a single page load that
+    measures them all."""
+    def load() -> dict[str, object]:
         page = _open(browser, rel, width=width, dark=dark)
-        found: dict[str, object] = {}
         try:
-            for script_name, script in _read_only_scripts().items():
-                try:
-                    found[script_name] = page.evaluate(script)
-                except Exception as exc:  # raised again in the test that reads it
-                    found[script_name] = exc
+            parts = {n: (lambda page, script=script: page.evaluate(script))
+                     for n, script in _read_only_scripts().items()}
             if width == PHONE and (rel in WIDGET_PAGES or (rel in READING and not dark)):
-                try:
-                    found.update(_walk(browser[0], page, rel, readable=not dark))
-                except Exception as exc:
-                    found.update(fits=exc, readable=exc)
+                parts["walk"] = lambda page: _walk(browser[0], page, rel, readable=not dark)
+            return measured(page, parts)
         finally:
             page.close()
-        _measured[key] = found
-    value = _measured[key][name]
-    if isinstance(value, Exception):
-        raise value
-    return value
+
+    return _loads.part((rel, width, dark), load, name)
 
 
 def _read_only_scripts() -> dict[str, str]:
@@ -144,7 +133,7 @@ def test_the_site_is_built():
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("rel", WIDGET_PAGES)
 def test_every_widget_fits_a_phone(browser, rel, dark):
-    rendered, bad, sideways = _measure(browser, rel, PHONE, dark, "fits")
+    rendered, bad, sideways = _measure(browser, rel, PHONE, dark, "walk")["fits"]
     assert rendered, f"{rel}: no widget rendered"
     assert bad == [], f"{rel} at {PHONE} px: widget parts off screen or cut: {bad[:8]}"
     assert sideways <= PHONE, f"{rel} at {PHONE} px: the page scrolls sideways ({sideways} px wide)"
@@ -295,7 +284,7 @@ def test_every_figure_and_widget_is_readable_on_a_phone(browser, rel):
     """At 390 px each figure's smallest text, scaled by the width the page shows it at, is READABLE px or
     more, or a tap opens the figure at its full size, where it is; every widget text is READABLE px or more;
     the viewport lets the reader pinch-zoom."""
-    viewport, seen, small_widget_text, not_closed = _measure(browser, rel, PHONE, False, "readable")
+    viewport, seen, small_widget_text, not_closed = _measure(browser, rel, PHONE, False, "walk")["readable"]
     assert "user-scalable=no" not in viewport.replace(" ", "") and "maximum-scale=1" not in viewport.replace(" ", ""), \
         f"{rel}: the viewport blocks pinch zoom ({viewport!r})"
     assert not_closed == [], f"{rel}: the full-size figure does not close on Escape: {not_closed}"

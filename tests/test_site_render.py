@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 import numpy as np
 import pytest
-from browser_support import SITE, PageReport, attach_recorders, open_settled
+from browser_support import SITE, PageLoads, PageReport, attach_recorders, measured, open_settled
 
 PAGES = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if "_static" not in p.parts)
 CHAPTERS = [p for p in PAGES if re.match(r"book/\d\d-", p)]
@@ -113,25 +113,23 @@ WIDE_PRE_JS = """() => Array.from(document.querySelectorAll('article pre'))
     .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1)
     .map(p => p.textContent.split('\\n').reduce((a, b) => a.length > b.length ? a : b).slice(0, 90))"""
 
-_measured: dict[tuple[str, int], dict] = {}
+#: What one load of a page at one width measured, by (page, width): every test below reads its part.
+_loads = PageLoads()
 
 
-def _measure(browser, rel: str, width: int) -> dict:
-    """Everything these tests read from one page at one width, from a single page load."""
-    key = (rel, width)
-    if key not in _measured:
+def _measure(browser, rel: str, width: int, name: str):
+    """Part ``name`` of what these tests read from ``rel`` at ``width`` px, from a single page load."""
+    def load() -> dict[str, object]:
         page = _open(browser, rel, width=width)
         try:
-            _measured[key] = {
-                "merror": page.locator("mjx-merror").count(),
-                "prose": page.evaluate(PROSE_JS),
-                "title": page.title(),
-                "overflow": page.evaluate(OVERFLOW_JS),
-                "wide_pre": page.evaluate(WIDE_PRE_JS),
-            }
+            return measured(page, {"merror": lambda page: page.locator("mjx-merror").count(),
+                                   "prose": lambda page: page.evaluate(PROSE_JS), "title": lambda page: page.title(),
+                                   "overflow": lambda page: page.evaluate(OVERFLOW_JS),
+                                   "wide_pre": lambda page: page.evaluate(WIDE_PRE_JS)})
         finally:
             page.close()
-    return _measured[key]
+
+    return _loads.part((rel, width), load, name)
 
 
 # -- defect 1: broken math ---------------------------------------------------------------------------
@@ -142,8 +140,7 @@ RAW_TEX = re.compile(r"\$|\\\(|\\\)|\\\[|\\\]|\\[A-Za-z]{2,}")
 @pytest.mark.browser
 @pytest.mark.parametrize("rel", PAGES)
 def test_no_raw_tex_or_math_error_on_the_page(browser, rel):
-    m = _measure(browser, rel, 1280)
-    errors, prose, title = m["merror"], m["prose"], m["title"]
+    errors, prose, title = (_measure(browser, rel, 1280, name) for name in ("merror", "prose", "title"))
     assert errors == 0, f"{rel}: MathJax reported {errors} TeX errors"
     raw = sorted({m.group(0) for m in RAW_TEX.finditer(prose)})
     where = [prose[max(0, m.start() - 40):m.end() + 40].replace("\n", " ") for m in RAW_TEX.finditer(prose)][:3]
@@ -166,7 +163,7 @@ def test_no_raw_tex_in_titles_or_search_index():
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize("rel", READING)
 def test_math_fits_its_column(browser, rel, width):
-    bad = _measure(browser, rel, width)["overflow"]
+    bad = _measure(browser, rel, width, "overflow")
     assert bad == [], f"{rel} at {width} px: math cut off or running past its column: {bad}"
 
 
@@ -175,7 +172,7 @@ def test_math_fits_its_column(browser, rel, width):
 @pytest.mark.browser
 @pytest.mark.parametrize("rel", CHAPTERS)
 def test_code_and_output_fit_at_1280(browser, rel):
-    wide = _measure(browser, rel, 1280)["wide_pre"]
+    wide = _measure(browser, rel, 1280, "wide_pre")
     assert wide == [], f"{rel}: blocks needing a horizontal scroll bar, longest lines: {wide}"
 
 
