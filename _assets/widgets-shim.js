@@ -72,7 +72,10 @@
   function start() {
     update();
     new MutationObserver(schedule).observe(document.body, {
-      subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["class"],
+      // aria-valuetext too: the slider library writes its index there after a move, maybe after the
+      // readout changed, and the value announced must not stay that index
+      subtree: true, childList: true, characterData: true, attributes: true,
+      attributeFilter: ["class", "aria-valuetext", "aria-pressed"],
     });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

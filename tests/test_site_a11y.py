@@ -61,12 +61,30 @@ def _slider_said(page, box, name: str, rel: str) -> list[str]:
         problems.append(f"slider {name!r} announces {said!r}, shows {shown!r}")
     handle.focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_timeout(150)
-    moved = box.locator(".widget-readout").first.inner_text().strip()
-    said = handle.get_attribute("aria-valuetext")
-    if said != f"{name} {moved}":
+    readout = box.locator(".widget-readout").first
+    if not _settles(page, "([h, r, n]) => h.getAttribute('aria-valuetext') === n + ' ' + r.textContent.trim()",
+                    [handle.element_handle(), readout.element_handle(), name]):
+        moved = readout.inner_text().strip()
+        said = handle.get_attribute("aria-valuetext")
         problems.append(f"slider {name!r} announces a stale value {said!r}, shows {moved!r}")
     return problems
+
+
+def _settles(page, condition: str, arg) -> bool:
+    """Whether ``condition`` (a function of ``arg`` run in the page) holds within :data:`SETTLE_MS` of a
+    reader's move: the page keeps what it announces in step with what it shows once its frames ran,
+    however slowly (a fixed wait read a half-updated page on a loaded machine)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(condition, arg=arg, timeout=SETTLE_MS)
+        return True
+    except PlaywrightTimeout:
+        return False
+
+
+#: how long a control may take to announce what it shows after a move (a few frames, on a loaded machine)
+SETTLE_MS = 3000
 
 
 def _toggles_said(page, box, name: str, rel: str) -> list[str]:
@@ -79,9 +97,9 @@ def _toggles_said(page, box, name: str, rel: str) -> list[str]:
         pressed = "mod-active" in (buttons.nth(j).get_attribute("class") or "")
         if page.get_by_role("button", name=f"{name}: {text}", exact=True, pressed=pressed).count() < 1:
             problems.append(f"{rel}: toggle {name}: {text} lacks its name or pressed={pressed}")
-    buttons.nth(buttons.count() - 1).click()
-    page.wait_for_timeout(150)
-    if buttons.nth(buttons.count() - 1).get_attribute("aria-pressed") != "true":
+    last = buttons.nth(buttons.count() - 1)
+    last.click()
+    if not _settles(page, "b => b.getAttribute('aria-pressed') === 'true'", last.element_handle()):
         problems.append(f"{rel}: toggle {name}: its last button, pressed, is not aria-pressed")
     return problems
 
