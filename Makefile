@@ -204,7 +204,7 @@ bench: $(VENV_STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf _build .pytest_cache .hypothesis autograder/.grading autograder/autograded autograder/feedback \
+	rm -rf _build .pytest_cache .hypothesis .registered autograder/.grading autograder/autograded autograder/feedback \
 	       autograder/gradebook.db autograder/grades.csv autograder/report \
 	       autograder/exports autograder/grading-summary.txt
 

@@ -118,6 +118,7 @@ LANES: dict[str, str] = {
     "test_oracle.py": "pipeline",
     "test_decisions.py": "pipeline",
     "test_pool_start_methods.py": "pipeline",
+    "test_registration_cache.py": "pipeline",
     "test_feedback_page.py": "browser",
     "test_hostile_tex_pages.py": "browser",
     "test_hand_grading_loop.py": "browser",

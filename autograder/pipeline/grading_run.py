@@ -36,7 +36,7 @@ from autograder.intake.staging import stage
 from autograder.late import due_dates, penalties
 from autograder.late import policy as late_policy
 from autograder.late.policy import Policy
-from autograder.nbgrader_ext import gradebook_state
+from autograder.nbgrader_ext import gradebook_state, registration_cache
 from autograder.nbgrader_ext.steps import already_staged, export, load_config, nbgrader_api, run_step
 from autograder.outputs import json_files
 from autograder.outputs.lms_export import students_without_identity, write_lms_exports
@@ -318,16 +318,24 @@ def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str,
     return jobs, staged, t_stage
 
 
-def _register_assignments(api, subs: list, state: dict, force_nbgrader: bool, ws: Workspace) -> None:
+def register_assignments(api, subs: list, state: dict, force_nbgrader: bool, ws: Workspace) -> None:
     """``generate_assignment`` in nbgrader's gradebook for every assignment of ``subs`` whose course
-    files changed since it was registered (all with ``force_nbgrader``); the digests go to ``state``."""
-    for a in sorted({a for _, a in subs}):
-        digest = gradebook_state.course_digest(a, ws)
-        if force_nbgrader or state.get("course", {}).get(a) != digest:
-            result = api.generate_assignment(a, force=True)
-            if not result["success"]:
-                raise GradingError(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
-            state.setdefault("course", {})[a] = digest
+    files changed since it was registered (all with ``force_nbgrader``); the digests go to ``state``.
+    A new gradebook starts as the course's kept registration of the same notebooks, when there is one
+    (:mod:`autograder.nbgrader_ext.registration_cache`), and keeps its own for the next one otherwise."""
+    digests = {a: gradebook_state.course_digest(a, ws) for a in sorted({a for _, a in subs})}
+    new = not ws.gradebook.exists()
+    if new and registration_cache.restore(api, digests, ws):
+        state.setdefault("course", {}).update(digests)
+    else:
+        for a, digest in digests.items():
+            if force_nbgrader or state.get("course", {}).get(a) != digest:
+                result = api.generate_assignment(a, force=True)
+                if not result["success"]:
+                    raise GradingError(f"nbgrader generate_assignment {a} failed:\n{result.get('error')}")
+                state.setdefault("course", {})[a] = digest
+        if new:
+            registration_cache.keep(api, digests, ws)
     gradebook_state.index_gradebook(api.coursedir.db_url)
 
 
@@ -349,7 +357,7 @@ def _decide_and_register(jobs: list[tuple], public: PublicPhase | None, subs: li
         futures = _submit_with_progress(public.pool, jobs, progress, ws, public.firsts)
         pending = _job_results(dict(zip(futures, jobs, strict=True)), summary, log)
     api = nbgrader_api(overrides, ws=ws)  # meanwhile, register changed assignments in the gradebook
-    _register_assignments(api, subs, state, force_nbgrader, ws)
+    register_assignments(api, subs, state, force_nbgrader, ws)
     for s, a, nb, secs in pending:
         summary.decided += 1
         if cluster:  # a local notebook was counted when it finished (_submit_with_progress)
