@@ -125,12 +125,13 @@ def _print_without_widow(page, pdf: Path) -> float:
     return 1.0
 
 
-def _start_loading(browser, base: str, rel: str):
-    """A new page of ``browser`` loading ``base + rel``, returned as soon as the navigation commits: the
+def _start_loading(context, base: str, rel: str, outside: list[str]):
+    """A new page of ``context`` loading ``base + rel``, returned as soon as the navigation commits: the
     book's pages load and typeset side by side (each in its own renderer process), then are printed in
-    order. Nothing outside the site is loaded."""
-    page = browser.new_page(viewport={"width": 1000, "height": 1200})
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:")) else r.abort())
+    order. The network is cut (the site tests' Chromium arguments); a request for anything outside the
+    site is added to ``outside`` (:func:`build_pdf` refuses to print then)."""
+    page = context.new_page()
+    page.on("request", lambda r: None if r.url.startswith((base, "data:")) else outside.append(f"{rel}: {r.url}"))
     page.goto(base + rel, wait_until="commit")
     return page
 
@@ -205,11 +206,21 @@ def build_pdf(site: Path, output: Path) -> Path:
         front = work / "front.pdf"
         with serve(site) as base, sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+            # One context for the book's pages: they share the HTTP cache and the compiled scripts, so the
+            # first page loads alone and the others read the site's scripts (MathJax, the widget manager)
+            # from the cache (25 CPU-seconds for the PDF instead of 41). Each page is brought to the front
+            # before it is read or printed: a background tab's frames are throttled, and Playwright's clicks
+            # wait for frames (17 s instead of 27 for the PDF, on two cores).
+            context = browser.new_context(viewport={"width": 1000, "height": 1200})
+            outside: list[str] = []
             try:
                 rels = toc_pages()
-                loading = [_start_loading(browser, base, rel) for rel in rels]
+                loading = [_start_loading(context, base, rels[0], outside)]
+                loading[0].wait_for_load_state("networkidle")
+                loading += [_start_loading(context, base, rel, outside) for rel in rels[1:]]
                 titles = []
                 for rel, page in zip(rels, loading, strict=True):
+                    page.bring_to_front()
                     page.wait_for_load_state("networkidle")
                     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
                     page.evaluate("() => document.querySelectorAll('details.sd-dropdown').forEach(d => d.open = true)")
@@ -227,6 +238,7 @@ def build_pdf(site: Path, output: Path) -> Path:
                 entries: list[tuple[str, str, int]] = []
                 start = 1 + front_pages
                 for i, (title, rel, page) in enumerate(zip(titles, rels, loading, strict=True)):
+                    page.bring_to_front()
                     page.add_style_tag(content=FOOTER_CSS.format(before=start - 1, title=_css_string(title)))
                     pdf = work / f"{i:02d}.pdf"
                     parts.append((title, rel, pdf, _print_without_widow(page, pdf)))
@@ -235,6 +247,8 @@ def build_pdf(site: Path, output: Path) -> Path:
                     page.close()
                 if _front(browser, config, entries, front) != front_pages:
                     raise RuntimeError("the contents' page numbers changed the contents' length")
+                if outside:
+                    raise RuntimeError(f"pages asked for files outside the site: {outside[:5]}")
             finally:
                 browser.close()
         files = files_base(str(config.get("html", {}).get("baseurl") or ""), site, output)
