@@ -27,7 +27,7 @@ SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
 .PHONY: all assets book pdf test test-fast test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
-        nbgrader collect intake site-address hub hub-stop
+        nbgrader collect intake site-address hub hub-stop hub-test-envs
 
 all: book
 
@@ -94,12 +94,21 @@ pdf: book $(SYS_STAMP)
 # the hub, Dask) run one after another on one worker, every other file whole on one worker, and the
 # tests that only read the built site one by one on any. --durations: the slowest tests are printed at
 # the end of every run (the suite's time budget starts there).
-test: setup book pdf
+test: setup
+	@# the site and its PDF, and beside them the hub tests' two environments (tests/test_hub.py): the book
+	@# keeps one core busy while its longest chapter runs, the environments use the other
+	$(MAKE) --no-print-directory -j2 --output-sync=target pdf hub-test-envs
 	$(BIN)/ruff check .
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n 3 --dist loadscope --durations=40 $(PYTEST_ARGS)
 
 # The fast lane for a developer's loop: ruff and the unit tests (tests/conftest.py, LANES); no book,
 # no browser, no graded class, no new environment, no many-seed sweep (the sweep lane, in make test).
+# The hub tests' environments (students' and graders', tests/test_hub.py), each rebuilt only when what it is
+# made of changed; kept in SELFATTN_HUB_TEST_ENVS (default /var/tmp/selfattn-hub-envs) between runs.
+export SELFATTN_HUB_TEST_ENVS ?= /var/tmp/selfattn-hub-envs
+hub-test-envs: $(VENV_STAMP) $(SYS_STAMP)
+	SELFATTN_HUB_ENVS='$(SELFATTN_HUB_TEST_ENVS)' $(BIN)/python -m autograder.hub.control environments
+
 # About 45 s on two quiet cores (docs/contributing.md). Two pytest-xdist workers; bytecode is written even where PYTHONDONTWRITEBYTECODE is set, since
 # without the cached pyc files pytest re-rewrites every test module's asserts on every run.
 test-fast: $(VENV_STAMP) $(SYS_STAMP)

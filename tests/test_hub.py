@@ -12,7 +12,8 @@ students fetch their feedback and open it with no request leaving 127.0.0.1. The
 other home, the exchange's listings, the course copy and the hub's database. The grader account's
 own sandbox reports the caps that hold there. Every account, process and folder it made is removed.
 The environments are cached in ``/var/tmp/selfattn-hub-envs`` (``$SELFATTN_HUB_TEST_ENVS``; rebuilt
-when their requirements change).
+when their requirements change); ``make test`` builds them before pytest starts, beside the book
+(``make hub-test-envs``), and this test builds whatever is still missing.
 """
 
 from __future__ import annotations

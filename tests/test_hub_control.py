@@ -91,3 +91,19 @@ def test_the_hub_starts_with_interrupts_it_can_pass_on_though_its_caller_ignores
     ignored = int(layout.log.read_text().split()[1], 16)
     for sig in (signal.SIGINT, signal.SIGQUIT):
         assert not ignored & (1 << (sig - 1)), f"the hub would start with {sig.name} ignored (SigIgn {ignored:x})"
+
+
+def test_the_environments_action_builds_both_where_the_environment_says(tmp_path, monkeypatch):
+    """``python -m autograder.hub.control environments`` (``make hub-test-envs``, run by ``make test`` beside
+    the book) builds the students' and the graders' environments in ``$SELFATTN_HUB_ENVS``, as ``make hub``
+    does on start, and starts nothing."""
+    from autograder.hub import control
+
+    built: list[tuple[Path, str]] = []
+    monkeypatch.setattr(control.environments, "build", lambda env, kind, log=print: built.append((env, kind)))
+    monkeypatch.setattr(control, "launch", lambda *a, **k: pytest.fail("the environments action started the hub"))
+    monkeypatch.setenv("SELFATTN_HUB_ENVS", str(tmp_path / "envs"))
+    monkeypatch.setenv("SELFATTN_HUB_STATE", str(tmp_path / "state"))
+    control.main(["environments"])
+    assert sorted(built) == [(tmp_path / "envs" / "grader", "grader"), (tmp_path / "envs" / "student", "student")]
+    assert not (tmp_path / "state").exists()

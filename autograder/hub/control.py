@@ -120,8 +120,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
     for course in layout.courses():
         accounts.ensure_accounts(course, accounts.read_roster(layout.roster(course)))
     prepare.prepare(layout, log=log)
-    environments.build(layout.student_env, "student", log=log)
-    environments.build(layout.grader_env, "grader", log=log)
+    build_environments(layout, log=log)
     env = {**os.environ, "SELFATTN_HUB_STATE": str(layout.state), "SELFATTN_HUB_ENVS": str(layout.envs),
            "SELFATTN_HUB_PORT": str(layout.port),
            "PATH": f"{layout.grader_env / 'bin'}:{ROOT / 'node_modules' / '.bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -153,10 +152,19 @@ def stop(layout: HubLayout, log=print, timeout: float = 60) -> None:
     log("the hub stopped")
 
 
+def build_environments(layout: HubLayout, log=print) -> None:
+    """The hub's two environments (students' and graders'), each built only if what it is made of changed
+    (:func:`autograder.hub.environments.build`): ``make hub`` does it on start; ``make test`` builds the hub
+    tests' beforehand, beside the book."""
+    environments.build(layout.student_env, "student", log=log)
+    environments.build(layout.grader_env, "grader", log=log)
+
+
 @command_line
 def main(args: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="the course's JupyterHub on this machine")
-    p.add_argument("action", choices=("start", "stop"))
+    p.add_argument("action", choices=("start", "stop", "environments"),
+                   help="start or stop the hub, or build its two environments only (make hub does on start)")
     p.add_argument("--roster", type=Path, default=ROOT / "autograder" / "roster.csv",
                    help=f"this course's ({COURSE_ID}) roster")
     p.add_argument("--course", action="append", default=[], metavar="ID=ROSTER",
@@ -177,6 +185,8 @@ def main(args: list[str] | None = None) -> None:
             start(layout, rosters, spawner=a.spawner)
         except ValueError as exc:  # a bad course id or roster line, named
             raise RefusedInput(str(exc)) from None
+    elif a.action == "environments":
+        build_environments(layout)
     else:
         stop(layout)
 
