@@ -101,8 +101,6 @@ test: setup
 	$(BIN)/ruff check .
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n 3 --dist loadscope --durations=40 $(PYTEST_ARGS)
 
-# The fast lane for a developer's loop: ruff and the unit tests (tests/conftest.py, LANES); no book,
-# no browser, no graded class, no new environment, no many-seed sweep (the sweep lane, in make test).
 # The hub tests' environments (students' and graders', tests/test_hub.py), each rebuilt only when what it is
 # made of changed; kept in SELFATTN_HUB_TEST_ENVS (default /var/tmp/selfattn-hub-envs) between runs. A build
 # that fails here stops nothing else: tests/test_hub.py builds what is still missing and fails saying why.
@@ -110,6 +108,8 @@ export SELFATTN_HUB_TEST_ENVS ?= /var/tmp/selfattn-hub-envs
 hub-test-envs: $(VENV_STAMP) $(SYS_STAMP)
 	-SELFATTN_HUB_ENVS='$(SELFATTN_HUB_TEST_ENVS)' $(BIN)/python -m autograder.hub.control environments
 
+# The fast lane for a developer's loop: ruff and the unit tests (tests/conftest.py, LANES); no book,
+# no browser, no graded class, no new environment, no many-seed sweep (the sweep lane, in make test).
 # About 45 s on two quiet cores (docs/contributing.md). Two pytest-xdist workers; bytecode is written even where PYTHONDONTWRITEBYTECODE is set, since
 # without the cached pyc files pytest re-rewrites every test module's asserts on every run.
 test-fast: $(VENV_STAMP) $(SYS_STAMP)
