@@ -130,7 +130,7 @@ def test_a_changed_setting_or_course_module_is_another_key(tmp_path, monkeypatch
     assert registration_cache.key(config, "self-attention", digests) != base
 
 
-def test_a_gradebook_that_exists_is_never_replaced_and_a_broken_kept_one_is_not_used(course, tmp_path):
+def test_a_gradebook_that_exists_is_never_replaced_and_a_broken_kept_one_is_replaced(course, tmp_path):
     first, _, _ = _registered(course, tmp_path / "first")
     ws = Workspace(work=tmp_path / "second", course=course)
     ws.work.mkdir()
@@ -142,5 +142,8 @@ def test_a_gradebook_that_exists_is_never_replaced_and_a_broken_kept_one_is_not_
     kept = registration_cache.folder(ws) / registration_cache.key(api.config, api.coursedir.course_id, digests)
     shutil.rmtree(kept / registration_cache.RELEASE)
     assert not registration_cache.restore(api, digests, ws) and not ws.gradebook.exists()
-    register_assignments(api, SUBS, {}, True, ws)  # registered by nbgrader, and the broken one stays
+    register_assignments(api, SUBS, {}, True, ws)  # registered by nbgrader, and kept whole again
     assert _rows(ws.gradebook) == _rows(first.gradebook)
+    assert _release(ws) == _release(first)
+    assert {p.name: p.read_bytes() for p in (kept / registration_cache.RELEASE / "attention").glob("*.ipynb")} \
+        == _release(first)

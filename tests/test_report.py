@@ -112,7 +112,7 @@ def page(graded):
 
 @pytest.mark.browser
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
-def test_axe_finds_no_serious_violation_in_the_report_and_feedback(site_browser, graded, dark):
+def test_axe_finds_no_violation_at_any_impact_in_the_report_and_feedback(site_browser, graded, dark):
     """axe-core on the class report and on the feedback of a student who passes and of one who fails,
     light and dark, finds nothing at any impact (the grader writes these pages: every part of them in a
     landmark, one main): self-contained files, opened from disk as an instructor or a student opens them."""

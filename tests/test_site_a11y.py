@@ -46,6 +46,10 @@ def _label(box) -> str:
     return " ".join(box.locator(":scope > .widget-label").first.inner_text().split()).rstrip(":")
 
 
+#: how long a control may take to announce what it shows after a move (a few frames, on a loaded machine)
+SETTLE_MS = 3000
+
+
 def _slider_said(page, box, name: str, rel: str) -> list[str]:
     """What a screen reader misses in the slider ``box`` named ``name``: a name that is a number or that
     its role lacks, a value announced other than the one shown (before and after one step right)."""
@@ -82,9 +86,6 @@ def _settles(page, condition: str, arg) -> bool:
     except PlaywrightTimeout:
         return False
 
-
-#: how long a control may take to announce what it shows after a move (a few frames, on a loaded machine)
-SETTLE_MS = 3000
 
 
 def _toggles_said(page, box, name: str, rel: str) -> list[str]:

@@ -53,12 +53,19 @@ INDEXES = (("grade", "notebook_id"), ("comment", "notebook_id"), ("submitted_not
            ("submitted_assignment", "student_id"))
 
 
+def sqlite_file(db_url: str) -> Path | None:
+    """The file of an SQLite gradebook's SQLAlchemy URL (``sqlite:///.../gradebook.db``); None for
+    another database."""
+    prefix = "sqlite:///"
+    return Path(db_url[len(prefix):]) if db_url.startswith(prefix) else None
+
+
 def index_gradebook(db_url: str) -> None:
     """Add :data:`INDEXES` to an SQLite gradebook (idempotent; nbgrader's tables are unchanged)."""
     import sqlite3
 
-    path = db_url[len("sqlite:///"):] if db_url.startswith("sqlite:///") else None
-    if path is None or not os.path.isfile(path):
+    path = sqlite_file(db_url)
+    if path is None or not path.is_file():
         return  # another database, or no gradebook yet
     db = sqlite3.connect(path, timeout=30)
     try:
@@ -230,7 +237,7 @@ def awaiting_hand_grading(db_url: str) -> list[Awaiting]:
         if not os.path.isfile(db_url):
             return []
         db_url = "sqlite:///" + os.path.abspath(db_url)
-    elif db_url.startswith("sqlite:///") and not os.path.isfile(db_url[len("sqlite:///"):]):
+    elif (path := sqlite_file(db_url)) is not None and not path.is_file():
         return []  # no gradebook yet: nothing awaits (and none is created)
     from nbgrader.api import Assignment, BaseCell, Notebook, SubmittedAssignment, SubmittedNotebook
     from sqlalchemy import select

@@ -12,8 +12,9 @@ instructor's notebooks of each assignment, nbgrader's version, the course id and
 configuration, with the source of every course module that configuration names (a preprocessor, a
 hook). A gradebook that already exists is never replaced: registration in it is nbgrader's own.
 
-The folder is git-ignored and ``make clean`` removes it; anything in it can be rebuilt, and a
-kept registration that cannot be read or written is simply done again.
+The folder is git-ignored and ``make clean`` removes it; anything in it can be rebuilt: a kept
+registration that cannot be read is done again by nbgrader and kept anew, and two runs that keep the
+same key at once each put a whole copy in place (:func:`autograder.outputs.atomic.place_folder`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from autograder.nbgrader_ext import gradebook_state
 from autograder.outputs import atomic
 from autograder.workspace import Workspace
 
@@ -92,16 +94,11 @@ def _release(api, assignment: str) -> Path:
     return Path(api.coursedir.release_directory) / assignment
 
 
-def _gradebook(api) -> Path | None:
-    url = str(api.coursedir.db_url)
-    return Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
-
-
 def restore(api, digests: dict[str, str], ws: Workspace) -> bool:
     """Start the new gradebook of ``api`` as the kept registration of ``digests``, if there is one;
     whether it did (False: the caller registers them with nbgrader). Never touches a gradebook
     that exists."""
-    gradebook = _gradebook(api)
+    gradebook = gradebook_state.sqlite_file(str(api.coursedir.db_url))
     if gradebook is None or gradebook.exists():
         return False
     kept = folder(ws) / key(api.config, api.coursedir.course_id, digests)
@@ -123,13 +120,12 @@ def restore(api, digests: dict[str, str], ws: Workspace) -> bool:
 
 def keep(api, digests: dict[str, str], ws: Workspace) -> None:
     """Keep what registering ``digests`` into a new gradebook just wrote, for the next new gradebook of
-    the course (the first process to keep a key wins; a failure only means the next one registers)."""
-    gradebook = _gradebook(api)
+    the course (called where :func:`restore` found none, or a broken one, which this replaces whole; a
+    failure only means the next one registers too)."""
+    gradebook = gradebook_state.sqlite_file(str(api.coursedir.db_url))
     if gradebook is None or not gradebook.exists():
         return
     target = folder(ws) / key(api.config, api.coursedir.course_id, digests)
-    if target.exists():
-        return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".new-") as tmp:
@@ -140,4 +136,4 @@ def keep(api, digests: dict[str, str], ws: Workspace) -> None:
                     atomic.write_bytes(entry / RELEASE / assignment / p.name, p.read_bytes())
             atomic.place_folder(entry, target, Path(tmp) / "aside")
     except OSError:
-        pass  # another process kept it first, or the course root is read-only
+        pass  # the course root is read-only, say
