@@ -210,8 +210,10 @@ def _failure(outcome: Outcome) -> str:
 
 
 def _fmt(v: float) -> str:
-    if np.isneginf(v):
-        return "−∞"
+    if np.isnan(v):
+        return "NaN"
+    if np.isinf(v):
+        return "−∞" if v < 0 else "∞"
     return f"{v:.6g}".replace("-", "−")
 
 
@@ -352,14 +354,24 @@ def _verdict(function: str, fn: Any, example: Example, same: bool, difference: s
     return bool(passed), verdict
 
 
+def _gaps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """How far each entry of ``got`` is from ``ref`` (same shape): the absolute difference where both
+    are finite, 0 where both are the same infinity or both NaN, and infinite wherever only one of them
+    is a finite number or they are different non-numbers (NaN beside a number is a difference)."""
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(ref) & np.isfinite(got)
+        same = (got == ref) | (np.isnan(got) & np.isnan(ref))
+        return np.where(finite, np.abs(np.where(finite, got - ref, 0.0)), np.where(same, 0.0, np.inf))
+
+
 def _difference(gots: list[np.ndarray], refs: list[np.ndarray], example: Example) -> str:
     """Where yours and the reference differ most."""
     for got, ref in zip(gots, refs, strict=True):
         if got.shape != ref.shape:
             return f"shape {got.shape}, expected {ref.shape}"
     for i, (got, ref) in enumerate(zip(gots, refs, strict=True)):
-        finite = np.isfinite(ref) & np.isfinite(got)
-        gap = np.where(finite, np.abs(got - ref), np.where(np.isneginf(ref) == np.isneginf(got), 0.0, np.inf))
+        got, ref = np.asarray(got, dtype=float), np.asarray(ref, dtype=float)
+        gap = _gaps(got, ref)
         if gap.max() > 0:
             where = np.unravel_index(int(np.argmax(gap)), gap.shape)
             label = example.rows[i] if i < len(example.rows) else i

@@ -12,6 +12,9 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 import selfattn
 from selfattn.compare import EXAMPLES, compare
@@ -215,3 +218,30 @@ def test_each_exercise_with_an_example_is_compared_right_after_its_checks():
             assert nb.cells[at].source.endswith(f"compare({function})")
             assert not nb.cells[at].metadata["nbgrader"]["locked"]
     assert shown["05-saturation"] == ["softmax_jacobian", "softmax_vjp"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(ref=arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 4)),
+                  elements=st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)),
+       bad=st.sampled_from([np.nan, np.inf, -np.inf]), data=st.data())
+def test_a_non_number_beside_a_number_is_the_largest_difference(ref, bad, data):
+    """NaN or an infinity where the reference holds a number is a difference, and the one reported:
+    the verdict never says 'yours 0.81, reference 0.81' of two entries that differ."""
+    from selfattn.compare import EXAMPLES as examples
+    from selfattn.compare import _difference
+
+    at = data.draw(st.tuples(st.integers(0, ref.shape[0] - 1), st.integers(0, ref.shape[1] - 1)))
+    got = ref.copy()
+    got[at] = bad
+    said = _difference([got], [ref], examples["attention"])
+    assert f"[{at[0]}, {at[1]}]" in said, said
+    shown = re.search(r"yours (\S+), reference (\S+)", said)
+    assert shown and shown.group(1) != shown.group(2), said
+
+
+def test_the_same_non_numbers_in_the_same_places_are_no_difference():
+    from selfattn.compare import EXAMPLES as examples
+    from selfattn.compare import _difference
+
+    ref = np.array([[0.5, -np.inf], [np.nan, 1.0]])
+    assert _difference([ref.copy()], [ref], examples["attention"]) == "values differ"
