@@ -59,8 +59,18 @@ MIMICS = {
                                  "or a very slow computation?)')\n"},
 }
 
+#: A right attention that uses a helper defined in the cell of its failing softmax: judged with the
+#: course's softmax, the helper must still be there (only the function softmax is replaced).
+HELPER_IN_DEPENDENCY = {
+    "softmax": ("def with_mask(S, mask):\n    return S if mask is None else S + mask\n\n\n"
+                "def softmax(S, axis=-1):\n    e = np.exp(S)\n    return e / e.sum(axis=axis, keepdims=True)\n"),
+    "attention": ("def attention(Q, K, V, mask=None):\n"
+                  "    return softmax(with_mask(scaled_scores(Q, K), mask)) @ V\n"),
+}
+
 #: student -> the answers that replace the course's in their notebook 03
-STUDENTS = {k: {"softmax": v[0]} for k, v in FAULTS.items()} | {"all-wrong": ALL_WRONG} | MIMICS
+STUDENTS = ({k: {"softmax": v[0]} for k, v in FAULTS.items()} | {"all-wrong": ALL_WRONG} | MIMICS
+            | {"helper-in-dependency": HELPER_IN_DEPENDENCY})
 
 GRADE = """
 import json, sys, time
@@ -225,6 +235,18 @@ def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong
     assert "judged with the course's functions" in {note_kind(n) for n in notes}
 
 
+def test_judged_with_the_courses_softmax_the_helpers_of_the_students_softmax_cell_stay(graded):
+    """The re-run with the course's softmax replaces the function softmax alone: a helper defined in
+    softmax's cell and used by attention is still defined, so attention keeps its points (it raised
+    NameError on every check, public ones included, when the whole cell was replaced)."""
+    verdict = graded["helper-in-dependency"]
+    cells, notes = verdict["cells"], notes_of(verdict)
+    assert not cells["softmax-public"]["passed"] or not cells["softmax-hidden"]["passed"], cells["softmax-public"]
+    for gid in ("attention-public", "attention-hidden"):
+        assert cells[gid]["passed"], f"{gid}: {cells[gid]['lines']} (notes: {notes})"
+    assert any(n.kind is NoteKind.DEPENDENCY_BLAMED and "`softmax`" in n.text for n in notes), notes
+
+
 def test_the_notebook_names_the_failing_dependencies_to_fix_first_when_they_are_wrong_too():
     """Without the course's functions the notebook cannot tell attention's own mistake from its
     dependencies': it names both to fix first (the grader, above, names attention's own mistake)."""
@@ -283,3 +305,35 @@ def test_a_stuck_function_defined_outside_a_cell_fails_its_check_in_time(monkeyp
 
     with pytest.raises(checking.CheckFailed, match=r"gave no result within 0\.3 s"):
         checking.check(softmax, "softmax/rows-sum-to-one")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("cell", "kept"), [
+    ("def helper(S):\n    return S\n\n\ndef softmax(S, axis=-1):\n    return S\n", ["helper"]),
+    ("import os\nos._exit(3)\n", ["os"]),
+    ("import functools\n\n@functools.cache\ndef scale(n):\n    return n ** -0.5\nC = 3; print(C)\n",
+     ["functools", "scale", "C"]),
+    ("class Softmax:\n    pass\n\nsoftmax = Softmax()\n", ["Softmax", "softmax"]),
+    ("def softmax(:\n", []),
+    ("raise ValueError('x')\n", []),
+])
+def test_the_re_run_keeps_the_definitions_of_a_dependencys_cell_besides_the_function(cell, kept):
+    """What of a failing dependency's cell runs beside the course's function: the names it defines
+    (functions, classes, imports, assignments), never its own function, its calls or its exits; the
+    names the kept source defines are exactly these (an assignment to the name stays: the course's
+    stand-in is installed after it)."""
+    import ast
+
+    from autograder.verdicts.blame import definitions_besides
+
+    source = definitions_besides(cell, "softmax")
+    names = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names]
+        else:
+            names.append(node.name)
+    assert names == kept, source
+    assert "print" not in source and "_exit" not in source and "raise" not in source, source

@@ -14,6 +14,7 @@ process that runs student code.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -43,6 +44,26 @@ def failing_dependencies(function: str, checks: dict[str, str | None]) -> list[s
 
 Results = dict[str, Finding | None]
 
+#: the top-level statements of a dependency's cell kept beside the course's function: what defines names
+_DEFINING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
+             ast.AnnAssign)
+
+
+def definitions_besides(source: str, name: str) -> str:
+    """The definitions of a student's cell other than the function ``name``, as source.
+
+    Its top-level functions, classes, imports and assignments (helpers another function may use), in
+    the cell's order as ``ast.unparse`` writes them; every other statement (a call, a loop, a
+    ``raise``, an exit) and ``name``'s own definition are left out. ``""`` when the cell does not
+    parse (nothing of it is kept) or keeps nothing."""
+    try:
+        tree = ast.parse(source)
+        kept = [node for node in tree.body if isinstance(node, _DEFINING) and not (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name)]
+        return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n" if kept else ""
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+
 
 @cache
 def _reference_sources(assignment: str, notebook: str, deps: tuple[str, ...], course: Path) -> tuple:
@@ -70,8 +91,16 @@ def regrade(assignment: str, notebook: str, function: str, answers: dict[str, st
     :func:`selfattn.checks.fair_blame.fair_results`).
     """
     def with_references(deps: Sequence[str]) -> Results:
-        code = [(dep, None if dep in deps else answers[dep])
-                for dep in EXERCISES[function].dependency_names if dep in answers or dep in deps]
+        # the student's cell of each dependency; for each of ``deps``, only the other definitions of its
+        # cell (its helpers stay), then the course's function in place of the student's function alone
+        code: list[tuple[str, str | None]] = []
+        for dep in EXERCISES[function].dependency_names:
+            if dep not in deps:
+                code += [(dep, answers[dep])] if dep in answers else []
+                continue
+            helpers = definitions_besides(answers.get(dep, ""), dep)
+            code += [(dep, helpers)] if helpers else []
+            code.append((dep, None))
         ours = [dep for dep, source in code if source is None]
         return decide([*code, (function, answers[function])], lambda: oracle(assignment, notebook, ours, course))
 
