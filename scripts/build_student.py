@@ -33,6 +33,9 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import student_package
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "student"))
+import hand_in  # the student's script: the bundle's list of notebooks is what it reads
+
 from autograder.late.clock import BUNDLE_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,6 +142,9 @@ def build(dest: Path) -> Path:
         shutil.copy(ROOT / "autograder" / name, folder / Path(name).name)
     build_wheel(folder / "wheels")
     notebooks = sorted((folder / "notebooks").glob("*/*.ipynb"))
+    # the course's notebooks: hand_in.py packs these and names any other (renamed, duplicated) it finds
+    listed = {p.relative_to(folder / "notebooks").as_posix(): sorted(hand_in.graded_cells(p)) for p in notebooks}
+    (folder / hand_in.COURSE_LIST).write_text(json.dumps(listed, indent=1) + "\n")
     due = due_info()
     (folder / "START_HERE.md").write_text(start_here(notebooks, due))
     (folder / BUNDLE_FILE).write_text(json.dumps(due, indent=1) + "\n")

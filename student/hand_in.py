@@ -308,6 +308,61 @@ def validate_all(paths: list[Path]) -> dict[Path, str | None]:
         return dict(zip(paths, pool.map(validate_one, map(str, paths)), strict=True))
 
 
+#: the course's notebooks as ``make student`` lists them in the bundle: ``assignment/notebook.ipynb`` ->
+#: the nbgrader ids of its cells (they stay when a notebook is renamed or duplicated)
+COURSE_LIST = "notebooks.json"
+
+
+def graded_cells(path: Path) -> frozenset[str]:
+    """The nbgrader ids of ``path``'s cells; empty when it cannot be read as a notebook."""
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells") or []
+        return frozenset(str(c["metadata"]["nbgrader"]["grade_id"]) for c in cells
+                         if isinstance(c, dict) and (c.get("metadata") or {}).get("nbgrader", {}).get("grade_id"))
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        return frozenset()
+
+
+def course_notebooks(folder: Path, listed: dict[str, list[str]]) -> tuple[list[Path], list[str]]:
+    """(the course's notebooks under ``folder`` that are there, in ``listed``'s order; one ``FAIL`` line
+    per problem).
+
+    ``listed`` maps each course notebook (``assignment/notebook.ipynb``) to the ids of its cells. A
+    course notebook that is missing, and a notebook that is not the course's (renamed, or JupyterLab's
+    ``…-Copy1.ipynb``), which grading does not read, are each named with the course notebook whose
+    cells it holds and what to do."""
+    found = [folder / name for name in listed if (folder / name).is_file()]
+    extras = sorted(p for p in folder.glob("*/*.ipynb")
+                    if p.relative_to(folder).as_posix() not in listed and ".ipynb_checkpoints" not in p.parts)
+    # each cell id that only one course notebook has ("summary" cells, say, are in several)
+    counts: dict[str, int] = {}
+    for cells in listed.values():
+        for cell in set(cells):
+            counts[cell] = counts.get(cell, 0) + 1
+    own = {name: {c for c in cells if counts[c] == 1} for name, cells in listed.items()}
+    holds: dict[Path, str] = {}
+    for extra in extras:
+        ids_ = graded_cells(extra)
+        shared = {name: len(ids_ & cells) for name, cells in own.items()}
+        best = max(shared, key=shared.__getitem__, default=None)
+        if best is not None and shared[best]:
+            holds[extra] = best
+    lines = []
+    for name in listed:
+        if not (folder / name).is_file():
+            held = [e.relative_to(folder).as_posix() for e, n in holds.items() if n == name]
+            where = f"; its cells are in notebooks/{held[0]}: rename that file back" if held else ""
+            lines.append(f"FAIL notebooks/{name}: missing, so nothing of it is handed in{where}")
+    for extra in extras:
+        shown = f"notebooks/{extra.relative_to(folder).as_posix()}"
+        if extra in holds and (folder / holds[extra]).is_file():
+            lines.append(f"FAIL {shown}: not a course notebook, so it is not handed in; it holds cells of "
+                         f"notebooks/{holds[extra]}: if your work is in it, copy it into that notebook")
+        elif extra not in holds:
+            lines.append(f"FAIL {shown}: not a course notebook, so it is not handed in")
+    return found, lines
+
+
 def main(argv: list[str]) -> int:
     validate = "--no-validate" not in argv
     argv = [a for a in argv if a != "--no-validate"]
@@ -319,7 +374,13 @@ def main(argv: list[str]) -> int:
     if validate and importlib.util.find_spec("nbgrader") is None and program(TARGET, "python").exists():
         # run by another python (python3 hand_in.py): the course's environment validates
         return subprocess.run([str(program(TARGET, "python")), str(Path(__file__).resolve()), *argv]).returncode
-    notebooks = sorted((HERE / "notebooks").glob("*/*.ipynb"))
+    listed_file = HERE / COURSE_LIST
+    if listed_file.is_file():  # the bundle lists the course's notebooks: only those are graded
+        notebooks, problems = course_notebooks(HERE / "notebooks", json.loads(listed_file.read_text()))
+    else:
+        notebooks, problems = sorted((HERE / "notebooks").glob("*/*.ipynb")), []
+    for line in problems:
+        print(line)
     for path in notebooks:
         if warning := size_warning(path):
             print(warning)

@@ -59,6 +59,25 @@ def test_an_accepted_login_gives_the_layout_grading_reads(course):
     (course / "ada.l-2.zip").unlink()
 
 
+def test_work_in_a_renamed_or_duplicated_notebook_is_named_and_only_the_courses_notebooks_are_packed(
+        course, tmp_path):
+    """JupyterLab's duplicate and a renamed notebook, which grading would not read, are each a FAIL line
+    saying where the work is and what to do; the archive holds the course's notebooks only."""
+    alone = tmp_path / "course"
+    shutil.copytree(course, alone, ignore=shutil.ignore_patterns("*.zip", ".venv"))
+    folder = alone / "notebooks" / "attention"
+    shutil.copy(folder / "04-scaling.ipynb", folder / "04-scaling-Copy1.ipynb")
+    (folder / "02-queries-keys-values.ipynb").rename(folder / "my answers.ipynb")
+    run = _hand_in(alone, "--no-validate", "ada")
+    assert run.returncode == 0, run.stderr
+    assert ("FAIL notebooks/attention/02-queries-keys-values.ipynb: missing, so nothing of it is handed in; "
+            "its cells are in notebooks/attention/my answers.ipynb: rename that file back") in run.stdout, run.stdout
+    assert ("FAIL notebooks/attention/04-scaling-Copy1.ipynb: not a course notebook, so it is not handed in; it "
+            "holds cells of notebooks/attention/04-scaling.ipynb") in run.stdout, run.stdout
+    names = zipfile.ZipFile(alone / "ada.zip").namelist()
+    assert len(names) == 8 and not any("Copy1" in n or "my answers" in n for n in names), names
+
+
 def test_the_bundle_carries_the_graders_own_rule(course):
     assert (course / "ids.py").read_bytes() == (ROOT / "autograder" / "course" / "ids.py").read_bytes()
     assert autograder.intake.scan.id_problem is ids.id_problem is autograder.intake.untrusted.id_problem
@@ -175,6 +194,9 @@ def test_hand_in_names_the_unanswered_question_every_failing_cell_and_a_name_gra
 
     alone = tmp_path / "course"
     shutil.copytree(course, alone, ignore=shutil.ignore_patterns("*.zip", ".venv"))
+    # every notebook found is validated here, the course's or not (the bundle's list would pack only
+    # the course's: tests/test_hand_in_list.py)
+    (alone / "notebooks.json").unlink()
     for path in (alone / "notebooks" / "attention").glob("*.ipynb"):
         if not path.name.startswith(("02-", "04-")):
             path.unlink()
