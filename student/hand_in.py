@@ -160,6 +160,28 @@ def reason(results: dict, names: list[tuple[str, str]] | None = None) -> str | N
     return f"{first} (also failing: {others})"
 
 
+def syntax_problems(nb: dict) -> list[str]:
+    """One line for each answer cell of ``nb`` that is not plain Python (grading runs it as plain
+    Python, not as IPython: a ``%magic`` line is a syntax error there), in the words of the grader's
+    feedback: ``the cell of softmax raised SyntaxError: invalid syntax (line 3)``."""
+    lines = []
+    for cell in nb.get("cells", []):
+        meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+        if cell.get("cell_type") != "code" or not meta.get("solution"):
+            continue
+        text = cell.get("source", "")
+        text = "".join(text) if isinstance(text, list) else str(text)
+        label = str(meta.get("grade_id", "?"))
+        try:
+            compile(text, f"<{label}>", "exec")
+        except SyntaxError as exc:
+            where = f" (line {exc.lineno})" if exc.lineno else ""
+            lines.append(f"the cell of {label} raised {type(exc).__name__}: {exc.msg}{where}")
+        except ValueError as exc:  # a null byte
+            lines.append(f"the cell of {label} raised ValueError: {exc}")
+    return lines
+
+
 def run_cells(nb) -> None:
     """Run the code cells of ``nb`` in order in a new IPython shell of this process, as a kernel
     runs them, and record what nbgrader reads of each: an error, text on stderr, a result."""
@@ -228,8 +250,11 @@ def validate_one(path: str, in_this_process: bool = False) -> str | None:
 
     steps = [ClearOutput, SkipDrawing, RunHere if in_this_process else Execute, RestoreDrawing]
     try:
-        names = cell_names(json.loads(Path(path).read_text(encoding="utf-8")))
-        return reason(Validator(preprocessors=steps).validate(path), names)
+        saved = json.loads(Path(path).read_text(encoding="utf-8"))
+        why = reason(Validator(preprocessors=steps).validate(path), cell_names(saved))
+        # an answer cell that does not parse: named first (its checks then fail with a NameError)
+        broken = syntax_problems(saved)
+        return "; ".join(broken) + (f" (then: {why})" if why else "") if broken else why
     except Exception as exc:  # an unreadable notebook, a kernel that died: this notebook only
         return f"could not be validated: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 

@@ -237,3 +237,21 @@ def test_hand_in_names_the_unanswered_question_every_failing_cell_and_a_name_gra
                        if ln.startswith("# message:")).removeprefix("# message:").strip()
         assert message in lines.get(f"{stem}/03-softmax-attention", ""), (stem, run.stdout)
     assert "took over" not in run.stdout and "ended without an answer" not in run.stdout, run.stdout
+
+
+def test_an_answer_cell_with_a_syntax_error_is_named_with_its_line_not_the_checks_name_error(course, tmp_path):
+    """As the grader's feedback does: the answer cell and its line, then what failed after it."""
+    alone = tmp_path / "course"
+    shutil.copytree(course, alone, ignore=shutil.ignore_patterns("*.zip", ".venv"))
+    for path in (alone / "notebooks" / "attention").glob("*.ipynb"):
+        if not path.name.startswith("03-"):
+            path.unlink()
+    answers = _answers("03-softmax-attention")
+    _write(alone, "03-softmax-attention", answers | {"softmax": "def softmax(S, axis=-1):\n    e = np.exp(S\n"
+                                                                "    return e / e.sum(axis=axis, keepdims=True)\n"})
+    run = _hand_in(alone, "ada")
+    assert run.returncode == 0, run.stderr[-3000:]
+    line = next((m for m in VERDICT.finditer(run.stdout) if m.group(2) == "03-softmax-attention"), None)
+    assert line is not None and line.group(1) == "FAIL", run.stdout
+    assert line.group(3).startswith("the cell of softmax raised SyntaxError: "), line.group(3)
+    assert "(line 2)" in line.group(3) and "(then: " in line.group(3), line.group(3)
