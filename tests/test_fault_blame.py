@@ -166,7 +166,8 @@ def _notebook_side(answers: dict[str, str], then: tuple[str, ...] = ()) -> dict[
             cell.source = answers[cell.metadata["nbgrader"]["grade_id"]]
     nb.cells.append(nbformat.v4.new_code_cell(
         "import signal\n"
-        "print('timer', signal.getitimer(signal.ITIMER_REAL), signal.getsignal(signal.SIGALRM) == signal.SIG_DFL)"))
+        "print('timer', signal.getitimer(signal.ITIMER_REAL), signal.getitimer(signal.ITIMER_PROF),\n"
+        "      signal.getsignal(signal.SIGALRM) == signal.getsignal(signal.SIGPROF) == signal.SIG_DFL)"))
     for k, source in enumerate(then):
         nb.cells.append(nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade_id": f"then-{k}"}}))
     client = NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
@@ -193,16 +194,17 @@ def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_names
     the summary and compare(); grading then judges attention with the course's softmax."""
     axis_0 = "def softmax(S, axis=-1):\n    E = np.exp(S - S.max())\n    return E / E.sum(axis=0, keepdims=True)\n"
     shown = _notebook_side({"softmax": FAULTS["loops-forever"][0]}, then=(axis_0, "compare(attention)"))
-    assert "softmax(array of shape (3, 5)) gave no result within 1 s (an infinite loop?)" in shown["softmax-public"]
+    assert ("softmax(array of shape (3, 5)) used 1 s of CPU time without a result (an infinite loop?)"
+            in shown["softmax-public"])
     fix_first = "attention calls your softmax, which fails its public checks: fix softmax first"
     assert shown["attention-public"].startswith(f"✗ {fix_first}"), shown["attention-public"]
     assert "judged with the course's softmax" in shown["attention-public"]
     assert "Withheld" not in shown["attention-public"] and "✓ attention" not in shown["attention-public"]
     assert "✓ scaled_scores" in shown["scaled_scores-public"]
-    assert "gave no result within 1 s" in shown["compare-attention"]
-    assert "✗  softmax (3 points): softmax(array of shape (3, 5)) gave no result within 1 s" in shown["summary"]
+    assert "used 1 s of CPU time without a result" in shown["compare-attention"]
+    assert "✗  softmax (3 points): softmax(array of shape (3, 5)) used 1 s of CPU time" in shown["summary"]
     assert f"✗  attention (3 points): {fix_first}" in shown["summary"], shown["summary"]
-    assert "timer (0.0, 0.0) True" in shown["last"]  # no alarm left behind
+    assert "timer (0.0, 0.0) (0.0, 0.0) True" in shown["last"]  # no timer left behind
     # a softmax that returns wrong weights: compare's verdict is check()'s, and names softmax
     assert shown["then-1"].startswith("✗ "), shown["then-1"]
     assert fix_first in shown["then-1"], shown["then-1"]
@@ -283,9 +285,9 @@ def test_a_softmax_printing_forever_is_stopped_and_its_output_costs_no_memory():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert (outcome.kind, outcome.error) == (TIME_LIMIT, "gave no result within 0.5 s (an infinite loop?)")
+    assert (outcome.kind, outcome.error) == (TIME_LIMIT, "used 0.5 s of CPU time without a result (an infinite loop?)")
     assert peak < 16 << 20, f"{peak >> 20} MiB kept"
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
+    assert signal.getitimer(signal.ITIMER_REAL) == signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)  # no timer left
     assert (sys.stdout, sys.stderr, signal.getsignal(signal.SIGALRM)) == before
 
 
@@ -303,7 +305,7 @@ def test_a_stuck_function_defined_outside_a_cell_fails_its_check_in_time(monkeyp
         while True:
             pass
 
-    with pytest.raises(checking.CheckFailed, match=r"gave no result within 0\.3 s"):
+    with pytest.raises(checking.CheckFailed, match=r"used 0\.3 s of CPU time without a result"):
         checking.check(softmax, "softmax/rows-sum-to-one")
 
 
@@ -337,3 +339,38 @@ def test_the_re_run_keeps_the_definitions_of_a_dependencys_cell_besides_the_func
             names.append(node.name)
     assert names == kept, source
     assert "print" not in source and "_exit" not in source and "raise" not in source, source
+
+
+@pytest.mark.unit
+def test_the_notebooks_limits_are_of_gradings_kinds_cpu_time_and_time_in_all():
+    """A call that computes is stopped by CPU time, as grading's run is (RLIMIT_CPU); a call that waits
+    (sleeps) uses no CPU and is stopped only by the time in all, given as grading's; each message says
+    which limit it met, and the check's line says grading's limits as they are."""
+    import time
+
+    from autograder import sandbox
+    from selfattn.checks.calling import TIME_LIMIT, Case, call_cases
+    from selfattn.checks.judging import first_error
+    from selfattn.checks.notebook import time_limit
+    from selfattn.checks.record import REGISTRY
+
+    def busy(S, axis=-1):
+        while True:
+            pass
+
+    def sleeps(S, axis=-1):
+        time.sleep(0.6)
+        return np.exp(S) / np.exp(S).sum()
+
+    with time_limit(0.3, wait=2.0):
+        (stuck,) = call_cases(busy, [Case((np.zeros(3),))])
+        (slept,) = call_cases(sleeps, [Case((np.zeros(3),))])  # 0.6 s of waiting is no CPU time
+    assert (stuck.kind, stuck.error) == (TIME_LIMIT, "used 0.3 s of CPU time without a result (an infinite loop?)")
+    assert slept.kind != TIME_LIMIT, slept
+    with time_limit(5.0, wait=0.3):
+        (waited,) = call_cases(lambda S, axis=-1: time.sleep(30), [Case((np.zeros(3),))])
+    assert waited.kind == TIME_LIMIT and waited.error.startswith("waited 0.3 s without a result"), waited
+    found = first_error(REGISTRY["softmax/rows-sum-to-one"], [Case((np.zeros(3),))], [stuck])
+    limits = sandbox.DEFAULT
+    assert found is not None and (f"grading stops a run of its checks after {limits.cpu_seconds} s of CPU time or "
+                                  f"{limits.wall_seconds:g} s in all") in found.text, found

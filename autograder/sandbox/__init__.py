@@ -56,7 +56,7 @@ from autograder.sandbox.command import (
     sandbox_command,
 )
 from autograder.sandbox.oracle import Oracle, Relay
-from selfattn.checks.calling import Case, CellError, Outcome
+from selfattn.checks.calling import GRADED_CPU_SECONDS, Case, CellError, Outcome, graded_wall_seconds
 from selfattn.checks.findings import Finding, Kind
 
 __all__ = [
@@ -99,14 +99,14 @@ class Limits:
     and of memory for the run's processes together, 64 processes and threads at once, files of
     16 MiB). The run-wide caps (memory, tasks) need a cgroup (:mod:`autograder.sandbox.cgroups`)."""
 
-    cpu_seconds: int = 60
+    cpu_seconds: int = GRADED_CPU_SECONDS
     memory_bytes: int = 2 << 30
     file_bytes: int = 16 << 20
     tasks: int = 64
 
     @property
     def wall_seconds(self) -> float:
-        return 2 * self.cpu_seconds + 10
+        return graded_wall_seconds(self.cpu_seconds)
 
 
 DEFAULT = Limits()

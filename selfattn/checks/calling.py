@@ -70,6 +70,17 @@ VALUE, RAISED, NOT_ANSWERED, BAD_RETURN, TIME_LIMIT = "value", "raised", "not an
 FAILED_KINDS = frozenset({RAISED, NOT_ANSWERED, BAD_RETURN, TIME_LIMIT})
 
 
+#: Grading's limits on one run of a function's checks, the defaults of ``autograder.sandbox.Limits``: the
+#: CPU seconds of its process, and (:func:`graded_wall_seconds`) the seconds it may take in all. The
+#: notebook's limits are of the same kinds (:func:`selfattn.checks.notebook.time_limit`).
+GRADED_CPU_SECONDS = 60
+
+
+def graded_wall_seconds(cpu_seconds: float = GRADED_CPU_SECONDS) -> float:
+    """The seconds in all (waiting included) that grading gives a run allowed ``cpu_seconds`` of CPU."""
+    return 2 * cpu_seconds + 10
+
+
 class TimeLimit(Exception):
     """A call gave no result in time (raised into it by :func:`selfattn.checks.notebook.time_limit`)."""
 

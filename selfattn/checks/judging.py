@@ -13,7 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from .calling import BAD_RETURN, NOT_ANSWERED, RAISED, TIME_LIMIT, Case, Outcome, call_cases
+from .calling import (
+    BAD_RETURN,
+    GRADED_CPU_SECONDS,
+    NOT_ANSWERED,
+    RAISED,
+    TIME_LIMIT,
+    Case,
+    Outcome,
+    call_cases,
+    graded_wall_seconds,
+)
 from .findings import Finding, Kind
 from .record import Check
 
@@ -29,8 +39,9 @@ def first_error(check_: Check, cases: Sequence[Case], outcomes: Sequence[Outcome
             return Finding(f"{check_.function} is not written yet: replace `raise NotImplementedError` with your "
                            f"code", Kind.NOT_ANSWERED, "NotImplementedError")
         if outcome.kind == TIME_LIMIT:
-            return Finding(f"{check_.function}{case.describe()} {outcome.error}; "
-                           f"when graded it is stopped and its checks score 0", Kind.TIME_OUT)
+            return Finding(f"{check_.function}{case.describe()} {outcome.error}; grading stops a run of its "
+                           f"checks after {GRADED_CPU_SECONDS} s of CPU time or {graded_wall_seconds():g} s in all, "
+                           f"and its checks then score 0", Kind.TIME_OUT)
         if outcome.kind == BAD_RETURN:
             what = outcome.error or "returned something that is not numbers"
             return Finding(f"{check_.function}{case.describe()} {what}", Kind.NOT_NUMBERS)

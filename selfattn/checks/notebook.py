@@ -37,6 +37,7 @@ from .calling import (
     call_cases,
     exec_cells,
     fresh_namespace,
+    graded_wall_seconds,
 )
 from .fair_blame import fix_first_note
 from .findings import Finding, Kind
@@ -80,33 +81,43 @@ def _as_graded() -> Iterator[None]:
         yield
 
 
-#: Seconds a notebook check waits for one call before calling it stuck (grading stops it by CPU time).
+#: CPU seconds a notebook check gives one call before calling it stuck (grading's limit is of the same
+#: kind: :data:`~selfattn.checks.calling.GRADED_CPU_SECONDS` of CPU for a run of a function's checks).
 NOTEBOOK_SECONDS = 10.0
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`TimeLimit` in the code run inside after ``seconds``, and again every
-    ``seconds`` until it ends: a call that loops forever fails its check instead of hanging the
-    kernel, and so does the next stuck call of the same check.
+def time_limit(seconds: float, wait: float | None = None) -> Iterator[None]:
+    """Raise :class:`TimeLimit` in the code run inside after ``seconds`` of this process's CPU time, or
+    after ``wait`` seconds in all (default: grading's, :func:`~selfattn.checks.calling.graded_wall_seconds`),
+    and again every ``seconds`` (``wait``) until it ends: a call that loops forever fails its check
+    instead of hanging the kernel, and so does the next stuck call of the same check. The two limits
+    are of grading's kinds (CPU time, and time in all for a call that waits); each message says which.
 
-    Needs ``SIGALRM`` and the main thread (a notebook kernel runs cells there); elsewhere it
-    does nothing.
+    Needs ``SIGPROF``, ``SIGALRM`` and the main thread (a notebook kernel runs cells there);
+    elsewhere it does nothing.
     """
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
+    wait = graded_wall_seconds() if wait is None else wait
 
-    def stop(signum, frame):
-        raise TimeLimit(f"gave no result within {seconds:g} s (an infinite loop?)")
+    def busy(signum, frame):
+        raise TimeLimit(f"used {seconds:g} s of CPU time without a result (an infinite loop?)")
 
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds, seconds)
+    def waiting(signum, frame):
+        raise TimeLimit(f"waited {wait:g} s without a result (is it sleeping, or waiting for something?)")
+
+    previous = signal.signal(signal.SIGPROF, busy), signal.signal(signal.SIGALRM, waiting)
+    signal.setitimer(signal.ITIMER_PROF, seconds, seconds)
+    signal.setitimer(signal.ITIMER_REAL, wait, wait)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous[0])
+        signal.signal(signal.SIGALRM, previous[1])
 
 
 def _graded_copy(fn: Any, exercise: Exercise) -> tuple[Any, list[CellError]]:
