@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import exercises as _exercises  # noqa: F401 - importing the records registers the public checks
+from . import module_state
 from .calling import (
     ALLOWED_MODULES,
     RAISED,
@@ -171,9 +172,26 @@ def _run_graded(check_: Check, fn: Any, seed: int) -> tuple[Finding | None, list
         return (Finding(message + (" (" + "; ".join(errors) + ")" if errors else ""), Kind.NOT_ANSWERED),
                 [(e.exception, e.missing) for e in errors])
     cases = check_.cases(np.random.default_rng(seed))
-    with _as_graded(), time_limit(NOTEBOOK_SECONDS):
-        outcomes = call_cases(graded, cases)
-    return first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes), _first_raised(outcomes)
+    with module_state.as_at_start() as put_back:  # the calls and their verdict, with grading's state
+        with _as_graded(), time_limit(NOTEBOOK_SECONDS):
+            outcomes = call_cases(graded, cases)
+        found = first_error(check_, cases, outcomes) or safe_verify(check_, cases, outcomes)
+    if found is not None and (named := _kernel_changes(put_back, fn, check_.exercise)):
+        found = dataclasses.replace(found, text=f"{named}. {found.text}")
+    return found, _first_raised(outcomes)
+
+
+def _kernel_changes(put_back: Sequence[tuple[str, str]], fn: Any, exercise: Exercise) -> str:
+    """The sentence naming what the kernel changed in a module (put back for the graded run) that the
+    answer's cells name, or ``""``."""
+    kernel = globals_of(fn)
+    text = " ".join(filter(None, [cell_of(fn, exercise.function)]
+                           + [cell_of(kernel.get(d), d) for d in exercise.dependency_names]))
+    named = [f"`{module}.{attr}`" for module, attr in put_back if attr in text]
+    if not named:
+        return ""
+    return (f"your notebook changed {', '.join(named)} outside the answer; grading starts without that change "
+            f"(each answer runs in a fresh process), so define what you need inside the cell of {exercise.function}")
 
 
 def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exercise]:
