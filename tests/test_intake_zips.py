@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from autograder.intake import zips
 from autograder.outputs import atomic
@@ -371,8 +376,6 @@ def test_an_error_between_two_renames_puts_the_old_folder_back_at_once(ws, tmp_p
 def test_what_hand_in_py_packs_is_taken_whole(ws, tmp_path):
     """The zip a student's hand_in.py writes (in a course folder laid out as make student lays it)
     is taken as it is: every released notebook lands in submitted/<login>/attention/."""
-    import shutil
-
     course = tmp_path / "selfattn-course"
     shutil.copytree(ROOT / "notebooks", course / "notebooks")
     from student_support import lay_out_scripts
@@ -516,3 +519,143 @@ def test_without_a_map_a_login_taken_from_one_account_is_not_taken_from_another_
     assert said["benson_456_1_ben.zip"] == "taken: submitted/ben/ extra (taken, 1 notebooks)", said
     assert said["ben"].startswith("attention from canvas user 123's") and "removed" in said["ben"], said
     assert tree(ws.submitted) == {"ben/extra/01-embeddings.ipynb": OWN}
+
+
+def _killed_at(ws: Workspace, folder: Path, settings: zips.ZipIntake, step: int, exchange: bool) -> bool:
+    """Run the intake in a forked child that is killed (SIGKILL) just before its ``step``-th lasting
+    step (a ledger save, a rename, an exchange); whether it was killed (else it ran to its end)."""
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            steps = [0]
+
+            def lasting(real):
+                def step_then(*args):
+                    steps[0] += 1
+                    if steps[0] == step:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    return real(*args)
+                return step_then
+
+            zips.Ledger.save = lasting(zips.Ledger.save)
+            os.rename = lasting(os.rename)
+            atomic._exchange = lasting(atomic._exchange if exchange else lambda a, b: False)
+            zips.intake(folder, settings, ws=ws)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFSIGNALED(status)
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two-renames"])
+@pytest.mark.parametrize("own_zip", [True, False], ids=["replaced", "removed"])
+def test_a_run_killed_anywhere_while_undoing_leaves_the_forgery_or_the_result_and_says_whose(tmp_path, own_zip,
+                                                                                           exchange):
+    """Killed before any of its lasting steps, a login-map run leaves in submitted/ben/ the
+    forgery or what the map says (ben's own zip, or nothing), the ledger whole and naming the
+    account of what is there, and the next run finishes the job."""
+    monday, friday = tmp_path / "monday", tmp_path / "friday"
+    hand_in(monday, "mallory_123_1_ben.zip", "ben", FORGED)
+    if own_zip:
+        hand_in(friday, "benson_456_1_ben.zip", "ben", OWN)
+    else:
+        friday.mkdir()
+    table = tmp_path / "logins.csv"
+    table.write_text(LOGINS)
+    settings = zips.ZipIntake(login_map=str(table))
+    result = {NB1: OWN} if own_zip else {}
+    nothing = tmp_path / "nothing"
+    nothing.mkdir()
+    step = 0
+    while True:
+        step += 1
+        ws = Workspace(tmp_path / f"work-{step}", ROOT)
+        run(ws, monday)
+        if not _killed_at(ws, friday, settings, step, exchange):
+            break
+        # between two renames the old folder waits whole under .intake/ (the next run puts it back)
+        assert tree(ws.submitted / "ben") in ({NB1: FORGED}, result, *([] if exchange else [{}])), step
+        run(ws, nothing)  # settles the killed run
+        there = tree(ws.submitted / "ben")
+        assert there in ({NB1: FORGED}, result), step
+        entry = json.loads((ws.work / ".intake" / "taken.json").read_text()).get("ben/attention")
+        whose = None if not there else "canvas user 123" if there == {NB1: FORGED} else "canvas user 456"
+        assert (entry or {}).get("account") == whose, step
+        assert set(entry or {}) <= {"account", "zip", "files", "source"}, entry
+        assert not any((ws.work / ".intake").glob("tmp-*")), step
+        run(ws, friday, login_map=str(table))
+        assert tree(ws.submitted / "ben") == result, step
+        assert "ben" not in run(ws, friday, login_map=str(table))  # nothing left to undo
+    assert step > 3 and tree(ws.submitted / "ben") == result
+
+
+#: The class of the property test: honest students (Canvas user id -> login), and two forgers:
+#: mallory, in the map with a login of her own, and eve, whose account no map names.
+HONEST = {101: "ann", 102: "ben", 103: "cat"}
+MALLORY, EVE = 200, 300
+CLASS_MAP = "account,login\n" + "".join(f"{i},{login}\n" for i, login in {**HONEST, MALLORY: "mallory"}.items())
+
+#: One hand-in: an account's new attempt, as (file's login, top folder, assignments) per zip in it.
+hand_ins = st.one_of(
+    st.tuples(st.sampled_from(sorted(HONEST)), st.sets(st.sampled_from(["attention", "extra"]), min_size=1)).map(
+        lambda a: (a[0], [(HONEST[a[0]], HONEST[a[0]], sorted(a[1]))])),
+    st.tuples(st.sampled_from([MALLORY, EVE]),
+              st.dictionaries(st.sampled_from([*HONEST.values(), "mallory"]),
+                              st.sets(st.sampled_from(["attention", "extra"]), min_size=1), min_size=1)).map(
+        lambda a: (a[0], [(login, login, sorted(s)) for login, s in sorted(a[1].items())])),
+)
+#: What happens: hand-ins, and intake runs with (True) or without (False) the login map.
+histories = st.lists(st.one_of(hand_ins, st.booleans()), min_size=1, max_size=12)
+
+
+@given(history=histories)
+def test_whatever_the_order_of_zips_and_runs_the_map_decides_and_no_forgery_stays(history):
+    """Honest students and two forgers hand in, in any order, and intake runs in between with or
+    without the login map, on an LMS download (each account's latest attempt). Without a map, a
+    login's folders never hold two accounts' work, and a student's own work is never replaced by
+    another's; after every run with the map, each student's folder holds only their own work, the
+    latest attempt for every assignment it holds, and no forger's work is anywhere."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for assignment in ("attention", "extra"):
+            (root / "course" / "solutions" / assignment).mkdir(parents=True)
+            (root / "course" / "solutions" / assignment / "01-embeddings.ipynb").write_bytes(NOTEBOOK)
+        ws = Workspace(root / "work", root / "course")
+        (root / "logins.csv").write_text(CLASS_MAP)
+        latest: dict[int, tuple[int, list]] = {}  # account -> (attempt, its zips)
+        author: dict[bytes, int] = {}  # a notebook -> the account that handed it in
+        for n, event in enumerate([*history, True]):
+            if not isinstance(event, bool):
+                account, files = event
+                attempt = latest.get(account, (0, []))[0] + 1
+                zipped = []
+                for named_for, top, assignments in files:
+                    notebooks = {a: f'{{"by": {account}, "attempt": {attempt}, "for": "{named_for}/{a}"}}'.encode()
+                                 for a in assignments}
+                    author.update({data: account for data in notebooks.values()})
+                    zipped.append((f"user{account}_{account}_{attempt}_{named_for}.zip", top, notebooks))
+                latest[account] = (attempt, zipped)
+                continue
+            folder = root / f"download-{n}"
+            folder.mkdir()
+            for _attempt, zipped in latest.values():
+                for name, top, notebooks in zipped:
+                    course_zip(folder / name, top, notebooks)
+                    os.utime(folder / name, (1e9, 1e9))
+            before = tree(ws.submitted)
+            run(ws, folder, **({"login_map": str(root / "logins.csv")} if event else {}))
+            after = tree(ws.submitted)
+            for login in {p.split("/", 1)[0] for p in after}:
+                assert len({author[data] for p, data in after.items() if p.startswith(f"{login}/")}) == 1, after
+            owner = {login: i for i, login in HONEST.items()} | {"mallory": MALLORY}
+            for path, data in before.items():  # a student's own work is replaced only by their own
+                login = path.split("/", 1)[0]
+                if author[data] == owner[login] and path in after:
+                    assert author[after[path]] == owner[login], (path, after)
+            if event:
+                for path, data in after.items():
+                    assert author[data] == owner[path.split("/", 1)[0]], (path, after)
+                for i, login in HONEST.items():
+                    for _name, _top, notebooks in latest.get(i, (0, []))[1]:
+                        for a, data in notebooks.items():
+                            assert after.get(f"{login}/{a}/01-embeddings.ipynb") == data, (login, a, after)
