@@ -33,3 +33,35 @@ def test_a_class_of_zips_is_taken_and_graded(tmp_path):
     assert alice and all(score == most for score, most in alice.values()), alice
     assert bob and all(score == 0 for score, _ in bob.values()), bob
     assert sorted(p.name for p in (work / "submitted").iterdir()) == ["alice", "bob"]
+
+
+def test_a_forgery_graded_before_the_login_map_is_regraded_as_the_students_own_work(tmp_path):
+    """Without a map mallory's zip named alice.zip is taken and graded as alice's; once the login map
+    is given, intake replaces it with alice's own zip and the next make grade grades that one."""
+    monday, friday, work = tmp_path / "monday", tmp_path / "friday", tmp_path / "work"
+    answered = (SOLUTIONS / f"{NOTEBOOK}.ipynb").read_bytes()
+    blank = (RELEASE / f"{NOTEBOOK}.ipynb").read_bytes()
+    member = f"attention/{NOTEBOOK}.ipynb"
+    make_zip(monday / "mallory_13_1_alice.zip", [(f"alice/{member}", blank)])  # named for alice, first
+    make_zip(friday / "mallory_13_1_alice.zip", [(f"alice/{member}", blank)])
+    make_zip(friday / "roealice_11_1_alice.zip", [(f"alice/{member}", answered)])
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
+
+    def intake(folder, *args):
+        return subprocess.run([sys.executable, "-m", "autograder.intake.zips", str(folder), *args], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=300)
+
+    assert intake(monday).returncode == 0
+    run = grade(work)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert all(score == 0 for score, _ in scores(work, "alice", NOTEBOOK).values())  # graded on the forgery
+    table = tmp_path / "logins.csv"
+    table.write_text("account,login\n11,alice\n13,mallory\n")
+    taken = intake(friday, "--login-map", str(table))
+    assert "roealice_11_1_alice.zip: taken: submitted/alice/ attention (replaced, 1 notebooks)" in taken.stdout, \
+        taken.stdout + taken.stderr
+    assert "alice: attention from canvas user 13's mallory_13_1_alice.zip, taken earlier" in taken.stdout
+    run = grade(work)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    alice = scores(work, "alice", NOTEBOOK)
+    assert alice and all(score == most for score, most in alice.values()), alice
