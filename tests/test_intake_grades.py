@@ -3,10 +3,12 @@ notebooks are graded as their own, and a zip naming another student's folder cha
 
 from __future__ import annotations
 
+import csv
 import os
 import subprocess
 import sys
 
+import pytest
 from grading_support import RELEASE, ROOT, SOLUTIONS, grade, scores
 from test_intake_zips import make_zip
 
@@ -65,3 +67,42 @@ def test_a_forgery_graded_before_the_login_map_is_regraded_as_the_students_own_w
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     alice = scores(work, "alice", NOTEBOOK)
     assert alice and all(score == most for score, most in alice.values()), alice
+
+
+def test_a_forgery_the_login_map_removes_leaves_the_gradebook_too(tmp_path):
+    """A forgery graded as alice's, and alice never handed in: once the login map removes it, the next
+    make grade has no grade of alice's for it (neither the gradebook nor grades.csv), and bob's stays."""
+    downloads, work = tmp_path / "downloads", tmp_path / "work"
+    blank = (RELEASE / f"{NOTEBOOK}.ipynb").read_bytes()
+    answered = (SOLUTIONS / f"{NOTEBOOK}.ipynb").read_bytes()
+    member = f"attention/{NOTEBOOK}.ipynb"
+    make_zip(downloads / "mallory_13_1_alice.zip", [(f"alice/{member}", answered)])  # named for alice
+    make_zip(downloads / "doebob_12_1_bob.zip", [(f"bob/{member}", blank)])
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(work))
+
+    def intake(*args):
+        return subprocess.run([sys.executable, "-m", "autograder.intake.zips", str(downloads), *args], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=300)
+
+    assert intake().returncode == 0
+    run = grade(work)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert all(score == most for score, most in scores(work, "alice", NOTEBOOK).values())  # the forgery's
+    bob = scores(work, "bob", NOTEBOOK)
+    table = tmp_path / "logins.csv"
+    table.write_text("account,login\n11,alice\n12,bob\n13,mallory\n")
+    taken = intake("--login-map", str(table))
+    assert "alice: attention from canvas user 13's mallory_13_1_alice.zip, taken earlier" in taken.stdout, \
+        taken.stdout + taken.stderr
+    assert not (work / "submitted" / "alice").exists()
+    run = grade(work)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
+        with pytest.raises(MissingEntry):
+            gb.find_submission("attention", "alice")
+    with open(work / "grades.csv", newline="") as fh:
+        rows = [row for row in csv.DictReader(fh) if row["student_id"] == "alice"]
+    assert all(not float(row["score"] or 0) for row in rows), rows
+    assert scores(work, "bob", NOTEBOOK) == bob

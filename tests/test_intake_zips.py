@@ -450,11 +450,11 @@ def test_with_a_login_map_a_forgery_with_no_owner_is_removed_and_the_line_says_s
         "eve_789_1_carol.zip: refused: canvas user 789 is not in the login map",
         "mallory_123_1_ben.zip: refused: its top folder is 'ben', not 'mallory': it holds another login's work",
         "ben: attention from canvas user 123's mallory_123_1_ben.zip, taken earlier, is not ben's by the login map "
-        f"(the map gives canvas user 123 to mallory); removed, kept in .intake/undone/{kept[0]} (no zip of ben's was "
-        "taken in its place)",
+        f"(the map gives canvas user 123 to mallory); removed, kept in .intake/undone/{kept[0]}, and out of the "
+        "gradebook (no zip of ben's was taken in its place)",
         "carol: attention from canvas user 789's eve_789_1_carol.zip, taken earlier, is not carol's by the login map "
-        f"(the map does not name canvas user 789); removed, kept in .intake/undone/{kept[1]} (no zip of carol's was "
-        "taken in its place)",
+        f"(the map does not name canvas user 789); removed, kept in .intake/undone/{kept[1]}, and out of the "
+        "gradebook (no zip of carol's was taken in its place)",
         "0 of 2 zips taken or not needed, 2 refused; 2 folders taken earlier undone by the login map"], lines
     assert tree(ws.submitted) == {} and sorted(undone(ws).values()) == [FORGED, FORGED]
 

@@ -26,8 +26,9 @@ login was taken earlier from another account's hand-in, or when two accounts han
 and neither had it before. With a map, the map decides, also over what earlier runs took: a folder
 of ``submitted/`` that this command took from an account the map does not give that login (a zip
 named for another student, taken while there was no map) is undone, replaced by the zip the map
-says is that student's, or removed when the folder holds none; either way the old copy is kept
-under ``.intake/undone/``, and one line per login says what changed.
+says is that student's (the next ``make grade`` grades it: its answers changed), or removed when
+the folder holds none (and withdrawn from the gradebook: a grade of it was never the student's);
+either way the old copy is kept under ``.intake/undone/``, and one line per folder says what changed.
 
 Nothing is written before a zip is accepted; its notebooks are written under
 ``.intake/`` in the work folder, then moved into place with one rename (an existing folder taken
@@ -61,6 +62,7 @@ from traitlets.config import Configurable
 from autograder import errors
 from autograder.course.ids import id_problem
 from autograder.course.spec import notebooks_of
+from autograder.nbgrader_ext.withdraw import withdraw
 from autograder.outputs import atomic, json_files
 from autograder.pipeline import run_lock
 from autograder.workspace import Workspace, from_environment
@@ -396,10 +398,13 @@ def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment
 
 def set_aside(ws: Workspace, ledger: Ledger, key: str) -> Path | None:
     """Move ``submitted/<key>``, which the login map contradicts, to ``.intake/undone/`` in one
-    rename and forget it; return where it went (``None``: it had left ``submitted/`` already).
-    Raises ``Refused`` when the folder holds what this command did not write."""
+    rename, withdraw it from grading (:func:`~autograder.nbgrader_ext.withdraw.withdraw`: a grade
+    of it is not the student's) and forget it; return where it went (``None``: it had left
+    ``submitted/`` already). Raises ``Refused`` when the folder holds what this command did not write."""
     target, entry = ws.submitted / key, ledger.data[key]
+    login, assignment = key.split("/", 1)
     if not (target.exists() or target.is_symlink()):
+        withdraw(login, assignment, ws)
         del ledger.data[key]
         ledger.save()
         return None
@@ -409,6 +414,7 @@ def set_aside(ws: Workspace, ledger: Ledger, key: str) -> Path | None:
     dest = undone_place(ws, key)
     ledger.data[key] = {**entry, "undoing": dest.name}
     ledger.save()
+    withdraw(login, assignment, ws)  # first: killed after it, the next run with the map moves the folder again
     os.rename(target, dest)
     del ledger.data[key]
     ledger.save()
@@ -518,9 +524,10 @@ def intake(folder: Path, settings: ZipIntake | None = None, *, ws: Workspace) ->
                 left += 1
                 continue
             what = (f"removed, kept in {kept.relative_to(ws.work).as_posix()}" if kept is not None
-                    else "it had left submitted/ already, and is forgotten")
+                    else "it had left submitted/ already")
             login = key.split("/", 1)[0]
-            changes[key] = f"{_earlier(key, earlier[key], why)}; {what} (no zip of {login}'s was taken in its place)"
+            changes[key] = (f"{_earlier(key, earlier[key], why)}; {what}, and out of the gradebook (no zip of "
+                            f"{login}'s was taken in its place)")
     zip_lines = [f"{p.relative_to(folder).as_posix()}: {line}" for p, line in sorted(lines.items())]
     change_lines = [f"{key.split('/', 1)[0]}: {line}" for key, line in sorted(changes.items())]
     return Outcome(zip_lines, change_lines, sum(line.startswith("refused") for line in lines.values()), left)
