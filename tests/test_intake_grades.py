@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from grading_support import RELEASE, ROOT, SOLUTIONS, grade, scores
+from nbgrader.api import Gradebook, MissingEntry
 from test_intake_zips import make_zip
 
 NOTEBOOK = "01-embeddings"
@@ -63,6 +64,8 @@ def test_a_forgery_graded_before_the_login_map_is_regraded_as_the_students_own_w
     assert "roealice_11_1_alice.zip: taken: submitted/alice/ attention (replaced, 1 notebooks)" in taken.stdout, \
         taken.stdout + taken.stderr
     assert "alice: attention from canvas user 13's mallory_13_1_alice.zip, taken earlier" in taken.stdout
+    with pytest.raises(MissingEntry):  # the forgery's grades left the gradebook with it
+        scores(work, "alice", NOTEBOOK)
     run = grade(work)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     alice = scores(work, "alice", NOTEBOOK)
@@ -97,8 +100,6 @@ def test_a_forgery_the_login_map_removes_leaves_the_gradebook_too(tmp_path):
     assert not (work / "submitted" / "alice").exists()
     run = grade(work)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    from nbgrader.api import Gradebook, MissingEntry
-
     with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
         with pytest.raises(MissingEntry):
             gb.find_submission("attention", "alice")

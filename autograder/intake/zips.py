@@ -26,9 +26,9 @@ login was taken earlier from another account's hand-in, or when two accounts han
 and neither had it before. With a map, the map decides, also over what earlier runs took: a folder
 of ``submitted/`` that this command took from an account the map does not give that login (a zip
 named for another student, taken while there was no map) is undone, replaced by the zip the map
-says is that student's (the next ``make grade`` grades it: its answers changed), or removed when
-the folder holds none (and withdrawn from the gradebook: a grade of it was never the student's);
-either way the old copy is kept under ``.intake/undone/``, and one line per folder says what changed.
+says is that student's (graded by the next ``make grade``), or removed when the folder holds none;
+either way it is withdrawn from the gradebook (a grade of it was never the student's), the old
+copy is kept under ``.intake/undone/``, and one line per folder says what changed.
 
 Nothing is written before a zip is accepted; its notebooks are written under
 ``.intake/`` in the work folder, then moved into place with one rename (an existing folder taken
@@ -508,6 +508,7 @@ def intake(folder: Path, settings: ZipIntake | None = None, *, ws: Workspace) ->
                     kept = undone_place(ws, key) if key in undo else None
                     done.append(f"{a} ({place(ws, ledger, who, digest, a, nbs, kept)}, {len(nbs)} notebooks)")
                     if kept is not None:
+                        withdraw(who.login, a, ws)  # its grades, comments and hand grades were never the student's
                         why = undo.pop(key)
                         where = (f", the old copy kept in {kept.relative_to(ws.work).as_posix()}" if kept.exists()
                                  else "")
@@ -558,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     done = intake(a.folder, settings, ws=from_environment())  # another run holding the lock: errors.RunBusy
     for line in done.zips + done.changes:
         print(line)
-    n = len(done.changes)
+    n = len(done.changes) - done.left
     undone = f"; {n} folder{'s' * (n != 1)} taken earlier undone by the login map" if n else ""
     print(f"{len(done.zips) - done.refused} of {len(done.zips)} zips taken or not needed, {done.refused} refused"
           f"{undone}")
