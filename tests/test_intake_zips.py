@@ -659,3 +659,15 @@ def test_whatever_the_order_of_zips_and_runs_the_map_decides_and_no_forgery_stay
                     for _name, _top, notebooks in latest.get(i, (0, []))[1]:
                         for a, data in notebooks.items():
                             assert after.get(f"{login}/{a}/01-embeddings.ipynb") == data, (login, a, after)
+
+
+def test_a_login_map_giving_one_login_to_two_accounts_handing_it_in_takes_neither(ws, tmp_path):
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "roealice_11_1_alice.zip", "alice")
+    hand_in(downloads, "roealice_12_1_alice.zip", "alice", OTHER)
+    table = tmp_path / "logins.csv"
+    table.write_text("account,login\n11,alice\n12,alice\n")
+    said = run(ws, downloads, login_map=str(table))
+    assert set(said.values()) == {"refused: the login map gives alice to 2 accounts handing it in (canvas user 11, "
+                                  "canvas user 12): keep one"}, said
+    assert tree(ws.submitted) == {}
