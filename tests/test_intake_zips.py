@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from autograder.intake import zips
 from autograder.outputs import atomic
@@ -62,10 +67,15 @@ def ws(tmp_path) -> Workspace:
 
 
 def run(ws: Workspace, folder: Path, **settings) -> dict[str, str]:
-    lines, refused = zips.intake(folder, zips.ZipIntake(**settings), ws=ws)
-    out = dict(line.split(": ", 1) for line in lines)
-    assert refused == sum(v.startswith("refused") for v in out.values())
-    return out
+    """zip name -> its line, and login -> each line about an earlier decision the login map undid."""
+    done = zips.intake(folder, zips.ZipIntake(**settings), ws=ws)
+    out = dict(line.split(": ", 1) for line in done.zips)
+    assert done.refused == sum(v.startswith("refused") for v in out.values())
+    changes: dict[str, str] = {}
+    for login, line in (line.split(": ", 1) for line in done.changes):
+        changes[login] = f"{changes[login]}\n{line}" if login in changes else line
+    assert not set(out) & set(changes)
+    return out | changes
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -191,7 +201,9 @@ def test_another_account_handing_in_a_login_never_replaces_that_student(ws, tmp_
     later = tmp_path / "later"
     hand_in(later, "mallory_12_1_alice.zip", "alice", OTHER)  # another Canvas user names it alice.zip
     said = run(ws, later)
-    assert "was taken from canvas user 11's hand-in, this one is canvas user 12's" in said["mallory_12_1_alice.zip"]
+    assert said["mallory_12_1_alice.zip"] == ("refused: alice was taken earlier from canvas user 11's hand-in, this "
+                                              "zip is canvas user 12's: give a login map (--login-map) to say whose "
+                                              "it is")
     assert tree(ws.submitted / "alice") == {NB1: NOTEBOOK}
     both = tmp_path / "both"
     hand_in(both, "roebob_21_1_bob.zip", "bob")
@@ -364,8 +376,6 @@ def test_an_error_between_two_renames_puts_the_old_folder_back_at_once(ws, tmp_p
 def test_what_hand_in_py_packs_is_taken_whole(ws, tmp_path):
     """The zip a student's hand_in.py writes (in a course folder laid out as make student lays it)
     is taken as it is: every released notebook lands in submitted/<login>/attention/."""
-    import shutil
-
     course = tmp_path / "selfattn-course"
     shutil.copytree(ROOT / "notebooks", course / "notebooks")
     from student_support import lay_out_scripts
@@ -380,3 +390,284 @@ def test_what_hand_in_py_packs_is_taken_whole(ws, tmp_path):
     released = sorted((ROOT / "notebooks" / "attention").glob("*.ipynb"))
     assert run(ws, downloads) == {"ada.zip": f"taken: submitted/ada/ attention (taken, {len(released)} notebooks)"}
     assert tree(ws.submitted / "ada") == {f"attention/{p.name}": p.read_bytes() for p in released}
+
+
+# ------------------------------------------------------------------ zips named for another login
+FORGED, OWN = OTHER, NOTEBOOK  # what mallory hands in as ben's, and ben's own notebook
+LOGINS = "account,login\n123,mallory\n456,ben\n"
+
+
+def undone(ws: Workspace) -> dict[str, bytes]:
+    """Every file kept under .intake/undone/ (folders a login map undid)."""
+    return tree(ws.work / ".intake" / "undone")
+
+
+def test_with_a_login_map_a_forgery_taken_earlier_gives_way_to_the_students_own_zip(ws, tmp_path):
+    """Without a map the file's name decides, so mallory's zip named ben.zip is taken as ben's; ben's
+    own zip from another account is then refused, naming the login and both accounts; once the map
+    is given, ben's zip replaces the forgery, the line says so, and the forgery is kept aside."""
+    monday, friday = tmp_path / "monday", tmp_path / "friday"
+    hand_in(monday, "mallory_123_1_ben.zip", "ben", FORGED)
+    assert run(ws, monday)["mallory_123_1_ben.zip"] == "taken: submitted/ben/ attention (taken, 1 notebooks)"
+    hand_in(friday, "mallory_123_1_ben.zip", "ben", FORGED)
+    hand_in(friday, "benson_456_1_ben.zip", "ben", OWN)
+    said = run(ws, friday)
+    assert said["benson_456_1_ben.zip"] == ("refused: ben was taken earlier from canvas user 123's hand-in, this zip "
+                                            "is canvas user 456's: give a login map (--login-map) to say whose it is")
+    table = tmp_path / "logins.csv"
+    table.write_text(LOGINS)
+    said = run(ws, friday, login_map=str(table))
+    assert said["benson_456_1_ben.zip"] == "taken: submitted/ben/ attention (replaced, 1 notebooks)", said
+    assert said["mallory_123_1_ben.zip"].startswith("refused: its top folder is 'ben', not 'mallory'"), said
+    [kept] = undone(ws)
+    assert said["ben"] == ("attention from canvas user 123's mallory_123_1_ben.zip, taken earlier, is not ben's by "
+                           "the login map (the map gives canvas user 123 to mallory); replaced by canvas user 456's "
+                           f"benson_456_1_ben.zip, the old copy kept in .intake/undone/{kept.rsplit('/', 1)[0]}"), said
+    assert tree(ws.submitted) == {f"ben/{NB1}": OWN} and undone(ws) == {kept: FORGED}
+    assert run(ws, friday, login_map=str(table)) == {**{k: v for k, v in said.items() if k != "ben"},
+                                                     "benson_456_1_ben.zip": "taken: submitted/ben/ attention "
+                                                                             "(unchanged, 1 notebooks)"}
+    assert run(ws, friday)["mallory_123_1_ben.zip"].startswith("refused: ben was taken earlier from canvas user 456")
+
+
+def test_with_a_login_map_a_forgery_with_no_owner_is_removed_and_the_line_says_so(ws, tmp_path):
+    """The victim has not handed in, or the forger's account is in no map: the forgery leaves
+    submitted/ (kept aside) and is not graded as anybody's; the command says so and ends well."""
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "mallory_123_1_ben.zip", "ben", FORGED)
+    hand_in(downloads, "eve_789_1_carol.zip", "carol", FORGED)  # an account the map will not name
+    run(ws, downloads)
+    assert sorted(tree(ws.submitted)) == [f"ben/{NB1}", f"carol/{NB1}"]
+    table = tmp_path / "logins.csv"
+    table.write_text(LOGINS)
+    env = dict(os.environ, AUTOGRADER_WORKDIR=str(ws.work))
+    done = subprocess.run([sys.executable, "-m", "autograder.intake.zips", str(downloads), "--login-map", str(table)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 1, done.stderr  # the two zips are refused
+    kept = sorted(p.rsplit("/", 1)[0] for p in undone(ws))
+    assert lines == [
+        "eve_789_1_carol.zip: refused: canvas user 789 is not in the login map",
+        "mallory_123_1_ben.zip: refused: its top folder is 'ben', not 'mallory': it holds another login's work",
+        "ben: attention from canvas user 123's mallory_123_1_ben.zip, taken earlier, is not ben's by the login map "
+        f"(the map gives canvas user 123 to mallory); removed, kept in .intake/undone/{kept[0]}, and out of the "
+        "gradebook (no zip of ben's was taken in its place)",
+        "carol: attention from canvas user 789's eve_789_1_carol.zip, taken earlier, is not carol's by the login map "
+        f"(the map does not name canvas user 789); removed, kept in .intake/undone/{kept[1]}, and out of the "
+        "gradebook (no zip of carol's was taken in its place)",
+        "0 of 2 zips taken or not needed, 2 refused; 2 folders taken earlier undone by the login map"], lines
+    assert tree(ws.submitted) == {} and sorted(undone(ws).values()) == [FORGED, FORGED]
+
+
+def test_an_undone_folder_that_changed_by_hand_is_left_with_its_line(ws, tmp_path):
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "mallory_123_1_ben.zip", "ben", FORGED)
+    run(ws, downloads)
+    (ws.submitted / "ben" / "attention" / "timestamp.txt").write_text("2026-01-01 10:00:00")  # nbgrader's, say
+    table = tmp_path / "logins.csv"
+    table.write_text(LOGINS)
+    done = zips.intake(downloads, zips.ZipIntake(login_map=str(table)), ws=ws)
+    assert done.left == 1 and done.changes == [
+        "ben: attention from canvas user 123's mallory_123_1_ben.zip, taken earlier, is not ben's by the login map "
+        "(the map gives canvas user 123 to mallory), but submitted/ben/attention now holds files this command did "
+        "not put there: left as it is, check it by hand"]
+    assert tree(ws.submitted / "ben") == {NB1: FORGED, "attention/timestamp.txt": b"2026-01-01 10:00:00"}
+
+
+def test_without_a_map_the_account_that_took_a_login_first_keeps_it(ws, tmp_path):
+    """The login taken earlier from one account stays that account's: its next attempt replaces it
+    even when another account hands in the same login in the same download."""
+    monday, friday = tmp_path / "monday", tmp_path / "friday"
+    hand_in(monday, "roealice_11_1_alice.zip", "alice", NOTEBOOK)
+    run(ws, monday)
+    hand_in(friday, "roealice_11_2_alice.zip", "alice", OTHER)
+    hand_in(friday, "mallory_12_1_alice.zip", "alice", FORGED + b" ")
+    said = run(ws, friday)
+    assert said == {
+        "roealice_11_2_alice.zip": "taken: submitted/alice/ attention (replaced, 1 notebooks)",
+        "mallory_12_1_alice.zip": "refused: alice was taken earlier from canvas user 11's hand-in, this zip is "
+                                  "canvas user 12's: give a login map (--login-map) to say whose it is"}
+    assert tree(ws.submitted) == {f"alice/{NB1}": OTHER}
+
+
+@pytest.fixture
+def two_assignments(tmp_path) -> Workspace:
+    """A work folder of a course with two assignments, attention and extra, of one notebook each."""
+    for assignment in ("attention", "extra"):
+        (tmp_path / "course" / "solutions" / assignment).mkdir(parents=True)
+        (tmp_path / "course" / "solutions" / assignment / "01-embeddings.ipynb").write_bytes(NOTEBOOK)
+    return Workspace(tmp_path / "work", tmp_path / "course")
+
+
+def course_zip(path: Path, login: str, notebooks: dict[str, bytes]) -> Path:
+    """A zip at ``path`` with ``login``'s notebook of each assignment of ``notebooks``."""
+    return make_zip(path, [(f"{login}/{a}/01-embeddings.ipynb", data) for a, data in sorted(notebooks.items())])
+
+
+def test_without_a_map_a_login_taken_from_one_account_is_not_taken_from_another_for_any_assignment(
+        two_assignments, tmp_path):
+    ws = two_assignments
+    monday, friday = tmp_path / "monday", tmp_path / "friday"
+    course_zip(monday / "mallory_123_1_ben.zip", "ben", {"attention": FORGED})
+    run(ws, monday)
+    course_zip(friday / "benson_456_1_ben.zip", "ben", {"extra": OWN})
+    assert run(ws, friday)["benson_456_1_ben.zip"].startswith("refused: ben was taken earlier from canvas user 123's")
+    assert tree(ws.submitted) == {"ben/attention/01-embeddings.ipynb": FORGED}
+    table = tmp_path / "logins.csv"
+    table.write_text(LOGINS)
+    said = run(ws, friday, login_map=str(table))  # ben's zip holds extra alone: the forged attention goes
+    assert said["benson_456_1_ben.zip"] == "taken: submitted/ben/ extra (taken, 1 notebooks)", said
+    assert said["ben"].startswith("attention from canvas user 123's") and "removed" in said["ben"], said
+    assert tree(ws.submitted) == {"ben/extra/01-embeddings.ipynb": OWN}
+
+
+def _killed_at(ws: Workspace, folder: Path, settings: zips.ZipIntake, step: int, exchange: bool) -> bool:
+    """Run the intake in a forked child that is killed (SIGKILL) just before its ``step``-th lasting
+    step (a ledger save, a rename, an exchange); whether it was killed (else it ran to its end)."""
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            steps = [0]
+
+            def lasting(real):
+                def step_then(*args):
+                    steps[0] += 1
+                    if steps[0] == step:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    return real(*args)
+                return step_then
+
+            zips.Ledger.save = lasting(zips.Ledger.save)
+            os.rename = lasting(os.rename)
+            atomic._exchange = lasting(atomic._exchange if exchange else lambda a, b: False)
+            zips.intake(folder, settings, ws=ws)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFSIGNALED(status)
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two-renames"])
+@pytest.mark.parametrize("own_zip", [True, False], ids=["replaced", "removed"])
+def test_a_run_killed_anywhere_while_undoing_leaves_the_forgery_or_the_result_and_says_whose(tmp_path, own_zip,
+                                                                                           exchange):
+    """Killed before any of its lasting steps, a login-map run leaves in submitted/ben/ the
+    forgery or what the map says (ben's own zip, or nothing), the ledger whole and naming the
+    account of what is there, and the next run finishes the job."""
+    monday, friday = tmp_path / "monday", tmp_path / "friday"
+    hand_in(monday, "mallory_123_1_ben.zip", "ben", FORGED)
+    if own_zip:
+        hand_in(friday, "benson_456_1_ben.zip", "ben", OWN)
+    else:
+        friday.mkdir()
+    table = tmp_path / "logins.csv"
+    table.write_text(LOGINS)
+    settings = zips.ZipIntake(login_map=str(table))
+    result = {NB1: OWN} if own_zip else {}
+    nothing = tmp_path / "nothing"
+    nothing.mkdir()
+    step = 0
+    while True:
+        step += 1
+        ws = Workspace(tmp_path / f"work-{step}", ROOT)
+        run(ws, monday)
+        if not _killed_at(ws, friday, settings, step, exchange):
+            break
+        # between two renames the old folder waits whole under .intake/ (the next run puts it back)
+        assert tree(ws.submitted / "ben") in ({NB1: FORGED}, result, *([] if exchange else [{}])), step
+        run(ws, nothing)  # settles the killed run
+        there = tree(ws.submitted / "ben")
+        assert there in ({NB1: FORGED}, result), step
+        entry = json.loads((ws.work / ".intake" / "taken.json").read_text()).get("ben/attention")
+        whose = None if not there else "canvas user 123" if there == {NB1: FORGED} else "canvas user 456"
+        assert (entry or {}).get("account") == whose, step
+        assert set(entry or {}) <= {"account", "zip", "files", "source"}, entry
+        assert not any((ws.work / ".intake").glob("tmp-*")), step
+        run(ws, friday, login_map=str(table))
+        assert tree(ws.submitted / "ben") == result, step
+        assert "ben" not in run(ws, friday, login_map=str(table))  # nothing left to undo
+    assert step > 3 and tree(ws.submitted / "ben") == result
+
+
+#: The class of the property test: honest students (Canvas user id -> login), and two forgers:
+#: mallory, in the map with a login of her own, and eve, whose account no map names.
+HONEST = {101: "ann", 102: "ben", 103: "cat"}
+MALLORY, EVE = 200, 300
+CLASS_MAP = "account,login\n" + "".join(f"{i},{login}\n" for i, login in {**HONEST, MALLORY: "mallory"}.items())
+
+#: One hand-in: an account's new attempt, as (file's login, top folder, assignments) per zip in it.
+hand_ins = st.one_of(
+    st.tuples(st.sampled_from(sorted(HONEST)), st.sets(st.sampled_from(["attention", "extra"]), min_size=1)).map(
+        lambda a: (a[0], [(HONEST[a[0]], HONEST[a[0]], sorted(a[1]))])),
+    st.tuples(st.sampled_from([MALLORY, EVE]),
+              st.dictionaries(st.sampled_from([*HONEST.values(), "mallory"]),
+                              st.sets(st.sampled_from(["attention", "extra"]), min_size=1), min_size=1)).map(
+        lambda a: (a[0], [(login, login, sorted(s)) for login, s in sorted(a[1].items())])),
+)
+#: What happens: hand-ins, and intake runs with (True) or without (False) the login map.
+histories = st.lists(st.one_of(hand_ins, st.booleans()), min_size=1, max_size=12)
+
+
+@given(history=histories)
+def test_whatever_the_order_of_zips_and_runs_the_map_decides_and_no_forgery_stays(history):
+    """Honest students and two forgers hand in, in any order, and intake runs in between with or
+    without the login map, on an LMS download (each account's latest attempt). Without a map, a
+    login's folders never hold two accounts' work, and a student's own work is never replaced by
+    another's; after every run with the map, each student's folder holds only their own work, the
+    latest attempt for every assignment it holds, and no forger's work is anywhere."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for assignment in ("attention", "extra"):
+            (root / "course" / "solutions" / assignment).mkdir(parents=True)
+            (root / "course" / "solutions" / assignment / "01-embeddings.ipynb").write_bytes(NOTEBOOK)
+        ws = Workspace(root / "work", root / "course")
+        (root / "logins.csv").write_text(CLASS_MAP)
+        latest: dict[int, tuple[int, list]] = {}  # account -> (attempt, its zips)
+        author: dict[bytes, int] = {}  # a notebook -> the account that handed it in
+        for n, event in enumerate([*history, True]):
+            if not isinstance(event, bool):
+                account, files = event
+                attempt = latest.get(account, (0, []))[0] + 1
+                zipped = []
+                for named_for, top, assignments in files:
+                    notebooks = {a: f'{{"by": {account}, "attempt": {attempt}, "for": "{named_for}/{a}"}}'.encode()
+                                 for a in assignments}
+                    author.update({data: account for data in notebooks.values()})
+                    zipped.append((f"user{account}_{account}_{attempt}_{named_for}.zip", top, notebooks))
+                latest[account] = (attempt, zipped)
+                continue
+            folder = root / f"download-{n}"
+            folder.mkdir()
+            for _attempt, zipped in latest.values():
+                for name, top, notebooks in zipped:
+                    course_zip(folder / name, top, notebooks)
+                    os.utime(folder / name, (1e9, 1e9))
+            before = tree(ws.submitted)
+            run(ws, folder, **({"login_map": str(root / "logins.csv")} if event else {}))
+            after = tree(ws.submitted)
+            for login in {p.split("/", 1)[0] for p in after}:
+                assert len({author[data] for p, data in after.items() if p.startswith(f"{login}/")}) == 1, after
+            owner = {login: i for i, login in HONEST.items()} | {"mallory": MALLORY}
+            for path, data in before.items():  # a student's own work is replaced only by their own
+                login = path.split("/", 1)[0]
+                if author[data] == owner[login] and path in after:
+                    assert author[after[path]] == owner[login], (path, after)
+            if event:
+                for path, data in after.items():
+                    assert author[data] == owner[path.split("/", 1)[0]], (path, after)
+                for i, login in HONEST.items():
+                    for _name, _top, notebooks in latest.get(i, (0, []))[1]:
+                        for a, data in notebooks.items():
+                            assert after.get(f"{login}/{a}/01-embeddings.ipynb") == data, (login, a, after)
+
+
+def test_a_login_map_giving_one_login_to_two_accounts_handing_it_in_takes_neither(ws, tmp_path):
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "roealice_11_1_alice.zip", "alice")
+    hand_in(downloads, "roealice_12_1_alice.zip", "alice", OTHER)
+    table = tmp_path / "logins.csv"
+    table.write_text("account,login\n11,alice\n12,alice\n")
+    said = run(ws, downloads, login_map=str(table))
+    assert set(said.values()) == {"refused: the login map gives alice to 2 accounts handing it in (canvas user 11, "
+                                  "canvas user 12): keep one"}, said
+    assert tree(ws.submitted) == {}

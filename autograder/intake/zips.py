@@ -20,15 +20,25 @@ reading, so a zip bomb stops there); or taking it would replace what this comman
 ``submitted/`` (nbgrader collect, a copy by hand) or what another account handed in.
 
 Two zips for one login: from one account, the latest wins (the larger of Canvas's upload numbers, else the
-file's modification time) and the others are not taken; from two accounts, none is taken (give a
-login map). Nothing is written before a zip is accepted; its notebooks are written under
+file's modification time) and the others are not taken. Without a login map, the file's name decides
+the login, first come first served: a zip is refused, naming the login and both accounts, when its
+login was taken earlier from another account's hand-in, or when two accounts hand it in in one run
+and neither had it before. With a map, the map decides, also over what earlier runs took: a folder
+of ``submitted/`` that this command took from an account the map does not give that login (a zip
+named for another student, taken while there was no map) is undone, replaced by the zip the map
+says is that student's (graded by the next ``make grade``), or removed when the folder holds none;
+either way it is withdrawn from the gradebook (a grade of it was never the student's), the old
+copy is kept under ``.intake/undone/``, and one line per folder says what changed.
+
+Nothing is written before a zip is accepted; its notebooks are written under
 ``.intake/`` in the work folder, then moved into place with one rename (an existing folder taken
 from an earlier zip of the same account is swapped in one exchange where the system has it), so a
 killed run leaves the old folder or the new one (without an exchange, a run killed between the two
-renames leaves the old folder whole under ``.intake/``, and the next run puts it back first).
-What it took is recorded in ``.intake/taken.json``
-(written atomically); that is how it knows what it may replace. It holds the run lock of the work
-folder, so it never runs beside ``make grade``.
+renames leaves the old folder whole under ``.intake/``, and the next run puts it back first); an
+undone folder leaves ``submitted/`` with one rename.
+What it took is recorded in ``.intake/taken.json`` (written atomically, before and after each move,
+so the next run knows which folder a killed one left and whose it is); that is how it knows what it
+may replace. It holds the run lock of the work folder, so it never runs beside ``make grade``.
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ from traitlets.config import Configurable
 from autograder import errors
 from autograder.course.ids import id_problem
 from autograder.course.spec import notebooks_of
+from autograder.nbgrader_ext.withdraw import withdraw
 from autograder.outputs import atomic, json_files
 from autograder.pipeline import run_lock
 from autograder.workspace import Workspace, from_environment
@@ -234,8 +245,12 @@ def _contents(folder: Path) -> dict[str, str] | None:
 
 
 class Ledger:
-    """``.intake/taken.json``: for each ``login/assignment`` taken, the account it came from and
-    the digest of each file written (``pending`` while a swap is under way)."""
+    """``.intake/taken.json``: for each ``login/assignment`` taken, the account it came from
+    (``account``), the digests of the zip (``zip``) and of each file written (``files``), and the
+    zip's name (``source``). While a folder is being moved, its entry also holds either
+    ``incoming`` (the entry it becomes once the new folder is in place) and ``scratch`` (the run's
+    scratch folder), or ``undoing`` (an undone folder on its way out); :func:`recover` settles
+    both after a killed run."""
 
     def __init__(self, ws: Workspace):
         self.path = ws.work / ".intake" / "taken.json"
@@ -244,28 +259,97 @@ class Ledger:
     def save(self) -> None:
         json_files.write(self.path, "taken", self.data, indent=1, sort_keys=True)
 
+    def owners(self, login: str) -> set[str]:
+        """The accounts whose hand-ins this command took for ``login`` (any assignment)."""
+        return {str(e["account"]) for k, e in self.data.items() if k.split("/", 1)[0] == login and "account" in e}
+
 
 #: Where a replaced folder waits in its run's scratch folder when the system has no exchange.
 ASIDE = "replaced"
+#: An ``account`` of the ledger: what :func:`named` calls it, around the key a login map uses.
+ACCOUNT = re.compile(r"(?:canvas user|moodle participant) (?P<id>\d+)|file (?P<file>.+)")
+
+
+def mapped_login(entry: dict, login_map: dict[str, str]) -> str | None:
+    """The login ``login_map`` gives the account of a ledger ``entry``, looked up as :func:`named`
+    looks up a zip's (its id, else the zip's file name); ``None`` when the map does not name it."""
+    found = ACCOUNT.fullmatch(str(entry.get("account", "")))
+    key = (found["id"] or found["file"]) if found else None
+    return (login_map.get(key) if key else None) or login_map.get(str(entry.get("source", "")))
+
+
+def contradicted(ledger: Ledger, login_map: dict[str, str]) -> dict[str, str]:
+    """``login/assignment`` -> why, for each folder taken earlier from an account that
+    ``login_map`` does not give that login (a zip named for another student, taken without a map)."""
+    out = {}
+    for key, entry in ledger.data.items():
+        login, account = key.split("/", 1)[0], entry.get("account")
+        mapped = mapped_login(entry, login_map)
+        if mapped != login:
+            out[key] = f"the map gives {account} to {mapped}" if mapped else f"the map does not name {account}"
+    return out
+
+
+def _held(folder: Path) -> dict[str, str] | None:
+    """What :func:`_contents` says of ``folder``, or ``None`` when it is not a real folder."""
+    return _contents(folder) if folder.is_dir() and not folder.is_symlink() else None
+
+
+def _ours(held: dict[str, str] | None, entry: dict | None) -> bool:
+    """Whether a folder holding ``held`` is what this command wrote, by its ledger ``entry``
+    (``pending``: the record a run of an earlier version left while replacing)."""
+    return entry is not None and held is not None and held in (entry.get("files"), entry.get("pending"))
+
+
+def undone_place(ws: Workspace, key: str) -> Path:
+    """A new place under ``.intake/undone/`` for the folder ``submitted/<key>`` that a login map undid."""
+    login, assignment = key.split("/", 1)
+    folder = ws.work / ".intake" / "undone" / login
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{assignment}-{secrets.token_hex(4)}"
 
 
 def recover(ws: Workspace, ledger: Ledger) -> None:
-    """Undo what a killed run left half-done: a folder moved aside (no exchange on this system)
-    whose replacement never arrived goes back; then the scratch folders of killed runs go (each
-    holds only a copy this command wrote, or a folder it had replaced)."""
-    for key, entry in ledger.data.items():
+    """Settle what a killed run left half-done: a folder moved aside (no exchange on this system)
+    whose replacement never arrived goes back; an entry caught in a move records whichever folder
+    is in ``submitted/`` now (the new one, or the old one and its account), an undone folder that
+    left is forgotten; then the scratch folders of killed runs go (each holds only a copy this
+    command wrote, or a folder it had replaced)."""
+    changed = False
+    for key, entry in list(ledger.data.items()):
+        target = ws.submitted / key
         aside = ws.work / ".intake" / str(entry.get("scratch", "")) / ASIDE
-        if entry.get("scratch") and aside.is_dir() and not (ws.submitted / key).exists():
-            atomic.place_folder(aside, ws.submitted / key, aside)
+        if entry.get("scratch") and aside.is_dir() and not target.exists():
+            atomic.place_folder(aside, target, aside)
+        if isinstance(entry.get("incoming"), dict):
+            rest = {k: v for k, v in entry.items() if k not in ("incoming", "scratch")}
+            if _held(target) == entry["incoming"].get("files"):
+                ledger.data[key] = entry["incoming"]
+            elif "account" in rest:
+                ledger.data[key] = rest
+            else:
+                del ledger.data[key]
+            changed = True
+        elif "undoing" in entry:
+            if target.exists() or target.is_symlink():
+                del entry["undoing"]
+            else:
+                del ledger.data[key]
+            changed = True
+    if changed:
+        ledger.save()
     for stale in (ws.work / ".intake").glob("tmp-*"):
         shutil.rmtree(stale, ignore_errors=True)
 
 
 def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment: str,
-          notebooks: dict[str, bytes]) -> str:
+          notebooks: dict[str, bytes], overrule: Path | None = None) -> str:
     """Put ``notebooks`` at ``submitted/<login>/<assignment>/`` as one step; return what was done.
+
     Raises ``Refused`` when that would replace what this command did not write, or another
-    account's hand-in."""
+    account's hand-in; with ``overrule`` (the login map contradicts the folder there,
+    :func:`contradicted`), another account's folder this command wrote is replaced, and kept at
+    ``overrule``."""
     key = f"{who.login}/{assignment}"
     student = ws.submitted / who.login
     target = student / assignment
@@ -276,16 +360,17 @@ def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment
         raise Refused(f"submitted/{key} is not a folder: move it away first")
     if target.exists():
         held = _contents(target)
-        ours = entry is not None and held is not None and held in (entry.get("files"), entry.get("pending"))
-        if not ours:
+        if not _ours(held, entry):
             raise Refused(f"submitted/{key} holds files this command did not put there (nbgrader collect or a "
                           "copy by hand): move them away to take this zip")
-        if entry["account"] != who.account:
+        assert entry is not None
+        if entry["account"] != who.account and overrule is None:
             raise Refused(f"submitted/{key} was taken from {entry['account']}'s hand-in, this one is "
                           f"{who.account}'s: give a login map (--login-map) to say whose it is")
-        if entry.get("zip") == zip_digest and held == entry.get("files"):
+        if entry["account"] == who.account and entry.get("zip") == zip_digest and held == entry.get("files"):
             return "unchanged"
     files = {name: _digest(data) for name, data in notebooks.items()}
+    incoming = {"account": who.account, "zip": zip_digest, "files": files, "source": who.path.name}
     scratch = ws.work / ".intake" / f"tmp-{secrets.token_hex(6)}"
     fresh = scratch / assignment
     fresh.mkdir(parents=True)
@@ -296,12 +381,13 @@ def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-        ledger.data[key] = {**(entry or {}), "account": who.account, "pending": files, "scratch": scratch.name,
-                            "files": (entry or {}).get("files", files)}
+        ledger.data[key] = {**(entry or {}), "incoming": incoming, "scratch": scratch.name}
         ledger.save()
         student.mkdir(parents=True, exist_ok=True)
         done = atomic.place_folder(fresh, target, scratch / ASIDE)  # the old one: written here
-        ledger.data[key] = {"account": who.account, "zip": zip_digest, "files": files, "source": who.path.name}
+        if overrule is not None and done == "replaced":  # the exchange left it at fresh, two renames at ASIDE
+            os.rename(fresh if fresh.is_dir() else scratch / ASIDE, overrule)
+        ledger.data[key] = incoming
         ledger.save()
     finally:
         if not target.exists() and (scratch / ASIDE).is_dir():  # failed between two renames: the old one back
@@ -310,53 +396,149 @@ def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment
     return done
 
 
+def set_aside(ws: Workspace, ledger: Ledger, key: str) -> Path | None:
+    """Move ``submitted/<key>``, which the login map contradicts, to ``.intake/undone/`` in one
+    rename, withdraw it from grading (:func:`~autograder.nbgrader_ext.withdraw.withdraw`: a grade
+    of it is not the student's) and forget it; return where it went (``None``: it had left
+    ``submitted/`` already). Raises ``Refused`` when the folder holds what this command did not write."""
+    target, entry = ws.submitted / key, ledger.data[key]
+    login, assignment = key.split("/", 1)
+    if not (target.exists() or target.is_symlink()):
+        withdraw(login, assignment, ws)
+        del ledger.data[key]
+        ledger.save()
+        return None
+    if not _ours(_held(target), entry):
+        raise Refused(f"submitted/{key} now holds files this command did not put there: left as it is, "
+                      "check it by hand")
+    dest = undone_place(ws, key)
+    ledger.data[key] = {**entry, "undoing": dest.name}
+    ledger.save()
+    withdraw(login, assignment, ws)  # first: killed after it, the next run with the map moves the folder again
+    os.rename(target, dest)
+    del ledger.data[key]
+    ledger.save()
+    try:
+        target.parent.rmdir()  # the student's folder, if that was all it held
+    except OSError:
+        pass
+    return dest
+
+
 # ------------------------------------------------------------------------------------ the run
 def zips_in(folder: Path) -> list[Path]:
     """Every ``*.zip`` under ``folder`` (Moodle nests them one folder down), not following links."""
     return sorted(p for p in folder.rglob("*") if p.name.lower().endswith(".zip") and not p.is_dir())
 
 
-def intake(folder: Path, settings: ZipIntake | None = None, *, ws: Workspace) -> tuple[list[str], int]:
-    """Take the zips of ``folder`` into ``ws.submitted``; return (one line per zip, number refused)."""
-    settings = settings or ZipIntake()
-    login_map = read_login_map(Path(settings.login_map)) if settings.login_map else None
-    course = assignments(ws)
-    lines: dict[Path, str] = {}
-    claims: dict[str, list[Named]] = {}
-    for path in zips_in(folder):
-        try:
-            who = named(path, folder, login_map)
-        except Refused as why:
-            lines[path] = f"refused: {why}"
-            continue
-        claims.setdefault(who.login, []).append(who)
+@dataclass
+class Outcome:
+    """What one run did: one line per zip (``<name>: taken|not taken|refused: ...``), one line
+    per folder taken earlier that the login map undid (``<login>: ...``), how many zips were
+    refused, and how many undone folders were left in place (they hold what this command did not write)."""
+
+    zips: list[str]
+    changes: list[str]
+    refused: int
+    left: int
+
+
+def choose(claims: dict[str, list[Named]], ledger: Ledger, mapped: bool, lines: dict[Path, str]) -> list[Named]:
+    """The zip taken for each login of ``claims`` (login -> its zips); a line in ``lines`` for
+    each other zip. Without a login map (``mapped``), a login taken earlier from one account is
+    not taken from another, and one that two accounts hand in now is taken from neither."""
     taken: list[Named] = []
     for login, hand_ins in claims.items():
+        owners = set() if mapped else ledger.owners(login)
+        if owners:
+            for h in hand_ins:
+                if h.account not in owners:
+                    lines[h.path] = (f"refused: {login} was taken earlier from {' and '.join(sorted(owners))}'s "
+                                     f"hand-in, this zip is {h.account}'s: give a login map (--login-map) to say "
+                                     "whose it is")
+            hand_ins = [h for h in hand_ins if h.account in owners]
         accounts = sorted({h.account for h in hand_ins})
         if len(accounts) > 1:
+            why = (f"the login map gives {login} to {len(accounts)} accounts handing it in ({', '.join(accounts)}): "
+                   "keep one" if mapped else
+                   f"{len(accounts)} accounts hand in {login} ({', '.join(accounts)}): give a login map "
+                   "(--login-map) to say whose it is")
             for h in hand_ins:
-                lines[h.path] = (f"refused: {len(accounts)} accounts hand in {login} ({', '.join(accounts)}): give a "
-                                 "login map (--login-map) to say whose it is")
+                lines[h.path] = f"refused: {why}"
+            continue
+        if not hand_ins:
             continue
         latest = max(hand_ins, key=lambda h: (h.order, h.path.name))
         taken.append(latest)
         for h in hand_ins:
             if h is not latest:
                 lines[h.path] = f"not taken: {latest.path.name} is a later hand-in of {login}"
+    return taken
+
+
+def intake(folder: Path, settings: ZipIntake | None = None, *, ws: Workspace) -> Outcome:
+    """Take the zips of ``folder`` into ``ws.submitted``, and with a login map undo the earlier
+    decisions it contradicts; return what was done (:class:`Outcome`)."""
+    settings = settings or ZipIntake()
+    login_map = read_login_map(Path(settings.login_map)) if settings.login_map else None
+    course = assignments(ws)
+    lines: dict[Path, str] = {}
+    changes: dict[str, str] = {}
+    left = 0
     with run_lock.hold(ws=ws):
         ledger = Ledger(ws)
         recover(ws, ledger)
-        for who in taken:
+        claims: dict[str, list[Named]] = {}
+        for path in zips_in(folder):
+            try:
+                who = named(path, folder, login_map)
+            except Refused as why:
+                lines[path] = f"refused: {why}"
+                continue
+            claims.setdefault(who.login, []).append(who)
+        undo = contradicted(ledger, login_map) if login_map is not None else {}
+        earlier = {key: dict(ledger.data[key]) for key in undo}
+        for who in choose(claims, ledger, login_map is not None, lines):
             try:
                 contents = read_zip(who.path, who.login, course, settings)
                 digest = _digest(who.path.read_bytes())
-                done = [f"{a} ({place(ws, ledger, who, digest, a, nbs)}, {len(nbs)} notebooks)"
-                        for a, nbs in sorted(contents.items())]
+                done = []
+                for a, nbs in sorted(contents.items()):
+                    key = f"{who.login}/{a}"
+                    kept = undone_place(ws, key) if key in undo else None
+                    done.append(f"{a} ({place(ws, ledger, who, digest, a, nbs, kept)}, {len(nbs)} notebooks)")
+                    if kept is not None:
+                        withdraw(who.login, a, ws)  # its grades, comments and hand grades were never the student's
+                        why = undo.pop(key)
+                        where = (f", the old copy kept in {kept.relative_to(ws.work).as_posix()}" if kept.exists()
+                                 else "")
+                        changes[key] = (f"{_earlier(key, earlier[key], why)}; replaced by {who.account}'s "
+                                        f"{who.path.name}{where}")
                 lines[who.path] = f"taken: submitted/{who.login}/ " + ", ".join(done)
             except Refused as why:
                 lines[who.path] = f"refused: {why}"
-    out = [f"{p.relative_to(folder).as_posix()}: {line}" for p, line in sorted(lines.items())]
-    return out, sum(line.startswith("refused") for line in lines.values())
+        for key, why in sorted(undo.items()):
+            try:
+                kept = set_aside(ws, ledger, key)
+            except Refused as problem:
+                changes[key] = f"{_earlier(key, earlier[key], why)}, but {problem}"
+                left += 1
+                continue
+            what = (f"removed, kept in {kept.relative_to(ws.work).as_posix()}" if kept is not None
+                    else "it had left submitted/ already")
+            login = key.split("/", 1)[0]
+            changes[key] = (f"{_earlier(key, earlier[key], why)}; {what}, and out of the gradebook (no zip of "
+                            f"{login}'s was taken in its place)")
+    zip_lines = [f"{p.relative_to(folder).as_posix()}: {line}" for p, line in sorted(lines.items())]
+    change_lines = [f"{key.split('/', 1)[0]}: {line}" for key, line in sorted(changes.items())]
+    return Outcome(zip_lines, change_lines, sum(line.startswith("refused") for line in lines.values()), left)
+
+
+def _earlier(key: str, entry: dict, why: str) -> str:
+    """The start of a line about the folder ``submitted/<key>`` that the login map contradicts."""
+    login, assignment = key.split("/", 1)
+    return (f"{assignment} from {entry.get('account')}'s {entry.get('source', 'zip')}, taken earlier, is not "
+            f"{login}'s by the login map ({why})")
 
 
 @errors.command_line
@@ -374,11 +556,14 @@ def main(argv: list[str] | None = None) -> int:
         settings = ZipIntake(login_map=a.login_map, max_members=a.max_members, max_bytes=a.max_bytes)
     except TraitError as exc:
         raise errors.RefusedInput(f"intake: {exc}") from None
-    lines, refused = intake(a.folder, settings, ws=from_environment())  # another run holding the lock: errors.RunBusy
-    for line in lines:
+    done = intake(a.folder, settings, ws=from_environment())  # another run holding the lock: errors.RunBusy
+    for line in done.zips + done.changes:
         print(line)
-    print(f"{len(lines) - refused} of {len(lines)} zips taken or not needed, {refused} refused")
-    return 1 if refused else 0
+    n = len(done.changes) - done.left
+    undone = f"; {n} folder{'s' * (n != 1)} taken earlier undone by the login map" if n else ""
+    print(f"{len(done.zips) - done.refused} of {len(done.zips)} zips taken or not needed, {done.refused} refused"
+          f"{undone}")
+    return 1 if done.refused or done.left else 0
 
 
 if __name__ == "__main__":

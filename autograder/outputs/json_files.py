@@ -33,7 +33,7 @@ FORMATS: dict[str, int] = {
     "state": 1,  # .grading/state.json
     "answers": 1,  # .grading/answers/<student>/<assignment>/answers.json
     "timings": 1,  # .grading/timings.json
-    "taken": 1,  # .intake/taken.json
+    "taken": 2,  # .intake/taken.json (2: an entry may be caught in a move, "incoming" or "undoing")
 }
 
 #: Kinds whose data is a list (stored under ``"items"``).
