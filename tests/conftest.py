@@ -143,6 +143,7 @@ LANES: dict[str, str] = {
     "test_hand_in_list.py": "unit",
     "test_hand_in_syntax.py": "unit",
     "test_module_state.py": "pipeline",
+    "test_stale_answer.py": "pipeline",
     "test_install_requirements.py": "pipeline",
     "test_student_bundle.py": "install",
     "test_student_install.py": "install",

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..answer import ANSWER_CELL, defined_names, graded_source
 
-__all__ = ["answer_of", "cell_of", "globals_of", "in_a_kernel", "watch_cells"]
+__all__ = ["answer_of", "cell_of", "globals_of", "in_a_kernel", "stale_note", "watch_cells"]
 
 
 def _shell() -> Any:
@@ -148,6 +148,21 @@ def _saved_answer_cells(function: str) -> dict[str, str]:
         except (OSError, ValueError, AttributeError, TypeError):
             continue
     return cells
+
+
+def stale_note(name: str) -> str:
+    """A sentence when the answer cell ``name`` as saved holds other text than what last ran in it
+    (edited and not run again, or run and not saved yet): the check judged what ran, grading reads
+    the saved notebook. ``""`` otherwise, and where the front end does not name the cells it runs."""
+    saved = _saved_answer_cells(name)
+    ran = [(_RUNS[i][0], i) for i in saved if i in _RUNS]
+    if not ran:
+        return ""
+    last = max(ran)[1]
+    if _RUNS[last][1].rstrip() == saved[last].rstrip():
+        return ""
+    return (f"the cell of {name} as saved differs from the text that ran (this check judged what ran; grading "
+            f"reads the saved notebook): run that cell again and save")
 
 
 def _saved_answer_of_this_run(name: str) -> str | None:

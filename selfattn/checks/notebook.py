@@ -43,7 +43,7 @@ from .calling import (
 from .fair_blame import fix_first_note
 from .findings import Finding, Kind
 from .judging import first_error, run_check, safe_verify
-from .kernel_cells import answer_of, cell_of, globals_of, in_a_kernel
+from .kernel_cells import answer_of, cell_of, globals_of, in_a_kernel, stale_note
 from .record import REGISTRY, Check, Exercise
 
 __all__ = ["NOTEBOOK_SECONDS", "CheckFailed", "check", "judge", "summary", "time_limit", "using"]
@@ -236,6 +236,9 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding
         message = dataclasses.replace(message, text=f"{advice}. {message}")
     if message is not None and note:
         message = dataclasses.replace(message, text=f"{note}. {message}")
+    if stale := stale_note(check_.function):
+        message = None if message is None else dataclasses.replace(message, text=f"{stale}. {message}")
+        note = "; ".join(filter(None, (note, stale)))
     return message, note
 
 
