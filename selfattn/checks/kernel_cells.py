@@ -127,12 +127,22 @@ def watch_cells() -> None:
 _SAVED: dict[tuple[str, float], dict[str, dict[str, str]]] = {}
 
 
+def _notebooks() -> list[Path]:
+    """The saved notebooks the kernel may belong to: its own, where the Jupyter server names it
+    (``JPY_SESSION_NAME``; a duplicate beside it holds the same cell ids), else those of its working folder."""
+    own = Path(os.environ.get("JPY_SESSION_NAME") or "-")
+    own = own if own.is_absolute() else Path.cwd() / own.name  # relative: to the server's root, beside the kernel
+    if own.suffix == ".ipynb" and own.is_file():
+        return [own]
+    return sorted(Path.cwd().glob("*.ipynb"))
+
+
 def _saved_answer_cells(function: str) -> dict[str, str]:
     """id -> saved text of the answer cells of ``function`` (grade id = its name) in the notebooks
     of the kernel's working folder (the notebook's own folder): what the grader reads if the
     notebook is handed in as saved."""
     cells: dict[str, str] = {}
-    for path in Path.cwd().glob("*.ipynb"):
+    for path in _notebooks():
         try:
             key = (str(path), path.stat().st_mtime)
             if key not in _SAVED:
