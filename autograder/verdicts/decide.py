@@ -515,13 +515,6 @@ def decide_in_phases(jobs: list[Job], ws: Workspace, map_=map) -> list[tuple[str
     return list(map_(partial(hidden_job, ws=ws), firsts))
 
 
-def is_fresh(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
-             limits: sandbox.Limits = sandbox.DEFAULT, *, ws: Workspace) -> bool:
-    """Whether the stored verdict judged exactly this submission (as staged now) with the current
-    checks and the grading settings of ``limits`` (see :func:`settings`)."""
-    return freshness(student, assignment, notebook, nb, limits, ws=ws) == "fresh"
-
-
 def freshness(student: str, assignment: str, notebook: str, nb: nbformat.NotebookNode | None = None,
               limits: sandbox.Limits = sandbox.DEFAULT, any_sandbox: bool = False, *, ws: Workspace) -> str:
     """``"fresh"``; ``"settings"`` when only a grading setting changed since the verdict was decided;
