@@ -52,6 +52,9 @@ def assert_allowed(page: str) -> None:
     for tag, attrs in elements(page):
         assert tag in sanitise.MARKDOWN_TAGS | sanitise.MATHML_TAGS, (tag, page)
         allowed = sanitise.MATHML_ATTRIBUTES if tag in sanitise.MATHML_TAGS else _ALLOWED_ATTRS.get(tag, set())
+        if tag == "math" and attrs.get("display") == "block":  # (a displayed formula scrolls by keyboard too)
+            allowed = allowed | {"tabindex"}
+            assert attrs.get("tabindex") == "0", (tag, attrs, page)
         assert set(attrs) <= allowed, (tag, attrs, page)
         for name, value in attrs.items():
             v = (value or "").strip().lower()

@@ -64,7 +64,8 @@ def strip_remote(page: str) -> str:
 #: Every formula is clipped to its own box (a quarter em around it, where glyphs' ink reaches past
 #: their boxes), and no wider than the text around it: what a formula draws outside its box
 #: (``\\smash``, ``\\raise``, ``\\moveleft``, negative space, however large) is not painted.
-#: A displayed formula wider than the page scrolls sideways instead.
+#: A displayed formula wider than the page scrolls sideways instead (the sanitiser lets the keyboard
+#: focus it: :func:`autograder.outputs.sanitise.bounded_math`).
 MATH_CLIP_STYLE = """math { overflow: clip; overflow-clip-margin: 0.25em; max-width: 100%; }
 math[display="block" i] { overflow: auto hidden; }
 """

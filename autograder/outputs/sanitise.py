@@ -215,6 +215,8 @@ def _bounded_tag(name: str, attributes: str, scale: float) -> tuple[str, float]:
         elif attr == "scriptlevel" and not _SHRINKING_LEVEL.fullmatch(value.strip()):
             continue
         kept.append(m.group(0))
+        if name == "math" and attr == "display" and value.strip().lower() == "block":
+            kept.append(' tabindex="0"')  # a displayed formula wider than the page scrolls: by keyboard too
     return f"<{name}{''.join(kept)}>", scale
 
 
@@ -223,7 +225,9 @@ def bounded_math(html: str) -> str:
     bounded as a whole: along any path from a ``<math>`` inward, the ``mathsize`` factors multiply
     to at most :data:`MAX_MATH_SCALE` (a factor that would pass it, or an absolute size, is
     dropped), ``scriptlevel`` only shrinks (a negative level is dropped), and an HTML element inside
-    a formula is dropped, its text kept. One pass over the fragment's tags."""
+    a formula is dropped, its text kept. A displayed formula (``display="block"``), which the page
+    lets scroll sideways when it is wider than the text, can take the keyboard's focus
+    (``tabindex="0"``), so that a keyboard scrolls it too. One pass over the fragment's tags."""
     if "<math" not in html:
         return html
     out: list[str] = []
