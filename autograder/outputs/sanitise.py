@@ -232,6 +232,7 @@ def bounded_math(html: str) -> str:
         return html
     out: list[str] = []
     stack: list[tuple[str, float, bool]] = []  # the elements open inside a formula: name, scale, kept
+    opened: dict[str, int] = {}  # how many of each name the stack holds
     pos = 0
     for m in _ANY_TAG.finditer(html):
         out.append(html[pos:m.start()])
@@ -240,20 +241,23 @@ def bounded_math(html: str) -> str:
         if not stack and name != "math":
             out.append(m.group(0))
         elif closing:
-            if any(open_name == name for open_name, _, _ in stack):
-                while True:  # (a sanitised fragment closes what it opens, innermost first)
-                    open_name, _, kept = stack.pop()
-                    if kept:
-                        out.append(f"</{open_name}>")
-                    if open_name == name:
-                        break
-        elif name not in MATHML_TAGS:  # an HTML element inside a formula: dropped, its text kept
-            if name not in _VOID:
-                stack.append((name, stack[-1][1], False))
+            while opened.get(name):  # (a sanitised fragment closes what it opens, innermost first)
+                open_name, _, kept = stack.pop()
+                opened[open_name] -= 1
+                if kept:
+                    out.append(f"</{open_name}>")
+                if open_name == name:
+                    break
+        elif name in _VOID:
+            continue  # (an HTML element inside a formula: dropped, its text kept; this one has none)
         else:
-            tag, scale = _bounded_tag(name, attributes, stack[-1][1] if stack else 1.0)
-            out.append(tag)
-            stack.append((name, scale, True))
+            kept = name in MATHML_TAGS  # an HTML element inside a formula: dropped, its text kept
+            scale = stack[-1][1] if stack else 1.0
+            if kept:
+                tag, scale = _bounded_tag(name, attributes, scale)
+                out.append(tag)
+            stack.append((name, scale, kept))
+            opened[name] = opened.get(name, 0) + 1
     out.append(html[pos:])
     return "".join(out)
 
