@@ -191,6 +191,7 @@ def _ink_outside_formulas(page, url: str) -> dict:
     """What the page at ``url`` paints outside its formulas' boxes: the pixels (in the window) that
     differ from the same page with every formula hidden (``visibility: hidden`` keeps the layout),
     outside every formula's box; and the scores, whether each is on top where it is drawn."""
+    page.set_viewport_size({"width": 1280, "height": 1024})
     page.goto(url)
     shown, boxes, scores = _shot(page), page.evaluate(_CELLS), page.evaluate(_SCORES)
     cells = [(left - em / 4, top - em / 4, right + em / 4, bottom + em / 4) for left, top, right, bottom, em in boxes]
@@ -217,7 +218,7 @@ def _ink_outside_formulas(page, url: str) -> dict:
 def test_no_nesting_of_sizes_paints_outside_its_formula(tab, tmp_path_factory, a, b, c):
     """Random nestings of size, space, phantom, rule, box and shift commands, two inline formulas and
     one displayed in a written answer, never paint outside their formulas' boxes, no formula's box
-    is wider than the answer (a quarter em aside), and both scores stay on top and uncovered."""
+    is wider than the answer, and both scores stay on top and uncovered."""
     answer = f"Before ${a}$ and ${b}$ after.\n\n$${c}$$\n\nEnd."
     page = tmp_path_factory.mktemp("nested") / "feedback.html"
     page.write_text(feedback_page(answer))
