@@ -5,7 +5,9 @@ attribute outside the allow-list and no link or source that would run or fetch a
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -50,6 +52,9 @@ def assert_allowed(page: str) -> None:
     for tag, attrs in elements(page):
         assert tag in sanitise.MARKDOWN_TAGS | sanitise.MATHML_TAGS, (tag, page)
         allowed = sanitise.MATHML_ATTRIBUTES if tag in sanitise.MATHML_TAGS else _ALLOWED_ATTRS.get(tag, set())
+        if tag == "math" and attrs.get("display") == "block":  # (a displayed formula scrolls by keyboard too)
+            allowed = allowed | {"tabindex"}
+            assert attrs.get("tabindex") == "0", (tag, attrs, page)
         assert set(attrs) <= allowed, (tag, attrs, page)
         for name, value in attrs.items():
             v = (value or "").strip().lower()
@@ -136,3 +141,95 @@ def test_the_class_report_keeps_only_its_own_ids_and_classes():
     assert 'id="toc"' not in out and "style" not in out and "onclick" not in out and "onload" not in out
     assert "javascript" not in out and "alert" not in out and 'href="../feedback/a/b.html"' in out
     assert 'viewBox="0 0 1 1"' in out
+
+
+# ---- nested sizes: a formula's sizes are bounded as a whole -------------------------------------
+
+_UNIT = {"em": 1.0, "ex": 0.5, "%": 0.01, "mu": 1 / 18, "": 1.0}
+
+
+class _MathPaths(HTMLParser):
+    """Every element inside a formula, with the product of the ``mathsize`` factors from the outermost
+    ``<math>`` down to it; and what a formula holds that it may not (HTML, an absolute or negative size)."""
+
+    VOID = frozenset({"br", "hr", "img", "input"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, float]] = []
+        self.scales: list[float] = []
+        self.wrong: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if not self.stack and tag != "math":
+            return
+        if tag not in sanitise.MATHML_TAGS:
+            self.wrong.append(f"<{tag}> inside a formula")
+        scale = self.stack[-1][1] if self.stack else 1.0
+        for name, value in attrs:
+            if name == "mathsize":
+                number, unit = re.fullmatch(r"(-?[\d.]+)(em|ex|%|mu|)", value or "").groups()  # else: not a size
+                scale *= float(number) * _UNIT[unit]
+            if name == "scriptlevel" and (value or "").strip().startswith("-"):
+                self.wrong.append(f"scriptlevel={value}")
+        self.scales.append(scale)
+        if tag not in self.VOID:
+            self.stack.append((tag, scale))
+
+    def handle_endtag(self, tag):
+        if self.stack:
+            assert self.stack[-1][0] == tag, (self.stack, tag)
+            self.stack.pop()
+
+
+_SIZE = st.sampled_from(["2.49em", "2em", "1.44em", "0.5em", "250%", "3", "40px", "30pt", "90mu", "-2em", "0",
+                         "infinity", "big"])
+_MATHML = st.recursive(
+    st.sampled_from(["<mi>x</mi>", '<mspace width="20em" height="20em" mathbackground="black"></mspace>']),
+    lambda inner: st.one_of(
+        st.builds('<mstyle mathsize="{}">{}</mstyle>'.format, _SIZE, inner),
+        st.builds('<mstyle scriptlevel="{}">{}</mstyle>'.format, st.sampled_from(["0", "2", "+1", "-1", "-6"]), inner),
+        st.builds('<mstyle mathsize="{}" scriptlevel="-3">{}</mstyle>'.format, _SIZE, inner),
+        st.builds('<mpadded height="0" depth="0">{}</mpadded>'.format, inner),
+        st.builds("<mtext><h1>{}</h1></mtext>".format, inner),
+        st.builds("<mtext><b>{}<br></b><span>y</span></mtext>".format, inner),
+        st.builds('<mtext><math mathsize="{}">{}</math></mtext>'.format, _SIZE, inner),
+        st.builds("<mrow>{}{}</mrow>".format, inner, inner),
+    ), max_leaves=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_MATHML, _SIZE)
+def test_nested_sizes_never_multiply_past_the_bound(mathml, size):
+    out = sanitise.feedback_fragment(f'<p>a <math mathsize="{size}">{mathml}</math> b</p><h1>after</h1>')
+    paths = _MathPaths()
+    paths.feed(out)
+    assert paths.wrong == [], (paths.wrong, out)
+    assert paths.scales and max(paths.scales) <= sanitise.MAX_MATH_SCALE, (max(paths.scales), out)
+    assert out.endswith("b</p><h1>after</h1>"), out  # what follows the formula is as it was
+
+
+def test_the_issues_nested_huge_keeps_one_size():
+    out = _render(r"Answer $\Huge{\Huge{\Huge{\Huge{\rule{20em}{20em}}}}}$ end")
+    assert out.count('mathsize="2.49em"') == 1 and 'width="20em"' in out, out
+
+
+#: ordinary TeX that changes sizes (the lecture's own formulas change none)
+SIZED_TEX = [r"\displaystyle\sum_{i=1}^n x_i", r"\tfrac{1}{2} + \dfrac{a}{b}", r"\cfrac{1}{1 + \cfrac{1}{x}}",
+             r"{\Large x} + {\small y} + {\tiny z}", r"x^{\scriptstyle a} y_{\scriptscriptstyle b}",
+             r"\binom{n}{k} \tbinom{n}{k}", r"a \xrightarrow{f} b", r"{\Huge \sum} x^{\displaystyle \int f}"]
+
+
+def test_ordinary_formulas_keep_every_size():
+    """The lecture's formulas, and ordinary TeX that changes sizes, lose nothing to the bound."""
+    from latex2mathml.converter import convert
+
+    from autograder.nbgrader_ext.feedback_text import _formulas
+
+    book = Path(__file__).resolve().parents[1] / "book"
+    tex = {t.strip() for md in sorted(book.glob("*.md")) for _s, _e, t, _b in _formulas(md.read_text())}
+    assert len(tex) > 100, len(tex)
+    for t in sorted(tex) + SIZED_TEX:
+        cleaned = sanitise._FEEDBACK.clean(convert(t))
+        assert t not in SIZED_TEX or "scriptlevel" in cleaned or "mathsize" in cleaned, (t, cleaned)
+        assert sanitise.bounded_math(cleaned) == cleaned, t

@@ -61,6 +61,14 @@ def strip_remote(page: str) -> str:
     return _FORMGRADER_MATHJAX.sub("", _REMOTE.sub("", page))
 
 
+#: Every formula is clipped to its own box (a quarter em around it, where glyphs' ink reaches past
+#: their boxes), and no wider than the text around it: what a formula draws outside its box
+#: (``\\smash``, ``\\raise``, ``\\moveleft``, negative space, however large) is not painted.
+#: A displayed formula wider than the page scrolls sideways instead (the sanitiser lets the keyboard
+#: focus it: :func:`autograder.outputs.sanitise.bounded_math`).
+MATH_CLIP_STYLE = """math { overflow: clip; overflow-clip-margin: 0.25em; max-width: 100%; }
+math[display="block" i] { overflow: auto hidden; }
+"""
 _A11Y_STYLE = """<style data-selfattn-a11y>
 a, a:visited { color: #0b4f9c; text-decoration: underline; }
 .alert a, .panel-body a { color: #083b75; }
@@ -74,7 +82,7 @@ a, a:visited { color: #0b4f9c; text-decoration: underline; }
 .highlight .si, .highlight .se { color: #7a4400; }
 .highlight .c, .highlight .c1, .highlight .ch, .highlight .cm, .highlight .cpf, .highlight .cs { color: #3f5f3f; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; }
-</style>
+""" + MATH_CLIP_STYLE + """</style>
 """
 _HTML_TAG = re.compile(r"<html(?![^>]*\blang=)([^>]*)>", re.I)
 

@@ -27,8 +27,18 @@ What a fragment keeps:
 - *Images* (``src``): only the inlined pictures of pasted attachments
   (``data:image/png|jpeg|gif;base64,...``); an image from anywhere else loses its source.
 - *MathML attributes*: layout words and numbers only; a length (``width``, ``height``, ``lspace``,
-  ...) only up to :data:`MAX_MATH_LENGTH_EM` em, so no formula (``\\rule``, ``\\hspace``) can draw a
-  box over the page; colours only as a name or ``#hex``; no ``href``.
+  ...) only up to :data:`MAX_MATH_LENGTH_EM` em; colours only as a name or ``#hex``; no ``href``.
+- *Nested sizes* (:func:`bounded_math`): a length is in ems of the text around it, and size changes
+  multiply as they nest (``\\Huge`` inside ``\\Huge``, ``mstyle mathsize`` inside ``mstyle``), so the
+  sizes of one formula are bounded as a whole: along any path from a ``<math>`` inward, the product of
+  the ``mathsize`` factors stays within :data:`MAX_MATH_SCALE` (a factor that would pass it is
+  dropped, as is an absolute ``mathsize`` in ``px`` or ``pt``), a ``scriptlevel`` only shrinks
+  (``"-1"`` is dropped), and an HTML element inside a formula is dropped (its text kept). So no
+  length of a formula exceeds :data:`MAX_MATH_LENGTH_EM` × :data:`MAX_MATH_SCALE` em of the page's text.
+  Behind this, the feedback page's stylesheet clips every formula to its own box
+  (:data:`autograder.nbgrader_ext.feedback_html.MATH_CLIP_STYLE`): what a formula draws outside it
+  (``\\smash``, ``\\raise``, ``\\moveleft``, negative space) is not painted, so no formula can draw
+  over the page.
 """
 
 from __future__ import annotations
@@ -42,6 +52,9 @@ from pygments.token import STANDARD_TYPES
 ID_PREFIX = "user-"
 #: The largest length (in em, or 16 px to the em) a MathML attribute may give; larger ones are dropped.
 MAX_MATH_LENGTH_EM = 20.0
+#: The most nested ``mathsize`` factors may scale a formula's text, multiplied along any path from its
+#: ``<math>`` inward (``\\Huge`` is 2.49); a factor that would pass it is dropped.
+MAX_MATH_SCALE = 2.5
 
 MARKDOWN_TAGS = frozenset({
     "a", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -171,10 +184,89 @@ _REPORT = nh3.Cleaner(
 )
 
 
+_ANY_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)([^>]*)>")
+_ATTRIBUTE = re.compile(r'\s+([^\s=>/]+)(?:="([^"]*)")?')
+_VOID = frozenset({"br", "hr", "img", "input"})
+_RELATIVE_SIZE = frozenset({"em", "ex", "%", "mu", None})
+_SHRINKING_LEVEL = re.compile(r"\+?\d{1,3}")
+
+
+def _size_factor(value: str) -> float | None:
+    """The factor a ``mathsize`` value scales the text around it by, or None when it is not a
+    positive relative size (an absolute ``px``/``pt`` size, a keyword, a negative number)."""
+    m = _LENGTH.fullmatch(value.strip())
+    if m is None or m.group(2) not in _RELATIVE_SIZE:
+        return None
+    factor = float(m.group(1)) * _PER_EM[m.group(2)]
+    return factor if factor > 0 else None
+
+
+def _bounded_tag(name: str, attributes: str, scale: float) -> tuple[str, float]:
+    """The start tag of MathML element ``name`` without the size attributes that would scale its
+    text past :data:`MAX_MATH_SCALE` (or enlarge it through ``scriptlevel``), and its text's scale."""
+    kept = []
+    for m in _ATTRIBUTE.finditer(attributes):
+        attr, value = m.group(1), m.group(2) or ""
+        if attr == "mathsize":
+            factor = _size_factor(value)
+            if factor is None or scale * factor > MAX_MATH_SCALE:
+                continue
+            scale *= factor
+        elif attr == "scriptlevel" and not _SHRINKING_LEVEL.fullmatch(value.strip()):
+            continue
+        kept.append(m.group(0))
+        if name == "math" and attr == "display" and value.strip().lower() == "block":
+            kept.append(' tabindex="0"')  # a displayed formula wider than the page scrolls: by keyboard too
+    return f"<{name}{''.join(kept)}>", scale
+
+
+def bounded_math(html: str) -> str:
+    """``html`` (a sanitised fragment: every ``<`` of it opens a tag) with every formula's sizes
+    bounded as a whole: along any path from a ``<math>`` inward, the ``mathsize`` factors multiply
+    to at most :data:`MAX_MATH_SCALE` (a factor that would pass it, or an absolute size, is
+    dropped), ``scriptlevel`` only shrinks (a negative level is dropped), and an HTML element inside
+    a formula is dropped, its text kept. A displayed formula (``display="block"``), which the page
+    lets scroll sideways when it is wider than the text, can take the keyboard's focus
+    (``tabindex="0"``), so that a keyboard scrolls it too. One pass over the fragment's tags."""
+    if "<math" not in html:
+        return html
+    out: list[str] = []
+    stack: list[tuple[str, float, bool]] = []  # the elements open inside a formula: name, scale, kept
+    opened: dict[str, int] = {}  # how many of each name the stack holds
+    pos = 0
+    for m in _ANY_TAG.finditer(html):
+        out.append(html[pos:m.start()])
+        pos = m.end()
+        closing, name, attributes = m.group(1) == "/", m.group(2).lower(), m.group(3)
+        if not stack and name != "math":
+            out.append(m.group(0))
+        elif closing:
+            while opened.get(name):  # (a sanitised fragment closes what it opens, innermost first)
+                open_name, _, kept = stack.pop()
+                opened[open_name] -= 1
+                if kept:
+                    out.append(f"</{open_name}>")
+                if open_name == name:
+                    break
+        elif name in _VOID:
+            continue  # (an HTML element inside a formula: dropped, its text kept; this one has none)
+        else:
+            kept = name in MATHML_TAGS  # an HTML element inside a formula: dropped, its text kept
+            scale = stack[-1][1] if stack else 1.0
+            if kept:
+                tag, scale = _bounded_tag(name, attributes, scale)
+                out.append(tag)
+            stack.append((name, scale, kept))
+            opened[name] = opened.get(name, 0) + 1
+    out.append(html[pos:])
+    return "".join(out)
+
+
 def feedback_fragment(html: str) -> str:
     """The HTML of one Markdown cell or comment of a feedback page (Markdown's HTML with MathML),
-    with only what :data:`MARKDOWN_TAGS`, :data:`MATHML_TAGS` and their attributes allow."""
-    return _FEEDBACK.clean(html)
+    with only what :data:`MARKDOWN_TAGS`, :data:`MATHML_TAGS` and their attributes allow, and every
+    formula's sizes bounded as a whole (:func:`bounded_math`)."""
+    return bounded_math(_FEEDBACK.clean(html))
 
 
 def report_fragment(html: str) -> str:
