@@ -25,6 +25,8 @@ import struct
 import sys
 import time
 
+from autograder.errors import command_line
+
 
 def _read_exact(fd: int, n: int) -> bytes | None:
     data = b""
@@ -54,6 +56,7 @@ def _cap_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 
+@command_line
 def main(argv: list[str]) -> int:
     """Serve calls until stdin ends: ``argv[1]`` is JSON ``{"memory": bytes, "call_seconds": s,
     "run_seconds": s, "reply": bytes}``."""
