@@ -177,12 +177,14 @@ def test_a_run_that_asks_too_much_is_refused():
 
 def test_a_request_whose_answer_is_never_read_ends_at_the_wall_clock():
     """Forged requests on the result pipe with the answers left unread do not stall the grader: the
-    run ends at its wall-clock limit (a thread writes the answers)."""
+    run ends at its wall-clock limit (a thread writes the answers). The answers (800 kB each) fill
+    the pipe but stay under the oracle's cap on unread replies, and cost it milliseconds: what ends
+    the run is its wall clock, not one of the oracle's caps."""
     ref = reference_functions({"softmax": CANARY_REFERENCE})
     cell = ("import io, json, os, struct\n"
             "def attention(Q, K, V, mask=None):\n"
             "    fd = int(os.environ['RESULT_FD'])\n"
-            "    buf = io.BytesIO(); np.savez(buf, a0=np.zeros((1000, 1000)))\n"
+            "    buf = io.BytesIO(); np.savez(buf, a0=np.zeros((100, 1000)))\n"
             "    head = json.dumps({'function': 'softmax', 'args': [{'a': 'a0'}], 'kwargs': {}}).encode()\n"
             "    msg = b'Q' + struct.pack('>Q', len(head)) + head + struct.pack('>Q', buf.tell()) + buf.getvalue()\n"
             "    for _ in range(5):\n        os.write(fd, msg)\n"

@@ -144,7 +144,7 @@ def test_calls_that_each_fit_their_deadline_are_stopped_at_the_run_s_total():
         for _ in range(10):
             o.answer(*request("softmax", np.zeros(3)))
     assert str(caught.value) == "the course's functions ran over 1 s in all (the grader's time limit for them per run)"
-    assert o.seconds < 2.0  # counted, not a timing assertion: the budget is what ended the run
+    assert o._process is None  # ended with the run
 
 
 def test_the_run_s_cpu_limit_bounds_the_oracle_s_time_too():
