@@ -160,6 +160,20 @@ def test_a_call_that_needs_more_memory_than_its_process_has_is_refused():
     assert line == "a call of the course's softmax needed more than 512 MiB (the grader's memory limit for them)"
 
 
+def test_numbers_sent_as_lists_count_against_the_cap_on_elements():
+    """A list of lists (JSON, not an array) is held to the same cap as an array's elements."""
+    o = oracle(elements=1000)
+    head = json.dumps({"function": "softmax", "args": [{"v": [[0.0] * 100] * 11}], "kwargs": {}}).encode()
+    assert refused(o, head, request("softmax")[1]) == ("sent the course's functions more than 1000 numbers as "
+                                                       "lists (the grader's limit per request)")
+    head = json.dumps({"function": "softmax", "args": [{"v": [[0.0] * 100] * 10}], "kwargs": {}}).encode()
+    try:
+        reply, _ = reply_arrays(o.answer(head, request("softmax")[1]))
+    finally:
+        o.close()
+    assert "values" in reply
+
+
 def test_a_run_asking_too_many_times_is_refused():
     o = oracle(requests=3)
     try:

@@ -137,6 +137,11 @@ def _plain(v: Any, depth: int = 0) -> bool:
     return isinstance(v, list) and depth < 4 and len(v) <= 4096 and all(_plain(x, depth + 1) for x in v)
 
 
+def _count(v: Any) -> int:
+    """The numbers in a plain argument (a nested list counts every number in it)."""
+    return sum(_count(x) for x in v) if isinstance(v, list) else 1
+
+
 def _load_arrays(blob: bytes, caps: OracleCaps) -> dict[str, np.ndarray]:
     """The arrays of a request (untrusted): real-valued or boolean, of bounded size and rank."""
     import zipfile
@@ -178,7 +183,11 @@ def _read_request(head: bytes, blob: bytes, caps: OracleCaps) -> tuple[str, list
             or len(args) + len(kwargs) > caps.arguments \
             or not all(isinstance(k, str) and k.isidentifier() for k in kwargs):
         raise Refused("sent the course's functions a request of no known form")
-    return name, [_decode(a, arrays) for a in args], {k: _decode(v, arrays) for k, v in kwargs.items()}
+    call_args, call_kwargs = [_decode(a, arrays) for a in args], {k: _decode(v, arrays) for k, v in kwargs.items()}
+    if sum(_count(v) for v in [*call_args, *call_kwargs.values()] if isinstance(v, list)) > caps.elements:
+        raise Refused(f"sent the course's functions more than {caps.elements} numbers as lists "
+                      f"(the grader's limit per request)")
+    return name, call_args, call_kwargs
 
 
 def compute(functions: Mapping[str, Callable[..., Any]], head: bytes, blob: bytes, reply_bytes: int) -> bytes:
