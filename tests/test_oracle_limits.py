@@ -72,6 +72,16 @@ def test_an_answer_is_the_course_s_and_the_process_is_gone_after_close():
     assert process.proc.poll() is not None
 
 
+def test_what_the_course_s_code_prints_does_not_break_its_replies():
+    o = oracle({"softmax": "import os\ndef softmax(S, axis=-1):\n    print('x' * 100)\n    os.write(1, b'y')\n"
+                           "    return S\n"})
+    try:
+        head, arrays = reply_arrays(o.answer(*request("softmax", np.arange(3.0))))
+    finally:
+        o.close()
+    np.testing.assert_array_equal(arrays[head["values"][0]], np.arange(3.0))
+
+
 def test_a_request_whose_result_would_be_huge_is_refused_before_anything_is_computed():
     """A few kilobytes of zeros (T_q = T_k = 2**17) would make scaled_scores a 2**34-number
     matrix: refused from the shapes, in the grader's process, without starting the oracle's process

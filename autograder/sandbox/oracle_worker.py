@@ -61,6 +61,10 @@ def main(argv: list[str]) -> int:
     """Serve calls until stdin ends: ``argv[1]`` is JSON ``{"memory": bytes, "call_seconds": s,
     "run_seconds": s, "reply": bytes}``."""
     caps = json.loads(argv[1])
+    # the replies go out on a descriptor of their own: what the course's code prints goes nowhere
+    out = os.dup(1)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    sys.stdout = open(os.devnull, "w")  # for the process's life
     from autograder.sandbox.oracle import OracleMemory, ReplyTooLarge, compute, reference_functions
 
     setup = _read_framed(0)
@@ -72,7 +76,7 @@ def main(argv: list[str]) -> int:
     hard = int(time.process_time() + caps["run_seconds"] + caps["call_seconds"]) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
     resource.setrlimit(resource.RLIMIT_AS, (caps["memory"], caps["memory"]))
-    _write_all(1, b"K")
+    _write_all(out, b"K")
     while True:
         head = _read_framed(0)
         blob = _read_framed(0) if head is not None else None
@@ -85,7 +89,7 @@ def main(argv: list[str]) -> int:
             status, payload = b"O", b'{"limit": "memory"}'
         except ReplyTooLarge:
             status, payload = b"O", b'{"limit": "reply"}'
-        _write_all(1, status + struct.pack(">Q", len(payload)) + payload)
+        _write_all(out, status + struct.pack(">Q", len(payload)) + payload)
 
 
 if __name__ == "__main__":
