@@ -3,7 +3,8 @@
 ``--quick`` skips the book builds and the student's install, and grades classes of 10 and 30 instead
 of 30 and 150 students (the sizes the targets name). ``--only student`` runs only what a student feels (also
 ``python -m benchmarks.student``); ``--only fixed_cost`` only the fixed costs of grading (a class of
-150 for the regrade, 30 with ``--quick``); ``--only scale`` only the grading at scale."""
+150 for the regrade, 30 with ``--quick``); ``--only scale`` only the grading at scale; ``--only oracle``
+only what a student flooding the blame oracle costs her class."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .fixed_cost import print_fixed_costs
 from .grading import grading_benchmark
 from .hub import print_hub
 from .incremental import incremental_benchmark
+from .oracle_flood import print_oracle_flood
 from .scale import print_scale
 from .student import print_student
 from .student_text import print_student_text
@@ -36,8 +38,12 @@ def main(argv: list[str]) -> int:
         print("== grading at scale (all nine notebooks, 2 workers) ==")
         print_scale((10, 30) if "--quick" in argv else (30, 150))
         return 0
+    if only == ["oracle"]:
+        print("== a student flooding the blame oracle ==")
+        print_oracle_flood()
+        return 0
     if only:
-        print(f"--only takes student, fixed_cost or scale, not {only[0]!r}", file=sys.stderr)
+        print(f"--only takes student, fixed_cost, scale or oracle, not {only[0]!r}", file=sys.stderr)
         return 2
     print("== attention numerics ==")
     r = attention_overhead()
@@ -87,6 +93,8 @@ def main(argv: list[str]) -> int:
           f"[target: second run <= 0.2 x first]")
     print("== what grading costs whatever the class's size ==")
     print_fixed_costs(30 if "--quick" in argv else 150)
+    print("== a student flooding the blame oracle ==")
+    print_oracle_flood()
     print("== hostile written answers on a feedback page (one cell each) ==")
     print_student_text()
     print("== what a student feels ==")

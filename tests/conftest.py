@@ -116,6 +116,8 @@ LANES: dict[str, str] = {
     "test_warm_sandbox.py": "pipeline",
     "test_warm_sandbox_channels.py": "pipeline",
     "test_oracle.py": "pipeline",
+    "test_oracle_limits.py": "unit",
+    "test_oracle_flood.py": "pipeline",
     "test_decisions.py": "pipeline",
     "test_pool_start_methods.py": "pipeline",
     "test_registration_cache.py": "pipeline",

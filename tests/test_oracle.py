@@ -177,12 +177,14 @@ def test_a_run_that_asks_too_much_is_refused():
 
 def test_a_request_whose_answer_is_never_read_ends_at_the_wall_clock():
     """Forged requests on the result pipe with the answers left unread do not stall the grader: the
-    run ends at its wall-clock limit (a thread writes the answers)."""
+    run ends at its wall-clock limit (a thread writes the answers). The answers (800 kB each) fill
+    the pipe but stay under the oracle's cap on unread replies, and cost it milliseconds: what ends
+    the run is its wall clock, not one of the oracle's caps."""
     ref = reference_functions({"softmax": CANARY_REFERENCE})
     cell = ("import io, json, os, struct\n"
             "def attention(Q, K, V, mask=None):\n"
             "    fd = int(os.environ['RESULT_FD'])\n"
-            "    buf = io.BytesIO(); np.savez(buf, a0=np.zeros((1000, 1000)))\n"
+            "    buf = io.BytesIO(); np.savez(buf, a0=np.zeros((100, 1000)))\n"
             "    head = json.dumps({'function': 'softmax', 'args': [{'a': 'a0'}], 'kwargs': {}}).encode()\n"
             "    msg = b'Q' + struct.pack('>Q', len(head)) + head + struct.pack('>Q', buf.tell()) + buf.getvalue()\n"
             "    for _ in range(5):\n        os.write(fd, msg)\n"
@@ -192,6 +194,28 @@ def test_a_request_whose_answer_is_never_read_ends_at_the_wall_clock():
     run = sandbox.run([("softmax", None), ("attention", cell)], "attention", [Case((q, q, q))], limits,
                       oracle=Oracle(ref))
     assert run.outcomes is None and run.failure is not None and run.failure.kind is Kind.TIME_OUT, run.failure
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["public", "hidden"])
+def test_a_run_that_never_reads_its_replies_is_stopped_with_the_line_naming_the_limit(hidden):
+    """The same forged requests, more of them: once more reply bytes wait unread than the oracle
+    allows, the run ends as refused, with that line (in a hidden run's words too), long before its
+    wall clock (a limit of 60 s of CPU here: the test would take over two minutes otherwise)."""
+    ref = reference_functions({"softmax": CANARY_REFERENCE})
+    cell = ("import io, json, os, struct\n"
+            "def attention(Q, K, V, mask=None):\n"
+            "    fd = int(os.environ['RESULT_FD'])\n"
+            "    buf = io.BytesIO(); np.savez_compressed(buf, a0=np.zeros((1000, 1000)))\n"
+            "    head = json.dumps({'function': 'softmax', 'args': [{'a': 'a0'}], 'kwargs': {}}).encode()\n"
+            "    msg = b'Q' + struct.pack('>Q', len(head)) + head + struct.pack('>Q', buf.tell()) + buf.getvalue()\n"
+            "    while True:\n        os.write(fd, msg)\n")
+    q = np.ones((2, 2))
+    run = sandbox.run([("softmax", None), ("attention", cell)], "attention", [Case((q, q, q))], sandbox.Limits(),
+                      hidden=hidden, oracle=Oracle(ref))
+    assert run.outcomes is None and run.failure is not None and run.failure.kind is Kind.REFUSED, run.failure
+    found = run.failure.hidden() if hidden else run.failure
+    assert found.text == ("stopped reading the replies of the course's functions (more than "
+                          f"{OracleCaps().unread_bytes >> 20} MiB unread: the grader's limit)"), found
 
 
 #: a hunter graded as a whole notebook: its softmax is wrong (so fair blame re-runs attention), and

@@ -19,7 +19,6 @@ environment, ``-I -S`` and an empty working folder, but not the filesystem or ne
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import subprocess
 import tempfile
@@ -55,7 +54,7 @@ from autograder.sandbox.command import (
     run_folder,
     sandbox_command,
 )
-from autograder.sandbox.oracle import Oracle, Relay
+from autograder.sandbox.oracle import Oracle, Relay, Replies
 from selfattn.checks.calling import GRADED_CPU_SECONDS, Case, CellError, Outcome, graded_wall_seconds
 from selfattn.checks.findings import Finding, Kind
 
@@ -137,13 +136,19 @@ def run(cells: list[tuple[str, str | None]], function: str, cases: list[Case], l
     """
     names = oracle.names if oracle is not None else None
     first, second = request_frames(cells, function, cases, names)
-    relay = Relay(oracle, queue.Queue()) if oracle is not None else None
+    relay = None
+    if oracle is not None:
+        oracle.limit_to(limits.cpu_seconds)  # the course's functions' time counts against the run's
+        relay = Relay(oracle, Replies())
     t0 = time.perf_counter()
-    data, timed_out, too_big, rc, capped = _execute(first, second, limits, session, relay)
+    try:
+        data, timed_out, too_big, rc, capped = _execute(first, second, limits, session, relay)
+    finally:
+        if oracle is not None:
+            oracle.close()
     seconds = time.perf_counter() - t0
-    if relay is not None and relay.refused:
-        return RunResult(None, Finding("asked the course's functions for more than the grader answers",
-                                       Kind.REFUSED), [], seconds)
+    if relay is not None and relay.refused:  # one fixed line naming the cap, kept in hidden runs' words too
+        return RunResult(None, Finding(relay.refused, Kind.REFUSED, relay.refused), [], seconds)
     stopped = _stopped(capped, timed_out, too_big, limits)
     if stopped is not None:
         return RunResult(None, stopped, [], seconds)

@@ -146,6 +146,7 @@ def feed(stdin, first: bytes, second: bytes, asked: threading.Event, replies=Non
         while replies is not None and (reply := replies.get()) is not None:
             stdin.write(reply)
             stdin.flush()
+            replies.task_done()  # written: no longer counted as unread (oracle.Replies)
     except (BrokenPipeError, OSError, ValueError):
         pass
     finally:
@@ -197,8 +198,8 @@ def collect(fd: int, proc, limits: WallClock, on_first_byte=None, kill=None, sto
             else:
                 try:
                     relay.feed(chunk)
-                except Refused:
-                    relay.refused = True
+                except Refused as exc:
+                    relay.refused = str(exc)
                     break
                 size = len(relay.buffer) + len(relay.final or b"") + 1
             if size > MAX_RESULT_BYTES:

@@ -81,7 +81,9 @@ class Finding:
         Why the check failed.
     name
         For :attr:`Kind.MISTAKE`, the record's fixed wording of the mistake; for
-        :attr:`Kind.RAISED`, the exception's type name.
+        :attr:`Kind.RAISED`, the exception's type name; for :attr:`Kind.REFUSED`, the grader's
+        fixed line naming the cap the run broke (no word of it comes from the submission), which
+        hidden checks show too.
     id
         For :attr:`Kind.MISTAKE`, the mistake's stable id (``<function>/<mistake>``, declared with
         the record): what the class report and the resubmission history count by, so rewording a
@@ -114,6 +116,8 @@ class Finding:
         if self.kind is Kind.RAISED:
             name = hidden_exception_name(self.name or "")
             return Finding(f"raised {name}" if name else Kind.RAISED.value, Kind.RAISED, name)
+        if self.kind is Kind.REFUSED and self.name:  # the grader's fixed line naming the cap a run broke
+            return Finding(self.name, Kind.REFUSED, self.name)
         return Finding(self.kind.value, self.kind)
 
     def to_json(self) -> dict[str, Any]:
