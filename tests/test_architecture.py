@@ -129,6 +129,8 @@ DIRECT_WRITES = {
                                                   "renamed into place whole only when it does not exist yet",
     ("autograder/hub/prepare.py", "_refuse_squatter"): "moves a folder someone else made in the exchange out of "
                                                        "reach (a move, not a result file being replaced)",
+    ("autograder/sandbox/oracle_worker.py", "main"): "the oracle process's stdout opened on /dev/null (what the "
+                                                     "course's code prints goes nowhere), no file",
 }
 _WRITE_MODES = ("w", "a", "x", "+")
 

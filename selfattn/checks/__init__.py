@@ -13,6 +13,8 @@ Each module imports only those listed before it:
 - :mod:`~selfattn.checks.fair_blame`: one mistake, one deduction;
 - :mod:`~selfattn.checks.exercises`: the course's exercises (importing it registers the public checks);
 - :mod:`~selfattn.checks.kernel_cells`: which text the grader reads for a function in a notebook kernel;
+- :mod:`~selfattn.checks.module_state`: the kernel's state that grading starts without (module attributes,
+  NumPy's error handling, the working folder), put back while a check runs as graded;
 - :mod:`~selfattn.checks.notebook`: ``check()`` and ``summary()``.
 
 Released notebooks import ``selfattn.checking`` and ``selfattn.exercise_checks``, which re-export
