@@ -76,6 +76,7 @@ LANES: dict[str, str] = {
     "test_numerics.py": "unit",
     "test_python_versions.py": "unit",
     "test_readme.py": "unit",
+    "test_regrade_reason.py": "unit",
     "test_sandbox_seccomp.py": "unit",
     "test_sandbox_user.py": "unit",
     "test_site_figures.py": "unit",

@@ -3,7 +3,7 @@ and read back here alone.
 
 Every JSON file the grader writes for itself names the format it was written in (``"format": N`` at
 its top): verdicts, the resubmission history, ``state.json``, the written answers' ``answers.json``,
-``timings.json`` and ``.intake/taken.json``. A file of an older format (one without the key is
+``timings.json``, ``decided-with.json`` and ``.intake/taken.json``. A file of an older format (one without the key is
 format 0, as every file written before formats were kept) reads as before; a file of a newer format
 than this grader knows is refused with one line naming it (:class:`NewerFormat`), so an older grader
 never misreads, nor overwrites, what a newer one wrote.
@@ -34,6 +34,7 @@ FORMATS: dict[str, int] = {
     "answers": 1,  # .grading/answers/<student>/<assignment>/answers.json
     "timings": 1,  # .grading/timings.json
     "taken": 2,  # .intake/taken.json (2: an entry may be caught in a move, "incoming" or "undoing")
+    "decided_with": 1,  # .grading/decided-with.json (what the last run's verdicts were decided with)
 }
 
 #: Kinds whose data is a list (stored under ``"items"``).

@@ -97,13 +97,19 @@ def _seed(*parts: str, ws: Workspace) -> int:
     return int.from_bytes(h[:8], "big")
 
 
-def checks_version(assignment: str, notebook: str, course: Path) -> str:
-    """A digest of everything that decides this notebook's verdicts besides the answers: the test
-    cells of the instructor's notebook (checks, points) and the code of the checks and the grader."""
+def spec_digest(assignment: str, notebook: str, course: Path) -> str:
+    """A digest of the instructor's test cells of one notebook: its functions, and per test cell its
+    checks, points and which are hidden."""
     spec = load_spec(assignment, notebook, course)
     # no repr of the spec: its frozensets print in an order that changes from process to process
     tests = [[t.grade_id, t.points, [list(c) for c in t.checks], sorted(t.hidden)] for t in spec.tests]
-    h = hashlib.sha256(json.dumps([list(spec.functions), tests]).encode())
+    return hashlib.sha256(json.dumps([list(spec.functions), tests]).encode()).hexdigest()
+
+
+def checks_version(assignment: str, notebook: str, course: Path) -> str:
+    """A digest of everything that decides this notebook's verdicts besides the answers: the test
+    cells of the instructor's notebook (checks, points) and the code of the checks and the grader."""
+    h = hashlib.sha256(spec_digest(assignment, notebook, course).encode())
     for path in _CHECK_CODE:
         if path.exists():
             h.update(code_digest(path).encode())
