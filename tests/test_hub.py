@@ -544,12 +544,27 @@ async function readWindow(what, url) {
       if (here === "about:blank" || w.document.readyState !== "complete") continue;
       const text = w.document.body ? w.document.body.innerText : "", cookies = w.document.cookie;
       xsrf = xsrf || xsrfIn(cookies);
+      say(what, here + " | " + cookies + " | " + text.slice(0, 2000), null);
+      if (url.startsWith(T.formgrader)) await actInside(w, xsrfIn(cookies));
       w.close();
-      return say(what, here + " | " + cookies + " | " + text.slice(0, 2000), null);
+      return;
     } catch (e) { try { w.close(); } catch (_) {} return say(what, null, e); }
   }
   try { w.close(); } catch (_) {}
   say(what, null, "timeout");
+}
+async function actInside(w, token) {
+  // a window of formgrader's origin is hers to script: its own fetch, with its own XSRF cookie
+  const json = {"Content-Type": "application/json", "X-XSRFToken": token};
+  const asked = [["inside formgrader's window: write into the course copy", "/api/contents/" + T.planted, "PUT",
+                  JSON.stringify({type: "file", format: "text", content: "mal"})],
+                 ["inside formgrader's window: start a kernel as the grader", "/api/kernels", "POST", "{}"]];
+  for (const [what, path, method, body] of asked) {
+    try {
+      const answer = await w.fetch(T.formgrader + path, {method, headers: json, body, credentials: "include"});
+      say(what, answer.status + " " + (await answer.text()).slice(0, 500), null);
+    } catch (e) { say(what, null, e); }
+  }
 }
 function readFrame(what, url) {
   return new Promise(done => {
@@ -586,51 +601,70 @@ function tryXhr(what, method, url, body) {
     x.send(body || null);
   });
 }
-function formPost(url, fields) {
+let forms = 0;
+function formPost(url, body) {
+  // a simple request (no preflight) with the visitor's cookies; text/plain carries a JSON body
+  const sink = document.createElement("iframe");
+  sink.name = "sink" + (++forms);
+  document.body.appendChild(sink);
   const f = document.createElement("form");
-  f.method = "POST"; f.action = url; f.target = "sink";
-  for (const [k, v] of Object.entries(fields)) {
-    const i = document.createElement("input"); i.name = k; i.value = v; f.appendChild(i);
+  f.method = "POST"; f.action = url; f.target = sink.name; f.enctype = "text/plain";
+  const i = document.createElement("input");
+  i.name = body.slice(0, -1) + ', "pad": "'; i.value = '"}';
+  f.appendChild(i);
+  document.body.appendChild(f);
+  f.submit();
+}
+async function act(how, token) {
+  // every way to act as the visitor with an XSRF token: fetch and XHR with the header, forms with ?_xsrf=
+  const json = {"Content-Type": "application/json", "X-XSRFToken": token};
+  const file = JSON.stringify({type: "file", format: "text", content: "mal"});
+  const q = "?_xsrf=" + encodeURIComponent(token);
+  await tryFetch(how + ": write into the course copy", T.formgrader + "/api/contents/" + T.planted,
+                 {method: "PUT", headers: json, body: file});
+  xsrf = token;
+  await tryXhr(how + ": XHR write into the course copy", "PUT", T.formgrader + "/api/contents/" + T.planted, file);
+  await tryFetch(how + ": start a kernel as the grader", T.formgrader + "/api/kernels",
+                 {method: "POST", headers: json, body: "{}"});
+  await tryFetch(how + ": the hub API: a token", T.hub + "/hub/api/users/" + victim + "/tokens",
+                 {method: "POST", headers: json, body: JSON.stringify({note: "mal"})});
+  if (mine) {
+    await tryFetch(how + ": write into the visitor's home", mine + "/api/contents/" + T.planted,
+                   {method: "PUT", headers: json, body: file});
+    await tryFetch(how + ": start a kernel as the visitor", mine + "/api/kernels",
+                   {method: "POST", headers: json, body: "{}"});
   }
-  document.body.appendChild(f); f.submit();
+  // form posts cannot be read; what they would do is checked on disk and in ps
+  formPost(T.formgrader + "/api/kernels" + q, '{"name": "python3"}');
+  formPost(T.formgrader + "/api/contents/" + q, '{"type": "file", "ext": ".txt"}');
+  formPost(T.hub + "/hub/api/users/" + victim + "/tokens" + q, '{"note": "mal"}');
+  if (mine) {
+    formPost(mine + "/api/kernels" + q, '{"name": "python3"}');
+    formPost(mine + "/api/contents/" + q, '{"type": "file", "ext": ".txt"}');
+  }
+  await pause(5000);
+  say(how + ": forms posted", null, "not readable");
 }
 async function run() {
   say("document.cookie", document.cookie, null);
-  // a cookie for the parent domain (sent to every host under it, the hub's and formgrader's too)
-  try { document.cookie = "_xsrf=mal; domain=" + T.domain + "; path=/"; } catch (e) {}
   await readWindow("window.open formgrader", T.formgrader + "/formgrader");
   await readFrame("iframe formgrader", T.formgrader + "/formgrader");
   await readWindow("window.open the hub", T.hub + "/hub/home");
   await readFrame("iframe the hub", T.hub + "/hub/token");
   if (mine) await readWindow("window.open the visitor's server", mine + "/tree");
-  const token = xsrf || "mal";
-  const json = {"Content-Type": "application/json", "X-XSRFToken": token};
-  const file = JSON.stringify({type: "file", format: "text", content: "mal"});
+  const stolen = xsrf;
   await tryFetch("fetch formgrader's API", T.formgrader + "/formgrader/api/assignments");
   await tryXhr("XHR formgrader's API", "GET", T.formgrader + "/formgrader/api/assignments");
   await tryFetch("fetch a solution", T.formgrader + "/api/contents/" + T.solution + "?content=1");
-  await tryFetch("write into the course copy", T.formgrader + "/api/contents/" + T.planted,
-                 {method: "PUT", headers: json, body: file});
-  await tryXhr("XHR write into the course copy", "PUT", T.formgrader + "/api/contents/" + T.planted, file);
-  await tryFetch("start a kernel as the grader", T.formgrader + "/api/kernels",
-                 {method: "POST", headers: json, body: "{}"});
   await tryFetch("the hub API: who am I", T.hub + "/hub/api/user");
   await tryXhr("XHR the hub API: users", "GET", T.hub + "/hub/api/users");
-  await tryFetch("the hub API: a token", T.hub + "/hub/api/users/" + victim + "/tokens",
-                 {method: "POST", headers: json, body: JSON.stringify({note: "mal"})});
-  if (mine) {
-    await tryFetch("the visitor's files", mine + "/api/contents/" + T.work + "?content=1");
-    await tryFetch("write into the visitor's home", mine + "/api/contents/" + T.planted,
-                   {method: "PUT", headers: json, body: file});
-    await tryFetch("start a kernel as the visitor", mine + "/api/kernels", {method: "POST", headers: json, body: "{}"});
-  }
-  // form posts cannot be read; what they would do is checked on disk and in ps
-  const sink = document.createElement("iframe"); sink.name = "sink"; document.body.appendChild(sink);
-  formPost(T.formgrader + "/api/kernels", {_xsrf: token});
-  formPost(T.hub + "/hub/api/users/" + victim + "/tokens", {_xsrf: token});
-  if (mine) formPost(mine + "/api/kernels", {_xsrf: token});
-  await pause(3000);
-  say("forms posted", null, "not readable");
+  if (mine) await tryFetch("the visitor's files", mine + "/api/contents/" + T.work + "?content=1");
+  await act("a stolen token", stolen || "none");
+  // a cookie of her choosing for the parent domain, sent to every host under it (cookie tossing)
+  const tossed = "_xsrf=mal; domain=" + T.domain + "; path=/";
+  document.cookie = tossed;
+  await act("a tossed cookie", "mal");
+  document.cookie = tossed + "; max-age=0";
   document.getElementById("report").textContent = JSON.stringify(results);
   window.malDone = true;
 }
@@ -724,9 +758,10 @@ def test_a_students_page_acts_in_no_one_elses_origin(hub):
                 page.goto(f"{mal_page}?victim={visitor}", wait_until="load")
                 page.wait_for_function("window.malDone === true", timeout=300_000)
                 results = json.loads(page.inner_text("#report"))
-                assert len(results) >= 14, results  # every attempt ran and reported
-                read = [r for r in results if r["read"]]
-                assert read == [], (visitor, read)
+                print(visitor, json.dumps(results, indent=1))
+                assert len(results) >= 20, results  # every attempt ran and reported
+                read = [f"{r['what']}: {r['read'][:300]}" for r in results if r["read"]]
+                assert read == [], f"{visitor} opened mal's page, which read:\n" + "\n".join(read)
                 report = json.dumps(results)
                 assert _answer(NB, STDS).splitlines()[-1].strip() not in report, visitor
                 assert _tree(layout.course()) == course_before, (visitor, "the course copy changed")
