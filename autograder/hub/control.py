@@ -176,7 +176,10 @@ def main(args: list[str] | None = None) -> None:
                    help="students' servers as processes here (local) or as Slurm jobs (slurm; batchspawner); "
                         "default: as the last start")
     a = p.parse_args(args)
-    layout = from_environment()
+    try:
+        layout = from_environment()
+    except ValueError as exc:  # a public address the hub cannot serve under, named
+        raise RefusedInput(str(exc)) from None
     if a.action == "start":
         rosters = {COURSE_ID: a.roster}
         for given in a.course:
