@@ -10,7 +10,9 @@ bubblewrap sandbox), the graders hand-grade the written answer, generate and rel
 students fetch their feedback and open it with no request leaving the hub's hosts. The scores equal
 ``autograder.grade`` on the same submissions. The system refuses a student formgrader (403), every
 other home, the exchange's listings, the course copy and the hub's database. The grader account's
-own sandbox reports the caps that hold there. Every account, process and folder it made is removed.
+own sandbox reports the caps that hold there. A second test opens a hostile page a student's own
+server serves, as an instructor and as another student: each server has an origin of its own, so it
+reads, writes and starts nothing. Every account, process and folder it made is removed.
 The environments are cached in ``/var/tmp/selfattn-hub-envs`` (``$SELFATTN_HUB_TEST_ENVS``; rebuilt
 when their requirements change); ``make test`` builds them before pytest starts, beside the book
 (``make hub-test-envs``), and this test builds whatever is still missing.
