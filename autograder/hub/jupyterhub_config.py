@@ -33,10 +33,11 @@ courses = {course: read_roster(layout.roster(course)) for course in layout.cours
 # wildcard DNS name and a wildcard TLS certificate for DOMAIN and *.DOMAIN (docs/instructors.md).
 c.JupyterHub.bind_url = f"{layout.bind_url}/"
 c.JupyterHub.subdomain_host = layout.url
-# any host under the hub's name may set cookies for the others (cookie tossing: say, a student's page
-# logging its visitor in as her); "__Host-" cookies cannot be set so, but need https (JupyterHub's
-# advice with per-user hosts). Over http on this machine a tossed cookie still reads and acts nowhere.
-c.JupyterHub.cookie_host_prefix_enabled = layout.url.startswith("https://")
+# Any host under the hub's name may set cookies for the others (cookie tossing): a student's page can
+# log its visitor in to the hub as her (it reads and acts nowhere as the visitor). JupyterHub's advice
+# with per-user hosts is c.JupyterHub.cookie_host_prefix_enabled = True ("__Host-" cookies, which no
+# other host can set), over https only; not set here (over http on *.localhost it breaks the servers'
+# OAuth login). See docs/instructors.md, "Serving it to a network".
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{layout.port + 1}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{layout.port + 2}"
 c.ConfigurableHTTPProxy.command = [str(ROOT / "node_modules" / ".bin" / "configurable-http-proxy")]
