@@ -194,8 +194,10 @@ extension: $(VENV_STAMP)
 # more courses on the same hub, COURSES="ID=ROSTER ..." (each its own grader account, groups and
 # formgrader; courses served before stay), SPAWNER=slurm for students' servers as Slurm jobs
 # (batchspawner; SPAWNER=local goes back), the two
-# environments, state in SELFATTN_HUB_STATE (default /srv/selfattn-hub), http://127.0.0.1:8000/
-# (SELFATTN_HUB_PORT). Restartable: make hub-stop, make hub lose nothing.
+# environments, state in SELFATTN_HUB_STATE (default /srv/selfattn-hub), listening on 127.0.0.1:8000
+# (SELFATTN_HUB_PORT), opened at http://hub.localhost:8000/ (each user's server and formgrader on a
+# host of its own; a deployment's address: SELFATTN_HUB_PUBLIC). Restartable: make hub-stop, make hub
+# lose nothing.
 hub: assets $(SYS_STAMP)
 	$(BIN)/python -m autograder.hub.control start $(if $(ROSTER),--roster '$(ROSTER)') \
 	    $(foreach course,$(COURSES),--course '$(course)') $(if $(SPAWNER),--spawner '$(SPAWNER)')

@@ -90,8 +90,7 @@ def _bench_hub(names: list[str], instructor: str) -> Iterator[tuple[object, dict
 
 def hub_benchmark(students: int = 3) -> dict[str, float]:
     """Seconds and MiB (see the module docstring); medians over ``students`` students."""
-    from browser_support import CHROMIUM_ARGS, chromium_path
-    from playwright.sync_api import sync_playwright
+    from browser_support import CHROMIUM_ARGS, chromium_path, driver, stop_driver
     from test_hub import _api, _formgrader, _login
 
     from autograder.course.ids import COURSE_ID
@@ -101,7 +100,7 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
     out: dict[str, list[float]] = {"login_s": [], "memory_mib": [], "fetch_s": [], "submit_s": []}
     with _bench_hub(names, instructor) as (layout, passwords):
         form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
-        with sync_playwright() as pw:
+        with driver() as pw:  # its API requests resolve *.localhost (the hub's hosts), as Chromium does
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             try:
                 for name in names:
@@ -110,7 +109,7 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
                     page.wait_for_url(f"**/user/{name}/lab**", timeout=300_000)
                     page.wait_for_selector(".jp-LauncherCard", timeout=300_000)
                     out["login_s"].append(time.perf_counter() - t0)
-                    base = f"{layout.url}/user/{name}"
+                    base = layout.user_url(name)
                     for step in ("fetch", "submit"):
                         t0 = time.perf_counter()
                         _api(page, context, "POST", f"{base}/assignments/{step}", form=form)
@@ -118,7 +117,7 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
                     out["memory_mib"].append(_server_memory_mib(name))
                     context.close()
                 context, page = _formgrader(browser, layout, instructor, passwords[instructor])
-                fg = f"{layout.url}/services/{COURSE_ID}/formgrader/api"
+                fg = f"{layout.service_url(COURSE_ID)}/formgrader/api"
                 _api(page, context, "POST", f"{fg}/assignment/{ASSIGNMENT}/collect")
                 t0 = time.perf_counter()
                 done = _api(page, context, "POST", f"{fg}/submission/{ASSIGNMENT}/{names[0]}/autograde")
@@ -128,14 +127,36 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
                 context.close()
             finally:
                 browser.close()
+                stop_driver()
     result = {k: statistics.median(v) for k, v in out.items()}
     result["autograde_s"] = autograde
     result["students"] = float(students)
     return result
 
 
+@contextlib.contextmanager
+def _loopback_localhost() -> Iterator[None]:
+    """``*.localhost`` resolves to 127.0.0.1 in this process, as browsers resolve it (the system's
+    resolver does not): the hub's host and the hosts of its users' servers and formgrader."""
+    import socket
+
+    resolve = socket.getaddrinfo
+
+    def loopback(host, *args, **kw):
+        if isinstance(host, str) and (host == "localhost" or host.endswith(".localhost")):
+            host = "127.0.0.1"
+        return resolve(host, *args, **kw)
+
+    socket.getaddrinfo = loopback
+    try:
+        yield
+    finally:
+        socket.getaddrinfo = resolve
+
+
 class _Client:
-    """One simulated student or grader: an HTTP session doing what their browser does."""
+    """One simulated student or grader: an HTTP session doing what their browser does (each server
+    on its own host: the hub at ``url``, a user's server or formgrader at the ``base`` given)."""
 
     def __init__(self, url: str, name: str, password: str):
         self.url, self.name = url, name
@@ -146,28 +167,33 @@ class _Client:
         if answer.status_code != 302:
             raise RuntimeError(f"{name}: the hub refused the login ({answer.status_code})")
 
-    def start_server(self, timeout: float = 600) -> None:
-        """Ask the hub for this user's server (as the login's redirect does) and wait until it answers."""
+    def start_server(self, base: str, timeout: float = 600) -> None:
+        """Ask the hub for this user's server at ``base`` (as the login's redirect does) and wait
+        until it answers."""
         self.http.get(f"{self.url}/hub/spawn/{self.name}", timeout=120)
-        self.wait_for(f"/user/{self.name}", "lab", timeout)  # the page runs the OAuth handshake; the API would 403
+        self.wait_for(base, "lab", timeout)  # the page runs the OAuth handshake; the API would 403
 
-    def wait_for(self, prefix: str, page: str, timeout: float = 600) -> None:
-        """Until ``prefix/page`` (a user's server or a service) answers this logged-in user."""
+    def wait_for(self, base: str, page: str, timeout: float = 600) -> None:
+        """Until ``base/page`` (a user's server or a service) answers this logged-in user."""
         deadline = time.monotonic() + timeout
         while True:
-            answer = self.http.get(f"{self.url}{prefix}/{page}", timeout=120)
-            if answer.ok and answer.url.startswith(f"{self.url}{prefix}/"):
+            answer = self.http.get(f"{base}/{page}", timeout=120)
+            if answer.ok and answer.url.startswith(f"{base}/"):
                 return
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{self.name}: {prefix} did not answer in {timeout:.0f} s ({answer.status_code})")
+                raise RuntimeError(f"{self.name}: {base} did not answer in {timeout:.0f} s ({answer.status_code})")
             time.sleep(0.5)
 
-    def call(self, method: str, prefix: str, path: str, **kw) -> dict:
-        xsrf = [c.value for c in self.http.cookies if c.name == "_xsrf" and prefix.startswith(c.path.rstrip("/"))]
+    def call(self, method: str, base: str, path: str, **kw) -> dict:
+        from urllib.parse import urlsplit
+
+        where = urlsplit(base)
+        xsrf = [c.value for c in self.http.cookies if c.name == "_xsrf" and c.domain.lstrip(".") == where.hostname
+                and where.path.startswith(c.path.rstrip("/"))]
         headers = {"X-XSRFToken": xsrf[-1]} if xsrf else {}
-        answer = self.http.request(method, f"{self.url}{prefix}/{path}", headers=headers, timeout=600, **kw)
+        answer = self.http.request(method, f"{base}/{path}", headers=headers, timeout=600, **kw)
         if not answer.ok:
-            raise RuntimeError(f"{self.name}: {method} {prefix}/{path}: {answer.status_code} {answer.text[-300:]}")
+            raise RuntimeError(f"{self.name}: {method} {base}/{path}: {answer.status_code} {answer.text[-300:]}")
         return answer.json()
 
 
@@ -178,7 +204,7 @@ def class_at_once(students: int = 30) -> dict[str, float]:
     names = [f"saclass-s{i:02d}" for i in range(students)]
     instructor = "saclass-ivy"
     form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
-    with _bench_hub(names, instructor) as (layout, passwords):
+    with _bench_hub(names, instructor) as (layout, passwords), _loopback_localhost():
         url = layout.url
         together = threading.Barrier(students)
 
@@ -186,17 +212,17 @@ def class_at_once(students: int = 30) -> dict[str, float]:
             try:
                 t0 = time.perf_counter()
                 client = _Client(url, name, passwords[name])
-                client.start_server()
+                client.start_server(layout.user_url(name))
                 ready = time.perf_counter() - t0
                 t0 = time.perf_counter()
-                client.call("POST", f"/user/{name}", "assignments/fetch", data=form)
+                client.call("POST", layout.user_url(name), "assignments/fetch", data=form)
                 fetch = time.perf_counter() - t0
             except BaseException:
                 together.abort()  # nobody waits for a student who will not come
                 raise
             together.wait(timeout=900)  # everyone hands in at the same moment
             t0 = time.perf_counter()
-            done = client.call("POST", f"/user/{name}", "assignments/submit", data=form)
+            done = client.call("POST", layout.user_url(name), "assignments/submit", data=form)
             submit = time.perf_counter() - t0
             if not done.get("success"):
                 raise RuntimeError(f"{name}: submit failed: {str(done.get('value'))[-300:]}")
@@ -210,7 +236,7 @@ def class_at_once(students: int = 30) -> dict[str, float]:
         if len(submitted) != students:
             raise RuntimeError(f"{len(submitted)} submissions reached the exchange, not {students}")
         grader = _Client(url, instructor, passwords[instructor])
-        service = f"/services/{COURSE_ID}"
+        service = layout.service_url(COURSE_ID)
         grader.wait_for(service, "formgrader")
         t0 = time.perf_counter()
         grader.call("POST", service, f"formgrader/api/assignment/{ASSIGNMENT}/collect")

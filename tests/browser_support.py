@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import shutil
 import sys
 import threading
@@ -133,7 +134,16 @@ def driver() -> Iterator:
     if not _DRIVER:
         from playwright.sync_api import sync_playwright
 
-        _DRIVER.append(sync_playwright().start())
+        # its API requests (page.request) resolve *.localhost to loopback, as Chromium does (the hub's hosts)
+        before = os.environ.get("NODE_OPTIONS")
+        os.environ["NODE_OPTIONS"] = f"{before or ''} --require {Path(__file__).with_name('localhost_resolves.cjs')}"
+        try:
+            _DRIVER.append(sync_playwright().start())
+        finally:
+            if before is None:
+                del os.environ["NODE_OPTIONS"]
+            else:
+                os.environ["NODE_OPTIONS"] = before
     yield _DRIVER[0]
 
 

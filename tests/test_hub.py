@@ -7,10 +7,12 @@ Assignments tab and the Validate button call (ada right, ben with a named mistak
 date an instructor set in formgrader). Two graders (an instructor and a TA) open formgrader; the
 hub restarts mid-week; formgrader collects and autogrades (as the grader account, in the course's
 bubblewrap sandbox), the graders hand-grade the written answer, generate and release feedback; the
-students fetch their feedback and open it with no request leaving 127.0.0.1. The scores equal
+students fetch their feedback and open it with no request leaving the hub's hosts. The scores equal
 ``autograder.grade`` on the same submissions. The system refuses a student formgrader (403), every
 other home, the exchange's listings, the course copy and the hub's database. The grader account's
-own sandbox reports the caps that hold there. Every account, process and folder it made is removed.
+own sandbox reports the caps that hold there. A second test opens a hostile page a student's own
+server serves, as an instructor and as another student: each server has an origin of its own, so it
+reads, writes and starts nothing. Every account, process and folder it made is removed.
 The environments are cached in ``/var/tmp/selfattn-hub-envs`` (``$SELFATTN_HUB_TEST_ENVS``; rebuilt
 when their requirements change); ``make test`` builds them before pytest starts, beside the book
 (``make hub-test-envs``), and this test builds whatever is still missing.
@@ -26,7 +28,7 @@ import subprocess
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 from browser_support import CHROMIUM_ARGS, chromium_path, free_port
@@ -40,6 +42,8 @@ from autograder.hub.layout import HubLayout, grader_user
 ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
 STUDENTS = ("sahub-ada", "sahub-ben", "sahub-cat")
 INSTRUCTOR, TA = "sahub-ivy", "sahub-tom"
+#: a student who serves a hostile page from her own server (test_a_students_page_acts_in_no_one_elses_origin)
+MAL = "sahub-mal"
 ASSIGNMENT = "attention"
 NB = "04-scaling"
 STDS = "score_stds"
@@ -48,7 +52,6 @@ MISTAKE = "def score_stds(q, k):\n    dots = np.sum(q * k, axis=1)\n    return d
 MISTAKE_WORDS = "divides by d_k"
 #: the written answer's hand grade, and who gives it (two graders share formgrader)
 HAND = {"sahub-ada": (3.0, INSTRUCTOR), "sahub-ben": (1.0, TA), "sahub-cat": (2.0, TA)}
-SERVICE = f"/services/{COURSE_ID}"
 #: a second course on the same hub, with its own student and instructor
 SECOND, DAN, UNA = "sahub-second", "sahub-dan", "sahub-una"
 COURSES = (COURSE_ID, SECOND)
@@ -67,12 +70,13 @@ def hub(tmp_path_factory):
     # the hub, its API, the proxy's API and one formgrader per course (HubLayout.formgrader_port)
     layout = HubLayout(state=state, envs=ENVS, port=free_port(3 + len(COURSES)))
     roster = tmp_path_factory.mktemp("hub") / "roster.csv"
-    roster.write_text("id,first_name,last_name,email,role\n" + "".join(f"{s},S,{s},,student\n" for s in STUDENTS)
+    roster.write_text("id,first_name,last_name,email,role\n"
+                      + "".join(f"{s},S,{s},,student\n" for s in (*STUDENTS, MAL))
                       + f"{INSTRUCTOR},I,Ivy,,instructor\n{TA},T,Tom,,ta\n")
     second = roster.with_name("second.csv")
     second.write_text(f"id,first_name,last_name,email,role\n{DAN},D,Dan,,student\n{UNA},U,Una,,instructor\n")
     rosters = {COURSE_ID: roster, SECOND: second}
-    passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, INSTRUCTOR, TA, DAN, UNA)}
+    passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, MAL, INSTRUCTOR, TA, DAN, UNA)}
     env_before = dict(os.environ)
     os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS), SELFATTN_HUB_PORT=str(layout.port))
     try:
@@ -90,7 +94,7 @@ def hub(tmp_path_factory):
         finally:
             os.environ.clear()
             os.environ.update(env_before)
-            accounts.remove_accounts([*STUDENTS, INSTRUCTOR, TA, DAN, UNA], list(COURSES))
+            accounts.remove_accounts([*STUDENTS, MAL, INSTRUCTOR, TA, DAN, UNA], list(COURSES))
             shutil.rmtree(state, ignore_errors=True)
 
 
@@ -122,10 +126,15 @@ def _as_user(login: str, *argv: str) -> subprocess.CompletedProcess:
 
 def _login(browser, layout: HubLayout, name: str, password: str, then: str = ""):
     """A browser context logged in to the hub as ``name``, its page on the user's first page (their
-    server, started), or at the hub's path ``then`` (a bookmark, the login page's ``next``)."""
+    server, started), or at the hub's path ``then`` (the login page's ``next``), or at the address
+    ``then`` (a bookmark of a service on its own host, which sends the browser to the hub's login)."""
     context = browser.new_context()
     page = context.new_page()
-    page.goto(f"{layout.url}/hub/login" + (f"?next={quote(then)}" if then else ""), wait_until="domcontentloaded")
+    if then.startswith("http"):
+        page.goto(then, wait_until="domcontentloaded")
+        page.wait_for_selector("#username_input", timeout=120_000)
+    else:
+        page.goto(f"{layout.url}/hub/login" + (f"?next={quote(then)}" if then else ""), wait_until="domcontentloaded")
     page.fill("#username_input", name)
     page.fill("#password_input", password)
     page.click("#login_submit")
@@ -151,26 +160,26 @@ def _signed_in(browser, layout: HubLayout, name: str, password: str):
     return context, page
 
 
-def _formgrader(browser, layout: HubLayout, name: str, password: str, service: str = SERVICE):
+def _formgrader(browser, layout: HubLayout, name: str, password: str, course: str = COURSE_ID):
     """Logged in as a grader through formgrader's address (a grader's bookmark: no server of their own
     is started), formgrader's page open (which sets the service's XSRF cookie)."""
+    service = layout.service_url(course)
     context, page = _login(browser, layout, name, password, then=f"{service}/formgrader")
-    page.wait_for_url(f"**{service}/formgrader**", timeout=180_000, wait_until="domcontentloaded")
+    page.wait_for_url(f"{service}/formgrader**", timeout=180_000, wait_until="domcontentloaded")
     page.wait_for_selector("text=Manage Assignments", timeout=120_000)
     return context, page
 
 
-def _xsrf(context, path: str) -> dict[str, str]:
-    """The XSRF header of the server at ``path`` (each server sets its own ``_xsrf`` cookie)."""
-    cookies = [c for c in context.cookies() if c["name"] == "_xsrf" and path.startswith(c["path"].rstrip("/"))]
-    assert cookies, (path, [(c["name"], c["path"]) for c in context.cookies()])
+def _xsrf(context, url: str) -> dict[str, str]:
+    """The XSRF header of the server at ``url`` (each server sets its own ``_xsrf`` cookie, on its host)."""
+    cookies = [c for c in context.cookies(url) if c["name"] == "_xsrf"]
+    assert cookies, (url, [(c["name"], c["domain"], c["path"]) for c in context.cookies()])
     return {"X-XSRFToken": max(cookies, key=lambda c: len(c["path"]))["value"]}
 
 
 def _api(page, context, method: str, url: str, **kw):
     """A call formgrader's or JupyterLab's page makes; its JSON answer (fails on an HTTP error)."""
-    path = url.split("127.0.0.1", 1)[1].split("/", 1)[1]
-    answer = page.request.fetch(url, method=method, headers=_xsrf(context, "/" + path), **kw)
+    answer = page.request.fetch(url, method=method, headers=_xsrf(context, url), **kw)
     assert answer.ok, (method, url, answer.status, answer.text()[-2000:])
     return answer.json()
 
@@ -207,12 +216,12 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
             time.sleep(1.1)
             due = datetime.now(timezone.utc).replace(microsecond=0)
             time.sleep(1.1)
-            _api(page, context, "PUT", f"{layout.url}{SERVICE}/formgrader/api/assignment/{ASSIGNMENT}",
+            _api(page, context, "PUT", f"{layout.service_url()}/formgrader/api/assignment/{ASSIGNMENT}",
                  data={"duedate_notimezone": due.strftime("%Y-%m-%dT%H:%M:%S"), "duedate_timezone": "UTC"})
             context.close()
         # ben works in JupyterLab (Run All Cells below); ada and cat only hand in
         context, page = (_lab if student == ben else _signed_in)(browser, layout, student, passwords[student])
-        base = f"{layout.url}/user/{student}"
+        base = layout.user_url(student)
         assert _api(page, context, "GET", f"{base}/courses")["value"] == [COURSE_ID]
         listed = _api(page, context, "GET", f"{base}/assignments?course_id={COURSE_ID}")
         assert [a["assignment_id"] for a in listed["value"]] == [ASSIGNMENT], listed
@@ -234,9 +243,9 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
         submitted = _api(page, context, "POST", f"{base}/assignments/submit", form=form)
         assert submitted["success"], submitted
         # formgrader is the graders' service only
-        forbidden = page.request.get(f"{layout.url}{SERVICE}/formgrader", max_redirects=5)
+        forbidden = page.request.get(f"{layout.service_url()}/formgrader", max_redirects=5)
         assert forbidden.status == 403, (forbidden.status, forbidden.url)
-        api = page.request.get(f"{layout.url}{SERVICE}/formgrader/api/assignments", max_redirects=5)
+        api = page.request.get(f"{layout.service_url()}/formgrader/api/assignments", max_redirects=5)
         assert api.status == 403, (api.status, api.url)
         context.close()
     assert "failed" not in validated[ada] or '"failed": []' in validated[ada], validated[ada]
@@ -249,14 +258,14 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
     control.start(layout, {COURSE_ID: rosters[COURSE_ID]}, log=lambda line: None, timeout=180)
     assert layout.courses() == list(COURSES), "a restart naming one course keeps serving the other"
     context, page = _signed_in(browser, layout, ben, passwords[ben])
-    listed = _api(page, context, "GET", f"{layout.url}/user/{ben}/assignments?course_id={COURSE_ID}")
+    listed = _api(page, context, "GET", f"{layout.user_url(ben)}/assignments?course_id={COURSE_ID}")
     # nbgrader lists the fetched copy and each submission
     assert sorted(a["status"] for a in listed["value"]) == ["fetched", "submitted"], listed
     context.close()
 
     # the instructor collects and autogrades in formgrader (Collect, then Autograde per student)
     context, page = _formgrader(browser, layout, INSTRUCTOR, passwords[INSTRUCTOR])
-    fg = f"{layout.url}{SERVICE}/formgrader/api"
+    fg = f"{layout.service_url()}/formgrader/api"
     collected = _api(page, context, "POST", f"{fg}/assignment/{ASSIGNMENT}/collect")
     assert collected["success"], collected
     for student in STUDENTS:
@@ -304,13 +313,13 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
     # the students fetch their feedback and open it; nothing is requested from outside the hub
     for student in STUDENTS:
         context, page = _signed_in(browser, layout, student, passwords[student])
-        base = f"{layout.url}/user/{student}"
+        base = layout.user_url(student)
         _api(page, context, "POST", f"{base}/assignments/fetch_feedback",
              form={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT})
         pages = sorted(Path(f"/home/{student}/{COURSE_ID}/{ASSIGNMENT}/feedback").glob(f"*/{NB}.html"))
         assert len(pages) == 1, (student, pages)
         outside: list[str] = []
-        context.route("**/*", _only_the_hub(layout.url, outside))
+        context.route("**/*", _only_the_hub(layout, outside))
         relative = pages[0].relative_to(f"/home/{student}")
         shown = page.goto(f"{base}/files/{relative}", wait_until="load")
         assert shown is not None and shown.status == 200, (student, shown and shown.status)
@@ -343,10 +352,12 @@ def _environs(login: str, marker: str) -> list[dict[str, str]]:
     return found
 
 
-def _only_the_hub(url: str, outside: list[str]):
-    """A route handler that lets requests to the hub through and refuses (and records) any other."""
+def _only_the_hub(layout: HubLayout, outside: list[str]):
+    """A route handler that lets requests to the hub's hosts through and refuses (and records) any other."""
     def guard(route) -> None:
-        if route.request.url.startswith(url + "/"):
+        asked = urlsplit(route.request.url)
+        host = asked.hostname or ""
+        if asked.port == layout.port and (host == layout.domain or host.endswith("." + layout.domain)):
             route.continue_()
         else:
             outside.append(route.request.url)
@@ -422,7 +433,7 @@ def _courses_apart(browser, layout: HubLayout, passwords: dict[str, str]) -> Non
     ada = STUDENTS[0]
     # dan, a student of the second course only, works there as ada works here
     context, page = _lab(browser, layout, DAN, passwords[DAN])
-    base = f"{layout.url}/user/{DAN}"
+    base = layout.user_url(DAN)
     assert _api(page, context, "GET", f"{base}/courses")["value"] == [SECOND]
     listed = _api(page, context, "GET", f"{base}/assignments?course_id={SECOND}")
     assert [a["assignment_id"] for a in listed["value"]] == [ASSIGNMENT], listed
@@ -439,7 +450,7 @@ def _courses_apart(browser, layout: HubLayout, passwords: dict[str, str]) -> Non
     context.close()
     # ada, of this course, cannot fetch the second course's assignment, through nbgrader or the shell
     context, page = _signed_in(browser, layout, ada, passwords[ada])
-    refused = _api(page, context, "POST", f"{layout.url}/user/{ada}/assignments/fetch", form=form)
+    refused = _api(page, context, "POST", f"{layout.user_url(ada)}/assignments/fetch", form=form)
     assert refused["value"] == [] and not Path(f"/home/{ada}/{SECOND}").exists(), refused
     context.close()
     for argv in (["ls", str(layout.course_exchange(SECOND))],
@@ -449,13 +460,13 @@ def _courses_apart(browser, layout: HubLayout, passwords: dict[str, str]) -> Non
         assert done.returncode != 0 and "ermission denied" in done.stderr, (argv, done)
     # each instructor has their course's formgrader, and 403 on the other's
     for name, own, other in ((INSTRUCTOR, COURSE_ID, SECOND), (UNA, SECOND, COURSE_ID)):
-        context, page = _formgrader(browser, layout, name, passwords[name], service=f"/services/{own}")
+        context, page = _formgrader(browser, layout, name, passwords[name], course=own)
         for where in ("formgrader", "formgrader/api/assignments"):
-            answer = page.request.get(f"{layout.url}/services/{other}/{where}", max_redirects=5)
+            answer = page.request.get(f"{layout.service_url(other)}/{where}", max_redirects=5)
             assert answer.status == 403, (name, other, where, answer.status, answer.url)
         if name == UNA:  # her formgrader is the second course's: Collect brings in dan alone
             collected = _api(page, context, "POST",
-                             f"{layout.url}/services/{SECOND}/formgrader/api/assignment/{ASSIGNMENT}/collect")
+                             f"{layout.service_url(SECOND)}/formgrader/api/assignment/{ASSIGNMENT}/collect")
             assert collected["success"], collected
             assert sorted(p.name for p in (layout.course(SECOND) / "autograder" / "submitted").iterdir()) == [DAN]
         context.close()
@@ -506,3 +517,259 @@ def test_a_course_folder_made_first_by_someone_else_is_moved_out_of_the_exchange
     assert moved == ["linked", "planted"], moved
     assert (layout.hub / "squatted").stat().st_mode & 0o777 == 0o700
     assert len(said) == 2 and all("moved to" in line for line in said), said
+
+
+#: mal's page (served by her own server, as an extension she loads from her home): every way a page
+#: may act in formgrader, the hub or another student's server as whoever opens it; each attempt
+#: reports what it could read (``read``) or why not (``error``) into the page, ``#report``
+MAL_PAGE = """<!doctype html><meta charset="utf-8"><title>an interesting plot</title>
+<pre id="report">running</pre><script>
+const T = __TARGETS__;
+const victim = new URLSearchParams(location.search).get("victim");
+const mine = T.users[victim];
+const results = [];
+let xsrf = null;  // a formgrader or server XSRF token, if one can be stolen
+const say = (what, read, error) => results.push({what, read: read || null, error: error ? String(error) : null});
+const pause = ms => new Promise(r => setTimeout(r, ms));
+function xsrfIn(cookies) {
+  const m = /(?:^|; )_xsrf=([^;]+)/.exec(cookies || "");
+  return m ? decodeURIComponent(m[1]) : null;
+}
+async function readWindow(what, url) {
+  let w;
+  try { w = window.open(url, "_blank"); } catch (e) { return say(what, null, e); }
+  if (!w) return say(what, null, "no window");
+  for (let i = 0; i < 60; i++) {
+    await pause(500);
+    try {
+      const here = w.location.href;
+      if (here === "about:blank" || w.document.readyState !== "complete") continue;
+      const text = w.document.body ? w.document.body.innerText : "", cookies = w.document.cookie;
+      xsrf = xsrf || xsrfIn(cookies);
+      say(what, here + " | " + cookies + " | " + text.slice(0, 2000), null);
+      if (url.startsWith(T.formgrader)) await actInside(w, xsrfIn(cookies));
+      w.close();
+      return;
+    } catch (e) { try { w.close(); } catch (_) {} return say(what, null, e); }
+  }
+  try { w.close(); } catch (_) {}
+  say(what, null, "timeout");
+}
+async function actInside(w, token) {
+  // a window of formgrader's origin is hers to script: its own fetch, with its own XSRF cookie
+  const json = {"Content-Type": "application/json", "X-XSRFToken": token};
+  const asked = [["inside formgrader's window: write into the course copy", "/api/contents/" + T.planted, "PUT",
+                  JSON.stringify({type: "file", format: "text", content: "mal"})],
+                 ["inside formgrader's window: start a kernel as the grader", "/api/kernels", "POST", "{}"]];
+  for (const [what, path, method, body] of asked) {
+    try {
+      const answer = await w.fetch(T.formgrader + path, {method, headers: json, body, credentials: "include"});
+      say(what, answer.status + " " + (await answer.text()).slice(0, 500), null);
+    } catch (e) { say(what, null, e); }
+  }
+}
+function readFrame(what, url) {
+  return new Promise(done => {
+    const f = document.createElement("iframe");
+    f.src = url;
+    const give = (read, error) => { say(what, read, error); done(); };
+    const timer = setTimeout(() => give(null, "timeout"), 30000);
+    f.onload = () => {
+      clearTimeout(timer);
+      try {
+        const d = f.contentDocument;
+        if (!d) return give(null, "no contentDocument");
+        xsrf = xsrf || xsrfIn(d.cookie);
+        give(d.cookie + " | " + (d.body ? d.body.innerText.slice(0, 2000) : ""), null);
+      } catch (e) { give(null, e); }
+    };
+    document.body.appendChild(f);
+  });
+}
+async function tryFetch(what, url, init) {
+  try {
+    const answer = await fetch(url, {credentials: "include", ...init});
+    say(what, answer.status + " " + (await answer.text()).slice(0, 2000), null);
+  } catch (e) { say(what, null, e); }
+}
+function tryXhr(what, method, url, body) {
+  return new Promise(done => {
+    const x = new XMLHttpRequest();
+    x.open(method, url);
+    x.withCredentials = true;
+    if (xsrf) x.setRequestHeader("X-XSRFToken", xsrf);
+    x.onload = () => { say(what, x.status + " " + x.responseText.slice(0, 2000), null); done(); };
+    x.onerror = () => { say(what, null, "xhr error"); done(); };
+    x.send(body || null);
+  });
+}
+let forms = 0;
+function formPost(url, body) {
+  // a simple request (no preflight) with the visitor's cookies; text/plain carries a JSON body
+  const sink = document.createElement("iframe");
+  sink.name = "sink" + (++forms);
+  document.body.appendChild(sink);
+  const f = document.createElement("form");
+  f.method = "POST"; f.action = url; f.target = sink.name; f.enctype = "text/plain";
+  const i = document.createElement("input");
+  i.name = body.slice(0, -1) + ', "pad": "'; i.value = '"}';
+  f.appendChild(i);
+  document.body.appendChild(f);
+  f.submit();
+}
+async function act(how, token) {
+  // every way to act as the visitor with an XSRF token: fetch and XHR with the header, forms with ?_xsrf=
+  const json = {"Content-Type": "application/json", "X-XSRFToken": token};
+  const file = JSON.stringify({type: "file", format: "text", content: "mal"});
+  const q = "?_xsrf=" + encodeURIComponent(token);
+  await tryFetch(how + ": write into the course copy", T.formgrader + "/api/contents/" + T.planted,
+                 {method: "PUT", headers: json, body: file});
+  xsrf = token;
+  await tryXhr(how + ": XHR write into the course copy", "PUT", T.formgrader + "/api/contents/" + T.planted, file);
+  await tryFetch(how + ": start a kernel as the grader", T.formgrader + "/api/kernels",
+                 {method: "POST", headers: json, body: "{}"});
+  await tryFetch(how + ": the hub API: a token", T.hub + "/hub/api/users/" + victim + "/tokens",
+                 {method: "POST", headers: json, body: JSON.stringify({note: "mal"})});
+  if (mine) {
+    await tryFetch(how + ": write into the visitor's home", mine + "/api/contents/" + T.planted,
+                   {method: "PUT", headers: json, body: file});
+    await tryFetch(how + ": start a kernel as the visitor", mine + "/api/kernels",
+                   {method: "POST", headers: json, body: "{}"});
+  }
+  // form posts cannot be read; what they would do is checked on disk and in ps
+  formPost(T.formgrader + "/api/kernels" + q, '{"name": "python3"}');
+  formPost(T.formgrader + "/api/contents/" + q, '{"type": "file", "ext": ".txt"}');
+  formPost(T.hub + "/hub/api/users/" + victim + "/tokens" + q, '{"note": "mal"}');
+  if (mine) {
+    formPost(mine + "/api/kernels" + q, '{"name": "python3"}');
+    formPost(mine + "/api/contents/" + q, '{"type": "file", "ext": ".txt"}');
+  }
+  await pause(5000);
+  say(how + ": forms posted", null, "not readable");
+}
+async function run() {
+  say("document.cookie", document.cookie, null);
+  await readWindow("window.open formgrader", T.formgrader + "/formgrader");
+  await readFrame("iframe formgrader", T.formgrader + "/formgrader");
+  await readWindow("window.open the hub", T.hub + "/hub/home");
+  await readFrame("iframe the hub", T.hub + "/hub/token");
+  if (mine) await readWindow("window.open the visitor's server", mine + "/tree");
+  const stolen = xsrf;
+  await tryFetch("fetch formgrader's API", T.formgrader + "/formgrader/api/assignments");
+  await tryXhr("XHR formgrader's API", "GET", T.formgrader + "/formgrader/api/assignments");
+  await tryFetch("fetch a solution", T.formgrader + "/api/contents/" + T.solution + "?content=1");
+  await tryFetch("the hub API: who am I", T.hub + "/hub/api/user");
+  await tryXhr("XHR the hub API: users", "GET", T.hub + "/hub/api/users");
+  if (mine) await tryFetch("the visitor's files", mine + "/api/contents/" + T.work + "?content=1");
+  await act("a stolen token", stolen || "none");
+  // a cookie of her choosing for the parent domain, sent to every host under it (cookie tossing)
+  const tossed = "_xsrf=mal; domain=" + T.domain + "; path=/";
+  document.cookie = tossed;
+  await act("a tossed cookie", "mal");
+  document.cookie = tossed + "; max-age=0";
+  document.getElementById("report").textContent = JSON.stringify(results);
+  window.malDone = true;
+}
+run();
+</script>"""
+
+#: mal's server extension: her page, for anyone (a plain tornado handler asks for no login)
+MAL_EXTENSION = '''
+from pathlib import Path
+
+from tornado import web
+
+PAGE = (Path(__file__).parent / "page.html").read_text()
+
+
+class Page(web.RequestHandler):
+    def get(self):
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.write(PAGE)
+
+
+def _jupyter_server_extension_points():
+    return [{"module": "malpage"}]
+
+
+def _load_jupyter_server_extension(app):
+    app.web_app.add_handlers(".*$", [(app.base_url + "mal/page", Page)])
+'''
+
+#: mal's ~/.jupyter/jupyter_server_config.py: her server loads her extension from her home
+MAL_CONFIG = '''
+import sys
+sys.path.insert(0, "/home/{login}/.mal")
+c.ServerApp.jpserver_extensions.update({{"malpage": True}})
+'''
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every file under ``root`` and its SHA-256 (folders as ``dir``); SQLite's transient files aside."""
+    import hashlib
+
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if path.name.endswith(("-journal", "-wal", "-shm")):
+            continue
+        rel = str(path.relative_to(root))
+        found[rel] = "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def _kernels(login: str) -> set[int]:
+    """The ids of ``login``'s kernel processes."""
+    done = subprocess.run(["ps", "-u", login, "-o", "pid=,args="], capture_output=True, text=True)
+    return {int(line.split()[0]) for line in done.stdout.splitlines() if "ipykernel" in line}
+
+
+def test_a_students_page_acts_in_no_one_elses_origin(hub):
+    """mal's server (she configured it from her home to serve a page of hers) answers with a page that
+    tries every way to act in formgrader, the hub or the visitor's server as whoever opens it; an
+    instructor logged in to formgrader and another student logged in with his server running each
+    open it: it reads nothing, writes nothing in the course copy or his home, starts no kernel."""
+    layout, _, passwords = hub
+    from browser_support import driver
+
+    ada = STUDENTS[0]
+    solution = f"solutions/{ASSIGNMENT}/{NB}.ipynb"
+    assert (layout.course() / solution).is_file()
+    planted = "mal-was-here.txt"
+    home = Path(f"/home/{MAL}")
+    targets = {"formgrader": layout.service_url(), "hub": layout.url, "domain": layout.domain, "solution": solution,
+               "planted": planted, "work": HOME_NB, "users": {ada: layout.user_url(ada)}}
+    for rel, text in ((".mal/page.html", MAL_PAGE.replace("__TARGETS__", json.dumps(targets))),
+                      (".mal/malpage.py", MAL_EXTENSION),
+                      (".jupyter/jupyter_server_config.py", MAL_CONFIG.format(login=MAL))):
+        made = subprocess.run(["runuser", "-u", MAL, "--", "sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"',
+                               "sh", str(home / rel)], input=text, capture_output=True, text=True)
+        assert made.returncode == 0, made.stderr
+    with driver() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            context, page = _signed_in(browser, layout, MAL, passwords[MAL])  # her server, with her page
+            mal_page = f"{layout.user_url(MAL)}/mal/page"
+            mine = page.request.get(mal_page)
+            assert mine.ok and "an interesting plot" in mine.text(), (mine.status, mine.text()[:500])
+            context.close()
+            visits = {INSTRUCTOR: _formgrader(browser, layout, INSTRUCTOR, passwords[INSTRUCTOR]),
+                      ada: _signed_in(browser, layout, ada, passwords[ada])}
+            for visitor, (context, page) in visits.items():
+                course_before, home_before = _tree(layout.course()), _tree(Path(f"/home/{ada}"))
+                kernels_before = {who: _kernels(who) for who in (grader_user(COURSE_ID), ada)}
+                page.goto(f"{mal_page}?victim={visitor}", wait_until="load")
+                page.wait_for_function("window.malDone === true", timeout=300_000)
+                results = json.loads(page.inner_text("#report"))
+                print(visitor, json.dumps(results, indent=1))
+                assert len(results) >= 20, results  # every attempt ran and reported
+                read = [f"{r['what']}: {r['read'][:300]}" for r in results if r["read"]]
+                assert read == [], f"{visitor} opened mal's page, which read:\n" + "\n".join(read)
+                report = json.dumps(results)
+                assert _answer(NB, STDS).splitlines()[-1].strip() not in report, visitor
+                assert _tree(layout.course()) == course_before, (visitor, "the course copy changed")
+                assert _tree(Path(f"/home/{ada}")) == home_before, (visitor, f"{ada}'s home changed")
+                for who, before in kernels_before.items():
+                    assert _kernels(who) <= before, (visitor, f"a kernel started as {who}")
+                context.close()
+        finally:
+            browser.close()

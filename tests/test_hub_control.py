@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,3 +109,44 @@ def test_the_environments_action_builds_both_where_the_environment_says(tmp_path
     control.main(["environments"])
     assert sorted(built) == [(tmp_path / "envs" / "grader", "grader"), (tmp_path / "envs" / "student", "student")]
     assert not (tmp_path / "state").exists()
+
+
+@given(st.lists(st.from_regex(r"[a-z0-9](?:[a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True), min_size=2, max_size=6,
+                unique=True),
+       st.sampled_from(["", "https://hub.example.edu", "http://courses.example.org:8443/"]))
+def test_every_users_server_and_formgrader_has_a_host_of_its_own(names, public):
+    """The hub, each login's server and each course's formgrader are on distinct hosts under the hub's
+    name (JupyterHub's subdomain_host), so no page a student's server serves shares an origin with
+    formgrader, the hub or another student; a login that JupyterHub would encode is not guessed."""
+    from urllib.parse import urlsplit
+
+    from autograder.hub.layout import HubLayout, course_problem
+
+    layout = HubLayout(state=Path("/nonexistent"), envs=Path("/nonexistent"), port=8123, public=public)
+    logins = [n for n in names if "--" not in n]
+    courses = [n for n in names if course_problem(n) is None]
+
+    def origin(url: str) -> tuple[str, str, int | None]:
+        parts = urlsplit(url)
+        return parts.scheme, parts.hostname or "", parts.port
+
+    hub = origin(layout.url)
+    users = {origin(layout.user_url(n)) for n in logins}
+    services = {origin(layout.service_url(c)) for c in courses}
+    assert len(users) == len(logins) and len(services) == len(courses)
+    assert not users & services and hub not in users | services
+    assert all(host.endswith("." + layout.domain) for _, host, _ in users | services)
+    assert urlsplit(layout.bind_url).hostname == "127.0.0.1"
+    for name in names:
+        if "--" in name:
+            with pytest.raises(ValueError, match="encoded host"):
+                layout.user_url(name)
+            assert "single '-'" in (course_problem(name) or "")
+
+
+@pytest.mark.parametrize("public", ["hub.example.edu", "ftp://hub.example.edu", "https://hub.example.edu/jupyter"])
+def test_a_public_address_the_hub_cannot_serve_under_is_refused(public):
+    from autograder.hub.layout import from_environment
+
+    with pytest.raises(ValueError, match="SELFATTN_HUB_PUBLIC"):
+        from_environment({"SELFATTN_HUB_PUBLIC": public})

@@ -99,7 +99,7 @@ def test_a_students_server_is_a_slurm_job_of_hers(slurm_hub):
             listening = {conn.laddr.ip for pid in pids if psutil.pid_exists(int(pid))
                          for conn in psutil.Process(int(pid)).net_connections("tcp") if conn.status == "LISTEN"}
             assert listening == {"127.0.0.1"}, listening  # one node: the server is reachable from here only
-            base = f"{layout.url}/user/{EVE}"
+            base = layout.user_url(EVE)
             form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
             _api(page, context, "POST", f"{base}/assignments/fetch", form=form)
             assert Path(f"/home/{EVE}/{COURSE_ID}/{ASSIGNMENT}/{NB}.ipynb").is_file()
@@ -108,7 +108,7 @@ def test_a_students_server_is_a_slurm_job_of_hers(slurm_hub):
             # Stop My Server (the hub's home page calls this API): the job ends
             page.goto(f"{layout.url}/hub/home", wait_until="domcontentloaded")
             stopped = page.request.delete(f"{layout.url}/hub/api/users/{EVE}/server",
-                                          headers=_xsrf(context, "/hub/"))
+                                          headers=_xsrf(context, f"{layout.url}/hub/"))
             assert stopped.status in (202, 204), (stopped.status, stopped.text())
             deadline = time.monotonic() + 120
             while _jobs(node) and time.monotonic() < deadline:

@@ -3,7 +3,8 @@
 ``start``: each course's accounts (this course's roster, ``--course ID=ROSTER`` for each more
 course; courses served before stay), how students' servers run (``--spawner local`` or
 ``slurm``; default: as last time), the two environments, the state folder, then JupyterHub (as
-root, bound to 127.0.0.1) until ``/hub/health`` answers; prints its address. ``stop``: ends the
+root, bound to 127.0.0.1, each user's server and formgrader on a host of its own under
+``hub.localhost``) until ``/hub/health`` answers; prints the address to open. ``stop``: ends the
 hub (which ends the students' servers and the formgraders) and waits. Layout and variables:
 :mod:`autograder.hub.layout`.
 """
@@ -18,6 +19,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from autograder.course.ids import COURSE_ID
 from autograder.errors import RefusedInput, command_line
@@ -27,9 +29,9 @@ from autograder.outputs import atomic
 from autograder.workspace import ROOT
 
 CONFIG = Path(__file__).with_name("jupyterhub_config.py")
-NETWORK_LINE = ("to serve it to a network: a reverse proxy with TLS for your domain (nginx, Caddy) in front of "
-                "127.0.0.1, or c.JupyterHub.bind_url/ssl_cert/ssl_key; see docs/instructors.md, "
-                "'Running the course on JupyterHub'")
+NETWORK_LINE = ("to serve it to a network: a wildcard DNS name and a wildcard TLS certificate (DOMAIN and "
+                "*.DOMAIN: each student's server and formgrader has a host of its own) and a reverse proxy "
+                "(nginx, Caddy) in front of 127.0.0.1; see docs/instructors.md, 'Running the course on JupyterHub'")
 
 
 def running_pid(layout: HubLayout) -> int | None:
@@ -86,7 +88,8 @@ def _log_tail(layout: HubLayout, lines: int = 5) -> list[str]:
 
 def _healthy(layout: HubLayout) -> bool:
     try:
-        with urllib.request.urlopen(f"{layout.url}/hub/health", timeout=2) as answer:
+        asked = urllib.request.Request(f"{layout.bind_url}/hub/health", headers={"Host": urlsplit(layout.url).netloc})
+        with urllib.request.urlopen(asked, timeout=2) as answer:
             return answer.status == 200
     except OSError:
         return False
@@ -130,7 +133,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the hub did not start (see {layout.log}): {' | '.join(_log_tail(layout))}")
         time.sleep(0.5)
-    log(f"course hub at {layout.url}/ (pid {proc.pid}; courses {', '.join(layout.courses())}; "
+    log(f"course hub at {layout.url}/ (open it in a browser; pid {proc.pid}; courses {', '.join(layout.courses())}; "
         f"state in {layout.state}; stop: make hub-stop)")
     log(NETWORK_LINE)
     return proc.pid
@@ -173,7 +176,10 @@ def main(args: list[str] | None = None) -> None:
                    help="students' servers as processes here (local) or as Slurm jobs (slurm; batchspawner); "
                         "default: as the last start")
     a = p.parse_args(args)
-    layout = from_environment()
+    try:
+        layout = from_environment()
+    except ValueError as exc:  # a public address the hub cannot serve under, named
+        raise RefusedInput(str(exc)) from None
     if a.action == "start":
         rosters = {COURSE_ID: a.roster}
         for given in a.course:

@@ -6,6 +6,10 @@ course's grader account from the graders' environment in its course copy, open t
 graders' group only (everyone else, another course's instructors included, gets 403). A student's
 server learns its courses from its hub groups (``nbgrader-ID``), so it lists and fetches those only.
 With ``make hub SPAWNER=slurm`` each student's server is a job of the Slurm cluster (batchspawner).
+
+Every user's server and every formgrader has an origin of its own (``subdomain_host``; hosts in
+:mod:`autograder.hub.layout`): what a student's server serves runs in no origin of the hub's or
+of a formgrader, and each login cookie is host-only (no ``Domain``), sent to its own host alone.
 """
 
 import os
@@ -23,7 +27,17 @@ c = get_config()  # noqa: F821 - provided by traitlets when JupyterHub loads thi
 layout = from_environment()
 courses = {course: read_roster(layout.roster(course)) for course in layout.courses()}
 
-c.JupyterHub.bind_url = f"{layout.url}/"
+# the proxy listens on loopback (JupyterHub resolves this host itself, so it is an address); browsers
+# reach the hub at hub.localhost, each user's server at LOGIN.hub.localhost, each formgrader at
+# ID--service.hub.localhost (the proxy routes by Host). A real deployment ($SELFATTN_HUB_PUBLIC): a
+# wildcard DNS name and a wildcard TLS certificate for DOMAIN and *.DOMAIN (docs/instructors.md).
+c.JupyterHub.bind_url = f"{layout.bind_url}/"
+c.JupyterHub.subdomain_host = layout.url
+# Any host under the hub's name may set cookies for the others (cookie tossing): a student's page can
+# log its visitor in to the hub as her (it reads and acts nowhere as the visitor). JupyterHub's advice
+# with per-user hosts is c.JupyterHub.cookie_host_prefix_enabled = True ("__Host-" cookies, which no
+# other host can set), over https only; not set here (over http on *.localhost it breaks the servers'
+# OAuth login). See docs/instructors.md, "Serving it to a network".
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{layout.port + 1}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{layout.port + 2}"
 c.ConfigurableHTTPProxy.command = [str(ROOT / "node_modules" / ".bin" / "configurable-http-proxy")]

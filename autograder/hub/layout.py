@@ -17,13 +17,23 @@ state is in one folder (``$SELFATTN_HUB_STATE``, default ``/srv/selfattn-hub``),
       config/grader-ID/    0750 grader-ID:formgrade-ID: nbgrader_config.py of ID's formgrader
 
 The two environments (``$SELFATTN_HUB_ENVS``, default ``STATE/envs``) are world-readable.
+
+Origins: the hub listens on 127.0.0.1 and serves each student's server on a host of its own
+(JupyterHub's ``subdomain_host``): the hub at ``hub.localhost:PORT``, LOGIN's server at
+``LOGIN.hub.localhost:PORT``, course ID's formgrader at ``ID--service.hub.localhost:PORT``
+(a deployment: ``$SELFATTN_HUB_PUBLIC``, e.g. ``https://hub.example.edu``, and hosts under it). A page a
+student's server serves is thus never in the origin of the hub or of a formgrader. Chromium and
+Firefox resolve ``*.localhost`` to loopback themselves; Python clients connect to
+:attr:`HubLayout.bind_url` and send the host in a ``Host`` header.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from autograder.course.ids import COURSE_ID, id_problem
 
@@ -34,6 +44,13 @@ ACCOUNT_MARK = f"{COURSE_ID} hub account"
 DEFAULT_PORT = 8000
 #: a system group name has at most 32 characters, and the longest made here is formgrade-ID
 MAX_COURSE_ID = 32 - len("formgrade-")
+#: the hub's host name on this machine; each user's server and each service is on a host under it
+#: (JupyterHub's ``subdomain_host``). Browsers resolve ``*.localhost`` to loopback with no DNS set-up;
+#: a deployment names its own (``$SELFATTN_HUB_PUBLIC``).
+DOMAIN = "hub.localhost"
+#: a login JupyterHub uses as its host's first label unchanged (its "idna" subdomain hook encodes
+#: any other name, and any name holding "--", which only its encodings and services' hosts hold)
+DNS_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 #: how the students' servers run: processes of this machine, or jobs of a Slurm cluster (batchspawner)
 SPAWNERS = ("local", "slurm")
 
@@ -63,6 +80,9 @@ def course_problem(course: str) -> str | None:
         problem = "a course id must be lower case (it names system accounts and groups)"
     if problem is None and len(course) > MAX_COURSE_ID:
         problem = f"at most {MAX_COURSE_ID} characters (formgrade-ID names a system group)"
+    if problem is None and (not DNS_LABEL.fullmatch(course) or "--" in course):
+        problem = ("letters, digits and single '-' only, not at either end (its formgrader's host is "
+                   "ID--service.DOMAIN)")
     return problem
 
 
@@ -79,6 +99,9 @@ class HubLayout:
     state: Path
     envs: Path
     port: int = DEFAULT_PORT
+    #: the hub's public address, e.g. ``https://hub.example.edu`` (a wildcard DNS name and TLS
+    #: certificate for it and ``*.`` it, a reverse proxy to 127.0.0.1:PORT); empty: ``hub.localhost:PORT``
+    public: str = ""
 
     @property
     def hub(self) -> Path:
@@ -144,7 +167,34 @@ class HubLayout:
 
     @property
     def url(self) -> str:
+        """The hub's address, to open in a browser (the login page is ``URL/hub/login``); JupyterHub's
+        ``subdomain_host``."""
+        return self.public.rstrip("/") or f"http://{DOMAIN}:{self.port}"
+
+    @property
+    def domain(self) -> str:
+        """The hub's host name: every user's server and formgrader is on a host under it."""
+        return urlsplit(self.url).hostname or DOMAIN
+
+    def _under(self, label: str) -> str:
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{label}.{parts.netloc}"
+
+    @property
+    def bind_url(self) -> str:
+        """Where the hub's proxy listens (loopback): Python clients connect here, with ``Host``."""
         return f"http://127.0.0.1:{self.port}"
+
+    def user_url(self, login: str) -> str:
+        """The address of ``login``'s server, on a host of its own (``LOGIN.DOMAIN``); ``ValueError``
+        for a login JupyterHub encodes (open :attr:`url` and log in: the hub redirects there)."""
+        if not DNS_LABEL.fullmatch(login) or "--" in login:
+            raise ValueError(f"{login!r}: JupyterHub gives this login an encoded host; log in at {self.url}")
+        return f"{self._under(login)}/user/{login}"
+
+    def service_url(self, course: str = COURSE_ID) -> str:
+        """The address of ``course``'s formgrader service, on a host of its own (``ID--service.DOMAIN``)."""
+        return f"{self._under(course + '--service')}/services/{course}"
 
     def formgrader_port(self, course: str = COURSE_ID) -> int:
         """The port of ``course``'s formgrader: after the hub API and proxy API, one per course."""
@@ -152,9 +202,14 @@ class HubLayout:
 
 
 def from_environment(env: dict[str, str] | None = None) -> HubLayout:
-    """The layout ``$SELFATTN_HUB_STATE``, ``$SELFATTN_HUB_ENVS`` and ``$SELFATTN_HUB_PORT`` name."""
+    """The layout ``$SELFATTN_HUB_STATE``, ``$SELFATTN_HUB_ENVS``, ``$SELFATTN_HUB_PORT`` and
+    ``$SELFATTN_HUB_PUBLIC`` name."""
     env = dict(os.environ if env is None else env)
     state = Path(env.get("SELFATTN_HUB_STATE") or "/srv/selfattn-hub").absolute()
     envs = Path(env.get("SELFATTN_HUB_ENVS") or state / "envs").absolute()
     port = int(env.get("SELFATTN_HUB_PORT") or DEFAULT_PORT)
-    return HubLayout(state=state, envs=envs, port=port)
+    public = env.get("SELFATTN_HUB_PUBLIC") or ""
+    if public and (urlsplit(public).scheme not in ("http", "https") or not urlsplit(public).hostname
+                   or urlsplit(public).path.strip("/")):
+        raise ValueError(f"SELFATTN_HUB_PUBLIC={public!r}: give the hub's address, e.g. https://hub.example.edu")
+    return HubLayout(state=state, envs=envs, port=port, public=public)
