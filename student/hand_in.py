@@ -379,7 +379,7 @@ def course_notebooks(folder: Path, listed: dict[str, list[str]]) -> tuple[list[P
             where = f"; its cells are in notebooks/{held[0]}: rename that file back" if held else ""
             lines.append(f"FAIL notebooks/{name}: missing, so nothing of it is handed in{where}")
     for extra in extras:
-        shown = f"notebooks/{extra.relative_to(folder).as_posix()}"
+        shown = (Path("notebooks") / extra.relative_to(folder)).as_posix()
         if extra in holds and (folder / holds[extra]).is_file():
             lines.append(f"FAIL {shown}: not a course notebook, so it is not handed in; it holds cells of "
                          f"notebooks/{holds[extra]}: if your work is in it, copy it into that notebook")
