@@ -364,6 +364,10 @@ def test_the_fixed_hidden_check_regrades_everyone_and_changes_only_bens_grade(te
     after = expected({"ann": 3.0, "ben": 0.0, "cat": 3.0, "dan": 3.0, "eve": 3.0}, late)  # ben's mistake caught
     out = seen["check_fixed"]
     assert f"notebooks graded now: {len(HAND)}," in out, out[-3000:]
+    # the summary says why everyone was decided again, and names nothing else
+    because = [ln.strip() for ln in out.splitlines() if "decided again because" in ln]
+    assert because and all(ln.endswith("the grader's code changed in hidden_checks.py: every notebook is "
+                                       "decided again") for ln in because), because
     assert "final grades changed since the last export: 1" in out, out[-3000:]
     assert f"ben/attention: {before['ben']:g} -> {after['ben']:g}" in out, out[-3000:]
     for s in HAND:
@@ -380,6 +384,8 @@ def test_a_change_of_points_lists_every_grade_it_changed_old_and_new(term):
     assert changed == {"ann", "cat", "dan", "eve"}
     out = seen["points_changed"]
     assert f"notebooks graded now: {len(HAND)}," in out, out[-3000:]
+    assert "decided again because the checks of attention/04-scaling changed" in out, out[-3000:]
+    assert "the grader's code changed" not in out, out[-3000:]
     assert f"final grades changed since the last export: {len(changed)}" in out, out[-3000:]
     for s in changed:
         assert f"{s}/attention: {before[s]:g} -> {after[s]:g}" in out, out[-3000:]

@@ -43,6 +43,7 @@ from autograder.outputs.lms_export import students_without_identity, write_lms_e
 from autograder.pipeline import dask_cluster as distributed
 from autograder.reporting import class_report as report
 from autograder.reporting.run_summary import Progress, Summary
+from autograder.verdicts import regrade_reason
 from autograder.verdicts.decide import forget_kept, freshness, grading_secret, hidden_job, public_job, stored_verdict
 from autograder.workspace import Workspace
 
@@ -310,11 +311,16 @@ def _stage_and_plan(subs: list, force: bool, limits: sandbox.Limits, where: str,
         The time staging took.
     """
     t_stage = time.perf_counter()
+    decided_with = regrade_reason.current(sorted({a for _, a in subs}), ws.course)
+    summary.decided_again_because = regrade_reason.reasons(regrade_reason.read(ws), decided_with)
     jobs, staged = stage_all(subs, force, limits, summary, ws, public.submit if public else None)
     t_stage = time.perf_counter() - t_stage
     summary.reused = len(staged) - len(jobs)
     log(f"{len(subs)} submissions, {len(staged)} notebooks: {len(jobs)} to grade {where}, "
         f"{summary.reused} unchanged since the last run")
+    for line in summary.decided_again_because:
+        log(f"decided again because {line}")
+    regrade_reason.write(ws, decided_with)
     return jobs, staged, t_stage
 
 

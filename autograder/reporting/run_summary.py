@@ -65,6 +65,7 @@ class Summary:
     decided: int = 0  # notebooks whose verdict was computed in this run
     reused: int = 0  # notebooks whose verdict still held (same answers, same checks, same settings)
     settings_stale: int = 0  # notebooks graded again only because a grading setting changed
+    decided_again_because: list[str] = field(default_factory=list)  # what changed in the code or checks
     settings: str = ""  # the grading settings of this run, as the summary prints them
     students: int = 0
     autograded: list[str] = field(default_factory=list)
@@ -123,6 +124,7 @@ class Summary:
             out.append(f"  grading settings: {self.settings}")
         if self.settings_stale:
             out.append(f"  verdicts made stale by a changed grading setting (graded again): {self.settings_stale}")
+        out += [f"  decided again because {line}" for line in self.decided_again_because]
         if self.caps:
             out.append(f"  caps in force: {self.caps}")
         if self.late_policy:

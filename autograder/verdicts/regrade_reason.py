@@ -5,7 +5,9 @@ digest of each file of the grader's code that decides a verdict (:func:`autograd
 so an edited comment or docstring is no change) and of each notebook's checks (its test cells: which
 checks, their points, which are hidden). The next run compares the two and its summary says why it
 decides notebooks again: "the grader's code changed in sandbox/command.py", "the checks of
-attention/03-softmax-attention changed". A resubmission (other answers) needs no reason: it is new work.
+attention/03-softmax-attention changed". A resubmission (other answers) needs no reason: it is new work. The record is
+kept when a run has planned its work, so a run killed before it decided leaves no reason for the next
+(which still decides every stale notebook: the verdict key, not this record, decides what is stale).
 """
 
 from __future__ import annotations
