@@ -35,7 +35,7 @@ from test_instructor_loop import WRITTEN, _answer
 
 from autograder.course.ids import COURSE_ID
 from autograder.hub import accounts, control
-from autograder.hub.layout import HubLayout, grader_user
+from autograder.hub.layout import HubLayout
 
 ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
 STUDENTS = ("sahub-ada", "sahub-ben", "sahub-cat")
@@ -73,12 +73,13 @@ def hub(tmp_path_factory):
     second.write_text(f"id,first_name,last_name,email,role\n{DAN},D,Dan,,student\n{UNA},U,Una,,instructor\n")
     rosters = {COURSE_ID: roster, SECOND: second}
     passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, INSTRUCTOR, TA, DAN, UNA)}
+    _none_left(passwords)
     env_before = dict(os.environ)
     os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS), SELFATTN_HUB_PORT=str(layout.port))
     try:
         control.start(layout, rosters, log=lambda line: None, timeout=180)
         for name, password in passwords.items():
-            accounts.set_password(name, password)
+            accounts.set_password(layout, name, password)
         # formgrader's Generate (the gradebook learns the notebooks) and Release buttons, in each course
         for course in COURSES:
             _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force", course=course)
@@ -90,19 +91,31 @@ def hub(tmp_path_factory):
         finally:
             os.environ.clear()
             os.environ.update(env_before)
-            accounts.remove_accounts([*STUDENTS, INSTRUCTOR, TA, DAN, UNA], list(COURSES))
+            if state.exists():  # what this hub's record says it made, and nothing else
+                accounts.remove_accounts(layout)
             shutil.rmtree(state, ignore_errors=True)
+
+
+def _none_left(logins) -> None:
+    """Fail, naming them, when accounts of these (fixed) logins exist: left by an earlier run that
+    could not clean up; this hub never takes over an account it did not make."""
+    import pwd
+
+    left = [login for login in logins if login in {p.pw_name for p in pwd.getpwall()}]
+    if left:
+        pytest.fail(f"accounts {left} exist (left by an earlier run?): the test hub would refuse them; "
+                    f"remove them with userdel --remove")
 
 
 def _grader_env(layout: HubLayout, course: str) -> dict[str, str]:
     """The environment of ``course``'s formgrader service (autograder/hub/jupyterhub_config.py)."""
     return {"PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(layout.course(course)),
-            "JUPYTER_CONFIG_PATH": str(layout.grader_config(course)), "HOME": f"/home/{grader_user(course)}",
+            "JUPYTER_CONFIG_PATH": str(layout.grader_config(course)), "HOME": f"/home/{layout.grader_user(course)}",
             "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1"}
 
 
 def _run_as_grader(layout: HubLayout, *argv: str, course: str = COURSE_ID) -> subprocess.CompletedProcess:
-    return subprocess.run(["runuser", "-u", grader_user(course), "--", "env",
+    return subprocess.run(["runuser", "-u", layout.grader_user(course), "--", "env",
                            *(f"{k}={v}" for k, v in _grader_env(layout, course).items()), *argv],
                           cwd=layout.course(course) / "autograder", capture_output=True, text=True)
 
