@@ -10,7 +10,9 @@ bubblewrap sandbox), the graders hand-grade the written answer, generate and rel
 students fetch their feedback and open it with no request leaving 127.0.0.1. The scores equal
 ``autograder.grade`` on the same submissions. The system refuses a student formgrader (403), every
 other home, the exchange's listings, the course copy and the hub's database. The grader account's
-own sandbox reports the caps that hold there. Every account, process and folder it made is removed.
+own sandbox reports the caps that hold there. Then a second hub of the same course starts beside it
+and is removed, and the first (the live course) is exactly as before. Every account, process and
+folder a hub made (what its record names) is removed, and nothing else.
 The environments are cached in ``/var/tmp/selfattn-hub-envs`` (``$SELFATTN_HUB_TEST_ENVS``; rebuilt
 when their requirements change); ``make test`` builds them before pytest starts, beside the book
 (``make hub-test-envs``), and this test builds whatever is still missing.
@@ -335,6 +337,96 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
         context.close()
 
     _grader_caps(layout)
+
+
+def test_a_second_hub_beside_the_running_course_leaves_it_exactly_as_it_was(hub, tmp_path):
+    """The module's hub, after its week, is the live course: running, its students' submissions in
+    its exchange and course copy. A second hub of the same course id (next term's, another test's,
+    the benchmark's) starts beside it in a state folder of its own, with its own student and the
+    live course's ada in its roster; ada is refused in one line naming the roster line and cannot
+    log in there (her live password opens the live hub only); then the second hub stops and removes
+    what its record says it made. Afterwards the live course's accounts, uids, groups and members,
+    its formgrader's and servers' processes, its exchange and its submissions are exactly as before,
+    and it still answers."""
+    import requests
+
+    layout, _, passwords = hub
+    ada = STUDENTS[0]
+    assert control.running_pid(layout) is not None and control._healthy(layout)
+    assert any((layout.course_exchange() / "inbound").iterdir()), "the live course has no submissions to keep"
+    before = _course_state(layout)
+    assert before["processes"], "no formgrader or server of the live course runs"
+
+    second = HubLayout(state=Path("/var/tmp") / f"selfattn-hub-second-{secrets.token_hex(4)}", envs=ENVS,
+                       port=free_port(4))  # the hub, its API, the proxy's API, one formgrader
+    own = f"sahub2-{secrets.token_hex(3)}"
+    roster = tmp_path / "second.csv"
+    roster.write_text(f"id,first_name,last_name,email,role\n{own},O,Own,,student\n{ada},A,Ada,,student\n")
+    said: list[str] = []
+    try:
+        control.start(second, {COURSE_ID: roster}, log=said.append, timeout=180)
+        refused = [line for line in said if "refused" in line]
+        assert len(refused) == 1 and refused[0].startswith(f"{roster}:3: id {ada!r}: refused"), said
+        assert second.hub_id != layout.hub_id and second.grader_user() != layout.grader_user()
+        accounts.set_password(second, own, password := secrets.token_urlsafe(12))
+        for url, name, secret, status in ((second.url, own, password, 302), (layout.url, ada, passwords[ada], 302),
+                                          (second.url, ada, passwords[ada], 403)):
+            http = requests.Session()
+            http.get(f"{url}/hub/login", timeout=60)
+            form = {"username": name, "password": secret, "_xsrf": http.cookies.get("_xsrf", path="/hub/")}
+            answer = http.post(f"{url}/hub/login", data=form, allow_redirects=False, timeout=120)
+            assert answer.status_code == status, (url, name, answer.status_code)
+    finally:
+        try:
+            control.stop(second, log=lambda line: None, timeout=STOP_TIMEOUT)
+        finally:
+            accounts.remove_accounts(second, log=said.append)
+            shutil.rmtree(second.state, ignore_errors=True)
+    assert not any(line.startswith(own) for line in said), said
+    after = _course_state(layout)
+    for part in before:
+        assert after[part] == before[part], part
+    assert control._healthy(layout)
+
+
+def _course_state(layout: HubLayout) -> dict[str, object]:
+    """What a running course is made of on the machine: its accounts (uid, gid, GECOS, home) and
+    every group each is in (gid, members), the hub's own groups, its processes' of formgrader and
+    the students' servers (pid and command line), and every entry of its exchange and of its
+    collected submissions (owner, group, mode, size, content digest)."""
+    import grp
+    import hashlib
+    import pwd
+
+    from autograder.hub.records import Records
+
+    records = Records.load(layout.records)
+    users = {login: pwd.getpwnam(login) for login in records.users}
+    state: dict[str, object] = {
+        "record": (records.users, records.groups, records.folders),
+        "accounts": {login: (u.pw_uid, u.pw_gid, u.pw_gecos, u.pw_dir) for login, u in users.items()},
+        "groups of accounts": {login: sorted(os.getgrouplist(login, u.pw_gid)) for login, u in users.items()},
+        "groups": {name: (g.gr_gid, sorted(g.gr_mem)) for name in records.groups for g in [grp.getgrnam(name)]},
+    }
+    uids = {u.pw_uid for u in users.values()}
+    processes = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and proc.stat().st_uid in uids:
+                line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                if "jupyterhub-singleuser" in line:
+                    processes[int(proc.name)] = (proc.stat().st_uid, line)
+        except OSError:  # ended meanwhile
+            continue
+    state["processes"] = processes
+    for part, root in (("exchange", layout.exchange), ("submissions", layout.course() / "autograder" / "submitted")):
+        entries = {}
+        for path in sorted([root, *root.rglob("*")]):
+            st = path.lstat()
+            digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() and not path.is_symlink() else ""
+            entries[str(path.relative_to(root))] = (st.st_uid, st.st_gid, st.st_mode, st.st_size, digest)
+        state[part] = entries
+    return state
 
 
 def _environs(login: str, marker: str) -> list[dict[str, str]]:
