@@ -193,7 +193,8 @@ def main(args: list[str] | None = None) -> None:
             rosters[course.strip()] = Path(roster)
         try:
             start(layout, rosters, spawner=a.spawner)
-        except ValueError as exc:  # a bad course id or roster line, named
+        except (ValueError, accounts.ForeignAccount) as exc:  # a bad course id or roster line, or
+            # a grader account or group of this hub's name that another made, named
             raise RefusedInput(str(exc)) from None
     elif a.action == "environments":
         build_environments(layout)
