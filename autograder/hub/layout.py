@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.ids import COURSE_ID, id_problem
+from autograder.outputs.atomic import create_once
 
 #: a hub's id: a letter, then letters and digits (it starts system account names)
 HUB_ID_LENGTH = 6
@@ -140,7 +141,7 @@ class HubLayout:
         if not self.id_file.exists():
             self.hub.mkdir(parents=True, exist_ok=True)
             self.hub.chmod(0o700)
-            self.id_file.write_text(new_hub_id() + "\n")
+            create_once(self.id_file, (new_hub_id() + "\n").encode())
         return self.hub_id
 
     @property
