@@ -122,9 +122,11 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         shutil.copy(roster, layout.roster(course))
     layout.ensure_hub_id()  # the hub's own accounts and groups are named after it
     for course in layout.courses():
+        # a refused line names the roster given now (the instructor's file), else the hub's copy
+        members = accounts.read_roster(rosters.get(course, layout.roster(course)))
         if older:
-            accounts.adopt_older_accounts(layout, accounts.read_roster(layout.roster(course)), log=log)
-        accounts.ensure_accounts(layout, course, accounts.read_roster(layout.roster(course)), log=log)
+            accounts.adopt_older_accounts(layout, members, log=log)
+        accounts.ensure_accounts(layout, course, members, log=log)
         if older:
             prepare.adopt_older_exchange(layout, course, log=log)
     prepare.prepare(layout, log=log)
