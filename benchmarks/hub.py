@@ -73,7 +73,7 @@ def _bench_hub(names: list[str], instructor: str) -> Iterator[tuple[object, dict
     try:
         control.start(layout, {COURSE_ID: roster}, log=lambda line: None, timeout=300)
         for n, p in passwords.items():
-            accounts.set_password(n, p)
+            accounts.set_password(layout, n, p)
         _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force")
         _as_grader(layout, "release_assignment", ASSIGNMENT)
         yield layout, passwords
@@ -83,7 +83,8 @@ def _bench_hub(names: list[str], instructor: str) -> Iterator[tuple[object, dict
         finally:
             os.environ.clear()
             os.environ.update(env_before)
-            accounts.remove_accounts([*names, instructor], [COURSE_ID])
+            if state.exists():  # what this hub's record says it made, and nothing else
+                accounts.remove_accounts(layout)
             shutil.rmtree(state, ignore_errors=True)
             shutil.rmtree(tmp, ignore_errors=True)
 

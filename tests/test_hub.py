@@ -12,7 +12,9 @@ students fetch their feedback and open it with no request leaving the hub's host
 other home, the exchange's listings, the course copy and the hub's database. The grader account's
 own sandbox reports the caps that hold there. A second test opens a hostile page a student's own
 server serves, as an instructor and as another student: each server has an origin of its own, so it
-reads, writes and starts nothing. Every account, process and folder it made is removed.
+reads, writes and starts nothing. Then a second hub of the same course starts beside it and is
+removed, and the first (the live course) is exactly as before. Every account, process and folder a
+hub made (what its record names) is removed, and nothing else.
 The environments are cached in ``/var/tmp/selfattn-hub-envs`` (``$SELFATTN_HUB_TEST_ENVS``; rebuilt
 when their requirements change); ``make test`` builds them before pytest starts, beside the book
 (``make hub-test-envs``), and this test builds whatever is still missing.
@@ -37,7 +39,7 @@ from test_instructor_loop import WRITTEN, _answer
 
 from autograder.course.ids import COURSE_ID
 from autograder.hub import accounts, control
-from autograder.hub.layout import HubLayout, grader_user
+from autograder.hub.layout import HubLayout
 
 ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
 STUDENTS = ("sahub-ada", "sahub-ben", "sahub-cat")
@@ -77,12 +79,13 @@ def hub(tmp_path_factory):
     second.write_text(f"id,first_name,last_name,email,role\n{DAN},D,Dan,,student\n{UNA},U,Una,,instructor\n")
     rosters = {COURSE_ID: roster, SECOND: second}
     passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, MAL, INSTRUCTOR, TA, DAN, UNA)}
+    _none_left(passwords)
     env_before = dict(os.environ)
     os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS), SELFATTN_HUB_PORT=str(layout.port))
     try:
         control.start(layout, rosters, log=lambda line: None, timeout=180)
         for name, password in passwords.items():
-            accounts.set_password(name, password)
+            accounts.set_password(layout, name, password)
         # formgrader's Generate (the gradebook learns the notebooks) and Release buttons, in each course
         for course in COURSES:
             _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force", course=course)
@@ -94,19 +97,31 @@ def hub(tmp_path_factory):
         finally:
             os.environ.clear()
             os.environ.update(env_before)
-            accounts.remove_accounts([*STUDENTS, MAL, INSTRUCTOR, TA, DAN, UNA], list(COURSES))
+            if state.exists():  # what this hub's record says it made, and nothing else
+                accounts.remove_accounts(layout)
             shutil.rmtree(state, ignore_errors=True)
+
+
+def _none_left(logins) -> None:
+    """Fail, naming them, when accounts of these (fixed) logins exist: left by an earlier run that
+    could not clean up; this hub never takes over an account it did not make."""
+    import pwd
+
+    left = [login for login in logins if login in {p.pw_name for p in pwd.getpwall()}]
+    if left:
+        pytest.fail(f"accounts {left} exist (left by an earlier run?): the test hub would refuse them; "
+                    f"remove them with userdel --remove")
 
 
 def _grader_env(layout: HubLayout, course: str) -> dict[str, str]:
     """The environment of ``course``'s formgrader service (autograder/hub/jupyterhub_config.py)."""
     return {"PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(layout.course(course)),
-            "JUPYTER_CONFIG_PATH": str(layout.grader_config(course)), "HOME": f"/home/{grader_user(course)}",
+            "JUPYTER_CONFIG_PATH": str(layout.grader_config(course)), "HOME": f"/home/{layout.grader_user(course)}",
             "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1"}
 
 
 def _run_as_grader(layout: HubLayout, *argv: str, course: str = COURSE_ID) -> subprocess.CompletedProcess:
-    return subprocess.run(["runuser", "-u", grader_user(course), "--", "env",
+    return subprocess.run(["runuser", "-u", layout.grader_user(course), "--", "env",
                            *(f"{k}={v}" for k, v in _grader_env(layout, course).items()), *argv],
                           cwd=layout.course(course) / "autograder", capture_output=True, text=True)
 
@@ -331,6 +346,96 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
         context.close()
 
     _grader_caps(layout)
+
+
+def test_a_second_hub_beside_the_running_course_leaves_it_exactly_as_it_was(hub, tmp_path):
+    """The module's hub, after its week, is the live course: running, its students' submissions in
+    its exchange and course copy. A second hub of the same course id (next term's, another test's,
+    the benchmark's) starts beside it in a state folder of its own, with its own student and the
+    live course's ada in its roster; ada is refused in one line naming the roster line and cannot
+    log in there (her live password opens the live hub only); then the second hub stops and removes
+    what its record says it made. Afterwards the live course's accounts, uids, groups and members,
+    its formgrader's and servers' processes, its exchange and its submissions are exactly as before,
+    and it still answers."""
+    import requests
+
+    layout, _, passwords = hub
+    ada = STUDENTS[0]
+    assert control.running_pid(layout) is not None and control._healthy(layout)
+    assert any((layout.course_exchange() / "inbound").iterdir()), "the live course has no submissions to keep"
+    before = _course_state(layout)
+    assert before["processes"], "no formgrader or server of the live course runs"
+
+    second = HubLayout(state=Path("/var/tmp") / f"selfattn-hub-second-{secrets.token_hex(4)}", envs=ENVS,
+                       port=free_port(4))  # the hub, its API, the proxy's API, one formgrader
+    own = f"sahub2-{secrets.token_hex(3)}"
+    roster = tmp_path / "second.csv"
+    roster.write_text(f"id,first_name,last_name,email,role\n{own},O,Own,,student\n{ada},A,Ada,,student\n")
+    said: list[str] = []
+    try:
+        control.start(second, {COURSE_ID: roster}, log=said.append, timeout=180)
+        refused = [line for line in said if "refused" in line]
+        assert len(refused) == 1 and refused[0].startswith(f"{roster}:3: id {ada!r}: refused"), said
+        assert second.hub_id != layout.hub_id and second.grader_user() != layout.grader_user()
+        accounts.set_password(second, own, password := secrets.token_urlsafe(12))
+        for url, name, secret, status in ((second.url, own, password, 302), (layout.url, ada, passwords[ada], 302),
+                                          (second.url, ada, passwords[ada], 403)):
+            http = requests.Session()
+            http.get(f"{url}/hub/login", timeout=60)
+            form = {"username": name, "password": secret, "_xsrf": http.cookies.get("_xsrf", path="/hub/")}
+            answer = http.post(f"{url}/hub/login", data=form, allow_redirects=False, timeout=120)
+            assert answer.status_code == status, (url, name, answer.status_code)
+    finally:
+        try:
+            control.stop(second, log=lambda line: None, timeout=STOP_TIMEOUT)
+        finally:
+            accounts.remove_accounts(second, log=said.append)
+            shutil.rmtree(second.state, ignore_errors=True)
+    assert not any(line.startswith(own) for line in said), said
+    after = _course_state(layout)
+    for part in before:
+        assert after[part] == before[part], part
+    assert control._healthy(layout)
+
+
+def _course_state(layout: HubLayout) -> dict[str, object]:
+    """What a running course is made of on the machine: its accounts (uid, gid, GECOS, home) and
+    every group each is in (gid, members), the hub's own groups, its processes' of formgrader and
+    the students' servers (pid and command line), and every entry of its exchange and of its
+    collected submissions (owner, group, mode, size, content digest)."""
+    import grp
+    import hashlib
+    import pwd
+
+    from autograder.hub.records import Records
+
+    records = Records.load(layout.records)
+    users = {login: pwd.getpwnam(login) for login in records.users}
+    state: dict[str, object] = {
+        "record": (records.users, records.groups, records.folders),
+        "accounts": {login: (u.pw_uid, u.pw_gid, u.pw_gecos, u.pw_dir) for login, u in users.items()},
+        "groups of accounts": {login: sorted(os.getgrouplist(login, u.pw_gid)) for login, u in users.items()},
+        "groups": {name: (g.gr_gid, sorted(g.gr_mem)) for name in records.groups for g in [grp.getgrnam(name)]},
+    }
+    uids = {u.pw_uid for u in users.values()}
+    processes = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and proc.stat().st_uid in uids:
+                line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                if "jupyterhub-singleuser" in line:
+                    processes[int(proc.name)] = (proc.stat().st_uid, line)
+        except OSError:  # ended meanwhile
+            continue
+    state["processes"] = processes
+    for part, root in (("exchange", layout.exchange), ("submissions", layout.course() / "autograder" / "submitted")):
+        entries = {}
+        for path in sorted([root, *root.rglob("*")]):
+            st = path.lstat()
+            digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() and not path.is_symlink() else ""
+            entries[str(path.relative_to(root))] = (st.st_uid, st.st_gid, st.st_mode, st.st_size, digest)
+        state[part] = entries
+    return state
 
 
 def _environs(login: str, marker: str) -> list[dict[str, str]]:
@@ -756,7 +861,7 @@ def test_a_students_page_acts_in_no_one_elses_origin(hub):
                       ada: _signed_in(browser, layout, ada, passwords[ada])}
             for visitor, (context, page) in visits.items():
                 course_before, home_before = _tree(layout.course()), _tree(Path(f"/home/{ada}"))
-                kernels_before = {who: _kernels(who) for who in (grader_user(COURSE_ID), ada)}
+                kernels_before = {who: _kernels(who) for who in (layout.grader_user(COURSE_ID), ada)}
                 page.goto(f"{mal_page}?victim={visitor}", wait_until="load")
                 page.wait_for_function("window.malDone === true", timeout=300_000)
                 results = json.loads(page.inner_text("#report"))

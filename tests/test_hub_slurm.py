@@ -55,7 +55,7 @@ def slurm_hub(tmp_path_factory):
         os.environ.update(node.env, SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS),
                           SELFATTN_HUB_PORT=str(layout.port))
         control.start(layout, {COURSE_ID: roster}, log=lambda line: None, timeout=180, spawner="slurm")
-        accounts.set_password(EVE, password)
+        accounts.set_password(layout, EVE, password)
         _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force")
         _as_grader(layout, "release_assignment", ASSIGNMENT)
         yield layout, node, password
@@ -66,7 +66,8 @@ def slurm_hub(tmp_path_factory):
             node.stop()
             os.environ.clear()
             os.environ.update(env_before)
-            accounts.remove_accounts([EVE], [COURSE_ID])
+            if state.exists():
+                accounts.remove_accounts(layout)
             shutil.rmtree(state, ignore_errors=True)
             shutil.rmtree(folder, ignore_errors=True)
 

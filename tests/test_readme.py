@@ -20,6 +20,7 @@ import nbformat
 import pytest
 from guides_support import README, ROOT, STUDENT_GUIDE, anchors, code, documents, guides, links, name, text
 
+from autograder.course.ids import COURSE_ID
 from autograder.hub import layout
 
 #: how many lines a newcomer sees of the README before scrolling
@@ -181,7 +182,7 @@ def test_a_guide_without_its_points_marker_is_refused_in_one_line(tmp_path, monk
 
 #: npm packages the project runs as programs rather than serves, each with the file that runs it
 NPM_TOOLS = {"configurable-http-proxy": "autograder/hub/jupyterhub_config.py"}
-HUB_GRADER = layout.GRADER_USER  # the hub's grader account
+HUB_GRADER = layout.grader_user("HUB", COURSE_ID)  # the hub's grader account, as the guide writes it (HUB: its id)
 
 
 def test_every_npm_dependency_is_served_by_the_site() -> None:

@@ -2,12 +2,17 @@
 
 The roster is nbgrader's (``id``, ``first_name``, ``last_name``, ``email`` ...) with one more
 column, ``role``: ``student`` (the default when empty or absent), ``instructor`` or ``ta``.
-Each course has its own roster: its students join its
-:func:`~autograder.hub.layout.students_group`; its instructors and TAs join its
-:func:`~autograder.hub.layout.graders_group`, as does its grader account. One login may be in
-several courses' rosters (a TA of one, a student of another). Homes are 0700.
-Passwords are not in the roster: ``passwd LOGIN`` (or another authenticator, see the guide).
-Only accounts carrying :data:`~autograder.hub.layout.ACCOUNT_MARK` are ever changed or removed.
+Each course has its own roster: its students join its students' group; its instructors and TAs
+join its graders' group, as does its grader account (names: :mod:`autograder.hub.layout`, from the
+hub's id). One login may be in several courses' rosters (a TA of one, a student of another).
+Homes are 0700. Passwords are not in the roster: ``passwd LOGIN`` (or another authenticator, see
+the guide).
+
+The hub makes each account and group it needs and records it (:mod:`autograder.hub.records`); it
+never joins, changes, kills or removes one its record does not name. A roster login whose account
+exists and is not this hub's (another hub's student, a machine account) is refused with one line
+naming the roster line and left out of the hub; a login naming any hub's grader account or group
+fails the roster.
 """
 
 from __future__ import annotations
@@ -16,21 +21,32 @@ import csv
 import grp
 import pwd
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.course.ids import id_problem
-from autograder.hub.layout import ACCOUNT_MARK, grader_user, graders_group, students_group
+from autograder.course.ids import COURSE_ID, id_problem
+from autograder.hub.layout import HubLayout, system_name_problem
+from autograder.hub.records import Records
 
 ROLES = ("student", "instructor", "ta")
 
 
+#: the GECOS mark of the accounts hubs made before they had ids (one mark for every hub)
+OLDER_MARK = f"{COURSE_ID} hub account"
+
+
+class ForeignAccount(RuntimeError):
+    """An account or group of that name exists and this hub did not make it."""
+
+
 @dataclass(frozen=True)
 class Member:
-    """One roster line: the login (nbgrader id) and the role."""
+    """One roster line: the login (nbgrader id), the role, and where the line is (``ROSTER:LINE``)."""
 
     login: str
     role: str
+    where: str = ""
 
     @property
     def grades(self) -> bool:
@@ -49,12 +65,13 @@ def read_roster(path: Path) -> list[Member]:
         for line, row in enumerate(reader, start=2):
             login = (row.get("id") or "").strip()
             role = (row.get("role") or "").strip().lower() or "student"
-            problem = id_problem(login) or (None if login.islower() else "a login must be lower case")
+            problem = (id_problem(login) or (None if login.islower() else "a login must be lower case")
+                       or system_name_problem(login))
             if problem:
                 raise ValueError(f"{path}:{line}: id {login!r}: {problem}")
             if role not in ROLES:
                 raise ValueError(f"{path}:{line}: role {role!r}: one of {', '.join(ROLES)}")
-            members.append(Member(login, role))
+            members.append(Member(login, role, f"{path}:{line}"))
     return members
 
 
@@ -64,64 +81,131 @@ def _run(argv: list[str], input: str | None = None) -> None:
         raise RuntimeError(f"{' '.join(argv[:2])}: {done.stderr.strip() or done.stdout.strip()}")
 
 
-def _user(login: str) -> pwd.struct_passwd | None:
+def account_mark(hub: str) -> str:
+    """The GECOS field of the accounts hub ``hub`` makes (for people reading ``/etc/passwd``; what
+    makes an account the hub's is its record)."""
+    return f"selfattn hub {hub} account"
+
+
+def _exists(getter, name: str) -> bool:
     try:
-        return pwd.getpwnam(login)
+        getter(name)
     except KeyError:
-        return None
+        return False
+    return True
 
 
-def _ensure_group(name: str) -> None:
-    try:
-        grp.getgrnam(name)
-    except KeyError:
-        _run(["groupadd", name])
+def ensure_group(records: Records, name: str) -> None:
+    """Make the system group ``name`` and record it, unless this hub made it before; one that
+    exists and is not this hub's raises :class:`ForeignAccount`."""
+    if records.group(name) is not None:
+        return
+    if _exists(grp.getgrnam, name):
+        raise ForeignAccount(f"a system group {name!r} exists and this hub did not make it; the hub never joins it")
+    _run(["groupadd", name])
+    records.made_group(name)
 
 
-def ensure_user(login: str, group: str) -> None:
-    """Create ``login`` (home 0700, member of ``group``) unless it exists; refuse a foreign account."""
-    user = _user(login)
+def ensure_user(records: Records, hub: str, login: str, group: str) -> None:
+    """Make ``login`` (home 0700, member of ``group``) and record it, or add this hub's account
+    ``login`` to ``group``; an account that exists and is not this hub's raises
+    :class:`ForeignAccount` and is left as it is."""
+    if records.group(group) is None:
+        raise ForeignAccount(f"the group {group!r} is not this hub's")
+    user = records.user(login)
     if user is None:
-        _run(["useradd", "--create-home", "--shell", "/bin/bash", "--comment", ACCOUNT_MARK,
+        if _exists(pwd.getpwnam, login):
+            raise ForeignAccount("a system account of that name exists and this hub did not make it (another "
+                                 "hub's, or the machine's); the hub leaves it alone: rename the roster entry")
+        _run(["useradd", "--create-home", "--shell", "/bin/bash", "--comment", account_mark(hub),
               "--groups", group, login])
-        user = pwd.getpwnam(login)
-    elif user.pw_gecos != ACCOUNT_MARK:
-        raise RuntimeError(f"{login}: a system account this project did not make already exists; "
-                           "rename the roster entry or remove the account")
+        records.made_user(login)
+        user = records.user(login)
+        assert user is not None
     else:
         _run(["usermod", "--append", "--groups", group, login])
     Path(user.pw_dir).chmod(0o700)
 
 
-def ensure_accounts(course: str, members: list[Member]) -> None:
-    """``course``'s groups, its grader account and one account per member of its roster."""
-    graders, students = graders_group(course), students_group(course)
+def ensure_accounts(layout: HubLayout, course: str, members: list[Member], log=print) -> list[Member]:
+    """``course``'s groups, its grader account and one account per member of its roster, each made
+    by this hub (``layout``'s record). Returns the members refused (each named in one line to
+    ``log``): their login is an account this hub did not make. The grader account or a group that
+    is not this hub's raises :class:`ForeignAccount`."""
+    records = Records.load(layout.records)
+    hub = layout.hub_id
+    graders, students = layout.graders_group(course), layout.students_group(course)
     for group in (graders, students):
-        _ensure_group(group)
-    ensure_user(grader_user(course), graders)
+        ensure_group(records, group)
+    try:
+        ensure_user(records, hub, layout.grader_user(course), graders)
+    except ForeignAccount as exc:
+        raise ForeignAccount(f"{layout.grader_user(course)}: {exc}") from None
+    refused = []
     for m in members:
-        ensure_user(m.login, graders if m.grades else students)
+        try:
+            ensure_user(records, hub, m.login, graders if m.grades else students)
+        except ForeignAccount as exc:
+            log(f"{m.where}: id {m.login!r}: refused: {exc}")
+            refused.append(m)
+    return refused
 
 
-def set_password(login: str, password: str) -> None:
-    """Set the PAM password of an account this project made."""
-    user = _user(login)
-    if user is None or user.pw_gecos != ACCOUNT_MARK:
-        raise RuntimeError(f"{login}: not an account of the course hub")
+def adopt_older_accounts(layout: HubLayout, members: list[Member], log=print) -> None:
+    """Record as this hub's the members' accounts that carry :data:`OLDER_MARK`: run once, when a
+    state folder made before hubs had ids gets its id (its accounts were made for it then; its old
+    grader accounts and groups are left alone, and the hub makes its own)."""
+    records = Records.load(layout.records)
+    for m in members:
+        try:
+            user = pwd.getpwnam(m.login)
+        except KeyError:
+            continue
+        if m.login not in records.users and user.pw_gecos == OLDER_MARK:
+            records.users[m.login] = user.pw_uid
+            records.save()
+            log(f"{m.where}: id {m.login!r}: the account this state folder's hub made before hub ids, kept as its own")
+
+
+def own_members(layout: HubLayout, members: list[Member]) -> list[Member]:
+    """The members whose account is this hub's (the others were refused: they never reach the hub)."""
+    records = Records.load(layout.records)
+    return [m for m in members if records.user(m.login) is not None]
+
+
+def set_password(layout: HubLayout, login: str, password: str) -> None:
+    """Set the PAM password of an account this hub made."""
+    if Records.load(layout.records).user(login) is None:
+        raise RuntimeError(f"{login}: not an account of this hub ({layout.records})")
     _run(["chpasswd"], input=f"{login}:{password}\n")
 
 
-def remove_accounts(logins: list[str], courses: list[str]) -> None:
-    """Remove the named accounts this project made (with their homes), the grader accounts of
-    ``courses`` and, when empty, their groups."""
-    for login in [*logins, *map(grader_user, courses)]:
-        user = _user(login)
-        if user is not None and user.pw_gecos == ACCOUNT_MARK:
-            subprocess.run(["pkill", "-KILL", "-u", login], capture_output=True)
+def _end_processes(uid: int, wait: float = 10) -> None:
+    """Kill every process of ``uid`` and wait (up to ``wait`` s) until none is left."""
+    deadline = time.monotonic() + wait
+    while subprocess.run(["pkill", "-KILL", "-u", str(uid)], capture_output=True).returncode == 0:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+
+
+def remove_accounts(layout: HubLayout, log=print) -> None:
+    """Remove every account (its processes ended, its home removed) and group this hub's record
+    names, and nothing else: an entry whose uid or gid is no longer the recorded one (removed and
+    made again by someone else) is dropped from the record and left alone, named in one line."""
+    records = Records.load(layout.records)
+    for login, uid in sorted(records.users.items()):
+        if records.user(login) is None:
+            log(f"{login}: no longer this hub's account (uid {uid}); left alone")
+        else:
+            _end_processes(uid)
             _run(["userdel", "--remove", login])
-    for group in [g(course) for course in courses for g in (graders_group, students_group)]:
-        try:
-            if not grp.getgrnam(group).gr_mem:
-                _run(["groupdel", group])
-        except KeyError:
-            pass
+        del records.users[login]
+        records.save()
+    for name, gid in sorted(records.groups.items()):
+        if records.group(name) is None:
+            log(f"{name}: no longer this hub's group (gid {gid}); left alone")
+        else:
+            _run(["groupdel", name])
+        del records.groups[name]
+        records.save()

@@ -1,12 +1,13 @@
 """``make hub`` and ``make hub-stop``: start the course's JupyterHub in the background, or stop it.
 
-``start``: each course's accounts (this course's roster, ``--course ID=ROSTER`` for each more
-course; courses served before stay), how students' servers run (``--spawner local`` or
-``slurm``; default: as last time), the two environments, the state folder, then JupyterHub (as
-root, bound to 127.0.0.1, each user's server and formgrader on a host of its own under
-``hub.localhost``) until ``/hub/health`` answers; prints the address to open. ``stop``: ends the
-hub (which ends the students' servers and the formgraders) and waits. Layout and variables:
-:mod:`autograder.hub.layout`.
+``start``: the hub's id (made at its first start), each course's accounts, made and recorded by
+this hub (this course's roster, ``--course ID=ROSTER`` for each more course; courses served before
+stay; a login whose account exists and is not this hub's is refused in one line), how students'
+servers run (``--spawner local`` or ``slurm``; default: as last time), the two environments, the
+state folder, then JupyterHub (as root, bound to 127.0.0.1, each user's server and formgrader on a
+host of its own under ``hub.localhost``) until ``/hub/health`` answers; prints the address to open.
+``stop``: ends the hub (which ends the students' servers and the formgraders) and waits. Layout and
+variables: :mod:`autograder.hub.layout`.
 """
 
 from __future__ import annotations
@@ -115,13 +116,22 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         raise ValueError(f"spawner {spawner!r}: one of {', '.join(SPAWNERS)}")
     if spawner == "slurm" and shutil.which("sbatch") is None:
         raise ValueError("spawner 'slurm': no sbatch here (Slurm's client commands must be on PATH)")
+    # a state folder a hub served before hubs had ids: no id yet, but rosters
+    older = not layout.id_file.exists() and any(layout.rosters.glob("*.csv"))
     layout.rosters.mkdir(parents=True, exist_ok=True)
     if spawner is not None:
         atomic.write_text(layout.spawner_file, spawner + "\n")
     for course, roster in rosters.items():
         shutil.copy(roster, layout.roster(course))
+    layout.ensure_hub_id()  # the hub's own accounts and groups are named after it
     for course in layout.courses():
-        accounts.ensure_accounts(course, accounts.read_roster(layout.roster(course)))
+        # a refused line names the roster given now (the instructor's file), else the hub's copy
+        members = accounts.read_roster(rosters.get(course, layout.roster(course)))
+        if older:
+            accounts.adopt_older_accounts(layout, members, log=log)
+        accounts.ensure_accounts(layout, course, members, log=log)
+        if older:
+            prepare.adopt_older_exchange(layout, course, log=log)
     prepare.prepare(layout, log=log)
     build_environments(layout, log=log)
     env = {**os.environ, "SELFATTN_HUB_STATE": str(layout.state), "SELFATTN_HUB_ENVS": str(layout.envs),
@@ -135,6 +145,8 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         time.sleep(0.5)
     log(f"course hub at {layout.url}/ (open it in a browser; pid {proc.pid}; courses {', '.join(layout.courses())}; "
         f"state in {layout.state}; stop: make hub-stop)")
+    log(f"hub id {layout.hub_id}: grader accounts "
+        f"{', '.join(layout.grader_user(course) for course in layout.courses())} (runuser -u ACCOUNT -- nbgrader ...)")
     log(NETWORK_LINE)
     return proc.pid
 
@@ -189,7 +201,8 @@ def main(args: list[str] | None = None) -> None:
             rosters[course.strip()] = Path(roster)
         try:
             start(layout, rosters, spawner=a.spawner)
-        except ValueError as exc:  # a bad course id or roster line, named
+        except (ValueError, accounts.ForeignAccount) as exc:  # a bad course id or roster line, or
+            # a grader account or group of this hub's name that another made, named
             raise RefusedInput(str(exc)) from None
     elif a.action == "environments":
         build_environments(layout)

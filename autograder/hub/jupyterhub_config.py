@@ -1,11 +1,12 @@
 """JupyterHub configuration of the course hub (``make hub``; layout: :mod:`autograder.hub.layout`).
 
-PAM logins of every course roster's accounts, one LocalProcessSpawner server per user from the
-students' environment, and per course ``ID`` a formgrader, the hub service ``ID`` run by that
-course's grader account from the graders' environment in its course copy, open to that course's
-graders' group only (everyone else, another course's instructors included, gets 403). A student's
-server learns its courses from its hub groups (``nbgrader-ID``), so it lists and fetches those only.
-With ``make hub SPAWNER=slurm`` each student's server is a job of the Slurm cluster (batchspawner).
+PAM logins of every course roster's accounts (those this hub made only), one LocalProcessSpawner
+server per user from the students' environment, and per course ``ID`` a formgrader, the hub service
+``ID`` run by that course's grader account (``HUB-gr-ID``) from the graders' environment in its
+course copy, open to that course's graders' group only (everyone else, another course's instructors
+included, gets 403). A student's server learns its courses from its hub groups (``nbgrader-ID``),
+so it lists and fetches those only. With ``make hub SPAWNER=slurm`` each student's server is a job
+of the Slurm cluster (batchspawner).
 
 Every user's server and every formgrader has an origin of its own (``subdomain_host``; hosts in
 :mod:`autograder.hub.layout`): what a student's server serves runs in no origin of the hub's or
@@ -18,14 +19,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from autograder.hub.accounts import read_roster
-from autograder.hub.layout import from_environment, grader_user, graders_group, students_group
+from autograder.hub.accounts import own_members, read_roster
+from autograder.hub.layout import from_environment, hub_graders_group, hub_students_group
 from autograder.threads import ONE_BLAS_THREAD
 from autograder.workspace import ROOT
 
 c = get_config()  # noqa: F821 - provided by traitlets when JupyterHub loads this file
 layout = from_environment()
-courses = {course: read_roster(layout.roster(course)) for course in layout.courses()}
+# the roster's logins whose accounts this hub made (make hub refused the others: never let in)
+courses = {course: own_members(layout, read_roster(layout.roster(course))) for course in layout.courses()}
 
 # the proxy listens on loopback (JupyterHub resolves this host itself, so it is an address); browsers
 # reach the hub at hub.localhost, each user's server at LOGIN.hub.localhost, each formgrader at
@@ -67,7 +69,7 @@ def _formgrader(course: str) -> dict:
         "command": [str(layout.grader_env / "bin" / "jupyterhub-singleuser"),
                     "--ServerApp.root_dir=" + str(copy),
                     "--ServerApp.extra_static_paths=" + str(copy / "_assets" / "vendor")],
-        "user": grader_user(course),
+        "user": layout.grader_user(course),
         "cwd": str(copy / "autograder"),
         "oauth_no_confirm": True,
         "timeout": 180,  # a loaded machine starts formgrader in ~30 s
@@ -88,12 +90,12 @@ c.JupyterHub.load_groups = {
     group: {"users": users}
     for course, members in courses.items()
     for group, users in (
-        (graders_group(course), sorted({m.login for m in members if m.grades} | {grader_user(course)})),
-        (students_group(course), sorted({m.login for m in members if not m.grades})),
+        (hub_graders_group(course), sorted({m.login for m in members if m.grades} | {layout.grader_user(course)})),
+        (hub_students_group(course), sorted({m.login for m in members if not m.grades})),
     )
 }
 c.JupyterHub.load_roles = [
-    {"name": f"formgrade-{course}", "groups": [graders_group(course)],
+    {"name": f"formgrade-{course}", "groups": [hub_graders_group(course)],
      "scopes": [f"access:services!service={course}"]}
     for course in courses
 ]

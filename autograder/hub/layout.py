@@ -7,14 +7,20 @@ state is in one folder (``$SELFATTN_HUB_STATE``, default ``/srv/selfattn-hub``),
 
     STATE/                 0755 root
       hub/                 0700 root: jupyterhub.sqlite, cookie secret, pid file, log
+        id                 the hub's id (made at its first start), which names its system accounts
+        accounts.json      every system account and group this hub made, with its uid or gid
         rosters/ID.csv     the roster of each course the hub serves (the courses are these files)
         spawner            how students' servers run: local (processes) or slurm (batch jobs)
       exchange/            1777 root: nbgrader's exchange (sticky); root makes its course folders
-        ID/                0750 grader-ID:nbgrader-ID: that course's outbound, inbound, feedback
-      courses/ID/          2770 grader-ID:formgrade-ID: a copy of the course (solutions, hidden
+        ID/                0750 HUB-gr-ID:HUB-st-ID: that course's outbound, inbound, feedback
+      courses/ID/          2770 HUB-gr-ID:HUB-fg-ID: a copy of the course (solutions, hidden
                            checks, gradebook), its id in autograder/course_id
       config/student/      0755: nbgrader_config.py for students (exchange, the hub's groups)
-      config/grader-ID/    0750 grader-ID:formgrade-ID: nbgrader_config.py of ID's formgrader
+      config/grader-ID/    0750 HUB-gr-ID:HUB-fg-ID: nbgrader_config.py of ID's formgrader
+
+The system accounts and groups are the hub's own: ``HUB`` is its id (``STATE/hub/id``), so two hubs
+on one machine (another term's, a test's, a benchmark's) never share one, even for the same course.
+The hub's own groups (in its database, nbgrader's names) are ``formgrade-ID`` and ``nbgrader-ID``.
 
 The two environments (``$SELFATTN_HUB_ENVS``, default ``STATE/envs``) are world-readable.
 
@@ -31,19 +37,27 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
+import string
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from autograder.course.ids import COURSE_ID, id_problem
+from autograder.outputs.atomic import create_once
 
-#: the GECOS mark of accounts this project made (the only ones it ever removes)
-ACCOUNT_MARK = f"{COURSE_ID} hub account"
+#: a hub's id: a letter, then letters and digits (it starts system account names)
+HUB_ID_LENGTH = 6
+HUB_ID = re.compile(rf"[a-z][a-z0-9]{{{HUB_ID_LENGTH - 1}}}")
+#: the longest system account or group name Linux tools accept
+MAX_SYSTEM_NAME = 32
+#: the system names a hub makes, HUB-xx-ID: its grader account, graders' group, students' group
+SYSTEM_NAME = re.compile(rf"{HUB_ID.pattern}-(gr|fg|st)-.*")
 #: the hub's public port on 127.0.0.1; the hub API and proxy API take the next two, then one
 #: formgrader per course
 DEFAULT_PORT = 8000
-#: a system group name has at most 32 characters, and the longest made here is formgrade-ID
-MAX_COURSE_ID = 32 - len("formgrade-")
+#: the longest course id: a system name has at most 32 characters, and the ones made here are HUB-xx-ID
+MAX_COURSE_ID = MAX_SYSTEM_NAME - len("-gr-") - HUB_ID_LENGTH
 #: the hub's host name on this machine; each user's server and each service is on a host under it
 #: (JupyterHub's ``subdomain_host``). Browsers resolve ``*.localhost`` to loopback with no DNS set-up;
 #: a deployment names its own (``$SELFATTN_HUB_PUBLIC``).
@@ -55,22 +69,46 @@ DNS_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 SPAWNERS = ("local", "slurm")
 
 
-def grader_user(course: str) -> str:
-    """The system account that owns ``course``'s copy and runs its formgrader (nbgrader's
-    "grader-COURSE")."""
-    return f"grader-{course}"
+def new_hub_id() -> str:
+    """A fresh random hub id (:data:`HUB_ID`)."""
+    first = secrets.choice(string.ascii_lowercase)
+    return first + "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(HUB_ID_LENGTH - 1))
 
 
-def graders_group(course: str) -> str:
-    """Instructors, TAs and the grader account of ``course``: who may open its formgrader (a system
-    and a hub group; nbgrader's JupyterHub name for a course's graders)."""
+def grader_user(hub: str, course: str) -> str:
+    """The system account of hub ``hub`` that owns ``course``'s copy and runs its formgrader."""
+    return f"{hub}-gr-{course}"
+
+
+def graders_group(hub: str, course: str) -> str:
+    """The system group of hub ``hub`` of ``course``'s instructors, TAs and grader account (who may
+    read and write its course copy)."""
+    return f"{hub}-fg-{course}"
+
+
+def students_group(hub: str, course: str) -> str:
+    """The system group of hub ``hub`` of ``course``'s students (who may reach its exchange folder)."""
+    return f"{hub}-st-{course}"
+
+
+def hub_graders_group(course: str) -> str:
+    """The hub group (in the hub's database) of ``course``'s graders: who may open its formgrader
+    (nbgrader's JupyterHub name for a course's graders)."""
     return f"formgrade-{course}"
 
 
-def students_group(course: str) -> str:
-    """The students of ``course`` (a system and a hub group; nbgrader's JupyterHub name, by which
-    a student's server learns its courses)."""
+def hub_students_group(course: str) -> str:
+    """The hub group of ``course``'s students (nbgrader's JupyterHub name, by which a student's
+    server learns its courses)."""
     return f"nbgrader-{course}"
+
+
+def system_name_problem(login: str) -> str | None:
+    """Why ``login`` may not be a roster's login because it names a hub's own account or group
+    (of any hub, this project's older ``grader-ID`` included), or ``None``."""
+    if SYSTEM_NAME.fullmatch(login) or login.startswith("grader-"):
+        return "names a hub's grader account or group (HUB-gr-ID, HUB-fg-ID, HUB-st-ID, grader-ID), not a person"
+    return None
 
 
 def course_problem(course: str) -> str | None:
@@ -79,17 +117,11 @@ def course_problem(course: str) -> str | None:
     if problem is None and not course.islower():
         problem = "a course id must be lower case (it names system accounts and groups)"
     if problem is None and len(course) > MAX_COURSE_ID:
-        problem = f"at most {MAX_COURSE_ID} characters (formgrade-ID names a system group)"
+        problem = f"at most {MAX_COURSE_ID} characters (HUB-gr-ID names a system account)"
     if problem is None and (not DNS_LABEL.fullmatch(course) or "--" in course):
         problem = ("letters, digits and single '-' only, not at either end (its formgrader's host is "
                    "ID--service.DOMAIN)")
     return problem
-
-
-#: this course's grader account and groups (the hub's first course)
-GRADER_USER = grader_user(COURSE_ID)
-GRADERS_GROUP = graders_group(COURSE_ID)
-STUDENTS_GROUP = students_group(COURSE_ID)
 
 
 @dataclass(frozen=True)
@@ -110,6 +142,43 @@ class HubLayout:
     @property
     def exchange(self) -> Path:
         return self.state / "exchange"
+
+    @property
+    def id_file(self) -> Path:
+        return self.hub / "id"
+
+    @property
+    def hub_id(self) -> str:
+        """This hub's id (``STATE/hub/id``, made by its first start: :meth:`ensure_hub_id`)."""
+        try:
+            hub = self.id_file.read_text().strip()
+        except FileNotFoundError:
+            raise RuntimeError(f"{self.id_file}: no hub id (make hub makes it at the first start)") from None
+        if not HUB_ID.fullmatch(hub):
+            raise RuntimeError(f"{self.id_file}: {hub!r} is not a hub id ({HUB_ID.pattern})")
+        return hub
+
+    def ensure_hub_id(self) -> str:
+        """This hub's id, made (random, :func:`new_hub_id`) when the state folder has none."""
+        if not self.id_file.exists():
+            self.hub.mkdir(parents=True, exist_ok=True)
+            self.hub.chmod(0o700)
+            create_once(self.id_file, (new_hub_id() + "\n").encode())
+        return self.hub_id
+
+    @property
+    def records(self) -> Path:
+        """Every system account and group this hub made (:mod:`autograder.hub.records`)."""
+        return self.hub / "accounts.json"
+
+    def grader_user(self, course: str = COURSE_ID) -> str:
+        return grader_user(self.hub_id, course)
+
+    def graders_group(self, course: str = COURSE_ID) -> str:
+        return graders_group(self.hub_id, course)
+
+    def students_group(self, course: str = COURSE_ID) -> str:
+        return students_group(self.hub_id, course)
 
     @property
     def rosters(self) -> Path:

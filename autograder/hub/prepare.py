@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from autograder.course.ids import COURSE_ID, COURSE_ID_FILE
-from autograder.hub.layout import HubLayout, grader_user, graders_group, students_group
+from autograder.hub.layout import HubLayout
+from autograder.hub.records import Records
 from autograder.outputs.atomic import write_text
 from autograder.workspace import ROOT
 
@@ -78,7 +79,7 @@ def grader_settings(layout: HubLayout) -> str:
 
 def prepare(layout: HubLayout, log=print) -> None:
     """Make the state folder as :mod:`autograder.hub.layout` describes for every course with a
-    roster in ``layout.rosters`` (their accounts must exist)."""
+    roster in ``layout.rosters`` (their accounts must exist, made by this hub)."""
     layout.state.mkdir(parents=True, exist_ok=True)
     layout.state.chmod(0o755)
     layout.hub.mkdir(exist_ok=True)
@@ -98,8 +99,11 @@ def prepare(layout: HubLayout, log=print) -> None:
 
 
 def _prepare_course(layout: HubLayout, course: str, log) -> None:
-    grader, graders, students = grader_user(course), graders_group(course), students_group(course)
-    grp.getgrnam(graders)  # raises KeyError when the accounts were not made first
+    grader, graders, students = layout.grader_user(course), layout.graders_group(course), layout.students_group(course)
+    records = Records.load(layout.records)
+    if records.user(grader) is None or records.group(graders) is None or records.group(students) is None:
+        raise RuntimeError(f"{course}: its grader account and groups are not this hub's (make them first: "
+                           "autograder.hub.accounts.ensure_accounts)")
     copy = layout.course(course)
     if copy_course(copy):
         log(f"copied the course into {copy}")
@@ -108,8 +112,11 @@ def _prepare_course(layout: HubLayout, course: str, log) -> None:
     copy.chmod(0o2770)
     # the course's exchange folder: its grader releases and collects; only its students pass
     exchange = layout.course_exchange(course)
-    _refuse_squatter(layout, exchange, grader, log)
+    key = f"exchange/{course}"
+    _refuse_squatter(layout, exchange, grader, log, made=records.is_folder(key, exchange))
     exchange.mkdir(exist_ok=True)
+    if not records.is_folder(key, exchange):  # made now, or kept as the grader account's
+        records.made_folder(key, exchange)
     os.chown(exchange, pwd.getpwnam(grader).pw_uid, grp.getgrnam(students).gr_gid)
     exchange.chmod(0o750)
     config = layout.grader_config(course)
@@ -119,14 +126,40 @@ def _prepare_course(layout: HubLayout, course: str, log) -> None:
     Path(pwd.getpwnam(grader).pw_dir).chmod(0o700)
 
 
-def _refuse_squatter(layout: HubLayout, exchange: Path, grader: str, log) -> None:
+def adopt_older_exchange(layout: HubLayout, course: str, log=print) -> None:
+    """Record as this hub's the exchange folder of ``course`` that the grader account of hubs before
+    hub ids (``grader-ID``) owns, and give what that account owns in it to this hub's grader
+    account (students' files stay theirs): run once, when a state folder made then gets its id, so
+    that its released assignments and submissions are not moved aside as a squatter's."""
+    exchange = layout.course_exchange(course)
+    try:
+        older = pwd.getpwnam(f"grader-{course}").pw_uid
+        st = exchange.lstat()
+    except (KeyError, FileNotFoundError):
+        return
+    if not (exchange.is_dir() and not exchange.is_symlink() and st.st_uid == older):
+        return
+    Records.load(layout.records).made_folder(f"exchange/{course}", exchange)
+    grader = pwd.getpwnam(layout.grader_user(course)).pw_uid
+    for folder, dirs, files in os.walk(exchange):
+        for name in [folder, *(os.path.join(folder, n) for n in (*dirs, *files))]:
+            if os.lstat(name).st_uid == older:
+                os.lchown(name, grader, -1)
+    log(f"{exchange}: made by this state folder's hub before hub ids, kept as its own")
+
+
+def _refuse_squatter(layout: HubLayout, exchange: Path, grader: str, log, made: bool = False) -> None:
     """A course's exchange folder someone else made first (anyone may make folders in the
-    exchange) is moved out of reach, into ``STATE/hub/squatted/``, before the course's is made."""
+    exchange) is moved out of reach, into ``STATE/hub/squatted/``, before the course's is made.
+    The folder this hub made (``made``: the very folder its record names) stays, whoever owns it
+    now, as does a real folder its grader account owns; every hub has an exchange of its own
+    (``STATE/exchange``), so nothing here ever looks at another hub's."""
     try:
         owner = exchange.lstat().st_uid
     except FileNotFoundError:
         return
-    if owner == pwd.getpwnam(grader).pw_uid and exchange.is_dir() and not exchange.is_symlink():
+    real = exchange.is_dir() and not exchange.is_symlink()
+    if real and (made or owner == pwd.getpwnam(grader).pw_uid):
         return
     aside = layout.hub / "squatted" / f"{exchange.name}-{time.strftime('%Y%m%dT%H%M%S')}"
     aside.parent.mkdir(mode=0o700, exist_ok=True)
