@@ -116,7 +116,7 @@ def _none_left(logins) -> None:
 def _grader_env(layout: HubLayout, course: str) -> dict[str, str]:
     """The environment of ``course``'s formgrader service (autograder/hub/jupyterhub_config.py)."""
     return {"PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(layout.course(course)),
-            "JUPYTER_CONFIG_PATH": str(layout.grader_config(course)), "HOME": f"/home/{layout.grader_user(course)}",
+            "JUPYTER_CONFIG_PATH": layout.grader_config_path(course), "HOME": f"/home/{layout.grader_user(course)}",
             "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1"}
 
 
@@ -268,10 +268,17 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
     _refused(layout)
     _courses_apart(browser, layout, passwords)
 
-    # the hub restarts mid-week: users, submissions and the exchange are kept
+    # the instructor sets the term's late policy in the course's term settings (a file of her group's)
+    policy = "c.LateSubmissionPlugin.penalty_method = 'percent'\nc.LateSubmissionPlugin.percent = 10\n"
+    edited = _as_user(INSTRUCTOR, "sh", "-c", f"printf '%s' \"$0\" >> {layout.term_settings()}", policy)
+    assert edited.returncode == 0, edited.stderr
+    term_settings = layout.term_settings().read_text()
+
+    # the hub restarts mid-week: users, submissions, the exchange and the term's settings are kept
     control.stop(layout, log=lambda line: None, timeout=STOP_TIMEOUT)
     control.start(layout, {COURSE_ID: rosters[COURSE_ID]}, log=lambda line: None, timeout=180)
     assert layout.courses() == list(COURSES), "a restart naming one course keeps serving the other"
+    assert layout.term_settings().read_text() == term_settings and policy in term_settings, "the term's settings"
     context, page = _signed_in(browser, layout, ben, passwords[ben])
     listed = _api(page, context, "GET", f"{layout.user_url(ben)}/assignments?course_id={COURSE_ID}")
     # nbgrader lists the fetched copy and each submission
@@ -303,6 +310,10 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
     assert scores(hub_work, ada, NB)[f"{STDS}-hidden"][0] > 0
     assert scores(hub_work, ben, NB)[f"{STDS}-hidden"][0] == 0
     assert _seconds_late(hub_work, cat) > 0 and _seconds_late(hub_work, ada) == 0 == _seconds_late(hub_work, ben)
+    # the policy set before the restart is the one formgrader's Autograde applied: cat, late, loses 10 %
+    cat_penalty, cat_score = _penalty(hub_work, cat), _auto_score(hub_work, cat)
+    assert cat_penalty > 0 and cat_penalty == pytest.approx(0.1 * cat_score), (cat_penalty, cat_score)
+    assert _penalty(hub_work, ada) == 0 == _penalty(hub_work, ben)
 
     # two graders hand-grade the written answer in formgrader, then feedback is made and released
     for grader in (INSTRUCTOR, TA):
@@ -504,6 +515,22 @@ def _seconds_late(work: Path, student: str) -> float:
         return float(gb.find_submission(ASSIGNMENT, student).total_seconds_late)
 
 
+def _penalty(work: Path, student: str) -> float:
+    """The late penalty nbgrader's gradebook holds for ``student``'s notebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", COURSE_ID) as gb:
+        return float(gb.find_submission_notebook(NB, ASSIGNMENT, student).late_submission_penalty or 0.0)
+
+
+def _auto_score(work: Path, student: str) -> float:
+    """``student``'s notebook's score before the penalty (its autograded points, at autograde)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{work / 'gradebook.db'}", COURSE_ID) as gb:
+        return float(gb.find_submission_notebook(NB, ASSIGNMENT, student).score)
+
+
 def _written_score(work: Path, student: str) -> float:
     from nbgrader.api import Gradebook
 
@@ -522,7 +549,7 @@ def _refused(layout: HubLayout) -> None:
         "the gradebook": ["cat", str(layout.course() / "autograder" / "gradebook.db")],
         "the collected submissions": ["ls", str(layout.course() / "autograder" / "submitted")],
         "the hub's database": ["cat", str(layout.hub / "jupyterhub.sqlite")],
-        "the graders' settings": ["cat", str(layout.grader_config() / "nbgrader_config.py")],
+        "the graders' settings": ["cat", str(layout.term_settings())],
     }
     for what, argv in refused.items():
         done = _as_user(ada, *argv)

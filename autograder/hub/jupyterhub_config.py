@@ -75,7 +75,7 @@ def _formgrader(course: str) -> dict:
         "timeout": 180,  # a loaded machine starts formgrader in ~30 s
         "environment": {
             "JUPYTERHUB_DEFAULT_URL": "/lab",
-            "JUPYTER_CONFIG_PATH": str(layout.grader_config(course)),
+            "JUPYTER_CONFIG_PATH": layout.grader_config_path(course),
             "JUPYTER_PATH": str(copy / "autograder" / "jupyter_data"),
             "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1",
             "PYTHONPATH": str(copy),

@@ -16,7 +16,8 @@ state is in one folder (``$SELFATTN_HUB_STATE``, default ``/srv/selfattn-hub``),
       courses/ID/          2770 HUB-gr-ID:HUB-fg-ID: a copy of the course (solutions, hidden
                            checks, gradebook), its id in autograder/course_id
       config/student/      0755: nbgrader_config.py for students (exchange, the hub's groups)
-      config/grader-ID/    0750 HUB-gr-ID:HUB-fg-ID: nbgrader_config.py of ID's formgrader
+      config/grader-ID/    2770 HUB-gr-ID:HUB-fg-ID: ID's term settings, nbgrader_config.py (the late
+                           policy...; made once, never replaced), and hub/, what make hub writes
 
 The system accounts and groups are the hub's own: ``HUB`` is its id (``STATE/hub/id``), so two hubs
 on one machine (another term's, a test's, a benchmark's) never share one, even for the same course.
@@ -216,7 +217,23 @@ class HubLayout:
         return self.state / "config" / "student"
 
     def grader_config(self, course: str = COURSE_ID) -> Path:
+        """The folder of ``course``'s term settings (:meth:`term_settings`)."""
         return self.state / "config" / f"grader-{course}"
+
+    def term_settings(self, course: str = COURSE_ID) -> Path:
+        """``course``'s settings for the term on this hub (the late policy, ``c.LateSubmissionPlugin.*``,
+        and any other nbgrader option): made once, edited by its instructors and TAs, and never replaced
+        by ``make hub`` or any other command."""
+        return self.grader_config(course) / "nbgrader_config.py"
+
+    def hub_settings(self, course: str = COURSE_ID) -> Path:
+        """The folder of the settings ``make hub`` writes anew at every start (the exchange)."""
+        return self.grader_config(course) / "hub"
+
+    def grader_config_path(self, course: str = COURSE_ID) -> str:
+        """``JUPYTER_CONFIG_PATH`` of ``course``'s formgrader and of every nbgrader command run as its grader
+        account: the term's settings first (they win), then the hub's."""
+        return f"{self.grader_config(course)}{os.pathsep}{self.hub_settings(course)}"
 
     @property
     def student_env(self) -> Path:

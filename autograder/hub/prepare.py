@@ -70,6 +70,18 @@ def student_settings(layout: HubLayout) -> str:
             "c.Validator.width = 120\n")
 
 
+def term_settings(course: str) -> str:
+    """The first text of ``course``'s term settings on the hub (:meth:`HubLayout.term_settings`)."""
+    return (f'"""The nbgrader settings of the course {course} for this term on this hub: yours to edit.\n\n'
+            "Instructors and TAs may edit it; make hub never replaces it. Formgrader and every nbgrader\n"
+            "command run as the course's grader account read it, and it wins over what make hub writes\n"
+            "beside it, in hub/. The late policy, for example (docs/instructors.md, late work):\n\n"
+            "    c.LateSubmissionPlugin.penalty_method = 'percent'\n"
+            "    c.LateSubmissionPlugin.percent = 10\n"
+            '"""\n'
+            "c = get_config()  # noqa: F821\n")
+
+
 def grader_settings(layout: HubLayout) -> str:
     """A formgrader service's user-level ``nbgrader_config.py``: the exchange."""
     return (f'"""nbgrader settings of a formgrader service (autograder/hub/prepare.py)."""\n'
@@ -120,9 +132,13 @@ def _prepare_course(layout: HubLayout, course: str, log) -> None:
     os.chown(exchange, pwd.getpwnam(grader).pw_uid, grp.getgrnam(students).gr_gid)
     exchange.chmod(0o750)
     config = layout.grader_config(course)
-    config.mkdir(parents=True, exist_ok=True)
-    write_text(config / "nbgrader_config.py", grader_settings(layout))
+    layout.hub_settings(course).mkdir(parents=True, exist_ok=True)
+    write_text(layout.hub_settings(course) / "nbgrader_config.py", grader_settings(layout))
+    if not layout.term_settings(course).exists():  # the instructors': made once, never replaced
+        write_text(layout.term_settings(course), term_settings(course))
     _own(config, grader, graders, "u+rwX,g+rX,o-rwx")
+    config.chmod(0o2770)  # its instructors and TAs edit the term's settings
+    layout.term_settings(course).chmod(0o660)
     Path(pwd.getpwnam(grader).pw_dir).chmod(0o700)
 
 
