@@ -224,8 +224,9 @@ class CollectIntoSubmitted(ExchangeCollect):
             self._refuse(student, f"hand-in folder {inbound.shown(name)}: {rec['time_note']}; the time the grader "
                          f"side observed, {inbound.stamp_text(rec['timestamp'])}, is used")
         if why_secret:
-            self._refuse(student, f"hand-in folder {inbound.shown(name)}: {why_secret}; the grader made one, so her "
-                         f"copy of nbgrader cannot fetch this feedback (hand over feedback/{student}/{assignment}/)")
+            self._refuse(student, f"hand-in folder {inbound.shown(name)}: {why_secret}; the grader made one, so "
+                         "the student's nbgrader cannot fetch this feedback "
+                         f"(hand over feedback/{student}/{assignment}/)")
         atomic.write_text(fresh / inbound.STAMP, inbound.stamp_text(rec["timestamp"]))
         atomic.write_text(fresh / inbound.SECRET, secret)
         self.log.info("%s submission: %s %s", "Updating" if dest.is_dir() else "Collecting", student, assignment)
