@@ -147,7 +147,7 @@ class CollectIntoSubmitted(ExchangeCollect):
             path = Path(self.inbound_path) / name
             why = parsed if isinstance(parsed, str) else inbound.folder_problem(path, student, os.geteuid())
             if why is not None:
-                self._refuse(student, f"hand-in folder {inbound.shown(name)} refused, never collected: {why}")
+                self.refuse(student, f"hand-in folder {inbound.shown(name)} refused, never collected: {why}")
                 continue
             student, from_name = parsed
             owner = path.lstat().st_uid
@@ -167,7 +167,7 @@ class CollectIntoSubmitted(ExchangeCollect):
             on_time = [r for r in mine if self.duedate is not None and r["timestamp"] <= self.duedate]
             self.src_records.append(on_time[0] if self.before_duedate and on_time else mine[0])
 
-    def _refuse(self, student: str, line: str) -> None:
+    def refuse(self, student: str, line: str) -> None:
         """One line in Collect's log, kept for make grade's summary."""
         self.log.warning("%s: %s", student, line)
         self.refusals.setdefault(student, []).append(f"{student}: {line}")
@@ -185,13 +185,13 @@ class CollectIntoSubmitted(ExchangeCollect):
                           self.coursedir.course_id)
         collected = []
         for rec in self.src_records:
-            if self._collect(rec, ws, inbound):
+            if self.collect_one(rec, ws, inbound):
                 collected.append(rec["username"])
         inbound.record_refusals(ws, assignment, self.coursedir.student_id or "*", self.refusals)
         for student in collected:
             _restage(student, assignment, ws)
 
-    def _collect(self, rec: dict, ws: Workspace, inbound) -> bool:
+    def collect_one(self, rec: dict, ws: Workspace, inbound) -> bool:
         """Copy one hand-in into ``submitted/`` (whole, or not at all); True when it was."""
         import shutil
 
@@ -210,35 +210,34 @@ class CollectIntoSubmitted(ExchangeCollect):
         fresh = work / f"{student}+{assignment}+{secrets.token_hex(8)}"
         try:
             refused = inbound.copy_handin(src, fresh, rec["owner"], inbound.Caps(
-                self.max_file_bytes, self.max_handin_bytes, self.max_handin_entries), self._ignored)
+                self.max_file_bytes, self.max_handin_bytes, self.max_handin_entries), self.passed_over)
             secret, why_secret = inbound.feedback_secret(src, rec["owner"],
                                                          inbound.secrets_of_others(ws, assignment, student))
         except inbound.HandinRefused as exc:
             shutil.rmtree(fresh, ignore_errors=True)
-            self._refuse(student, f"hand-in folder {inbound.shown(name)} refused, never collected: {exc}"
+            self.refuse(student, f"hand-in folder {inbound.shown(name)} refused, never collected: {exc}"
                          + ("; what was collected before stays" if dest.is_dir() else ""))
             return False
         for line in refused:
-            self._refuse(student, f"hand-in folder {inbound.shown(name)}: {line}")
+            self.refuse(student, f"hand-in folder {inbound.shown(name)}: {line}")
         if rec["time_note"]:
-            self._refuse(student, f"hand-in folder {inbound.shown(name)}: {rec['time_note']}; the time the grader "
+            self.refuse(student, f"hand-in folder {inbound.shown(name)}: {rec['time_note']}; the time the grader "
                          f"side observed, {inbound.stamp_text(rec['timestamp'])}, is used")
         if why_secret:
-            self._refuse(student, f"hand-in folder {inbound.shown(name)}: {why_secret}; the grader made one, so "
+            self.refuse(student, f"hand-in folder {inbound.shown(name)}: {why_secret}; the grader made one, so "
                          "the student's nbgrader cannot fetch this feedback "
                          f"(hand over feedback/{student}/{assignment}/)")
         atomic.write_text(fresh / inbound.STAMP, inbound.stamp_text(rec["timestamp"]))
         atomic.write_text(fresh / inbound.SECRET, secret)
         self.log.info("%s submission: %s %s", "Updating" if dest.is_dir() else "Collecting", student, assignment)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        old = work / f"{student}+{assignment}+{secrets.token_hex(8)}.old"
-        if dest.is_dir():
-            dest.rename(old)
-        fresh.rename(dest)
-        shutil.rmtree(old, ignore_errors=True)
+        aside = work / f"{fresh.name}.old"
+        if atomic.place_folder(fresh, dest, aside) == "replaced":  # fresh (or aside) now holds the old one
+            shutil.rmtree(fresh, ignore_errors=True)
+            shutil.rmtree(aside, ignore_errors=True)
         return True
 
-    def _ignored(self, name: str, is_dir: bool) -> bool:
+    def passed_over(self, name: str, is_dir: bool) -> bool:
         """nbgrader's ``CourseDirectory.ignore`` and ``include`` (what its copy passes over)."""
         if any(fnmatch(name, pattern) for pattern in self.coursedir.ignore):
             return True
