@@ -203,20 +203,20 @@ class _Copy:
             written = 0
             with open(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644),
                       "wb") as out:
-                while True:  # the caps hold while copying: a file that grows is stopped at the cap
-                    file_room = self.caps.file_bytes - written
-                    handin_room = self.caps.handin_bytes - self.bytes - written
-                    chunk = os.read(fd, min(_CHUNK, min(file_room, handin_room) + 1))
+                while True:  # the caps hold while copying: nothing past either cap is written
+                    chunk = os.read(fd, min(_CHUNK, self.caps.file_bytes - written + 1))
                     if not chunk:
                         break
-                    if len(chunk) > file_room:
-                        over = "file"
+                    if written + len(chunk) > self.caps.file_bytes:
+                        over = "file"  # refused alone, whatever the hand-in's room
                         break
-                    if len(chunk) > handin_room:
-                        raise HandinRefused(f"it holds more than the cap of {self.caps.handin_bytes} bytes per "
-                                            "hand-in")
-                    out.write(chunk)
+                    if self.bytes + written + len(chunk) > self.caps.handin_bytes:
+                        over = "handin"  # read on (to the file cap at most) to tell which cap it passed
+                    elif over is None:
+                        out.write(chunk)
                     written += len(chunk)
+            if over == "handin":
+                raise HandinRefused(f"it holds more than the cap of {self.caps.handin_bytes} bytes per hand-in")
             if over:
                 dest.unlink()
                 self.refused.append(f"{shown(where)}: refused, it is larger than the cap of {self.caps.file_bytes} "
