@@ -192,6 +192,9 @@ def test_a_folder_in_another_students_name_is_refused_and_the_victims_work_stays
     exchange.handin(eve, victim, datetime(2099, 1, 1), forged)  # later than anything: nbgrader would take it
     exchange.handin(eve, victim, _now(), forged)
     exchange.handin(honest, honest, _now())
+    undated = exchange.inbound / f"{eve}+{ASSIGNMENT}+last tuesday"  # nbgrader's collect stopped for everyone
+    undated.mkdir()
+    os.chown(undated, _uid(eve), -1)
 
     log = exchange.collect("--update")
 
@@ -199,6 +202,7 @@ def test_a_folder_in_another_students_name_is_refused_and_the_victims_work_stays
     refused = [line for line in log.splitlines() if f"made by {eve}, not by {victim}" in line]
     assert len(refused) == 2 and all("never collected" in line for line in refused), log[-3000:]
     assert exchange.tree(honest)
+    assert len([line for line in log.splitlines() if eve in line and "is not a date and time" in line]) == 1, log
     assert sum(f"made by {eve}" in line for line in exchange.refusals()) == 2, exchange.refusals()
 
 

@@ -144,6 +144,7 @@ class CollectIntoSubmitted(ExchangeCollect):
             student = name.split("+")[0]
             if name.split("+")[1:2] != [assignment] or not fnmatch(student, wanted):
                 continue
+            student = student if id_problem(student) is None else inbound.shown(student)  # one printable line
             path = Path(self.inbound_path) / name
             why = parsed if isinstance(parsed, str) else inbound.folder_problem(path, student, os.geteuid())
             if why is not None:
