@@ -122,6 +122,8 @@ DIRECT_WRITES = {
                                             "that atomic.place_folder then moves into place whole",
     ("autograder/intake/zips.py", "set_aside"): "moves a folder the login map undid out of submitted/, whole, "
                                                 "into .intake/undone/ (a move, not a result file being replaced)",
+    ("autograder/intake/inbound.py", "_file"): "a file of a hand-in into a new scratch folder, created exclusively "
+                                               "(O_EXCL), that atomic.place_folder then moves into place whole",
     ("autograder/pipeline/dask_tls.py", "_write"): "a new key, created exclusively with its mode from the start",
     ("autograder/pipeline/dask_cluster.py", "decide_remote"): "a task's copy of its input on a worker, "
                                                              "removed when the task ends",

@@ -28,7 +28,7 @@ import secrets
 import shutil
 import subprocess
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
@@ -43,6 +43,8 @@ from autograder.hub.layout import HubLayout
 
 ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
 STUDENTS = ("sahub-ada", "sahub-ben", "sahub-cat")
+#: a student who attacks the exchange from her shell (after the week)
+EVE = "sahub-eve"
 INSTRUCTOR, TA = "sahub-ivy", "sahub-tom"
 #: a student who serves a hostile page from her own server (test_a_students_page_acts_in_no_one_elses_origin)
 MAL = "sahub-mal"
@@ -73,12 +75,12 @@ def hub(tmp_path_factory):
     layout = HubLayout(state=state, envs=ENVS, port=free_port(3 + len(COURSES)))
     roster = tmp_path_factory.mktemp("hub") / "roster.csv"
     roster.write_text("id,first_name,last_name,email,role\n"
-                      + "".join(f"{s},S,{s},,student\n" for s in (*STUDENTS, MAL))
+                      + "".join(f"{s},S,{s},,student\n" for s in (*STUDENTS, MAL, EVE))
                       + f"{INSTRUCTOR},I,Ivy,,instructor\n{TA},T,Tom,,ta\n")
     second = roster.with_name("second.csv")
     second.write_text(f"id,first_name,last_name,email,role\n{DAN},D,Dan,,student\n{UNA},U,Una,,instructor\n")
     rosters = {COURSE_ID: roster, SECOND: second}
-    passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, MAL, INSTRUCTOR, TA, DAN, UNA)}
+    passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, MAL, EVE, INSTRUCTOR, TA, DAN, UNA)}
     _none_left(passwords)
     env_before = dict(os.environ)
     os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS), SELFATTN_HUB_PORT=str(layout.port))
@@ -447,6 +449,65 @@ def _course_state(layout: HubLayout) -> dict[str, object]:
             entries[str(path.relative_to(root))] = (st.st_uid, st.st_gid, st.st_mode, st.st_size, digest)
         state[part] = entries
     return state
+
+
+def test_a_student_who_plants_links_forgeries_and_back_dated_hand_ins_gains_nothing(hub):
+    """From her shell on the hub, eve plants in the exchange a link to the course's solution
+    notebook, a hand-in folder in ada's name and a hand-in back-dated by two hours; the instructor
+    clicks Collect in formgrader: ada's collected work is unchanged, nothing of the solution reaches
+    submitted/, eve's hand-in gets the time the grader side saw, and each refusal is one line in
+    Collect's log naming eve."""
+    from browser_support import driver
+    from nbgrader.utils import parse_utc
+
+    layout, _, passwords = hub
+    ada = STUDENTS[0]
+    outbound = layout.course_exchange() / "outbound" / ASSIGNMENT / f"{NB}.ipynb"
+    inbound = layout.course_exchange() / "inbound"
+    submitted = layout.course() / "autograder" / "submitted"
+    solution = layout.course() / "solutions" / ASSIGNMENT / f"{NB}.ipynb"
+
+    def hand_in(login: str, named: str, when: str, then: str = "") -> None:
+        folder = inbound / f"{named}+{ASSIGNMENT}+{when}+{secrets.token_hex(16)}"
+        script = (f'mkdir "{folder}" && cp "{outbound}" "{folder}/" && echo "{when}" > "{folder}/timestamp.txt" '
+                  f'&& head -c 64 /dev/urandom | od -An -tx1 | tr -d " \\n" > "{folder}/submission_secret.txt"'
+                  f' && cd "{folder}" && {then or "true"}')
+        done = _as_user(login, "sh", "-c", script)
+        assert done.returncode == 0, (login, done.stderr)
+
+    def collect() -> str:
+        with driver() as pw:
+            browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+            try:
+                context, page = _formgrader(browser, layout, INSTRUCTOR, passwords[INSTRUCTOR])
+                url = f"{layout.service_url()}/formgrader/api/assignment/{ASSIGNMENT}/collect"
+                done = _api(page, context, "POST", url)
+                context.close()
+            finally:
+                browser.close()
+        assert done["success"], done
+        return done["log"]
+
+    hand_in(ada, ada, datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    collect()
+    before = {p: p.read_bytes() for p in sorted((submitted / ada / ASSIGNMENT).rglob("*")) if p.is_file()}
+    assert before
+    seen = datetime.now(timezone.utc).replace(tzinfo=None)
+    back = (datetime.now(timezone.utc) - timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    hand_in(EVE, EVE, back, f'ln -s "{solution}" 01-embeddings.ipynb && touch -h -d "2 hours ago" * .')
+    hand_in(EVE, ada, "2099-01-01 00:00:00.000000 UTC", f'echo forged > "{NB}.ipynb"')
+
+    log = collect()
+
+    after = {p: p.read_bytes() for p in sorted((submitted / ada / ASSIGNMENT).rglob("*")) if p.is_file()}
+    assert after == before, "ada's collected work changed"
+    answer = solution.read_bytes()
+    assert not [p for p in submitted.rglob("*") if p.is_file() and p.read_bytes() == answer]
+    assert parse_utc((submitted / EVE / ASSIGNMENT / "timestamp.txt").read_text()) >= seen - timedelta(seconds=1)
+    lines = [line for line in log.splitlines() if EVE in line]
+    for what in ("'01-embeddings.ipynb': refused, it is a symbolic link", f"made by {EVE}, not by {ada}",
+                 "2 h 0 min before"):
+        assert len([line for line in lines if what in line]) == 1, (what, log[-4000:])
 
 
 def _environs(login: str, marker: str) -> list[dict[str, str]]:

@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import glob
 import logging
+import os
+import secrets
 import textwrap
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from datetime import datetime, timezone
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,9 +45,10 @@ from typing import TYPE_CHECKING
 import nbformat
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader import utils
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default import ExchangeCollect, ExchangeReleaseFeedback
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool
+from traitlets import Bool, Float, Int
 from traitlets.config import Configurable
 
 from autograder.errors import RefusedInput
@@ -98,20 +102,147 @@ def _restage(student: str, assignment: str, ws: Workspace) -> None:
 
 
 class CollectIntoSubmitted(ExchangeCollect):
-    """nbgrader's collect, landing in ``submitted/`` and staging what it collected."""
+    """nbgrader's collect, landing in ``submitted/`` and staging what it collected, taking from the
+    exchange only what a student cannot forge (:mod:`autograder.intake.inbound`): a hand-in folder
+    made by another account than the student it names is refused; links, devices, FIFOs, sockets
+    and files of others in it are refused, each with one line; bytes are capped while copying; the
+    hand-in time is the one the grader side observed; the feedback secret is checked. A refused
+    hand-in never replaces what was collected before."""
+
+    max_file_bytes = Int(16 << 20, help=(
+        "Most bytes one file of a hand-in may hold; a larger file is refused (one line) and not copied, counted "
+        "while copying (this course's notebooks are about 10-20 KB; pasted images in written answers can make one "
+        "a few MB)")).tag(config=True)
+    max_handin_bytes = Int(64 << 20, help=(
+        "Most bytes one hand-in may hold in all, counted while copying; a larger hand-in is refused whole (one "
+        "line) and what was collected before stays")).tag(config=True)
+    max_handin_entries = Int(500, help=(
+        "Most files and folders one hand-in may hold; more is refused whole (one line)")).tag(config=True)
+    clock_tolerance = Float(60.0, help=(
+        "Seconds a claimed hand-in time (the folder's name, timestamp.txt) may lie before the time the grader "
+        "side observed (the change times of the hand-in's files, which no student can set back) or after now; "
+        "beyond that the observed time is used and Collect says so")).tag(config=True)
+
+    def init_src(self):
+        from autograder.intake import inbound
+
+        if self.coursedir.course_id == "":
+            self.fail("No course id specified. Re-run with --course flag.")
+        self.course_path = os.path.join(self.root, self.coursedir.course_id)
+        self.inbound_path = os.path.join(self.course_path, "inbound")
+        if not os.path.isdir(self.inbound_path):
+            self.fail(f"Course not found: {self.inbound_path}")
+        if not os.access(self.inbound_path, os.R_OK | os.X_OK):
+            self.fail(f"You don't have read permissions for the directory: {self.inbound_path}")
+        assignment = self.coursedir.assignment_id
+        wanted = self.coursedir.student_id or "*"
+        self.refusals: dict[str, list[str]] = {}
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        records = []
+        for name in sorted(os.listdir(self.inbound_path)):
+            parsed = inbound.parse_folder_name(name, assignment)
+            student = name.split("+")[0]
+            if name.split("+")[1:2] != [assignment] or not fnmatch(student, wanted):
+                continue
+            student = student if id_problem(student) is None else inbound.shown(student)  # one printable line
+            path = Path(self.inbound_path) / name
+            why = parsed if isinstance(parsed, str) else inbound.folder_problem(path, student, os.geteuid())
+            if why is not None:
+                self.refuse(student, f"hand-in folder {inbound.shown(name)} refused, never collected: {why}")
+                continue
+            student, from_name = parsed
+            owner = path.lstat().st_uid
+            claimed = inbound.claimed_time(path, from_name, owner)
+            observed = inbound.observed_time(path, self.max_handin_entries)
+            when, why = inbound.handin_time(claimed, observed, now, self.clock_tolerance)
+            records.append({"username": student, "filename": name, "timestamp": when, "owner": owner,
+                            "time_note": why})
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            try:
+                self.duedate = gb.find_assignment(assignment).duedate
+            except MissingEntry:
+                self.duedate = None
+        self.src_records = []
+        for student in sorted({r["username"] for r in records}):
+            mine = sorted((r for r in records if r["username"] == student), key=lambda r: r["timestamp"], reverse=True)
+            on_time = [r for r in mine if self.duedate is not None and r["timestamp"] <= self.duedate]
+            self.src_records.append(on_time[0] if self.before_duedate and on_time else mine[0])
+
+    def refuse(self, student: str, line: str) -> None:
+        """One line in Collect's log, kept for make grade's summary."""
+        self.log.warning("%s: %s", student, line)
+        self.refusals.setdefault(student, []).append(f"{student}: {line}")
 
     def copy_files(self):
+        from autograder.intake import inbound
         from autograder.nbgrader_ext.steps import workspace_of
 
         ws = workspace_of(self.coursedir)
-        staged_dir = self.coursedir.submitted_directory
-        self.coursedir.submitted_directory = str(ws.submitted)
+        assignment = self.coursedir.assignment_id
+        if not self.src_records:
+            self.log.warning("No submissions of '%s' for course '%s' to collect", assignment, self.coursedir.course_id)
+        else:
+            self.log.info("Processing %d submissions of '%s' for course '%s'", len(self.src_records), assignment,
+                          self.coursedir.course_id)
+        collected = []
+        for rec in self.src_records:
+            if self.collect_one(rec, ws, inbound):
+                collected.append(rec["username"])
+        inbound.record_refusals(ws, assignment, self.coursedir.student_id or "*", self.refusals)
+        for student in collected:
+            _restage(student, assignment, ws)
+
+    def collect_one(self, rec: dict, ws: Workspace, inbound) -> bool:
+        """Copy one hand-in into ``submitted/`` (whole, or not at all); True when it was."""
+        import shutil
+
+        student, assignment, name = rec["username"], self.coursedir.assignment_id, rec["filename"]
+        dest = ws.submission(student, assignment)
+        if dest.is_dir():
+            existing = self.coursedir.get_existing_timestamp(str(dest))
+            if not ((self.update and (existing is None or rec["timestamp"] > existing))
+                    or (self.before_duedate and existing != rec["timestamp"])):
+                self.log.info("%s %s %s: %s", "No newer submission to collect:" if self.update else
+                              "Submission already exists, use --update to update:", student, assignment, name)
+                return False
+        src = Path(self.inbound_path) / name
+        work = ws.grading / "collecting"
+        work.mkdir(parents=True, exist_ok=True)
+        fresh = work / f"{student}+{assignment}+{secrets.token_hex(8)}"
         try:
-            super().copy_files()
-        finally:
-            self.coursedir.submitted_directory = staged_dir
-        for student in sorted({rec["username"] for rec in self.src_records}):
-            _restage(student, self.coursedir.assignment_id, ws)
+            refused = inbound.copy_handin(src, fresh, rec["owner"], inbound.Caps(
+                self.max_file_bytes, self.max_handin_bytes, self.max_handin_entries), self.passed_over)
+            secret, why_secret = inbound.feedback_secret(src, rec["owner"],
+                                                         inbound.secrets_of_others(ws, assignment, student))
+        except inbound.HandinRefused as exc:
+            shutil.rmtree(fresh, ignore_errors=True)
+            self.refuse(student, f"hand-in folder {inbound.shown(name)} refused, never collected: {exc}"
+                         + ("; what was collected before stays" if dest.is_dir() else ""))
+            return False
+        for line in refused:
+            self.refuse(student, f"hand-in folder {inbound.shown(name)}: {line}")
+        if rec["time_note"]:
+            self.refuse(student, f"hand-in folder {inbound.shown(name)}: {rec['time_note']}; the time the grader "
+                         f"side observed, {inbound.stamp_text(rec['timestamp'])}, is used")
+        if why_secret:
+            self.refuse(student, f"hand-in folder {inbound.shown(name)}: {why_secret}; the grader made one, so "
+                         "the student's nbgrader cannot fetch this feedback "
+                         f"(hand over feedback/{student}/{assignment}/)")
+        atomic.write_text(fresh / inbound.STAMP, inbound.stamp_text(rec["timestamp"]))
+        atomic.write_text(fresh / inbound.SECRET, secret)
+        self.log.info("%s submission: %s %s", "Updating" if dest.is_dir() else "Collecting", student, assignment)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        aside = work / f"{fresh.name}.old"
+        if atomic.place_folder(fresh, dest, aside) == "replaced":  # fresh (or aside) now holds the old one
+            shutil.rmtree(fresh, ignore_errors=True)
+            shutil.rmtree(aside, ignore_errors=True)
+        return True
+
+    def passed_over(self, name: str, is_dir: bool) -> bool:
+        """nbgrader's ``CourseDirectory.ignore`` and ``include`` (what its copy passes over)."""
+        if any(fnmatch(name, pattern) for pattern in self.coursedir.ignore):
+            return True
+        return not is_dir and not any(fnmatch(name, pattern) for pattern in self.coursedir.include)
 
 
 class AutogradeStaging(Configurable):

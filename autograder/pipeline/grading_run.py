@@ -31,6 +31,7 @@ import nbformat
 from autograder import sandbox, settings
 from autograder.course.spec import notebooks_of
 from autograder.errors import GradingError, RefusedInput
+from autograder.intake import inbound
 from autograder.intake import scan as intake
 from autograder.intake.staging import stage
 from autograder.late import due_dates, penalties
@@ -247,6 +248,8 @@ def _intake(student: str | None, summary: Summary, log, ws: Workspace) -> tuple[
     for line in scan.refused:
         log(f"refused: {line}")
     summary.ignored = list(scan.refused)
+    summary.collect_refused = [line for line in inbound.recorded_refusals(ws)
+                               if student is None or line.split(": ", 2)[1] == student]
     subs = [(s, a) for s, a in scan.submissions if student is None or s == student]
     if not subs:
         who = f" for student {student!r}" if student else ""

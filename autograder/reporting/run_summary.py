@@ -82,6 +82,7 @@ class Summary:
     nbgrader_problems: list[str] = field(default_factory=list)
     awaiting: list[str] = field(default_factory=list)  # answers awaiting hand-grading
     ignored: list[str] = field(default_factory=list)
+    collect_refused: list[str] = field(default_factory=list)  # the last Collect's refusals (autograder.intake.inbound)
     sandbox_mode: str = ""
     caps: str = ""  # the caps each run had (sandbox.caps_in_force)
     seconds: float = 0.0
@@ -107,6 +108,8 @@ class Summary:
          "grade them in formgrader (Manual Grading), then make grades-final"),
         ("ignored", "folders in submitted/ refused (not graded; the reason is given)",
          "fix or remove the folder, then run make grade"),
+        ("collect_refused", "hand-ins the last Collect refused or corrected (from the exchange; the reason is given)",
+         "what was collected before is what is graded; a refused folder stays in the exchange's inbound"),
     )
 
     def add_note(self, where: str, note: Note) -> None:
