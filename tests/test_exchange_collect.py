@@ -12,9 +12,9 @@ students are collected, and ``make grade``'s summary lists every refusal.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
+import resource
 import secrets
 import socket
 import stat
@@ -30,9 +30,17 @@ from grading_support import RELEASE, ROOT, SOLUTIONS
 from autograder.course.ids import COURSE_ID
 from autograder.intake.inbound import STAMP, stamp_text
 
-LOCK = "/tmp/selfattn-hub-test.lock"
 ASSIGNMENT = "attention"
 NB = "04-scaling"
+
+
+#: the largest file a test's Collect may write (far over any hand-in the tests make)
+MAX_FILE_BYTES = 256 << 20
+
+
+def _bounded_files() -> None:
+    """In the Collect a test starts: no file over :data:`MAX_FILE_BYTES` (the disk is shared)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
 
 
 @pytest.fixture(scope="module")
@@ -42,17 +50,15 @@ def logins() -> Iterator[dict[str, int]]:
         pytest.fail("this test must run as root (it makes system accounts, as the hub does)")
     names = {role: f"sx{role[:3]}{secrets.token_hex(3)}" for role in ("victim", "eve", "honest")}
     made: list[str] = []
-    with open(LOCK, "a") as lock:  # held until the accounts are gone again
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            for name in names.values():
-                subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--comment",
-                                "selfattn exchange test", name], check=True, capture_output=True)
-                made.append(name)
-            yield dict(names)
-        finally:
-            for name in made:
-                subprocess.run(["userdel", name], capture_output=True)
+    try:
+        for name in names.values():
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--comment",
+                            "selfattn exchange test", name], check=True, capture_output=True)
+            made.append(name)
+        yield dict(names)
+    finally:
+        for name in made:  # only the accounts made here (random names: no other run's)
+            subprocess.run(["userdel", name], capture_output=True)
 
 
 def _uid(login: str) -> int:
@@ -95,11 +101,14 @@ class Exchange:
         return folder
 
     def collect(self, *flags: str) -> str:
+        """nbgrader's collect with the course's configuration, as ``make collect`` runs it (a Collect that
+        followed a planted link to /dev/zero would write until the disk is full: here it stops at
+        :data:`MAX_FILE_BYTES` and the test fails)."""
         env = dict(os.environ, AUTOGRADER_WORKDIR=str(self.work), PYDEVD_DISABLE_FILE_VALIDATION="1")
         env.pop("AUTOGRADER_COURSE", None)
         done = subprocess.run([sys.executable, "-m", "autograder.nbgrader_ext.cli", "collect", ASSIGNMENT,
                                f"--Exchange.root={self.root}", *flags], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=600)
+                              capture_output=True, text=True, timeout=600, preexec_fn=_bounded_files)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         return done.stdout + done.stderr
 
