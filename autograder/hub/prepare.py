@@ -82,6 +82,25 @@ def term_settings(course: str) -> str:
             "c = get_config()  # noqa: F821\n")
 
 
+#: what a student's JupyterLab on the hub leaves out: the instructors' panels (formgrader, Create
+#: Assignment, the course list of formgraders) and JupyterLab's news pop-up
+STUDENT_LAB_DISABLED = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                        "@jupyter/nbgrader:course-list", "@jupyterlab/apputils-extension:announcements")
+#: the server extensions of nbgrader a student's server does not load (the instructors' side)
+STUDENT_SERVER_DISABLED = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
+
+
+def student_lab_settings() -> dict[str, str]:
+    """File name (under the students' config folder) -> JSON text: JupyterLab's page settings and the
+    server's, leaving out what :data:`STUDENT_LAB_DISABLED` and :data:`STUDENT_SERVER_DISABLED` name."""
+    import json
+
+    page = {"disabledExtensions": {name: True for name in STUDENT_LAB_DISABLED}}
+    server = {"ServerApp": {"jpserver_extensions": {name: False for name in STUDENT_SERVER_DISABLED}}}
+    return {"labconfig/page_config.json": json.dumps(page, indent=1) + "\n",
+            "jupyter_server_config.json": json.dumps(server, indent=1) + "\n"}
+
+
 def grader_settings(layout: HubLayout) -> str:
     """A formgrader service's user-level ``nbgrader_config.py``: the exchange."""
     return (f'"""nbgrader settings of a formgrader service (autograder/hub/prepare.py)."""\n'
@@ -102,6 +121,9 @@ def prepare(layout: HubLayout, log=print) -> None:
     layout.exchange.chmod(0o1777)
     layout.student_config.mkdir(parents=True, exist_ok=True)
     write_text(layout.student_config / "nbgrader_config.py", student_settings(layout))
+    for name, text in student_lab_settings().items():
+        (layout.student_config / name).parent.mkdir(parents=True, exist_ok=True)
+        write_text(layout.student_config / name, text)
     layout.state.joinpath("config").chmod(0o755)
     subprocess.run(["chmod", "-R", "a+rX", str(layout.student_config)], check=True)
     layout.course(COURSE_ID).parent.mkdir(exist_ok=True)
