@@ -117,9 +117,7 @@ def _none_left(logins) -> None:
 
 def _grader_env(layout: HubLayout, course: str) -> dict[str, str]:
     """The environment of ``course``'s formgrader service (autograder/hub/jupyterhub_config.py)."""
-    return {"PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(layout.course(course)),
-            "JUPYTER_CONFIG_PATH": layout.grader_config_path(course), "HOME": f"/home/{layout.grader_user(course)}",
-            "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1"}
+    return {**layout.grader_environment(course), "HOME": f"/home/{layout.grader_user(course)}"}
 
 
 def _run_as_grader(layout: HubLayout, *argv: str, course: str = COURSE_ID) -> subprocess.CompletedProcess:
@@ -298,6 +296,9 @@ def _week(browser, layout: HubLayout, rosters: dict[str, Path], passwords: dict[
         assert (layout.course() / "autograder" / "submitted" / student / ASSIGNMENT).is_dir(), collected
         done = _api(page, context, "POST", f"{fg}/submission/{ASSIGNMENT}/{student}/autograde")
         assert done["success"], done.get("log", done)[-3000:]
+    # formgrader names each student as the hub's roster does (make hub put the class in the gradebook)
+    names = {row["id"]: (row["first_name"], row["last_name"]) for row in _api(page, context, "GET", f"{fg}/students")}
+    assert all(names.get(s) == ("S", s) for s in STUDENTS) and INSTRUCTOR not in names, names
     context.close()
 
     # the scores are those of `make grade` (autograder.grade) on the same submissions, due date included

@@ -150,3 +150,22 @@ def test_a_public_address_the_hub_cannot_serve_under_is_refused(public):
 
     with pytest.raises(ValueError, match="SELFATTN_HUB_PUBLIC"):
         from_environment({"SELFATTN_HUB_PUBLIC": public})
+
+
+def test_the_class_in_the_course_copy_is_the_rosters_students_with_their_lms_columns(tmp_path):
+    """make hub writes each course's class (its students, not its instructors and TAs) into the course
+    copy's roster.csv with the columns nbgrader and the LMS files read; every other column stays out."""
+    import csv
+    import io
+
+    from autograder.hub.layout import HubLayout
+    from autograder.hub.prepare import class_roster
+
+    layout = HubLayout(state=tmp_path, envs=tmp_path / "envs")
+    layout.rosters.mkdir(parents=True)
+    layout.roster("c1").write_text(
+        "id,first_name,last_name,email,role,sis_user_id,password\n"
+        "ann,Ann,Lee,ann@x.edu,student,S1,secret\nivy,Ivy,Ng,,instructor,,\nbob,Bob,Roe,,,S2,\ntom,T,M,,TA,,\n")
+    rows = list(csv.DictReader(io.StringIO(class_roster(layout, "c1"))))
+    assert [r["id"] for r in rows] == ["ann", "bob"]
+    assert rows[0] == {"id": "ann", "first_name": "Ann", "last_name": "Lee", "email": "ann@x.edu", "sis_user_id": "S1"}

@@ -134,6 +134,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
             prepare.adopt_older_exchange(layout, course, log=log)
     prepare.prepare(layout, log=log)
     build_environments(layout, log=log)
+    prepare.import_class(layout, log=log)
     env = {**os.environ, "SELFATTN_HUB_STATE": str(layout.state), "SELFATTN_HUB_ENVS": str(layout.envs),
            "SELFATTN_HUB_PORT": str(layout.port),
            "PATH": f"{layout.grader_env / 'bin'}:{ROOT / 'node_modules' / '.bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}

@@ -73,15 +73,7 @@ def _formgrader(course: str) -> dict:
         "cwd": str(copy / "autograder"),
         "oauth_no_confirm": True,
         "timeout": 180,  # a loaded machine starts formgrader in ~30 s
-        "environment": {
-            "JUPYTERHUB_DEFAULT_URL": "/lab",
-            "JUPYTER_CONFIG_PATH": layout.grader_config_path(course),
-            "JUPYTER_PATH": str(copy / "autograder" / "jupyter_data"),
-            "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1",
-            "PYTHONPATH": str(copy),
-            "PATH": f"{layout.grader_env / 'bin'}:/usr/bin:/bin",
-            **ONE_BLAS_THREAD,
-        },
+        "environment": {"JUPYTERHUB_DEFAULT_URL": "/lab", **layout.grader_environment(course)},
     }
 
 

@@ -230,6 +230,18 @@ class HubLayout:
         """The folder of the settings ``make hub`` writes anew at every start (the exchange)."""
         return self.grader_config(course) / "hub"
 
+    def grader_environment(self, course: str = COURSE_ID) -> dict[str, str]:
+        """The environment of ``course``'s formgrader and of every nbgrader command run as its grader
+        account: the graders' environment first on ``PATH``, the course copy importable, its settings
+        (:meth:`grader_config_path`), one BLAS thread."""
+        from autograder.threads import ONE_BLAS_THREAD
+
+        copy = self.course(course)
+        return {"PATH": f"{self.grader_env / 'bin'}:/usr/bin:/bin", "PYTHONPATH": str(copy),
+                "JUPYTER_CONFIG_PATH": self.grader_config_path(course),
+                "JUPYTER_PATH": str(copy / "autograder" / "jupyter_data"),
+                "TRAITLETS_APPLICATION_RAISE_CONFIG_FILE_ERROR": "1", **ONE_BLAS_THREAD}
+
     def grader_config_path(self, course: str = COURSE_ID) -> str:
         """``JUPYTER_CONFIG_PATH`` of ``course``'s formgrader and of every nbgrader command run as its grader
         account: the term's settings first (they win), then the hub's."""

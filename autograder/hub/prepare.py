@@ -9,7 +9,9 @@ the exchange survive every ``make hub``; a changed course is copied in by removi
 
 from __future__ import annotations
 
+import csv
 import grp
+import io
 import os
 import pwd
 import shutil
@@ -184,6 +186,45 @@ def adopt_older_exchange(layout: HubLayout, course: str, log=print) -> None:
             if os.lstat(name).st_uid == older:
                 os.lchown(name, grader, -1)
     log(f"{exchange}: made by this state folder's hub before hub ids, kept as its own")
+
+
+#: the roster's columns a course copy's ``autograder/roster.csv`` keeps (nbgrader's and the LMS files')
+CLASS_COLUMNS = ("id", "first_name", "last_name", "email", "lms_user_id", "sis_user_id", "sis_login_id", "section")
+
+
+def class_roster(layout: HubLayout, course: str) -> str:
+    """The students of ``course``'s hub roster as the course copy's ``autograder/roster.csv`` (CSV text:
+    :data:`CLASS_COLUMNS` the roster has, a row per student; instructors and TAs are not the class)."""
+    with layout.roster(course).open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        columns = [c for c in CLASS_COLUMNS if c in (reader.fieldnames or [])]
+        rows = [row for row in reader if (row.get("role") or "").strip().lower() in ("", "student")]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: (row.get(k) or "").strip() for k in columns} for row in rows)
+    return out.getvalue()
+
+
+def import_class(layout: HubLayout, log=print) -> None:
+    """For each course of the hub: its class (:func:`class_roster`) into the course copy's
+    ``autograder/roster.csv``, which the exports read, and into its gradebook (nbgrader's own
+    ``db student import``, run as its grader account), so formgrader and the exports name each
+    student. Needs the graders' environment (run after it is built)."""
+    for course in layout.courses():
+        work = layout.course(course) / "autograder"
+        grader = layout.grader_user(course)
+        write_text(work / "roster.csv", class_roster(layout, course))
+        subprocess.run(["chown", f"{grader}:{layout.graders_group(course)}", str(work / "roster.csv")], check=True)
+        (work / "roster.csv").chmod(0o660)
+        env = {**layout.grader_environment(course), "HOME": pwd.getpwnam(grader).pw_dir}
+        done = subprocess.run(["runuser", "-u", grader, "--", "env", *(f"{k}={v}" for k, v in env.items()),
+                               str(layout.grader_env / "bin" / "nbgrader"), "db", "student", "import", "roster.csv"],
+                              cwd=work, capture_output=True, text=True)
+        if done.returncode:
+            last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
+            raise RuntimeError(f"{course}: the roster could not be put in the gradebook: {last}")
+        log(f"{course}: {class_roster(layout, course).count(chr(10)) - 1} students in the gradebook and roster.csv")
 
 
 def _refuse_squatter(layout: HubLayout, exchange: Path, grader: str, log, made: bool = False) -> None:
