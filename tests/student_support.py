@@ -15,6 +15,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def execute_as_a_front_end(client, cell, index: int) -> None:
+    """Run ``cell`` in ``client``'s kernel as JupyterLab does: the execute request names the cell
+    (``metadata.cellId``), which the notebook's checks read."""
+    session = client.kc.session
+    make = session.msg
+
+    def with_cell_id(msg_type, content=None, parent=None, header=None, metadata=None):
+        if msg_type == "execute_request" and cell.get("id"):
+            metadata = {**(metadata or {}), "cellId": cell["id"]}
+        return make(msg_type, content, parent, header, metadata)
+
+    session.msg = with_cell_id
+    try:
+        client.execute_cell(cell, index)
+    finally:
+        del session.msg
+
+
+def hand_in_module(name: str):
+    """``student/hand_in.py`` imported as module ``name`` (each test file its own copy)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "student" / "hand_in.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def built_bundle(tmp_path_factory) -> Path:
     """The folder ``scripts/build_student.py --out`` writes, as ``make student`` builds it: the
     course folder ``selfattn-course/`` and its archive ``selfattn-course.zip`` (the wheel inside).

@@ -34,7 +34,7 @@ import nbformat
 import pytest
 from grading_support import ROOT, SOLUTIONS, Entry, read_entry
 from nbclient import NotebookClient
-from student_support import student_kernel
+from student_support import execute_as_a_front_end, student_kernel
 
 TESTS = Path(__file__).resolve().parent
 SEPARATOR = "# --- cell ---"
@@ -60,22 +60,6 @@ def _cells_of(entry: Entry) -> list[str]:
 def _cells_below(entry: Entry) -> list[str]:
     return [part.strip("\n") + "\n" for part in entry.path.read_text().split(BELOW)[1:]]
 
-
-def _execute(client: NotebookClient, cell, index: int) -> None:
-    """Run ``cell`` as a front end does: the execute request names the cell (``metadata.cellId``)."""
-    session = client.kc.session
-    make = session.msg
-
-    def with_cell_id(msg_type, content=None, parent=None, header=None, metadata=None):
-        if msg_type == "execute_request" and cell.get("id"):
-            metadata = {**(metadata or {}), "cellId": cell["id"]}
-        return make(msg_type, content, parent, header, metadata)
-
-    session.msg = with_cell_id
-    try:
-        client.execute_cell(cell, index)
-    finally:
-        del session.msg
 
 
 def _released(source: str) -> str:
@@ -142,32 +126,32 @@ def _notebook_side(notebook: str, entries: list[Entry], course: Path, kernel: st
     scratch = len(nb.cells) - 1  # nbclient stores each executed cell at its index: new cells go here
     with client.setup_kernel():
         probe = nbformat.v4.new_code_cell("import selfattn, selfattn.withheld\nprint(selfattn.__file__)")
-        _execute(client, probe, scratch)
+        execute_as_a_front_end(client, probe, scratch)
         where = _shown(probe).strip()
         assert where.startswith(str(course / ".venv")), f"the kernel's selfattn is not the installed bundle's: {where}"
         for i, cell in enumerate(nb.cells[:scratch]):  # set-up and reference answers, no widgets or hidden checks
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type == "code" and not meta.get("grade") and "demos." not in cell.source:
-                _execute(client, cell, i)
+                execute_as_a_front_end(client, cell, i)
         for entry in entries:
             *above, answer = _cells_of(entry)
             for source in above:
-                _execute(client, nbformat.v4.new_code_cell(source), scratch)
+                execute_as_a_front_end(client, nbformat.v4.new_code_cell(source), scratch)
             at = answers[entry.replace]
             reference = copy.deepcopy(nb.cells[at])  # nbclient keeps what last ran at an index there
-            _execute(client, nbformat.v4.new_code_cell(answer, id=reference.get("id")), at)
+            execute_as_a_front_end(client, nbformat.v4.new_code_cell(answer, id=reference.get("id")), at)
             for source in _cells_below(entry):
-                _execute(client, nbformat.v4.new_code_cell(source), scratch)
+                execute_as_a_front_end(client, nbformat.v4.new_code_cell(source), scratch)
             verdicts: dict[str, bool | str] = {}
             for gid, i in public.items():
                 cell = nbformat.v4.new_code_cell(_released(nb.cells[i].source))
-                _execute(client, cell, scratch)
+                execute_as_a_front_end(client, cell, scratch)
                 verdicts[gid] = _verdict(cell)
                 if verdicts[gid] is False and entry.message and gid == f"{entry.replace}-public":
                     verdicts["message"] = entry.message in _shown(cell)
                 assert "Withheld" not in _shown(cell), f"{entry.path.name}: {gid}: {_shown(cell)}"
             results[entry.path.stem] = verdicts
-            _execute(client, reference, at)  # back to the reference
+            execute_as_a_front_end(client, reference, at)  # back to the reference
             nb.cells[at] = reference
     return results
 
@@ -347,7 +331,7 @@ def test_an_answer_cell_never_run_is_judged_as_saved(tmp_path):
         for k, source in enumerate(cells):
             cell = nbformat.v4.new_code_cell(source)
             client.nb.cells.append(cell)
-            _execute(client, cell, k)
+            execute_as_a_front_end(client, cell, k)
     assert _verdict(cell) is False, cell.outputs
     assert "your answer must be in the cell marked YOUR CODE HERE" in _shown(cell), cell.outputs
     assert "not written yet" in _shown(cell), _shown(cell)

@@ -4,7 +4,6 @@ line; each failing notebook is named with one line saying why, and its verdict i
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -17,7 +16,7 @@ import nbformat
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from student_support import unpacked_course
+from student_support import hand_in_module, unpacked_course
 
 import autograder.intake.scan
 import autograder.intake.untrusted
@@ -83,14 +82,7 @@ def test_the_bundle_carries_the_graders_own_rule(course):
     assert autograder.intake.scan.id_problem is ids.id_problem is autograder.intake.untrusted.id_problem
 
 
-def _hand_in_module():
-    spec = importlib.util.spec_from_file_location("student_hand_in", ROOT / "student" / "hand_in.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HAND_IN = _hand_in_module()
+HAND_IN = hand_in_module("student_hand_in")
 
 
 @given(st.text(alphabet=st.sampled_from("aZ09._-/\\ .:é\n"), max_size=70) | st.text(max_size=70))

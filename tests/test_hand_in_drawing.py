@@ -4,24 +4,17 @@ answer cell, and nothing that does more than draw."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import nbformat
 import pytest
+from student_support import hand_in_module
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
 
 
-def _hand_in_module():
-    spec = importlib.util.spec_from_file_location("student_hand_in_drawing", ROOT / "student" / "hand_in.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HAND_IN = _hand_in_module()
+HAND_IN = hand_in_module("student_hand_in_drawing")
 
 
 def _is_drawing(cell) -> bool:

@@ -5,25 +5,18 @@ no other)."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from student_support import hand_in_module
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
 
 
-def _hand_in_module():
-    spec = importlib.util.spec_from_file_location("student_hand_in_list", ROOT / "student" / "hand_in.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HAND_IN = _hand_in_module()
+HAND_IN = hand_in_module("student_hand_in_list")
 #: what the bundle lists (scripts/build_student.py writes it with the same function)
 LISTED = {p.relative_to(ROOT / "notebooks").as_posix(): sorted(HAND_IN.graded_cells(p)) for p in RELEASES}
 ACTIONS = ("keep", "rename", "duplicate", "delete")

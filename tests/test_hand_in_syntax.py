@@ -3,26 +3,19 @@ grader's words and with its line, instead of the NameError of the check cell aft
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from student_support import hand_in_module
 
 from selfattn.checks.calling import exec_cells
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _hand_in_module():
-    spec = importlib.util.spec_from_file_location("student_hand_in_syntax", ROOT / "student" / "hand_in.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HAND_IN = _hand_in_module()
+HAND_IN = hand_in_module("student_hand_in_syntax")
 
 
 def _nb(*cells: tuple[str, str, bool]) -> dict:

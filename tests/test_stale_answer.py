@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import nbformat
 from nbclient import NotebookClient
+from student_support import execute_as_a_front_end
 
 RIGHT = ("def softmax(S, axis=-1):\n    S = np.asarray(S, dtype=float)\n"
          "    m = np.max(S, axis=axis, keepdims=True)\n    m = np.where(np.isfinite(m), m, 0.0)\n"
@@ -15,21 +16,9 @@ STALE = "the cell of softmax as saved differs from the text that ran"
 
 
 def _execute(client: NotebookClient, cell, index: int) -> str:
-    session = client.kc.session
-    make = session.msg
-
-    def with_cell_id(msg_type, content=None, parent=None, header=None, metadata=None):
-        if msg_type == "execute_request":
-            metadata = {**(metadata or {}), "cellId": cell["id"]}
-        return make(msg_type, content, parent, header, metadata)
-
-    session.msg = with_cell_id
-    try:
-        client.execute_cell(cell, index)
-    finally:
-        del session.msg
+    """Run ``cell`` as JupyterLab does; what it showed."""
+    execute_as_a_front_end(client, cell, index)
     return " ".join(o.get("text", "") + o.get("evalue", "") for o in cell.outputs).replace("\n    ", " ")
-
 
 def test_the_check_says_when_the_saved_answer_is_not_the_one_that_ran(tmp_path):
     answer = nbformat.v4.new_code_cell(RIGHT, metadata={"nbgrader": {"grade_id": "softmax", "solution": True}})
