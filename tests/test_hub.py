@@ -394,13 +394,15 @@ def test_a_second_hub_beside_the_running_course_leaves_it_exactly_as_it_was(hub,
         assert len(refused) == 1 and refused[0].startswith(f"{roster}:3: id {ada!r}: refused"), said
         assert second.hub_id != layout.hub_id and second.grader_user() != layout.grader_user()
         accounts.set_password(second, own, password := secrets.token_urlsafe(12))
-        for url, name, secret, status in ((second.url, own, password, 302), (layout.url, ada, passwords[ada], 302),
-                                          (second.url, ada, passwords[ada], 403)):
-            http = requests.Session()
+        for hub_, name, secret, status in ((second, own, password, 302), (layout, ada, passwords[ada], 302),
+                                           (second, ada, passwords[ada], 403)):
+            # Python resolves no *.localhost name: to the proxy on loopback, the hub's host in the header
+            http, url = requests.Session(), hub_.bind_url
+            http.headers["Host"] = urlsplit(hub_.url).netloc
             http.get(f"{url}/hub/login", timeout=60)
             form = {"username": name, "password": secret, "_xsrf": http.cookies.get("_xsrf", path="/hub/")}
             answer = http.post(f"{url}/hub/login", data=form, allow_redirects=False, timeout=120)
-            assert answer.status_code == status, (url, name, answer.status_code)
+            assert answer.status_code == status, (hub_.url, name, answer.status_code)
     finally:
         try:
             control.stop(second, log=lambda line: None, timeout=STOP_TIMEOUT)
