@@ -88,19 +88,15 @@ def term_settings(course: str) -> str:
 #: Assignment, the course list of formgraders) and JupyterLab's news pop-up
 STUDENT_LAB_DISABLED = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                         "@jupyter/nbgrader:course-list", "@jupyterlab/apputils-extension:announcements")
-#: the server extensions of nbgrader a student's server does not load (the instructors' side)
-STUDENT_SERVER_DISABLED = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
-
-
 def student_lab_settings() -> dict[str, str]:
-    """File name (under the students' config folder) -> JSON text: JupyterLab's page settings and the
-    server's, leaving out what :data:`STUDENT_LAB_DISABLED` and :data:`STUDENT_SERVER_DISABLED` name."""
+    """File name (under the students' config folder) -> JSON text: JupyterLab's page settings, leaving
+    out what :data:`STUDENT_LAB_DISABLED` names. (The server's own settings are left alone: a value
+    set here would replace a student's, so a server extension of her own would be dropped, which
+    hides what the hub's origins must hold against, and nothing is gained: her server is hers.)"""
     import json
 
     page = {"disabledExtensions": {name: True for name in STUDENT_LAB_DISABLED}}
-    server = {"ServerApp": {"jpserver_extensions": {name: False for name in STUDENT_SERVER_DISABLED}}}
-    return {"labconfig/page_config.json": json.dumps(page, indent=1) + "\n",
-            "jupyter_server_config.json": json.dumps(server, indent=1) + "\n"}
+    return {"labconfig/page_config.json": json.dumps(page, indent=1) + "\n"}
 
 
 def grader_settings(layout: HubLayout) -> str:
