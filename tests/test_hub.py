@@ -416,26 +416,44 @@ def test_a_second_hub_beside_the_running_course_leaves_it_exactly_as_it_was(hub,
     assert control._healthy(layout)
 
 
+def _account(login: str):
+    """``login``'s passwd entry, or None when there is no such account (any more)."""
+    import pwd
+
+    try:
+        return pwd.getpwnam(login)
+    except KeyError:
+        return None
+
+
+def _group(name: str):
+    """The group entry of ``name``, or None when there is no such group (any more)."""
+    import grp
+
+    try:
+        return grp.getgrnam(name)
+    except KeyError:
+        return None
+
+
 def _course_state(layout: HubLayout) -> dict[str, object]:
     """What a running course is made of on the machine: its accounts (uid, gid, GECOS, home) and
     every group each is in (gid, members), the hub's own groups, its processes' of formgrader and
     the students' servers (pid and command line), and every entry of its exchange and of its
     collected submissions (owner, group, mode, size, content digest)."""
-    import grp
     import hashlib
-    import pwd
 
     from autograder.hub.records import Records
 
     records = Records.load(layout.records)
-    users = {login: pwd.getpwnam(login) for login in records.users}
+    users = {login: _account(login) for login in records.users}
     state: dict[str, object] = {
         "record": (records.users, records.groups, records.folders),
-        "accounts": {login: (u.pw_uid, u.pw_gid, u.pw_gecos, u.pw_dir) for login, u in users.items()},
-        "groups of accounts": {login: sorted(os.getgrouplist(login, u.pw_gid)) for login, u in users.items()},
-        "groups": {name: (g.gr_gid, sorted(g.gr_mem)) for name in records.groups for g in [grp.getgrnam(name)]},
+        "accounts": {login: u and (u.pw_uid, u.pw_gid, u.pw_gecos, u.pw_dir) for login, u in users.items()},
+        "groups of accounts": {login: u and sorted(os.getgrouplist(login, u.pw_gid)) for login, u in users.items()},
+        "groups": {name: g and (g.gr_gid, sorted(g.gr_mem)) for name in records.groups for g in [_group(name)]},
     }
-    uids = {u.pw_uid for u in users.values()}
+    uids = {u.pw_uid for u in users.values() if u}
     processes = {}
     for proc in Path("/proc").iterdir():
         try:
