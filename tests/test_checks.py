@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -390,3 +390,21 @@ def test_reading_input_however_reached_raises_at_once_instead_of_waiting(reads, 
     finally:
         os.close(write_end)
     assert sys.stdin.fileno() == read_end  # put back afterwards
+
+
+@settings(max_examples=30, deadline=None)
+@given(value=st.one_of(st.floats(-9e8, 0.0), st.just(0.0)), masked=st.booleans())
+def test_an_answer_wrong_only_where_the_reference_is_minus_infinity_is_told_so(value, masked):
+    """A mask whose masked entries are a moderate negative, zero, or an unfilled masked array is told
+    where and what is expected there, not 'largest error 0' (the error where the reference is finite)."""
+    from selfattn.checks.notebook import judge
+
+    def causal_mask(T):
+        upper = np.triu(np.ones((T, T), dtype=bool), k=1)
+        if masked:
+            return np.ma.masked_array(np.zeros((T, T)), mask=upper)
+        return np.where(upper, value, 0.0)
+
+    found, _ = judge(REGISTRY["causal_mask/T4"], causal_mask)
+    assert found is not None and "largest error" not in found.text, found
+    assert found.text.startswith("wrong where the reference is −∞") and "at [0, 1]" in found.text, found.text

@@ -1,12 +1,13 @@
 """Collect takes from the exchange only what a student cannot forge (autograder/intake/inbound.py).
 
 A student may make anything in her own inbound folder. Each test makes throwaway system accounts
-(random names of its own, removed afterwards) and an exchange laid out as the hub lays it out, plants what a student could plant, owned by her,
-and runs nbgrader's own ``collect`` with the course's configuration (``python -m
-autograder.nbgrader_ext.cli collect``, what ``make collect`` runs; formgrader's Collect calls the
-same class). Each kind of entry and each forgery is refused with one line naming the student and
-the entry, nothing is copied through it, the victim's collected work stays byte for byte, the honest
-students are collected, and ``make grade``'s summary lists every refusal.
+(random names of its own, removed afterwards) and an exchange laid out as the hub lays it out,
+plants what a student could plant, owned by her, and runs nbgrader's own ``collect`` with the
+course's configuration (``python -m autograder.nbgrader_ext.cli collect``, what ``make collect``
+runs; formgrader's Collect calls the same class). Each kind of entry and each forgery is refused
+with one line naming the student and the entry, nothing is copied through it, the victim's
+collected work stays byte for byte, the honest students are collected, and ``make grade``'s
+summary lists every refusal.
 """
 
 from __future__ import annotations

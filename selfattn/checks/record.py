@@ -255,6 +255,11 @@ class Exercise:
             if np.isnan(g).any() and not np.isnan(w).any():
                 return Finding(f"NaN in {int(np.isnan(g).sum())} of {g.size} entries (on input {case.describe()})",
                                Kind.NAN)
+        for g, w in zip(got, want, strict=True):
+            if (where := wrong_where_minus_infinity(g, w, rtol, atol)) is not None:
+                return Finding(f"wrong where the reference is −∞ (a masked position; −∞ or a large negative such as "
+                               f"-1e9 is expected there): yours is {float(g[where]):.3g} at {list(map(int, where))} "
+                               f"(on input {case.describe()})", Kind.WRONG_VALUES)
         err = max(largest_error(g, w) for g, w in zip(got, want, strict=True))
         return Finding(f"wrong values on input {case.describe()} (largest error {err:.3g})", Kind.WRONG_VALUES)
 
@@ -279,6 +284,19 @@ def shape_message(got: np.ndarray, want: np.ndarray) -> str:
     if want.ndim == 0:
         return f"returned an array of shape {got.shape} where a single number is expected"
     return f"expected shape {want.shape}, got {got.shape}"
+
+
+def wrong_where_minus_infinity(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple[int, ...] | None:
+    """The first index where ``want`` is −∞ and ``got`` is not −∞ nor a large negative (:func:`close`'s
+    rule), when that is all that is wrong (``got`` is right everywhere else); else ``None``."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    if got.shape != want.shape:
+        return None
+    inf = np.isneginf(want)
+    bad = inf & ~(got <= -1e9)
+    if not bad.any() or not close(np.where(inf, 0.0, got), np.where(inf, 0.0, want), rtol, atol):
+        return None
+    return tuple(int(i) for i in np.argwhere(bad)[0])
 
 
 def largest_error(got: np.ndarray, want: np.ndarray) -> float:
