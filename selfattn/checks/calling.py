@@ -125,6 +125,8 @@ def _describe_bad(part: Any) -> str | None:
         return "a string"
     if isinstance(part, dict):
         return "a dict"
+    if hasattr(part, "__next__") and hasattr(part, "__iter__"):  # a generator: NumPy makes it one object
+        return "a generator (an iterator): make it an array first, e.g. np.array(list(...))"
     if isinstance(part, (list, tuple)) and any(isinstance(p, (list, tuple, np.ndarray)) for p in part):
         try:
             np.asarray(part, dtype=float)
@@ -140,7 +142,10 @@ def _describe_bad(part: Any) -> str | None:
     if np.issubdtype(arr.dtype, np.complexfloating):
         return "complex numbers"
     if arr.dtype == object:
-        return "an array of Python objects (dtype object)"
+        kinds = sorted({type(x).__name__ for x in arr.ravel()[:1000]})
+        if arr.ndim == 0:
+            return f"a {kinds[0]}, not a number NumPy computes with: convert it, e.g. float(...)"
+        return f"an array of {', '.join(kinds)} objects (dtype object): convert them to floats"
     if not np.issubdtype(arr.dtype, np.number):
         return f"a {type(part).__name__}"
     return None
