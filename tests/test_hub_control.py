@@ -169,3 +169,44 @@ def test_the_class_in_the_course_copy_is_the_rosters_students_with_their_lms_col
     rows = list(csv.DictReader(io.StringIO(class_roster(layout, "c1"))))
     assert [r["id"] for r in rows] == ["ann", "bob"]
     assert rows[0] == {"id": "ann", "first_name": "Ann", "last_name": "Lee", "email": "ann@x.edu", "sis_user_id": "S1"}
+
+
+@pytest.mark.parametrize(("script", "said"), [
+    ("echo 'slurm_load_partitions: Unable to contact slurm controller (connect failure)' >&2; exit 1",
+     "the Slurm cluster does not answer (slurm_load_partitions: Unable to contact slurm controller"),
+    ("exit 0", "no Slurm node responds"),
+    ("echo 'down*'; echo drain", "no responding Slurm node can take a job (their states: down, drain)"),
+    ("sleep 30", "did not answer sinfo within 0.5 s"),
+    ("echo idle", None),
+    ("echo 'mix~'", None),
+])
+def test_a_slurm_hub_asks_the_cluster_before_it_starts(script, said, tmp_path, monkeypatch):
+    """make hub SPAWNER=slurm asks sinfo first and says in one line what is wrong (students got "500
+    Unhandled error" and the cause was only in the hub's log)."""
+    from autograder.hub import control
+
+    fake = tmp_path / "sinfo"
+    fake.write_text(f"#!/bin/sh\n{script}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    problem = control.slurm_problem(timeout=0.5)
+    assert (problem is None) if said is None else (problem is not None and said in problem), problem
+    if problem is not None:
+        assert "\n" not in problem
+
+
+def test_a_hub_whose_last_spawner_was_slurm_asks_the_cluster_too(tmp_path, monkeypatch):
+    """A start without SPAWNER serves as last time: a hub that ran on Slurm asks the cluster again."""
+    from autograder.hub import control
+    from autograder.hub.layout import HubLayout
+
+    layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs")
+    layout.hub.mkdir(parents=True)
+    layout.spawner_file.write_text("slurm\n")
+    asked: list[bool] = []
+    monkeypatch.setattr(control, "slurm_problem", lambda: asked.append(True) or "the Slurm cluster does not answer")
+    monkeypatch.setattr(control.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(control.shutil, "which", lambda name: "/usr/bin/" + name)
+    with pytest.raises(ValueError, match="spawner 'slurm': the Slurm cluster does not answer"):
+        control.start(layout, {}, log=lambda line: None)
+    assert asked == [True]

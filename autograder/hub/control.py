@@ -116,6 +116,8 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         raise ValueError(f"spawner {spawner!r}: one of {', '.join(SPAWNERS)}")
     if spawner == "slurm" and shutil.which("sbatch") is None:
         raise ValueError("spawner 'slurm': no sbatch here (Slurm's client commands must be on PATH)")
+    if (spawner or layout.spawner()) == "slurm" and (problem := slurm_problem()):
+        raise ValueError(f"spawner 'slurm': {problem}")
     # a state folder a hub served before hubs had ids: no id yet, but rosters
     older = not layout.id_file.exists() and any(layout.rosters.glob("*.csv"))
     layout.rosters.mkdir(parents=True, exist_ok=True)
@@ -150,6 +152,32 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         f"{', '.join(layout.grader_user(course) for course in layout.courses())} (runuser -u ACCOUNT -- nbgrader ...)")
     log(NETWORK_LINE)
     return proc.pid
+
+
+#: the states of a Slurm node (``sinfo --format=%t``, without its flag characters) that can take a job
+TAKES_JOBS = ("idle", "mix", "alloc", "comp")
+
+
+def slurm_problem(timeout: float = 60) -> str | None:
+    """Why the Slurm cluster cannot run the students' servers now, in one line, or ``None``: asked with
+    ``sinfo`` (its controller answers, and a responding node can take a job), so that ``make hub
+    SPAWNER=slurm`` says so before it starts instead of each student's login ending in an error."""
+    try:
+        done = subprocess.run(["sinfo", "--noheader", "--responding", "--format=%t"], capture_output=True,
+                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return "no sinfo here (Slurm's client commands must be on PATH)"
+    except subprocess.TimeoutExpired:
+        return f"the Slurm controller did not answer sinfo within {timeout:g} s"
+    if done.returncode:
+        said = (done.stderr.strip() or done.stdout.strip() or f"exit status {done.returncode}").splitlines()[-1]
+        return f"the Slurm cluster does not answer ({said})"
+    states = [line.strip().rstrip("*~#!%$@^-") for line in done.stdout.splitlines() if line.strip()]
+    if not states:
+        return "no Slurm node responds (sinfo --responding lists none)"
+    if not any(state in TAKES_JOBS for state in states):
+        return f"no responding Slurm node can take a job (their states: {', '.join(sorted(set(states)))})"
+    return None
 
 
 def stop(layout: HubLayout, log=print, timeout: float = 60) -> None:
