@@ -210,7 +210,8 @@ def import_class(layout: HubLayout, log=print) -> None:
     for course in layout.courses():
         work = layout.course(course) / "autograder"
         grader = layout.grader_user(course)
-        write_text(work / "roster.csv", class_roster(layout, course))
+        roster = class_roster(layout, course)
+        write_text(work / "roster.csv", roster)
         subprocess.run(["chown", f"{grader}:{layout.graders_group(course)}", str(work / "roster.csv")], check=True)
         (work / "roster.csv").chmod(0o660)
         env = {**layout.grader_environment(course), "HOME": pwd.getpwnam(grader).pw_dir}
@@ -220,7 +221,7 @@ def import_class(layout: HubLayout, log=print) -> None:
         if done.returncode:
             last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
             raise RuntimeError(f"{course}: the roster could not be put in the gradebook: {last}")
-        log(f"{course}: {class_roster(layout, course).count(chr(10)) - 1} students in the gradebook and roster.csv")
+        log(f"{course}: {roster.count(chr(10)) - 1} students in the gradebook and roster.csv")
 
 
 def _refuse_squatter(layout: HubLayout, exchange: Path, grader: str, log, made: bool = False) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import re
 import signal
 import sys
 import textwrap
@@ -187,7 +188,7 @@ def _kernel_changes(put_back: Sequence[tuple[str, str]], fn: Any, exercise: Exer
     kernel = globals_of(fn)
     text = " ".join(filter(None, [cell_of(fn, exercise.function)]
                            + [cell_of(kernel.get(d), d) for d in exercise.dependency_names]))
-    named = [f"`{module}.{attr}`" for module, attr in put_back if attr in text]
+    named = [f"`{module}.{attr}`" for module, attr in put_back if re.search(rf"\b{re.escape(attr)}\b", text)]
     if not named:
         return ""
     return (f"your notebook changed {', '.join(named)} outside the answer; grading starts without that change "
