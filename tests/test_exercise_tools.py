@@ -59,3 +59,24 @@ def test_the_guide_s_whole_catalogue_entry_is_the_file_it_names():
     m = re.search(r"One whole entry,\s*`(tests/catalogue/[\w/]+\.py)`:\s*```python\n(.*?)```", guide, re.S)
     assert m, "docs/contributing.md shows no whole catalogue entry"
     assert (ROOT / m.group(1)).read_text(encoding="utf-8").strip() == m.group(2).strip(), m.group(1)
+
+
+def test_one_exercise_s_run_grades_only_its_own_entries():
+    """``make test-exercise FN=...`` selects the catalogue entries replacing FN's cell: the graded class of
+    tests/test_grading.py then holds those entries alone (not the whole catalogue); any selected test of the
+    whole class (not one entry's) brings every entry back."""
+    from types import SimpleNamespace
+
+    import test_grading
+
+    mine = [e for e in test_grading.ALL if e.replace == "causal_mask"]
+    assert len(mine) >= 2
+
+    def test_of(**params):
+        return SimpleNamespace(module=test_grading, callspec=SimpleNamespace(params=params))
+
+    items = [test_of(entry=e) for e in mine] + [SimpleNamespace(module=sys)]   # another module's test: ignored
+    request = SimpleNamespace(module=test_grading, session=SimpleNamespace(items=items))
+    assert test_grading.entries_in_play(request) == mine
+    items.append(SimpleNamespace(module=test_grading))   # e.g. test_solutions_score_full_marks
+    assert test_grading.entries_in_play(request) == test_grading.ALL
