@@ -148,14 +148,48 @@ def test_glossary_terms_are_linked_from_the_text():
     assert missing == [], f"glossary terms no chapter links to: {missing}"
 
 
-def test_problem_19_is_stated():
-    """Chapter 6 cites Problem 19; a box titled "Problem 19" states it: the matrix, and what to show."""
-    boxes = re.findall(r'<div class="[^"]*admonition[^"]*">\s*<p class="admonition-title">Problem 19</p>(.*?)</div>',
-                       _article("book/06-position.html"), flags=re.S)
+def test_problem_19_is_stated_and_told_apart_from_the_lectures():
+    """Chapter 6's box on Problem 19's shift is titled as the book's own exercise and states it (the matrix,
+    what to show); the text says the lecture's Problem 19 is about circulant matrices and gives the fact
+    joining the two: a circulant matrix is a polynomial in the shift, so it commutes with it."""
+    article = _article("book/06-position.html")
+    box = r'<div class="[^"]*admonition[^"]*">\s*<p class="admonition-title">([^<]*Problem 19[^<]*)</p>(.*?)</div>'
+    boxes = re.findall(box, article, flags=re.S)
     assert boxes, "chapter 6 cites Problem 19 but never states it"
-    said = _text(boxes[0])
+    title, body = boxes[0]
+    assert "book" in _text(title), f"the box does not say it is the book's own exercise: {title!r}"
+    said = _text(body)
     for needed in ("cyclic shift matrix", "permutation matrix", "Show", "Attention"):
         assert needed in said, f"Problem 19's statement lacks {needed!r}: {said}"
+    text = _text(article).replace("\u2019", "'")
+    for needed in ("lecture's Problem 19 is about circulant matrices", "polynomial in the shift", "C P == P C: True",
+                   "C swap == swap C: False"):
+        assert needed in text, f"chapter 6 does not say {needed!r}"
+
+
+def test_sentences_claim_no_more_than_the_book_shows():
+    """Sentences a lecturer found saying more than their numbers, or contradicting the notation, stay fixed:
+    attention is the only place tokens exchange information (said where it is introduced); teacher forcing is
+    conditioning on the true prefix, the parallelism is the causal mask's; chapter 5 does not say a saturated
+    head can never move (its own figures and chapter 10's show some do); chapter 10 does not send the reader
+    to chapter 5 for a cross-entropy chapter 5 never defines; chapter 1's rows of X are x_i transposed."""
+    def said(rel: str) -> str:
+        return _text(_article(rel)).replace("\u2019", "'")
+
+    assert "only place in a transformer where tokens exchange information" in said("book/02-queries-keys-values.html")
+    glossary = said("reference/glossary.html")
+    entry = glossary[glossary.index("teacher forcing"):][:400]
+    assert "true prefix" in entry and "causal mask" in entry and "not what makes training parallel" in entry, entry
+    for rel in ("book/07-masking.html", "book/10-training.html"):
+        assert "true prefix" in said(rel) and "the causal mask" in said(rel), rel
+    saturation = said("book/05-saturation.html")
+    for overclaim in ("no gradient can move it", "born that way"):
+        assert overclaim not in saturation, f"chapter 5 still says {overclaim!r}"
+    training = _article("book/10-training.html")
+    assert not re.search(r"cross-entropy of\s*<a[^>]*05-saturation", training), \
+        "chapter 10 cites chapter 5 for a cross-entropy chapter 5 does not define"
+    assert r"\mathbf{x}_i^\top = \mathbf{E}_{t_i}" in _article("book/01-text-to-vectors.html"), \
+        "chapter 1 does not say row i of X is x_i transposed, as the notation page does"
 
 
 def test_padding_mask_counts_keys_from_one():
