@@ -32,6 +32,7 @@ __all__ = [
     "score_matrices",
     "temperature",
     "word_orders",
+    "word_orders_positions",
 ]
 
 
@@ -64,6 +65,8 @@ PRINT_FRAMES: dict[str, dict[str, str]] = {
     "saturation": {"scores:": "unscaled", "head width d_k": "256"},
     # the reversed sentence of chapter 6: same outputs, rows reordered
     "word_orders": {"word order:": "man bites dog"},
+    # the same reversed sentence with position encodings: the outputs change, not only their order
+    "word_orders_positions": {"word order:": "man bites dog"},
     # the causal mask, chapter 7's main case
     "masks": {"mask:": "causal"},
     # d = 4096 at the first length past chapter 8's crossover: attention has just taken over
@@ -257,25 +260,43 @@ def saturation(widths: Sequence[int] = (4, 16, 64, 256, 1024), T: int = 16, tria
 
 def word_orders(seed: int = 0) -> W.VBox:
     """Every order of 'dog bites man': the output rows move with their words and never change."""
+    return _word_orders(seed, positions=False)
+
+
+def word_orders_positions(seed: int = 0) -> W.VBox:
+    """Every order of 'dog bites man' with each position's sinusoidal encoding
+    (:func:`selfattn.lecture.sinusoidal_positions`) added to its token's vector: a word's output row
+    changes with the place it stands in."""
+    return _word_orders(seed, positions=True)
+
+
+def _word_orders(seed: int, positions: bool) -> W.VBox:
+    """Every order of 'dog bites man' through one attention layer, with or without position encodings."""
     vocab = text.Vocabulary.from_texts([text.SENTENCES["dog_bites_man"]])
     X = text.embed(text.random_embeddings(len(vocab), 8, seed=seed), vocab.encode(text.SENTENCES["dog_bites_man"]))
     W_Q, W_K, W_V = np.random.default_rng(seed + 1).standard_normal((3, 8, 8)) / np.sqrt(8)
     words = list(vocab.decode(vocab.encode(text.SENTENCES["dog_bites_man"])))
     orders = list(itertools.permutations(range(len(words))))
+    where = lecture.sinusoidal_positions(len(words), 8) if positions else np.zeros((len(words), 8))  # (3, 8)
 
     def frame(i: int):
         perm = list(orders[i])
-        Z = X[perm]
+        Z = X[perm] + where
         out = numerics.attention(Z @ W_Q, Z @ W_K, Z @ W_V)
         fig, (ax,) = new_figure(6.2, 2.2)
         label = " ".join(words[p] for p in perm)
         heatmap(ax, out, [words[p] for p in perm], [str(j) for j in range(8)], cmap="RdBu_r", vmin=-1.5, vmax=1.5,
                 xlabel="output coordinate", ylabel="token", title=label)
-        return figure_frame(fig, alt=f"Outputs for the order '{label}': each word keeps the same output row, "
-                            "only the row order changes.")
+        if positions:
+            alt = (f"Outputs for the order '{label}' with position encodings added: each word's output row "
+                   "depends on where the word stands, not only on the word.")
+        else:
+            alt = f"Outputs for the order '{label}': each word keeps the same output row, only the row order changes."
+        return figure_frame(fig, alt=alt)
 
     labels = [" ".join(words[p] for p in o) for o in orders]
-    return _print_marked("word_orders", toggle_frames(labels, frame, "word order:"))
+    return _print_marked("word_orders_positions" if positions else "word_orders",
+                         toggle_frames(labels, frame, "word order:"))
 
 
 def masks() -> W.VBox:

@@ -16,8 +16,10 @@ __all__ = [
     "conv_layers_to_connect",
     "layer_arrays",
     "lecture_shapes",
+    "offset_rotation",
     "receptive_field",
     "shift_matrix",
+    "sinusoidal_positions",
 ]
 
 
@@ -97,6 +99,49 @@ def shift_matrix(n: int, k: int = 1) -> NDArray[np.float64]:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     return np.roll(np.eye(n), k, axis=0)
+
+
+def _frequencies(d: int, base: float) -> NDArray[np.float64]:
+    """The ``d / 2`` angular frequencies ``base^(-2f/d)``, ``f = 0, ..., d/2 - 1``, of the sinusoidal encoding."""
+    if isinstance(d, bool) or not isinstance(d, int) or d < 2 or d % 2:
+        raise ValueError(f"d must be an even integer >= 2, got {d!r}")
+    return base ** (-np.arange(0, d, 2) / d)
+
+
+def sinusoidal_positions(T: int, d: int, base: float = 10000.0) -> NDArray[np.float64]:
+    """Sinusoidal position encodings (Vaswani et al., 2017) of positions ``1, ..., T``.
+
+    Returns
+    -------
+    Z : ndarray, shape (T, d)
+        Row ``i - 1`` is ``z_i``: ``Z[i-1, 2f] = sin(w_f i)`` and ``Z[i-1, 2f+1] = cos(w_f i)`` with
+        ``w_f = base^(-2f/d)``, ``f = 0, ..., d/2 - 1`` (the book counts ``f`` from 1).
+    """
+    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
+        raise ValueError(f"T must be a positive integer, got {T!r}")
+    angles = np.arange(1, T + 1)[:, None] * _frequencies(d, base)[None, :]   # (T, d/2)
+    Z = np.empty((T, d))
+    Z[:, 0::2], Z[:, 1::2] = np.sin(angles), np.cos(angles)
+    return Z
+
+
+def offset_rotation(offset: float, d: int, base: float = 10000.0) -> NDArray[np.float64]:
+    """The matrix ``G`` with ``G @ z_i = z_(i + offset)`` for every position ``i``.
+
+    ``z_i`` is row ``i - 1`` of :func:`sinusoidal_positions` ``(T, d)`` with the same ``d`` and ``base``.
+
+    Block diagonal: for each frequency ``w`` the 2x2 rotation ``[[cos wΔ, sin wΔ], [-sin wΔ, cos wΔ]]``
+    acting on the pair ``(sin wi, cos wi)``; orthogonal, and independent of ``i``.
+
+    Returns
+    -------
+    G : ndarray, shape (d, d)
+    """
+    G = np.zeros((d, d))
+    for f, w in enumerate(_frequencies(d, base)):
+        c, s = np.cos(w * offset), np.sin(w * offset)
+        G[2 * f:2 * f + 2, 2 * f:2 * f + 2] = [[c, s], [-s, c]]
+    return G
 
 
 def receptive_field(layers: int, kernel: int = 3) -> int:

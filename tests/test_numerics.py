@@ -316,3 +316,28 @@ def test_a_float64_mask_on_float32_scores_is_added_in_float64():
         out, W = sa.attention(Q, K, V, M), sa.attention_weights(Q, K, M)
     np.testing.assert_allclose(out, V, rtol=1e-6)  # each query keeps only its own key
     np.testing.assert_array_equal(W, np.eye(5))
+
+
+@given(T=st.integers(2, 64), half=st.integers(1, 16), offset=st.integers(0, 40),
+       base=st.sampled_from([100.0, 10000.0]))
+def test_a_fixed_offset_of_the_sinusoidal_encoding_is_one_rotation(T, half, offset, base):
+    """z_(i + Δ) = G_Δ z_i for every position i with one orthogonal G_Δ (chapter 6's theorem), so inner
+    products of encodings depend on the offset alone: z_(i+Δ) · z_(j+Δ) = z_i · z_j."""
+    from selfattn import lecture
+
+    d = 2 * half
+    Z = lecture.sinusoidal_positions(T + offset, d, base)          # (T + Δ, d)
+    G = lecture.offset_rotation(offset, d, base)                   # (d, d)
+    assert Z.shape == (T + offset, d) and np.all(np.abs(Z) <= 1)
+    np.testing.assert_allclose(Z[0, 0::2], np.sin(base ** (-np.arange(0, d, 2) / d)))   # position 1
+    np.testing.assert_allclose(Z[offset:], Z[:T] @ G.T, atol=1e-12)
+    np.testing.assert_allclose(G @ G.T, np.eye(d), atol=1e-12)
+    np.testing.assert_allclose(Z[offset:] @ Z[offset:].T, Z[:T] @ Z[:T].T, atol=1e-9)
+
+
+@pytest.mark.parametrize("bad", [0, 3, -2, 2.0, True])
+def test_the_sinusoidal_encoding_needs_an_even_width(bad):
+    from selfattn import lecture
+
+    with pytest.raises(ValueError, match="d must be an even integer"):
+        lecture.sinusoidal_positions(4, bad)

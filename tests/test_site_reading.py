@@ -192,6 +192,39 @@ def test_sentences_claim_no_more_than_the_book_shows():
         "chapter 1 does not say row i of X is x_i transposed, as the notation page does"
 
 
+def test_the_bridges_the_anchor_courses_use_are_shown_and_checked():
+    """Equal scores as the causal running average and the bag of words (chapter 7); recurrence, convolution
+    and attention side by side by arithmetic, sequential steps and longest path, counted (chapter 8);
+    dropout on the weights (chapter 10); each as displayed on the built page."""
+    masking = _text(_article("book/07-masking.html"))
+    assert "causal, equal scores == running average: True" in masking
+    assert "no mask, equal scores == mean of all values in every row: True" in masking
+    assert "bag of words" in masking
+    cost = _article("book/08-cost.html")
+    table = re.search(r"<table.*?FLOPs of one layer.*?</table>", cost, flags=re.S)
+    assert table, "chapter 8 has no table comparing recurrence, convolution and attention"
+    rows = {(cells := [_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)])[0]: cells[1:]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table.group(0), flags=re.S) if "<td" in row}
+    assert rows["self-attention"][1:] == ["1", "1"], rows
+    assert rows["recurrent"][1:] == ["512", "511"], rows
+    assert rows["convolution, k = 9"][1:] == ["1", "64"], rows
+    training = _text(_article("book/10-training.html"))
+    assert "Dropout on the weights" in training and "the expected output is the output without dropout" in training
+    assert "not a pure bigram" in training, "chapter 10 does not say what its no-head baseline is"
+
+
+def test_positions_are_shown_with_the_proof_and_a_widget():
+    """Chapter 6 writes position into the input: the sinusoidal encoding, the theorem that a fixed offset
+    is a rotation in a proof block, the executed check, the broken equivariance, and a second widget."""
+    article = _article("book/06-position.html")
+    text = _text(article)
+    assert "A fixed offset is a rotation" in text and "proof" in article.lower()
+    assert re.search(r"z_\(i\+5\) = G z_i at all 40 positions, largest gap \de-1[2-9]", text), text[-3000:]
+    moved = re.search(r"with positions, largest entry of \|out2 - P out1\| = (\d+\.\d+)", text)
+    assert moved and float(moved.group(1)) > 0.1, "the encodings do not visibly break the equivariance"
+    assert article.count("application/vnd.jupyter.widget-view+json") >= 2, "chapter 6 lacks its second widget"
+
+
 def test_padding_mask_counts_keys_from_one():
     text = _text(_article("book/07-masking.html"))
     rule = re.search(r"on every key (.{0,40}?) the sequence.s length", text)
