@@ -225,6 +225,21 @@ def test_positions_are_shown_with_the_proof_and_a_widget():
     assert article.count("application/vnd.jupyter.widget-view+json") >= 2, "chapter 6 lacks its second widget"
 
 
+def test_the_pytorch_mapping_tells_the_two_boolean_mask_senses_apart():
+    """Chapter 7 maps the book's functions to PyTorch's: the table's boolean-mask row gives each function's
+    sense (scaled_dot_product_attention: True may attend; MultiheadAttention: True may not), the scale and
+    the layouts, and the executed cell turns both senses into the book's additive causal mask."""
+    article = _article("book/07-masking.html")
+    table = re.search(r"<table.*?scaled_dot_product_attention.*?</table>", article, flags=re.S)
+    assert table, "chapter 7 has no table mapping the book's functions to PyTorch's"
+    rows = {(cells := [_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)])[0]: cells[1:]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table.group(0), flags=re.S) if "<td" in row}
+    _, sdpa, mha = rows["a boolean mask"]
+    assert "True = may attend" in sdpa and "True = may not attend" in mha and "key_padding_mask" in mha, rows
+    assert "batch_first=True" in rows["shapes"][2] and "scale=" in rows["the scale"][1], rows
+    assert "both are sa.causal_mask(4): True True" in _text(article)
+
+
 def test_padding_mask_counts_keys_from_one():
     text = _text(_article("book/07-masking.html"))
     rule = re.search(r"on every key (.{0,40}?) the sequence.s length", text)
