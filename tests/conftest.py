@@ -127,6 +127,7 @@ LANES: dict[str, str] = {
     "test_feedback_page.py": "browser",
     "test_hostile_tex_pages.py": "browser",
     "test_hand_grading_loop.py": "browser",
+    "test_same_score_everywhere.py": "browser",
     "test_hub.py": "browser",
     "test_hub_control.py": "unit",
     "test_hub_accounts.py": "unit",
