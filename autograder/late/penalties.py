@@ -7,7 +7,11 @@ lateness (its due date with its extension, :mod:`autograder.late.due_dates`), an
 nbgrader keeps it (``SubmittedNotebook.late_submission_penalty``), so grades.csv, the LMS files,
 the feedback, formgrader and the report all read the same final score
 (:func:`autograder.late.policy.final_score`). ``make grade`` and ``make grades-final`` run it after
-nbgrader's steps and before the feedback and the exports.
+nbgrader's steps and before the feedback and the exports; nbgrader's autograde (every way in) after
+it keeps the hand grades, and ``generate_feedback`` (formgrader's *Generate Feedback*) before it
+makes the pages (:mod:`autograder.nbgrader_ext.plugins`). A score saved in formgrader's grading page
+runs :func:`settle` for its submission (:mod:`autograder.nbgrader_ext.formgrader_scores`). The
+penalty of a notebook is :meth:`autograder.late.policy.Policy.notebook_penalty` of its score.
 
 :func:`final_scores` and :func:`changed_lines` say whose final score changed since the scores the
 last run exported (kept in the run state), old -> new: after hand grades, an extension, changed

@@ -24,6 +24,10 @@ Set in ``nbgrader_config.py``:
   assignment await hand-grading.
 - :func:`complete_feedback_folder` (``GenerateFeedback.post_convert_hook``) gives every feedback
   folder the ``timestamp.txt`` that ``release_feedback`` needs.
+- :func:`final_scores_around_feedback`: nbgrader's ``generate_feedback`` started other than by
+  ``make grade`` (formgrader's *Generate Feedback*) computes the late penalties from the current,
+  hand-graded scores first and rewrites grades.csv, the LMS files and the report after, and
+  :mod:`autograder.nbgrader_ext.formgrader_scores` makes formgrader's lists show final scores.
 """
 
 from __future__ import annotations
@@ -362,7 +366,9 @@ def _penalties_of(app, wanted: list[tuple[str, str]]) -> None:
 def install() -> None:
     """Make nbgrader's ``Autograde`` (every way it is started) stage the submissions it was asked
     for before it looks for notebooks (nbgrader reads the staged copies and would skip, exit 0,
-    a submission not staged yet), and keep hand grades around each autograde. Idempotent."""
+    a submission not staged yet), and keep hand grades around each autograde, then compute the late
+    penalties from the scores they make; settle the final scores around ``generate_feedback``; and
+    make formgrader show final scores (:mod:`autograder.nbgrader_ext.formgrader_scores`). Idempotent."""
     from nbgrader.converters import Autograde
 
     from autograder.nbgrader_ext import gradebook_state as gs
