@@ -22,14 +22,14 @@ from datetime import datetime
 
 import pytest
 from test_hand_grading_loop import NB, STDS, HandLoop, _enter_score
-from test_instructor_loop import WRITTEN, _answer
+from test_instructor_loop import COURSE_ID, WRITTEN, _answer
 
 DUE = datetime(2026, 1, 10, 12, 0, 0)
 STAMPS = {"amos": "2026-01-10 11:00:00.000000 UTC", "cleo": "2026-01-12 13:00:00.000000 UTC"}
 SECONDS_LATE = {"amos": 0.0, "cleo": 2 * 86400 + 3600.0}
 AUTO = 3.0  # the model answer's public (1) and hidden (2) points
 HAND = {"amos": 3.0, "cleo": 2.0}  # the written answer, out of 3, typed into formgrader
-MAX = 6.0
+CHANGED = 1.0  # cleo's hand grade, changed after Generate Feedback (then set back)
 POLICY = ("c.LateSubmissionPlugin.penalty_method = 'percent'\nc.LateSubmissionPlugin.percent = 10\n"
           "c.LateSubmissionPlugin.per = 'day'\nc.LateSubmissionPlugin.cap = 50\n")
 
@@ -83,6 +83,16 @@ def _formgrader_lists(page, base: str, ids: dict[str, str]) -> dict[str, dict[st
     return out
 
 
+def _assignment_button(page, base: str, button: str) -> str:
+    """Click the assignment's ``button`` ("generate-feedback", "release-feedback") in formgrader's
+    Manage Assignments, as a grader does; return what the dialog says."""
+    page.goto(f"{base}/formgrader/manage_assignments", wait_until="networkidle")
+    page.locator("tr", has_text="attention").first.locator(f"td.{button} a").click(timeout=60_000)
+    modal = page.locator("#success-modal, #error-modal").first
+    modal.wait_for(timeout=300_000)
+    return modal.inner_text()
+
+
 def _session(lp: HandLoop) -> dict:
     """In formgrader: the submissions list before hand-grading, both hand grades typed in, the list
     again, Generate Feedback (the assignment's button, as a grader clicks it), then every list."""
@@ -103,12 +113,17 @@ def _session(lp: HandLoop) -> dict:
                     page.goto(f"{base}/formgrader/submissions/{ids[s]}/?index=0", wait_until="networkidle")
                     _enter_score(page, WRITTEN, points)
                 out["after_hand_grades"] = {s: _shown(page, listed, s, "score") for s in HAND}
-                page.goto(f"{base}/formgrader/manage_assignments", wait_until="networkidle")
-                page.locator("tr", has_text="attention").first.locator("td.generate-feedback a").click(timeout=60_000)
-                modal = page.locator("#success-modal, #error-modal").first
-                modal.wait_for(timeout=300_000)
-                out["generate_modal"] = modal.inner_text()
+                out["generate_modal"] = _assignment_button(page, base, "generate-feedback")
                 out["lists"] = _formgrader_lists(page, base, ids)
+                # cleo's hand grade changed after Generate Feedback: Release Feedback refuses her page
+                page.goto(f"{base}/formgrader/submissions/{ids['cleo']}/?index=0", wait_until="networkidle")
+                _enter_score(page, WRITTEN, CHANGED)
+                out["changed_again"] = _shown(page, listed, "cleo", "score")
+                out["stale_release_modal"] = _assignment_button(page, base, "release-feedback")
+                # back to the grade her page was made for: released
+                page.goto(f"{base}/formgrader/submissions/{ids['cleo']}/?index=0", wait_until="networkidle")
+                _enter_score(page, WRITTEN, HAND["cleo"])
+                out["release_modal"] = _assignment_button(page, base, "release-feedback")
             except Exception:
                 page.screenshot(path=str(lp.tmp / "formgrader-failure.png"))
                 raise
@@ -135,12 +150,17 @@ def _exports(lp: HandLoop) -> dict[str, dict[str, float]]:
     return out
 
 
+def _score_line(page: str) -> float:
+    """The score a feedback page's header shows."""
+    found = re.search(r"\(Score: ([\d.]+) / ([\d.]+)", page)
+    assert found, page[:3000]
+    return float(found.group(1))
+
+
 def _feedback(lp: HandLoop, student: str) -> tuple[float, str]:
     """(the score the feedback page's header shows, the page)."""
     page = (lp.work / "feedback" / student / "attention" / f"{NB}.html").read_text()
-    found = re.search(r"\(Score: ([\d.]+) / ([\d.]+)", page)
-    assert found, page[:3000]
-    return float(found.group(1)), page
+    return _score_line(page), page
 
 
 @pytest.fixture(scope="module")
@@ -162,6 +182,7 @@ def graded(tmp_path_factory):
     seen.update(_session(lp))
     seen["exports"] = _exports(lp)
     seen["feedback"] = {s: _feedback(lp, s) for s in HAND}
+    seen["released"] = sorted(_score_line(p.read_text()) for p in (lp.exchange / COURSE_ID / "feedback").glob("*.html"))
     return lp, seen
 
 
@@ -199,3 +220,13 @@ def test_the_late_penalty_is_taken_from_the_hand_graded_total(graded):
     assert f"Late submission penalty (Score: -{taken:g})" in header, header
     # the exports make grade wrote before the hand grades held the autograded points only
     assert seen["exports_before"]["grades.csv"] == {s: expected(s, hand=0.0) for s in HAND}
+
+
+def test_release_feedback_refuses_a_page_older_than_its_grades(graded):
+    _, seen = graded
+    assert seen["changed_again"] == expected("cleo", hand=CHANGED)  # the list moved at once
+    modal = seen["stale_release_modal"]
+    assert "nothing released: the feedback of cleo/attention was made before its grades last changed" in modal, modal
+    assert "Successfully released feedback of 'attention'" in seen["release_modal"], seen["release_modal"]
+    # what students fetch: the final scores the exports hold
+    assert seen["released"] == sorted(round(expected(s), 2) for s in HAND), seen["released"]

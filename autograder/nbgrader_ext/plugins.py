@@ -438,6 +438,7 @@ def final_scores_around_feedback(app, ws: Workspace, feedback) -> None:
     """
     from autograder.late import due_dates, penalties
     from autograder.late.policy import policy_of
+    from autograder.nbgrader_ext import gradebook_state
     from autograder.pipeline import final_exports, run_lock
 
     db, course = app.coursedir.db_url, app.coursedir.course_id
@@ -446,10 +447,21 @@ def final_scores_around_feedback(app, ws: Workspace, feedback) -> None:
         for line in due_dates.apply(db, course, ws.due_dates):
             app.log.info("due date set: %s", line)
         penalties.apply(db, course, policy, app.coursedir.assignment_id, app.coursedir.student_id or "*")
+        app.force = True  # every page again (as formgrader asks): a page kept would be older than its grades
         feedback()
-        final_exports.write(db, course, app.config, lambda line: app.log.info("%s", line), ws=ws)
+        state = gradebook_state.load(ws)  # what each page was made for: release_feedback compares
+        made_for = state.setdefault("feedback", {})
+        for s, a in _with_feedback(ws, app.coursedir.assignment_id, app.coursedir.student_id or "*"):
+            made_for[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
+        final_exports.write(db, course, app.config, lambda line: app.log.info("%s", line), ws=ws, state=state)
         app.log.info("final scores (late policy: %s) written to %s, %s and %s", policy.describe(), ws.grades_csv,
                      ws.exports, ws.work / "report")
+
+
+def _with_feedback(ws: Workspace, assignment: str, student: str) -> list[tuple[str, str]]:
+    """(student, assignment) of every feedback page folder of ``ws`` matching the patterns."""
+    return [(f.parent.name, f.name) for f in sorted(ws.feedback.glob(f"{student or '*'}/{assignment or '*'}"))
+            if f.is_dir() and any(f.glob("*.html"))]
 
 
 def _feedback_in_its_workspace() -> None:
@@ -528,11 +540,23 @@ def _zip_collect_into_submitted() -> None:
 
 
 class ReleaseFeedbackWarningPending(ExchangeReleaseFeedback):
-    """nbgrader's release_feedback, first warning in one line if answers await hand-grading."""
+    """nbgrader's release_feedback, first warning in one line if answers await hand-grading, and
+    refusing (one line, nothing released) while a feedback page it would release was made for other
+    grades than the gradebook holds (a hand grade, comment or late penalty changed since): such a
+    page would show a score that grades.csv and the LMS files, rewritten at the next Generate
+    Feedback or make grades-final, contradict."""
 
     def copy_files(self):
-        from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading, awaiting_line
+        from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading, awaiting_line, stale_feedback
+        from autograder.nbgrader_ext.steps import workspace_of
 
+        exclude = frozenset(filter(None, (self.coursedir.student_id_exclude or "").split(",")))
+        stale = stale_feedback(self.coursedir.db_url, self.coursedir.course_id, workspace_of(self.coursedir),
+                               self.coursedir.assignment_id, self.coursedir.student_id or "*", exclude)
+        if stale:
+            shown = ", ".join(stale[:10]) + (f" and {len(stale) - 10} more" if len(stale) > 10 else "")
+            self.fail(f"nothing released: the feedback of {shown} was made before its grades last changed "
+                      "(a hand grade, comment or late penalty); Generate Feedback (or make grades-final) first")
         waiting = [w for w in awaiting_hand_grading(self.coursedir.db_url)
                    if fnmatch(w.assignment, self.coursedir.assignment_id)
                    and fnmatch(w.student, self.coursedir.student_id or "*")]
