@@ -7,7 +7,11 @@ lateness (its due date with its extension, :mod:`autograder.late.due_dates`), an
 nbgrader keeps it (``SubmittedNotebook.late_submission_penalty``), so grades.csv, the LMS files,
 the feedback, formgrader and the report all read the same final score
 (:func:`autograder.late.policy.final_score`). ``make grade`` and ``make grades-final`` run it after
-nbgrader's steps and before the feedback and the exports.
+nbgrader's steps and before the feedback and the exports; nbgrader's autograde (every way in) after
+it keeps the hand grades, and ``generate_feedback`` (formgrader's *Generate Feedback*) before it
+makes the pages (:mod:`autograder.nbgrader_ext.plugins`). A score saved in formgrader's grading page
+runs :func:`settle` for its submission (:mod:`autograder.nbgrader_ext.formgrader_scores`). The
+penalty of a notebook is :meth:`autograder.late.policy.Policy.notebook_penalty` of its score.
 
 :func:`final_scores` and :func:`changed_lines` say whose final score changed since the scores the
 last run exported (kept in the run state), old -> new: after hand grades, an extension, changed
@@ -16,25 +20,46 @@ points or a fixed check.
 
 from __future__ import annotations
 
+import glob
+from fnmatch import fnmatch
+from typing import Any
+
 from autograder.late.policy import Policy, final_score, lateness
 from autograder.nbgrader_ext.gradebook_state import loaded_submissions
 
 
-def apply(db_url: str, course: str, policy: Policy) -> int:
-    """Set every submitted notebook's late penalty from its current score; return how many changed."""
-    from nbgrader.api import Gradebook
+def apply(db_url: str, course: str, policy: Policy, assignment: str = "*", student: str = "*") -> int:
+    """Set the late penalty of every submitted notebook (of the submissions whose assignment and
+    student match the patterns ``assignment`` and ``student``) from its current score; return how
+    many changed."""
+    from nbgrader.api import Gradebook, MissingEntry
 
-    changed = 0
+    assignment, student = assignment or "*", student or "*"
     with Gradebook(db_url, course) as gb:
-        for sub in loaded_submissions(gb):
-            seconds = sub.total_seconds_late
-            for nb in sub.notebooks:
-                score = nb.score or 0.0
-                new = min(policy.penalty(score, seconds), score) if policy.method != "none" and seconds > 0 else None
-                if nb.late_submission_penalty != new:
-                    nb.late_submission_penalty = new
-                    changed += 1
+        if glob.has_magic(assignment) or glob.has_magic(student):
+            subs = [sub for sub in loaded_submissions(gb)
+                    if fnmatch(sub.assignment.name, assignment) and fnmatch(sub.student.id, student)]
+        else:  # one submission (formgrader's buttons for one student): no need to load the class
+            try:
+                subs = [gb.find_submission(assignment, student)]
+            except MissingEntry:
+                subs = []
+        changed = sum(settle(sub, policy) for sub in subs)
         gb.db.commit()
+    return changed
+
+
+def settle(sub: Any, policy: Policy) -> int:
+    """Set the late penalty of each notebook of ``sub`` (nbgrader's ``SubmittedAssignment``, in an
+    open gradebook; the caller commits) from its current score under ``policy``; return how many
+    changed. What formgrader's grade box calls after it saves a hand grade."""
+    changed = 0
+    seconds = sub.total_seconds_late
+    for nb in sub.notebooks:
+        new = policy.notebook_penalty(nb.score, seconds)
+        if nb.late_submission_penalty != new:
+            nb.late_submission_penalty = new
+            changed += 1
     return changed
 
 

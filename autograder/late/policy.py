@@ -70,6 +70,15 @@ class Policy:
         """Points taken from ``score`` (a notebook's final score, >= 0) for this lateness."""
         return max(score, 0.0) * self.fraction(seconds_late)
 
+    def notebook_penalty(self, score: float | None, seconds_late: float) -> float | None:
+        """The late penalty of one notebook whose current score (hand grades included) is ``score``:
+        ``None`` (no penalty recorded) when the policy is ``"none"`` or the hand-in was not late,
+        else the points taken, never more than the score. The one formula behind every penalty the
+        gradebook holds (:mod:`autograder.late.penalties`), so behind every final score shown."""
+        if self.method == "none" or not seconds_late > 0:
+            return None
+        return min(self.penalty(score or 0.0, seconds_late), max(score or 0.0, 0.0))
+
     def describe(self) -> str:
         """The policy in a few words, for students and the summary."""
         grace = f", {lateness(self.grace_seconds)} of grace" if self.grace_seconds else ""
@@ -108,7 +117,7 @@ class LatePenalty(LateSubmissionPlugin):
     def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:
         """nbgrader's hook (at autograde); :mod:`autograder.late.penalties` applies it again to the
         final score after hand-grading."""
-        return self.policy().penalty(score, total_seconds_late) if self.penalty_method != "none" else None
+        return self.policy().notebook_penalty(score, total_seconds_late)
 
 
 def policy_of(config: Config) -> Policy:

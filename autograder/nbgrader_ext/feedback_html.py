@@ -121,7 +121,7 @@ class GetGradesWithQueue(GetGrades):
         for a late submission, ``nbgrader.late`` (how late and what it costs, under the course's policy)."""
         from nbgrader.api import Gradebook
 
-        from autograder.late.policy import lateness, policy_of
+        from autograder.late.policy import final_score, lateness, policy_of
         from autograder.nbgrader_ext.preloaded import rows_or_gradebook
 
         info = resources["nbgrader"]
@@ -134,7 +134,8 @@ class GetGradesWithQueue(GetGrades):
             late_penalty = notebook.late_submission_penalty or 0
             if notebook.late_submission_penalty is not None:
                 self.log.warning(f"Late submission penalty: {late_penalty}")
-            info.update(score=notebook.score - late_penalty, max_score=notebook.max_score, late_penalty=late_penalty)
+            info.update(score=final_score(notebook.score, late_penalty), max_score=notebook.max_score,
+                        late_penalty=late_penalty)
             sub = notebook.assignment
             due, seconds, extended = sub.duedate, sub.total_seconds_late, bool(sub.extension)
         if due is not None:

@@ -313,6 +313,26 @@ def grades_digest(db_url: str, course: str, student: str, assignment: str) -> st
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
+def stale_feedback(db_url: str, course: str, ws: Workspace, assignment: str = "*", student: str = "*",
+                   exclude: frozenset[str] = frozenset()) -> list[str]:
+    """``student/assignment`` of every feedback page folder of ``ws`` (of the assignments and
+    students matching the patterns, but not of ``exclude``) made for other grades than the gradebook
+    holds now: a hand grade, a comment or a late penalty changed since, or no record of what it
+    was made for (the run state's digests, written by every generate_feedback)."""
+    from fnmatch import fnmatch
+
+    made_for = load(ws).get("feedback", {})
+    out = []
+    students = sorted(ws.feedback.iterdir()) if ws.feedback.is_dir() else []
+    for folder in (f for f in students if f.is_dir() and f.name not in exclude and fnmatch(f.name, student or "*")):
+        for pages in sorted(p for p in folder.iterdir() if p.is_dir() and fnmatch(p.name, assignment or "*")):
+            key = f"{folder.name}/{pages.name}"
+            if any(pages.glob("*.html")) and made_for.get(key) != grades_digest(db_url, course, folder.name,
+                                                                                pages.name):
+                out.append(key)
+    return out
+
+
 def roster_report(db_url: str, course: str, students: list[str]) -> list[str]:
     """The students among those graded without a name in the gradebook (late work:
     :func:`autograder.late.penalties.late_lines`)."""

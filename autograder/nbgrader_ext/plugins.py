@@ -24,6 +24,10 @@ Set in ``nbgrader_config.py``:
   assignment await hand-grading.
 - :func:`complete_feedback_folder` (``GenerateFeedback.post_convert_hook``) gives every feedback
   folder the ``timestamp.txt`` that ``release_feedback`` needs.
+- :func:`final_scores_around_feedback`: nbgrader's ``generate_feedback`` started other than by
+  ``make grade`` (formgrader's *Generate Feedback*) computes the late penalties from the current,
+  hand-graded scores first and rewrites grades.csv, the LMS files and the report after, and
+  :mod:`autograder.nbgrader_ext.formgrader_scores` makes formgrader's lists show final scores.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from traitlets.config import Configurable
 
 from autograder.errors import RefusedInput
 from autograder.intake.untrusted import entry_problem, id_problem, note_markdown
+from autograder.nbgrader_ext import formgrader_scores
 from autograder.notes import notes_of
 from autograder.outputs import atomic
 from autograder.workspace import Workspace
@@ -347,14 +352,28 @@ def _hidden_test_cells(assignment: str, ws: Workspace) -> set[str]:
     return out
 
 
+def _penalties_of(app, wanted: list[tuple[str, str]]) -> None:
+    """The late penalty of each (student, assignment) of ``wanted`` from its score after autograde,
+    hand grades kept (nbgrader's own, computed inside autograde, left the hand grades out)."""
+    from autograder.late import penalties
+    from autograder.late.policy import policy_of
+
+    policy = policy_of(app.config)
+    for s, a in wanted:
+        penalties.apply(app.coursedir.db_url, app.coursedir.course_id, policy, a, s)
+
+
 def install() -> None:
     """Make nbgrader's ``Autograde`` (every way it is started) stage the submissions it was asked
     for before it looks for notebooks (nbgrader reads the staged copies and would skip, exit 0,
-    a submission not staged yet), and keep hand grades around each autograde. Idempotent."""
+    a submission not staged yet), and keep hand grades around each autograde, then compute the late
+    penalties from the scores they make; settle the final scores around ``generate_feedback``; and
+    make formgrader show final scores (:mod:`autograder.nbgrader_ext.formgrader_scores`). Idempotent."""
     from nbgrader.converters import Autograde
 
     from autograder.nbgrader_ext import gradebook_state as gs
 
+    formgrader_scores.install()  # first: each load of the configuration in a formgrader checks its handlers
     if getattr(Autograde.start, "selfattn", False):
         return
     start = Autograde.start
@@ -381,6 +400,7 @@ def install() -> None:
             for s, a in wanted:
                 gs.note_autograded(s, a, ws)
                 gs.settle_hand_grades(db, course, s, a, gs.autograded_answers(s, a, ws), ws)
+            _penalties_of(self, wanted)
 
     start_staged.selfattn = True  # type: ignore[attr-defined]
     start_staged.__wrapped__ = start  # type: ignore[attr-defined]  # nbgrader's (tests/test_nbgrader_contract.py)
@@ -389,9 +409,66 @@ def install() -> None:
     _zip_collect_into_submitted()
 
 
+class FinalScoresAroundFeedback(Configurable):
+    """Whether nbgrader's ``generate_feedback`` settles the final scores around the feedback it makes
+    (:func:`final_scores_around_feedback`)."""
+
+    refresh = Bool(True, help=(
+        "Before nbgrader's generate_feedback (formgrader's Generate Feedback, ./nbgrader generate_feedback): "
+        "write due-dates.csv into the gradebook and compute the late penalty of each submission it makes "
+        "feedback for from its current score, hand grades included; after it, write grades.csv, the LMS files "
+        "and the class report again, so released feedback never shows a score the exports contradict. make "
+        "grade and make grades-final set it to False for the generate_feedback they run: they do both "
+        "themselves around it.")).tag(config=True)
+
+
+def final_scores_around_feedback(app, ws: Workspace, feedback) -> None:
+    """Run ``feedback()`` (nbgrader's ``GenerateFeedback.start`` of ``app``) between the late
+    penalties of its submissions, computed from their current, hand-graded scores under the term's
+    policy (and the due dates of ``due-dates.csv``), and the exports
+    (:func:`autograder.pipeline.final_exports.write`), holding the work folder's run lock: the
+    score on each feedback page is the one grades.csv, the LMS files and the report hold.
+
+    Raises
+    ------
+    autograder.errors.RefusedInput
+        One line, for a late policy or a due-date file that cannot be read.
+    autograder.errors.RunBusy
+        While ``make grade`` (or another run) works in the same work folder.
+    """
+    from autograder.late import due_dates, penalties
+    from autograder.late.policy import policy_of
+    from autograder.nbgrader_ext import gradebook_state
+    from autograder.pipeline import final_exports, run_lock
+
+    db, course = app.coursedir.db_url, app.coursedir.course_id
+    policy = policy_of(app.config)
+    with run_lock.hold(ws=ws):
+        for line in due_dates.apply(db, course, ws.due_dates):
+            app.log.info("due date set: %s", line)
+        penalties.apply(db, course, policy, app.coursedir.assignment_id, app.coursedir.student_id or "*")
+        app.force = True  # every page again (as formgrader asks): a page kept would be older than its grades
+        feedback()
+        state = gradebook_state.load(ws)  # what each page was made for: release_feedback compares
+        made_for = state.setdefault("feedback", {})
+        for s, a in _with_feedback(ws, app.coursedir.assignment_id, app.coursedir.student_id or "*"):
+            made_for[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
+        final_exports.write(db, course, app.config, lambda line: app.log.info("%s", line), ws=ws, state=state)
+        app.log.info("final scores (late policy: %s) written to %s, %s and %s", policy.describe(), ws.grades_csv,
+                     ws.exports, ws.work / "report")
+
+
+def _with_feedback(ws: Workspace, assignment: str, student: str) -> list[tuple[str, str]]:
+    """(student, assignment) of every feedback page folder of ``ws`` matching the patterns."""
+    return [(f.parent.name, f.name) for f in sorted(ws.feedback.glob(f"{student or '*'}/{assignment or '*'}"))
+            if f.is_dir() and any(f.glob("*.html"))]
+
+
 def _feedback_in_its_workspace() -> None:
     """nbgrader's ``generate_feedback`` (every way it is started) runs with the workspace its
-    ``CourseDirectory`` names, which its post-convert hook (:func:`complete_feedback_folder`) reads."""
+    ``CourseDirectory`` names, which its post-convert hook (:func:`complete_feedback_folder`) reads,
+    and, unless ``make grade`` runs it, settles the final scores around it
+    (:func:`final_scores_around_feedback`)."""
     from nbgrader.converters import GenerateFeedback
 
     start = GenerateFeedback.start
@@ -399,9 +476,13 @@ def _feedback_in_its_workspace() -> None:
     def start_in_workspace(self) -> None:
         from autograder.nbgrader_ext.steps import workspace_of
 
-        token = _WORKSPACE.set(workspace_of(self.coursedir))
+        ws = workspace_of(self.coursedir)
+        token = _WORKSPACE.set(ws)
         try:
-            start(self)
+            if FinalScoresAroundFeedback(parent=self).refresh:
+                final_scores_around_feedback(self, ws, lambda: start(self))
+            else:
+                start(self)
         finally:
             _WORKSPACE.reset(token)
 
@@ -459,11 +540,23 @@ def _zip_collect_into_submitted() -> None:
 
 
 class ReleaseFeedbackWarningPending(ExchangeReleaseFeedback):
-    """nbgrader's release_feedback, first warning in one line if answers await hand-grading."""
+    """nbgrader's release_feedback, first warning in one line if answers await hand-grading, and
+    refusing (one line, nothing released) while a feedback page it would release was made for other
+    grades than the gradebook holds (a hand grade, comment or late penalty changed since): such a
+    page would show a score that grades.csv and the LMS files, rewritten at the next Generate
+    Feedback or make grades-final, contradict."""
 
     def copy_files(self):
-        from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading, awaiting_line
+        from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading, awaiting_line, stale_feedback
+        from autograder.nbgrader_ext.steps import workspace_of
 
+        exclude = frozenset(filter(None, (self.coursedir.student_id_exclude or "").split(",")))
+        stale = stale_feedback(self.coursedir.db_url, self.coursedir.course_id, workspace_of(self.coursedir),
+                               self.coursedir.assignment_id, self.coursedir.student_id or "*", exclude)
+        if stale:
+            shown = ", ".join(stale[:10]) + (f" and {len(stale) - 10} more" if len(stale) > 10 else "")
+            self.fail(f"nothing released: the feedback of {shown} was made before its grades last changed "
+                      "(a hand grade, comment or late penalty); Generate Feedback (or make grades-final) first")
         waiting = [w for w in awaiting_hand_grading(self.coursedir.db_url)
                    if fnmatch(w.assignment, self.coursedir.assignment_id)
                    and fnmatch(w.student, self.coursedir.student_id or "*")]

@@ -93,6 +93,8 @@ def nbgrader_api(overrides: Config | None = None, *, ws: Workspace):
 
     config = load_config()  # also makes a new gradebook read its schema revision in-process
     config.merge(Config({"CourseDirectory": course_directory(ws)}))
+    # its generate_feedback runs between the run's own late penalties and exports (grading_run)
+    config.merge(Config({"FinalScoresAroundFeedback": {"refresh": False}}))
     if overrides:
         config.merge(overrides)
     # the release that grading needs goes to the work folder, leaving notebooks/ alone

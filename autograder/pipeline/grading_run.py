@@ -38,11 +38,11 @@ from autograder.late import due_dates, penalties
 from autograder.late import policy as late_policy
 from autograder.late.policy import Policy
 from autograder.nbgrader_ext import gradebook_state, registration_cache
-from autograder.nbgrader_ext.steps import already_staged, export, load_config, nbgrader_api, run_step
+from autograder.nbgrader_ext.steps import already_staged, load_config, nbgrader_api, run_step
 from autograder.outputs import json_files
-from autograder.outputs.lms_export import students_without_identity, write_lms_exports
+from autograder.outputs.lms_export import students_without_identity
 from autograder.pipeline import dask_cluster as distributed
-from autograder.reporting import class_report as report
+from autograder.pipeline import final_exports
 from autograder.reporting.run_summary import Progress, Summary
 from autograder.verdicts import regrade_reason
 from autograder.verdicts.decide import forget_kept, freshness, grading_secret, hidden_job, public_job, stored_verdict
@@ -84,14 +84,8 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
         for s in students:
             if s not in bad:
                 digests[f"{s}/{a}"] = gradebook_state.grades_digest(db, course, s, a)
-    t1 = time.perf_counter()
-    export(api, ws=ws)
-    write_lms_exports(db, course, ws.exports, ws.roster, log=log, course_root=ws.course)
-    _score_changes(api, state)  # before the report, which lists them
-    gradebook_state.save(state, ws)
-    t2 = time.perf_counter()
-    report.write_quietly(log, ws=ws)
-    steps.update(feedback=t1 - t0, export=t2 - t1, report=time.perf_counter() - t2)
+    steps["feedback"] = time.perf_counter() - t0
+    final_exports.write(db, course, api.config, log, ws=ws, state=state, steps=steps)
     return failed
 
 
@@ -107,17 +101,9 @@ def _late_work(api, policy: Policy, log, ws: Workspace) -> tuple[list[str], list
     return changes, penalties.late_lines(db, course, policy)
 
 
-def _score_changes(api, state: dict) -> None:
-    """Whose final score changed since the scores the last run exported (old -> new); remembers the
-    new scores, and the changes as ``state["grade_changes"]`` for the class report."""
-    now = penalties.final_scores(api.coursedir.db_url, api.coursedir.course_id)
-    changes = penalties.score_changes(state.get("finals", {}), now)
-    state["finals"] = now
-    state["grade_changes"] = [list(change) for change in changes]
-
-
 def _change_lines(state: dict) -> list[str]:
-    """The changes :func:`_score_changes` recorded, one line each (``alice/attention: 7 -> 10``)."""
+    """The changes :func:`autograder.pipeline.final_exports.write` recorded, one line each
+    (``alice/attention: 7 -> 10``)."""
     return [penalties.change_line(*change) for change in state.get("grade_changes", [])]
 
 
