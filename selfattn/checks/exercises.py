@@ -342,8 +342,9 @@ def heads_case(rng, T: int, d_k: int, d_v: int, h: int, dtype=np.float64) -> Cas
                  rand(rng, h * d_v, d, scale=(h * d_v)**-0.5, dtype=dtype), h))
 
 
-_SPLIT_HINT = "head j takes columns j·d_k to (j+1)·d_k − 1 of X W_Q (reshape to (T, h, d_k), then move the head axis first)"
-_MERGE_HINT = ("head j's output must fill columns j·d_v to (j+1)·d_v − 1 of the concatenation, head 1 first "
+_SPLIT_HINT = ("head r, counting from 1, takes columns (r−1)·d_k to r·d_k − 1 of X W_Q (reshape to (T, h, d_k), then "
+               "move the head axis first)")
+_MERGE_HINT = ("head r's output must fill columns (r−1)·d_v to r·d_v − 1 of the concatenation, head 1 first "
                "(np.concatenate(heads, axis=1), or move the head axis after the tokens before reshaping)")
 MULTI_HEAD_ATTENTION = Exercise("multi_head_attention", heads.multi_head_attention,
                                 depends=(SOFTMAX, SCALED_SCORES, ATTENTION), mistakes=[
@@ -354,7 +355,7 @@ MULTI_HEAD_ATTENTION = Exercise("multi_head_attention", heads.multi_head_attenti
             f"heads split along the wrong axis: (T, d) reshaped straight to (h, T, d_k) cuts the tokens, not the width; "
             f"{_SPLIT_HINT}", id="split-tokens"),
     Mistake(lambda X, W_Q, W_K, W_V, W_O, h: _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, split="interleaved"),
-            f"heads split along the wrong axis: head j took every h-th column (j, j + h, ...); {_SPLIT_HINT}",
+            f"heads split along the wrong axis: each head took every h-th column; {_SPLIT_HINT}",
             id="split-interleaved"),
     Mistake(lambda X, W_Q, W_K, W_V, W_O, h: _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, full_width=True),
             "scores scaled by 1/√d of the full width: each head scales by its own width, 1/√d_k with d_k = d/h",
