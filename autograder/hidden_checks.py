@@ -20,6 +20,7 @@ from selfattn.checks.exercises import (
     CROSSOVER_LENGTH,
     EMBED,
     LOOKUP_TABLE_WEIGHTS,
+    MULTI_HEAD_ATTENTION,
     PADDING_MASK,
     PERMUTATION_MATRIX,
     PROJECT,
@@ -29,6 +30,7 @@ from selfattn.checks.exercises import (
     SOFTMAX,
     SOFTMAX_JACOBIAN,
     SOFTMAX_VJP,
+    heads_case,
 )
 from selfattn.checks.record import rand
 
@@ -96,6 +98,15 @@ def _attn_cases(rng, dtype=np.float64, large=False, mask=None):
     return out
 
 
+def _heads_cases(rng, dtype=np.float64):
+    """Three multi-head cases of random sizes. The first has T, h, d_k, d_v >= 2, so every named
+    mistake shows in it (cutting the tokens needs T > 1 and h > 1; interleaving the columns needs
+    d_k, d_v > 1; 1/√d needs h > 1); the others may have one head, one token or width 1."""
+    out = [heads_case(rng, *(int(x) for x in rng.integers(2, 5, 4)), dtype=dtype)]
+    out += [heads_case(rng, *(int(x) for x in rng.integers(1, 5, 4)), dtype=dtype) for _ in range(2)]
+    return out
+
+
 def _extreme_scores(rng) -> np.ndarray:
     """(2, 3) scores of about ±1e4: one row spread over ±big, one row of nearly equal huge negatives."""
     big = float(rng.uniform(5e3, 2e4))
@@ -126,6 +137,10 @@ ATTENTION.hidden("random-masks", "random additive masks, every row keeping a key
     lambda rng: _attn_cases(rng, mask=_mask_keep_one))
 ATTENTION.hidden("float32", "float32 inputs",
     lambda rng: _attn_cases(rng, dtype=np.float32))
+MULTI_HEAD_ATTENTION.hidden("random", "random numbers of heads, head widths, value widths and output widths",
+    lambda rng: _heads_cases(rng))
+MULTI_HEAD_ATTENTION.hidden("float32", "float32 inputs",
+    lambda rng: _heads_cases(rng, dtype=np.float32))
 SCORE_STDS.hidden("random", "other widths",
     lambda rng: [Case((rand(rng, 300, d), rand(rng, 300, d))) for d in (1, 64)])
 SOFTMAX_JACOBIAN.hidden("random", "random weight vectors, including nearly one-hot",

@@ -15,13 +15,14 @@ import ipywidgets as W
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from . import cost, experiments, lecture, numerics, text, training
+from . import cost, experiments, heads, lecture, numerics, text, training
 from .plots import COLORS, heatmap, new_figure, weights_bar
 from .widgets import figure_frame, grid_frames, mark_print_frame, slider_frames, toggle_frames
 
 __all__ = [
     "PRINT_FRAMES",
     "cost_calculator",
+    "head_maps",
     "lookup_sharpness",
     "lookup_training",
     "masks",
@@ -59,6 +60,8 @@ PRINT_FRAMES: dict[str, dict[str, str]] = {
     "score_matrices": {"scores:": "X Xᵀ"},
     # a low temperature: the weights sharpen towards one-hot (θ = 1 is chapter 3's own figure)
     "temperature": {"temperature θ": "0.25"},
+    # four heads: chapter 3's figure already prints the two-head split
+    "head_maps": {"heads h:": "4"},
     # d_k = 64, the width whose measured spread chapter 4 compares with √64 = 8
     "score_histograms": {"head width d_k": "64"},
     # unscaled at d_k = 256, the saturated case of chapter 5's demonstration
@@ -192,6 +195,43 @@ def temperature() -> W.VBox:
 
     thetas = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
     return _print_marked("temperature", slider_frames(thetas, frame, "temperature θ", start=3, fmt=lambda t: f"{t:g}"))
+
+
+#: The head counts :func:`head_maps` offers for its layer of width 8 (head widths 8, 4, 2).
+HEAD_COUNTS = (1, 2, 4)
+
+
+def head_maps_frame(h: int, seed: int = 7) -> tuple[list[str], np.ndarray]:
+    """What one frame of :func:`head_maps` shows: the words of 'the cat was hungry' and the weights of
+    its ``h`` heads, shape (h, T, T), computed by :func:`selfattn.heads.multi_head_weights`.
+
+    The layer is chapter 3's figure of two heads (width 8, embeddings of seed 4, projections of ``seed``
+    scaled by 2/√8); only the number of heads it is split into changes.
+    """
+    vocab = text.Vocabulary.from_texts([text.SENTENCES["hungry"]])
+    ids = vocab.encode(text.SENTENCES["hungry"])
+    X = text.embed(text.random_embeddings(len(vocab), 8, seed=4), ids)
+    W_Q, W_K = np.random.default_rng(seed).standard_normal((2, 8, 8)) / np.sqrt(8) * 2
+    return list(vocab.decode(ids)), heads.multi_head_weights(X, W_Q, W_K, h=h)
+
+
+def head_maps(counts: Sequence[int] = HEAD_COUNTS) -> W.VBox:
+    """Buttons for the number of heads: the attention weights of each head of one layer of width 8."""
+    def frame(i: int):
+        h = counts[i]
+        words, A = head_maps_frame(h)  # (h, T, T)
+        rows = 1 if h <= 2 else 2
+        cols = h // rows
+        fig, axes = new_figure(4.2 * cols, 3.4 * rows, ncols=cols, nrows=rows)
+        for r, ax in enumerate(axes):
+            heatmap(ax, A[r], words, words, title=f"head {r + 1} of {h} (d_k = {8 // h})", vmin=0, vmax=1)
+        reads = "; ".join(f"head {r + 1}: " + ", ".join(f"{q} → {words[int(np.argmax(A[r, i]))]}"
+                                                        for i, q in enumerate(words)) for r in range(h))
+        caption = (f"{h} head{'s' if h > 1 else ''} of width d_k = {8 // h} splitting one layer of width 8 on "
+                   f"'the cat was hungry'; each row sums to one. The key each query weighs most: {reads}.")
+        return figure_frame(fig, alt=caption, caption=caption)
+
+    return _print_marked("head_maps", toggle_frames([str(h) for h in counts], frame, "heads h:"))
 
 
 def score_histograms(

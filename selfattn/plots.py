@@ -46,10 +46,11 @@ COLORS = {
 }
 
 
-def new_figure(width: float = 6.0, height: float = 3.2, ncols: int = 1) -> tuple[Figure, list[Axes]]:
-    """A white-background figure (legible on dark pages and in print) with ``ncols`` axes."""
-    fig, axes = plt.subplots(1, ncols, figsize=(width, height), facecolor="white", layout="constrained")
-    return fig, list(np.atleast_1d(axes))
+def new_figure(width: float = 6.0, height: float = 3.2, ncols: int = 1, nrows: int = 1) -> tuple[Figure, list[Axes]]:
+    """A white-background figure (legible on dark pages and in print) with ``nrows`` rows of ``ncols`` axes,
+    listed row by row."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), facecolor="white", layout="constrained")
+    return fig, list(np.ravel(axes))
 
 
 #: Figures are shown at 96 CSS pixels per inch and drawn with this many device pixels per CSS pixel,

@@ -374,3 +374,19 @@ def test_the_notebooks_limits_are_of_gradings_kinds_cpu_time_and_time_in_all():
     limits = sandbox.DEFAULT
     assert found is not None and (f"grading stops a run of its checks after {limits.cpu_seconds} s of CPU time or "
                                   f"{limits.wall_seconds:g} s in all") in found.text, found
+
+
+def test_the_course_function_a_re_run_calls_finds_the_courses_own_graded_functions_beside_it():
+    """``multi_head_attention`` judged with the course's ``attention`` (fair blame): the oracle runs the
+    course's cell of ``attention``, which calls ``softmax`` and ``scaled_scores``, beside the course's
+    cells of those two (alone, it raised NameError and the student lost the points of a right answer);
+    only ``attention`` is offered to the student's run."""
+    from autograder.sandbox.oracle import reference_functions
+    from autograder.verdicts.blame import _reference_sources
+    from selfattn import numerics
+
+    course = reference_functions(dict(_reference_sources("attention", "03-softmax-attention", ("attention",), ROOT)))
+    assert set(course) == {"attention"}
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), rng.standard_normal((5, 2))
+    np.testing.assert_allclose(course["attention"](Q, K, V), numerics.attention(Q, K, V), rtol=1e-12)

@@ -28,6 +28,8 @@ from selfattn.checks.findings import Finding, Kind
 SOFTMAX = ("def softmax(S, axis=-1):\n    S = np.asarray(S, dtype=float)\n"
            "    e = np.exp(S - S.max(axis=axis, keepdims=True))\n    return e / e.sum(axis=axis, keepdims=True)\n")
 SCALED_SCORES = "def scaled_scores(Q, K):\n    return Q @ K.T / np.sqrt(Q.shape[-1])\n"
+ATTENTION = ("def attention(Q, K, V, mask=None):\n    S = scaled_scores(Q, K)\n    if mask is not None:\n"
+             "        S = S + mask\n    return softmax(S, axis=-1) @ V\n")
 
 
 def request(name: str, *arrays: np.ndarray, compressed: bool = True, **plain) -> tuple[bytes, bytes]:
@@ -277,6 +279,25 @@ def test_the_predicted_size_of_softmax_is_its_result_s(s):
     except ValueError:
         return
     assert predicted == np.size(result)
+
+
+@settings(max_examples=100, deadline=None)
+@given(q=shapes, k=shapes, v=shapes)
+def test_the_predicted_size_of_attention_holds_its_scores_and_its_result(q, k, v):
+    """Property: for any shapes, the numbers predicted for the course's ``attention`` (which
+    ``multi_head_attention``'s fair blame calls) cover its (T_q, T_k) scores and its result."""
+    ref = reference_functions({"attention": SOFTMAX + SCALED_SCORES + ATTENTION})
+    predicted, work = call_cost("attention", [np.ones(q), np.ones(k), np.ones(v)], {})
+    try:
+        with np.errstate(all="ignore"):
+            result = ref["attention"](np.ones(q), np.ones(k), np.ones(v))
+    except ValueError:
+        return
+    scores, _ = call_cost("scaled_scores", [np.ones(q), np.ones(k)], {})
+    assert predicted >= scores + np.size(result)  # an upper bound: a vector V counts as one column
+    if len(q) == len(k) == len(v) == 2:  # matrices, as the exercises pass: exactly
+        assert predicted == scores + np.size(result)
+    assert work >= scores * q[-1]
 
 
 @settings(max_examples=25, deadline=None)

@@ -37,27 +37,52 @@ def _softmax(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Cost:
     return n, n
 
 
-def _scaled_scores(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Cost:
-    """``scaled_scores(Q, K)`` computes ``Q @ K.T``: NumPy's matmul rules on Q's shape and K's reversed."""
+def _scores(args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[tuple[int, ...], int, int, int] | None:
+    """(batch shape, rows, columns, inner size) of ``Q @ K.T``: NumPy's matmul rules on Q's shape and
+    K's reversed; ``None`` when matmul raises at once (a scalar, no argument, batches that do not broadcast)."""
     a, b = _shape(_argument(args, kwargs, 0, "Q")), _shape(_argument(args, kwargs, 1, "K"))
     if not a or not b:
-        return 0, 0  # a scalar or no argument: matmul raises at once
+        return None
     b = b[::-1]
-    inner = a[-1]
     rows = a[-2] if len(a) > 1 else 1
     cols = b[-1] if len(b) > 1 else 1
     try:
         batch = np.broadcast_shapes(a[:-2], b[:-2])
     except ValueError:
+        return None
+    return batch, rows, cols, a[-1]
+
+
+def _scaled_scores(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Cost:
+    """``scaled_scores(Q, K)`` computes ``Q @ K.T``."""
+    if (found := _scores(args, kwargs)) is None:
         return 0, 0
+    batch, rows, cols, inner = found
     n = math.prod(batch) * rows * cols
     return n, n * inner
+
+
+def _attention(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Cost:
+    """``attention(Q, K, V, mask=None)`` holds the scores ``Q @ K.T`` whole, then multiplies their
+    weights by V (matmul's rules again, V's batch axes included): the numbers of both."""
+    if (found := _scores(args, kwargs)) is None:
+        return 0, 0
+    batch, rows, cols, inner = found
+    v = _shape(_argument(args, kwargs, 2, "V")) or (1,)
+    width = v[-1] if len(v) > 1 else 1
+    try:
+        batch_out = np.broadcast_shapes(batch, v[:-2])
+    except ValueError:  # matmul raises after the scores
+        batch_out = batch
+    scores, out = math.prod(batch) * rows * cols, math.prod(batch_out) * rows * width
+    return scores + out, scores * inner + out * cols
 
 
 #: course function -> its cost from its arguments
 RULES: dict[str, Callable[[Sequence[Any], Mapping[str, Any]], Cost]] = {
     "softmax": _softmax,
     "scaled_scores": _scaled_scores,
+    "attention": _attention,
 }
 
 

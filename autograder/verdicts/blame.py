@@ -65,9 +65,28 @@ def definitions_besides(source: str, name: str) -> str:
         return ""
 
 
+def with_its_own_dependencies(function: str) -> list[str]:
+    """``function`` after the graded functions its reference cell may call, theirs first (recursively):
+    ``multi_head_attention``'s cell calls ``attention``, whose cell calls ``softmax`` and ``scaled_scores``."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        for dep in EXERCISES[name].dependency_names:
+            visit(dep)
+        if name not in order:
+            order.append(name)
+
+    visit(function)
+    return order
+
+
 @cache
 def _reference_sources(assignment: str, notebook: str, deps: tuple[str, ...], course: Path) -> tuple:
-    return tuple((dep, reference_cell(assignment, notebook, dep, course)) for dep in deps)
+    """(dep, the course's cell of dep preceded by the course's cells of the functions it calls): the
+    oracle runs each reference alone, so a reference that calls a graded function (the course's
+    ``attention`` calls ``softmax``) finds the course's own beside it, never the student's."""
+    return tuple((dep, "\n".join(reference_cell(assignment, notebook, name, course)
+                                  for name in with_its_own_dependencies(dep))) for dep in deps)
 
 
 def oracle(assignment: str, notebook: str, deps: Sequence[str], course: Path) -> Oracle:

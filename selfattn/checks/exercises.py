@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cost, numerics, text, training
+from .. import cost, heads, numerics, text, training
 from ..experiments import score_stds
 from ..lecture import lecture_shapes
 from . import problem20
@@ -296,6 +296,84 @@ def _large_scores(rng) -> Case:
 
 ATTENTION.check("large-scores", "scores of several hundred do not overflow", lambda rng: [_large_scores(rng)])
 
+
+def _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, *, split="blocks", full_width=False, project=True,
+                        merge="blocks"):
+    """Multi-head attention with one or two classic slips (for the named mistakes of ``multi_head_attention``).
+
+    ``split``: ``"blocks"`` gives head ``j`` columns ``j d_k .. (j + 1) d_k - 1`` (right); ``"tokens"``
+    reshapes ``X W`` of shape (T, d) straight to (h, T, d_k), cutting the tokens instead of the width;
+    ``"interleaved"`` deals the columns out in turn (head ``j`` gets columns ``j, j + h, ...``).
+    ``full_width`` scales the scores by 1/√d (the full width) instead of each head's 1/√d_k.
+    ``project=False`` returns the concatenated heads without ``W_O``. ``merge``: ``"blocks"`` puts the
+    heads side by side (right); ``"tokens"`` reshapes (h, T, d_v) straight to (T, h d_v);
+    ``"interleaved"`` orders the columns width first, head second.
+    Shapes: (T, d), (d, d), (d, d), (d, h d_v), (h d_v, d), int -> (T, d).
+    """
+    X = np.asarray(X, dtype=float)
+    T, d = X.shape
+
+    def cut(M):  # (T, width) -> (h, T, width / h)
+        if split == "tokens":
+            return M.reshape(h, T, -1)
+        if split == "interleaved":
+            return M.reshape(T, -1, h).transpose(2, 0, 1)
+        return heads.split_heads(M, h)
+
+    Q, K, V = (cut(X @ np.asarray(W, dtype=float)) for W in (W_Q, W_K, W_V))
+    if full_width:  # the package's attention divides by √d_k: a query √(d_k / d) as long divides by √d
+        Q = Q * np.sqrt(Q.shape[-1] / d)
+    H = numerics.attention(Q, K, V)  # (h, T, d_v)
+    if merge == "tokens":
+        concat = H.reshape(T, -1)
+    elif merge == "interleaved":
+        concat = H.transpose(1, 2, 0).reshape(T, -1)
+    else:
+        concat = heads.merge_heads(H)
+    return concat @ np.asarray(W_O, dtype=float) if project else concat
+
+
+def heads_case(rng, T: int, d_k: int, d_v: int, h: int, dtype=np.float64) -> Case:
+    """X (T, d), W_Q and W_K (d, d), W_V (d, h d_v), W_O (h d_v, d) and h, for d = h d_k; the
+    weights scaled by 1/√(fan-in), so the scores stay near 1 and no softmax saturates."""
+    d = h * d_k
+    return Case((rand(rng, T, d, dtype=dtype), rand(rng, d, d, scale=d**-0.5, dtype=dtype),
+                 rand(rng, d, d, scale=d**-0.5, dtype=dtype), rand(rng, d, h * d_v, scale=d**-0.5, dtype=dtype),
+                 rand(rng, h * d_v, d, scale=(h * d_v)**-0.5, dtype=dtype), h))
+
+
+_SPLIT_HINT = ("head r, counting from 1, takes columns (r−1)·d_k to r·d_k − 1 of X W_Q (reshape to (T, h, d_k), then "
+               "move the head axis first)")
+_MERGE_HINT = ("head r's output must fill columns (r−1)·d_v to r·d_v − 1 of the concatenation, head 1 first "
+               "(np.concatenate(heads, axis=1), or move the head axis after the tokens before reshaping)")
+MULTI_HEAD_ATTENTION = Exercise("multi_head_attention", heads.multi_head_attention,
+                                depends=(SOFTMAX, SCALED_SCORES, ATTENTION), mistakes=[
+    Mistake(lambda X, W_Q, W_K, W_V, W_O, h: _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, split="tokens", merge="tokens"),
+            "split and merged with reshape alone: (T, d) reshaped straight to (h, T, d_k) cuts the tokens, not the "
+            f"width; {_SPLIT_HINT}, and merge back the same way", id="reshape-only"),
+    Mistake(lambda X, W_Q, W_K, W_V, W_O, h: _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, split="tokens"),
+            f"heads split along the wrong axis: (T, d) reshaped straight to (h, T, d_k) cuts the tokens, not the width; "
+            f"{_SPLIT_HINT}", id="split-tokens"),
+    Mistake(lambda X, W_Q, W_K, W_V, W_O, h: _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, split="interleaved"),
+            f"heads split along the wrong axis: each head took every h-th column; {_SPLIT_HINT}",
+            id="split-interleaved"),
+    Mistake(lambda X, W_Q, W_K, W_V, W_O, h: _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, full_width=True),
+            "scores scaled by 1/√d of the full width: each head scales by its own width, 1/√d_k with d_k = d/h",
+            id="full-width-scaling"),
+    Mistake(lambda X, W_Q, W_K, W_V, W_O, h: _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, project=False),
+            "missing the output projection: multiply the concatenated heads by W_O", id="no-output-projection"),
+    Mistake(lambda X, W_Q, W_K, W_V, W_O, h: _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, merge="tokens"),
+            "heads merged in the wrong order: (h, T, d_v) reshaped straight to (T, h·d_v) mixes the rows of "
+            f"different tokens; {_MERGE_HINT}", id="merge-tokens"),
+    Mistake(lambda X, W_Q, W_K, W_V, W_O, h: _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, merge="interleaved"),
+            f"heads merged in the wrong order: their columns were interleaved; {_MERGE_HINT}", id="merge-interleaved"),
+])
+MULTI_HEAD_ATTENTION.check("two-heads", "two heads of width d_k = 3 (d = 6) over four tokens",
+                           lambda rng: [heads_case(rng, T=4, d_k=3, d_v=3, h=2)])
+MULTI_HEAD_ATTENTION.check("value-width", "two heads whose values are wider than their queries (d_k = 2, d_v = 3)",
+                           lambda rng: [heads_case(rng, T=3, d_k=2, d_v=3, h=2)])
+
+
 def _dots(q, k):
     return np.sum(np.asarray(q) * np.asarray(k), axis=1)  # (T,): q_i · k_i
 
@@ -385,5 +463,6 @@ LOOKUP_TABLE_WEIGHTS.check("repeated-targets", "four types, two of them targetin
 
 #: Every graded exercise by function name.
 EXERCISES: dict[str, Exercise] = {e.function: e for e in (
-    EMBED, PROJECT, SHAPE_ANSWERS, SOFTMAX, SCALED_SCORES, ATTENTION, SCORE_STDS, SOFTMAX_JACOBIAN, SOFTMAX_VJP,
+    EMBED, PROJECT, SHAPE_ANSWERS, SOFTMAX, SCALED_SCORES, ATTENTION, MULTI_HEAD_ATTENTION, SCORE_STDS, SOFTMAX_JACOBIAN, SOFTMAX_VJP,
     PERMUTATION_MATRIX, CAUSAL_MASK, PADDING_MASK, ATTENTION_FLOPS, CROSSOVER_LENGTH, LOOKUP_TABLE_WEIGHTS)}
+
