@@ -362,7 +362,7 @@ def test_the_notebooks_limits_are_of_gradings_kinds_cpu_time_and_time_in_all():
         time.sleep(0.6)
         return np.exp(S) / np.exp(S).sum()
 
-    with time_limit(0.3, wait=2.0):
+    with time_limit(0.3, wait=60.0):   # wall far above: a loaded machine gives the loop a small share of a core
         (stuck,) = call_cases(busy, [Case((np.zeros(3),))])
         (slept,) = call_cases(sleeps, [Case((np.zeros(3),))])  # 0.6 s of waiting is no CPU time
     assert (stuck.kind, stuck.error) == (TIME_LIMIT, "used 0.3 s of CPU time without a result (an infinite loop?)")
