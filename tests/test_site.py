@@ -379,3 +379,22 @@ def test_search_snippets_show_the_text_as_displayed(site, term):
     if symbol:
         assert any(symbol in snippet for _, snippet in hits), \
             f"no snippet for {term!r} shows {symbol!r} as its page does: {[s[:160] for _, s in hits][:3]}"
+
+
+#: TeX's own words as Sphinx's search stems them (mathbf, frac, langle, operatorname, infty, ...): a page that
+#: shows a formula does not show these (not sqrt: the code cells call np.sqrt).
+TEX_TERMS = ("mathbf", "mathbb", "mathcal", "mathrm", "frac", "langl", "rangl", "operatornam", "qquad",
+             "infti", "cdot", "odot")
+
+
+def test_search_index_holds_formulas_as_shown():
+    """The search index holds a formula's words as the page shows them, not its TeX: searching 'mathbf' or
+    'frac' finds nothing (it found every page with a formula), while a word a formula shows is found."""
+    import json
+
+    index = (SITE / "searchindex.js").read_text(encoding="utf-8")
+    terms = json.loads(index[index.index("(") + 1:index.rindex(")")])["terms"]
+    # a term's pages: one page's number, or a list (empty for a term an earlier build indexed and no page has now)
+    tex = [t for t in TEX_TERMS if terms.get(t, []) not in ([], None)]
+    assert tex == [], f"TeX commands in the search index (a search for them finds pages that do not show them): {tex}"
+    assert "multihead" in terms, "the word a formula shows (MultiHead, chapter 3) is not in the search index"

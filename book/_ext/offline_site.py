@@ -7,7 +7,8 @@ SyntaxError.  This drops its assets from every page before rendering.
 The theme's ``fontawesome.js`` (1.5 MB, the heaviest file a page loaded) redraws the theme's few
 icons as SVG; its stylesheet already draws them with the icon font, so the script is dropped from
 every page and from the site after the build. The search page shows snippets from ``file://`` too: it
-reads the pages' texts from ``_static/search-texts.js``, written after the build. After the build,
+reads the pages' texts from ``_static/search-texts.js``, written after the build, and both those texts and
+the search index hold each formula as the text it shows, never its TeX. After the build,
 three theme and Sphinx markups that accessibility checkers (axe-core) flag are corrected on every
 page (see ``_HIDDEN_NAMES``), and each chapter's printed opener gets its chapter number.
 """
@@ -193,6 +194,28 @@ def _write_front_door(app, exception) -> None:
     (Path(app.outdir) / "index.html").write_text(_FRONT_DOOR.format(**fields), encoding="utf-8")
 
 
+def _index_math_as_shown() -> None:
+    """Sphinx's search index takes the words of a formula as it finds them, its TeX (``mathbf``, ``frac``,
+    ``sqrt``: a search for them found every page with math); it takes the words the formula shows instead
+    (:func:`math_text.tex_as_text`: ``softmax``, ``MultiHead``, ``row t of E``). The index reads a copy of
+    each page's doctree whose formulas are replaced by that text."""
+    from docutils import nodes
+    from sphinx.search import IndexBuilder
+
+    collect = IndexBuilder._word_collector
+    if getattr(collect, "shows_math", False):
+        return
+
+    def _word_collector(self, doctree):
+        shown = doctree.deepcopy()
+        for formula in list(shown.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))):
+            formula.replace_self(nodes.Text(tex_as_text(formula.astext())))
+        return collect(self, shown)
+
+    _word_collector.shows_math = True  # type: ignore[attr-defined]
+    IndexBuilder._word_collector = _word_collector
+
+
 def setup(app) -> dict[str, Any]:
     # Page titles hold no math (MathJax does not typeset the navigation or the <title>), so only
     # pages with an equation load MathJax.
@@ -202,4 +225,5 @@ def setup(app) -> dict[str, Any]:
     app.connect("html-page-context", _offer_notebook, priority=400)
     app.connect("html-page-context", _search_page_assets)
     app.connect("build-finished", _write_search_texts)
+    _index_math_as_shown()
     return {"parallel_read_safe": True, "parallel_write_safe": True}
