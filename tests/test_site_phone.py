@@ -528,3 +528,18 @@ def test_one_search_box(browser, rel, width):
     bar of its own above the sidebar's, on wide screens)."""
     shown = _measure(browser, rel, width, False, "search_boxes")
     assert len(shown) == 1, f"{rel} at {width} px: {len(shown)} search boxes shown: {shown}"
+
+
+def test_one_search_box_with_the_sidebar_hidden(browser):
+    """At 1280 px a reader who hides the sidebar (its search field with it) still sees one search box: the
+    header's button."""
+    page = _open(browser, PANEL_PAGE, width=1280)
+    try:
+        page.locator(".primary-toggle").first.click()
+        page.wait_for_function("() => document.querySelector('#pst-primary-sidebar.pst-sidebar-hidden')",
+                               timeout=5000)
+        page.wait_for_timeout(400)  # the sidebar slides away
+        shown = page.evaluate(SEARCH_BOXES_JS)
+    finally:
+        page.close()
+    assert len(shown) == 1, f"{PANEL_PAGE} at 1280 px, sidebar hidden: {len(shown)} search boxes shown: {shown}"
