@@ -3,6 +3,8 @@
 // page shrinks it to the column, and its text with it. Tapping such a figure shows it at its own size
 // (natural width / DENSITY CSS px) in a full-screen panel that scrolls both ways; tapping again, or
 // Escape, closes it. Pinch zoom stays available everywhere (the page's viewport allows it).
+// Each such figure says so under it ("Tap to enlarge", a button that opens it too): nothing else tells a
+// phone reader that a figure opens larger.
 (function () {
   var DENSITY = 2;
   function fullWidth(img) {
@@ -51,8 +53,14 @@
     document.documentElement.classList.add("figure-zoom-open");
     panel.focus({ preventScroll: true });
   }
+  function cueOf(img) {
+    var next = img.nextElementSibling;
+    return next && next.classList.contains("figure-zoom-cue") ? next : null;
+  }
   document.addEventListener("click", function (e) {
-    var img = figureOf(e.target);
+    var cue = e.target && e.target.closest ? e.target.closest(".figure-zoom-cue") : null;
+    var img = cue ? cue.previousElementSibling : figureOf(e.target);
+    if (img && cue && !shrunk(img)) img = null;
     if (!img) return;
     e.preventDefault();
     open(img);
@@ -61,10 +69,25 @@
     if (e.key === "Escape") close();
     else if (e.key === "Enter" && figureOf(document.activeElement)) open(document.activeElement);
   });
-  // Shrunk figures say they open larger (a zoom-in pointer and a title), and take keyboard focus.
+  // Shrunk figures say they open larger (a zoom-in pointer, a title and a cue under them), and take
+  // keyboard focus.
+  function cueText() {
+    var touch = window.matchMedia("(pointer: coarse), (max-width: 540px)").matches;
+    return (touch ? "Tap" : "Click") + " to enlarge";
+  }
   function mark() {
     document.querySelectorAll("article img, .widget-subarea img").forEach(function (img) {
       var on = shrunk(img);
+      var cue = cueOf(img);
+      if (on && !cue) {
+        cue = document.createElement("button");
+        cue.type = "button";
+        cue.className = "figure-zoom-cue";
+        img.insertAdjacentElement("afterend", cue);
+      } else if (!on && cue) {
+        cue.remove();
+      }
+      if (on && cue.textContent !== cueText()) cue.textContent = cueText();
       if (on === img.classList.contains("figure-zoomable")) return;
       img.classList.toggle("figure-zoomable", on);
       if (on) {

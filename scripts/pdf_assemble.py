@@ -12,6 +12,8 @@ printed from, and a part knows only its own headings. :func:`join` puts the part
   (``html.baseurl`` in ``_config.yml``), or, while that address is a placeholder, the path from where the
   PDF is published to the site's root (a relative link, which opens the file beside the PDF); links out
   of the site stay as they are;
+- drops every link to the PDF itself (the site's pages offer it for download; inside it, such a link
+  would open the file the reader has open);
 - names every jump it makes (the annotation's ``/NM``, a PDF text string) after its target,
   ``<page>#<id>``, so a reader of the file can check that it lands where the site's link pointed;
 - writes an outline (bookmarks): one entry per chapter, titled as in the contents, holding the
@@ -67,7 +69,7 @@ def join(front: Path, parts: list[Part], output: Path, local_base: str, files_ba
     -------
     dict of str to int
         How many links were made internal jumps (``"internal"``), sent to ``files_base``
-        (``"published"``) or left alone (``"outside"``).
+        (``"published"``), left alone (``"outside"``) or dropped as links to the PDF itself (``"dropped"``).
     """
     writer = PdfWriter()
     starts: dict[str, int] = {}  # part path -> index of its first page in the joined PDF
@@ -89,8 +91,9 @@ def join(front: Path, parts: list[Part], output: Path, local_base: str, files_ba
         return ArrayObject([writer.pages[page].indirect_reference, NameObject("/XYZ"), NullObject(),
                             NullObject() if top is None else FloatObject(top), NullObject()])
 
-    counts = {"internal": 0, "published": 0, "outside": 0}
+    counts = {"internal": 0, "published": 0, "outside": 0, "dropped": 0}
     for index, page in enumerate(writer.pages):
+        dropped = []
         for ref in page.get("/Annots") or []:
             annot = ref.get_object()
             if annot.get("/Subtype") != "/Link":
@@ -109,7 +112,10 @@ def join(front: Path, parts: list[Part], output: Path, local_base: str, files_ba
                 continue
             rel, _, fragment = uri.removeprefix(local_base).partition("#")
             rel = unquote(rel) or "index.html"
-            if rel in starts and rel:
+            if Path(rel).name == output.name:
+                dropped.append(ref)
+                counts["dropped"] += 1
+            elif rel in starts and rel:
                 target = spots[rel].get(unquote(fragment), (starts[rel], None)) if fragment else (starts[rel], None)
                 del annot["/A"]
                 annot[NameObject("/Dest")] = jump(*target)
@@ -121,6 +127,8 @@ def join(front: Path, parts: list[Part], output: Path, local_base: str, files_ba
                     NameObject("/URI"): TextStringObject(urljoin(files_base, uri.removeprefix(local_base))),
                 })
                 counts["published"] += 1
+        if dropped:
+            page[NameObject("/Annots")] = ArrayObject([r for r in page["/Annots"] if r not in dropped])
 
     for part in parts:
         parents = {1: writer.add_outline_item(part.title, starts[part.rel])}

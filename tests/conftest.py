@@ -82,6 +82,7 @@ LANES: dict[str, str] = {
     "test_sandbox_seccomp.py": "unit",
     "test_sandbox_user.py": "unit",
     "test_site_figures.py": "unit",
+    "test_math_text.py": "unit",
     "test_measure.py": "unit",
     "test_nbgrader_contract.py": "unit",
     "test_gradebook_engine.py": "unit",

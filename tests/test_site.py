@@ -341,3 +341,60 @@ def test_search_shows_snippets_and_each_page_once(site, origin):
     assert [t for t, _ in titles].count("Glossary") <= 1, titles
     bare = [t for t, _, snippet in hits if not snippet]
     assert bare == [], f"hits without a snippet of their page ({origin}://): {bare}"
+
+
+#: Words of pages full of formulas, each with a symbol its hit's snippet shows as the page does (chapter 3's
+#: score s = ⟨q, k⟩/√dₖ, chapter 4's variance of a sum of d_k products, chapter 7's -∞ in the mask).
+SEARCHED_WITH_MATH = {"divisor": "√dₖ", "variance": "", "mask": "", "gradient": "", "softmax": ""}
+#: What a snippet must not show: TeX source, and the words of the page's buttons and printed contents.
+NOT_SHOWN = re.compile(r"\$|\\[A-Za-z]+|\\[()\[\]{}]|\bDownload\b|Print to PDF|\.ipynb|Show code cell")
+
+
+def _snippets(site, term: str) -> list[tuple[str, str]]:
+    """Each hit of searching ``term`` on the site's search page: its title and its snippet as shown."""
+    base, browser = site
+    page = browser.new_page()
+    try:
+        page.goto(base + "search.html?q=" + term, wait_until="load")
+        page.wait_for_function("() => { const r = document.querySelector('#search-results');"
+                               " return r && /Search finished/.test(r.textContent); }", timeout=15000)
+        page.wait_for_function("() => Array.from(document.querySelectorAll('#search-results li'))"
+                               ".every(li => li.querySelector('p.context'))", timeout=15000)
+        return page.evaluate("""() => Array.from(document.querySelectorAll('#search-results li')).map(li =>
+            [li.querySelector('a').textContent.trim(), li.querySelector('p.context').innerText])""")
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("term", sorted(SEARCHED_WITH_MATH))
+def test_search_snippets_show_the_text_as_displayed(site, term):
+    """A hit's snippet reads as its page does: formulas as the symbols they show, not their TeX (no ``$``,
+    ``\\mathbf``, ``\\(``), and none of the words of the page's buttons (Download, Print to PDF, .ipynb)."""
+    hits = _snippets(site, term)
+    assert hits, f"searching {term!r} found nothing"
+    shown = [(title, m.group(0), snippet[max(0, m.start() - 40):m.end() + 40])
+             for title, snippet in hits for m in [NOT_SHOWN.search(snippet)] if m]
+    assert shown == [], f"snippets for {term!r} show source or button text (page, what, where): {shown[:4]}"
+    symbol = SEARCHED_WITH_MATH[term]
+    if symbol:
+        assert any(symbol in snippet for _, snippet in hits), \
+            f"no snippet for {term!r} shows {symbol!r} as its page does: {[s[:160] for _, s in hits][:3]}"
+
+
+#: TeX's own words as Sphinx's search stems them (mathbf, frac, langle, operatorname, infty, ...): a page that
+#: shows a formula does not show these (not sqrt: the code cells call np.sqrt).
+TEX_TERMS = ("mathbf", "mathbb", "mathcal", "mathrm", "frac", "langl", "rangl", "operatornam", "qquad",
+             "infti", "cdot", "odot")
+
+
+def test_search_index_holds_formulas_as_shown():
+    """The search index holds a formula's words as the page shows them, not its TeX: searching 'mathbf' or
+    'frac' finds nothing (it found every page with a formula), while a word a formula shows is found."""
+    import json
+
+    index = (SITE / "searchindex.js").read_text(encoding="utf-8")
+    terms = json.loads(index[index.index("(") + 1:index.rindex(")")])["terms"]
+    # a term's pages: one page's number, or a list (empty for a term an earlier build indexed and no page has now)
+    tex = [t for t in TEX_TERMS if terms.get(t, []) not in ([], None)]
+    assert tex == [], f"TeX commands in the search index (a search for them finds pages that do not show them): {tex}"
+    assert "multihead" in terms, "the word a formula shows (MultiHead, chapter 3) is not in the search index"

@@ -348,3 +348,123 @@ def test_slider_instructions_become_a_static_alternative_on_paper(text):
         f = demos.receptive_field_frame(layers, demos.PORCH, left, right)
         row = f"{layers} {f['field']} {f['first']} to {f['last']} {'yes' if f['connected'] else 'no'}"
         assert row in flat, f"the PDF lacks the receptive field's frame L = {layers} ({row!r})"
+
+
+# -- code frames at the page breaks, read off the rendered pages ---------------------------------------
+
+#: Resolution the pages are rendered at to find code frames (dots per inch).
+FRAME_DPI = 60
+#: The print margins of scripts/book_pdf.py (top and bottom, left and right), in mm of an A4 page.
+MARGIN_MM = (18, 16)
+
+
+def _runs(row) -> list[tuple[int, int]]:
+    """The runs of True in a 1-D boolean array, as (start, end) with end exclusive."""
+    import numpy as np
+
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], row.astype(np.int8), [0]))))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def _text_area(height: int) -> tuple[float, float]:
+    """The first and last rows (a few rows in) of the text area of a page rendered ``height`` rows high."""
+    return height * MARGIN_MM[0] / 297 + 3, height * (1 - MARGIN_MM[0] / 297) - 3
+
+
+def code_frames(rgb) -> list[dict[str, int]]:
+    """Every frame on a rendered page (an H × W × 3 uint8 array): a block of one light grey fill as wide as
+    the text column (a code or output block, a table's shaded row), with the lines of text inside it.
+
+    A frame is found at a row of one grey as wide as most of the column, and followed up and down while its
+    two inner edges (the block's padding, where no character is drawn) keep that grey; a line is a run of
+    rows with ink between those edges. A box's soft shadow (a grey that changes from row to row) is no
+    frame. Returns each frame's top and bottom row, its left and right column and its number of lines.
+    """
+    import numpy as np
+
+    low, high = rgb.min(axis=2).astype(int), rgb.max(axis=2).astype(int)
+    grey = (low >= 225) & (high <= 252) & (high - low <= 12)
+    ink = low < 160
+    height, width = grey.shape
+    column = width * (1 - 2 * MARGIN_MM[1] / 210)
+    head, foot = _text_area(height)
+    frames, taken = [], np.zeros(height, dtype=bool)
+    for y in range(height):
+        if taken[y]:
+            continue
+        wide = [(a, b) for a, b in _runs(grey[y]) if b - a >= 0.85 * column]
+        if not wide:
+            continue
+        fill = np.median(rgb[y, wide[0][0]:wide[0][1]], axis=0)
+
+        def same(row: int, a: int, b: int, fill=fill) -> np.ndarray:
+            return (np.abs(rgb[row, a:b].astype(int) - fill) <= 2).all(axis=1)
+
+        uniform = [(a, b) for a, b in _runs(same(y, 0, width)) if b - a >= 0.85 * column]
+        if not uniform:
+            continue
+        x0, x1 = uniform[0]
+
+        def inside(row: int, x0=x0, x1=x1) -> bool:
+            return bool(same(row, x0 + 1, x0 + 4).all() and same(row, x1 - 4, x1 - 1).all())
+
+        top, bottom = y, y
+        while top > 0 and not taken[top - 1] and inside(top - 1):
+            top -= 1
+        while bottom + 1 < height and inside(bottom + 1):
+            bottom += 1
+        taken[top:bottom + 1] = True
+        if bottom == top or (bottom - top < 2 and head < top and bottom < foot):
+            continue  # a rule or a shadow, not a block (unless a page break cut it there)
+        lines = len(_runs(ink[top:bottom + 1, x0 + 3:x1 - 3].any(axis=1)))
+        frames.append({"top": top, "bottom": bottom, "left": x0, "right": x1, "lines": lines})
+    return frames
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> list:
+    """Every page of the PDF as it prints, an RGB array at FRAME_DPI (pdftoppm, Debian's poppler-utils)."""
+    import numpy as np
+    from PIL import Image
+
+    assert PDF.exists(), "run `make pdf` first (`make test` does)"
+    assert shutil.which("pdftoppm"), "pdftoppm missing: scripts/install-system-deps.sh installs poppler-utils"
+    out = tmp_path_factory.mktemp("pdf-pages")
+    subprocess.run(["pdftoppm", "-r", str(FRAME_DPI), "-png", str(PDF), str(out / "p")], check=True)
+    return [np.asarray(Image.open(p).convert("RGB")) for p in sorted(out.glob("p-*.png"))]
+
+
+def test_no_empty_code_frame_at_a_page_break(rendered, text):
+    """On every page of the PDF, each code or output frame holds text: no page ends on a frame whose code
+    starts on the next page (its border and padding alone), and a frame cut at the foot of a page and
+    continued on the next keeps at least two of its lines on the first."""
+    assert len(rendered) == text.count("\f"), "pdftoppm rendered another number of pages than pdftotext read"
+    empty, orphaned = [], []
+    framed = [code_frames(rgb) for rgb in rendered]
+    for n, rgb in enumerate(rendered):
+        head, foot = _text_area(rgb.shape[0])
+        following = framed[n + 1] if n + 1 < len(rendered) else []
+        for frame in framed[n]:
+            if frame["lines"] == 0:
+                empty.append((n + 1, frame["top"], frame["bottom"]))
+            continued = any(f["top"] <= head and abs(f["left"] - frame["left"]) <= 3 for f in following)
+            if frame["bottom"] >= foot and continued and frame["lines"] < 2:
+                orphaned.append((n + 1, frame["lines"]))
+    assert empty == [], f"empty code frames (page, top, bottom px at {FRAME_DPI} dpi): {empty}"
+    assert orphaned == [], f"frames cut at the foot of a page with under two lines on it (page, lines): {orphaned}"
+
+
+def test_code_frames_are_found_with_their_lines(rendered):
+    """The frame finder sees the book's code: chapter 1's first code cell (four lines of code) and its
+    output (two lines), as the first two frames on the page that prints them."""
+    framed = [f["lines"] for rgb in rendered for f in code_frames(rgb)]
+    assert len(framed) >= 40, f"only {len(framed)} code frames found in the whole PDF"
+    assert [4, 2] in [framed[i:i + 2] for i in range(len(framed) - 1)], \
+        "chapter 1's vocabulary cell (four lines) and its output (two) were not found as frames"
+
+
+def test_no_link_in_the_pdf_opens_the_pdf(reader):
+    """The site's pages link the PDF for download; inside the PDF no link points at the PDF itself."""
+    selves = [(n + 1, uri) for n, _target, uri in _links(reader)
+              if uri and unquote(uri.partition("#")[0].rstrip("/")).rsplit("/", 1)[-1] == PDF_NAME]
+    assert selves == [], f"links to the PDF itself (page, address): {selves}"

@@ -94,6 +94,8 @@ def _measure(browser, rel: str, width: int, dark: bool, name: str):
         try:
             parts = {n: (lambda page, script=script: page.evaluate(script))
                      for n, script in _read_only_scripts().items()}
+            if width == PHONE and rel == PANEL_PAGE:
+                parts["panel"] = _zoom_panel
             if width == PHONE and (rel in WIDGET_PAGES or (rel in READING and not dark)):
                 parts["walk"] = lambda page: _walk(browser[0], page, rel, readable=not dark)
             return measured(page, parts)
@@ -107,6 +109,7 @@ def _read_only_scripts() -> dict[str, str]:
     """The scripts :func:`_measure` runs on each page, in order; none changes what the next one sees
     (the covers' script removes the element it adds, and runs last)."""
     return {"wide_math": WIDE_MATH_JS, "images": IMAGES_JS, "captions": CAPTIONS_JS, "boxed": BOXED_JS,
+            "zoom_cues": ZOOM_CUES_JS, "tables": TABLES_JS, "search_boxes": SEARCH_BOXES_JS,
             "covers": COVER_MISMATCH_JS}
 
 
@@ -373,3 +376,170 @@ def test_widget_captions_are_readable(browser, rel, dark):
             for text, size, height, fg, bg in captions
             if size < 13 or height > 1.6 * size or contrast_ratio(colour(fg), colour(bg)) < 4.5]
     assert poor == [], f"{rel}: widget captions hard to read (text, px, line px, contrast): {poor[:5]}"
+
+
+# -- cues a phone reader needs: figures that enlarge, tables that scroll; one search box ----------------
+
+# Each figure the page shows smaller than it was drawn (fewer CSS px than its natural width / DENSITY) and
+# whether a cue under it says it enlarges: [alt, what is wrong] for each without one, and how many there are.
+ZOOM_CUES_JS = """(density) => {
+  const bad = []; let shrunk = 0;
+  for (const img of document.querySelectorAll('article img')) {
+    const r = img.getBoundingClientRect();
+    if (!img.offsetParent || r.width === 0 || img.naturalWidth / density <= r.width + 1) continue;
+    shrunk += 1;
+    const alt = (img.alt || img.src).slice(0, 50), cue = img.nextElementSibling;
+    if (!cue || !cue.classList.contains('figure-zoom-cue')) { bad.push([alt, 'no cue']); continue; }
+    const c = cue.getBoundingClientRect();
+    if (!cue.offsetParent || c.width === 0 || c.left < 0 || c.right > innerWidth)
+      bad.push([alt, 'cue not shown on the screen']);
+    else if (!/enlarge/i.test(cue.innerText)) bad.push([alt, 'cue reads ' + JSON.stringify(cue.innerText)]);
+    else if (c.top < r.bottom - 1 || c.top - r.bottom > 24) bad.push([alt, 'cue not just under the figure']);
+  }
+  return [bad, shrunk];
+}"""
+ZOOM_CUES_JS = f"() => ({ZOOM_CUES_JS})({DENSITY})"
+
+# Each table of the article, as a phone shows it: [what is wrong, its first words] for a table cut off (wider
+# than the screen with no box that scrolls), one that scrolls with no line saying so above it, or a cell that
+# hides part of its text; and how many tables scroll.
+TABLES_JS = """() => {
+  const bad = []; let scrolling = 0;
+  for (const table of document.querySelectorAll('article table')) {
+    if (!table.offsetParent) continue;
+    const words = table.innerText.replace(/\\s+/g, ' ').trim().slice(0, 40);
+    let box = null;
+    for (let a = table.parentElement; a && a.tagName !== 'ARTICLE'; a = a.parentElement) {
+      const ox = getComputedStyle(a).overflowX;
+      if (ox === 'auto' || ox === 'scroll') { box = a; break; }
+      const past = table.getBoundingClientRect().right > a.getBoundingClientRect().right + 1;
+      if ((ox === 'hidden' || ox === 'clip') && past) bad.push(['cut off by its box', words]);
+    }
+    const right = table.getBoundingClientRect().right;
+    if (!box && right > innerWidth + 0.5) bad.push(['wider than the screen, no scroll box', words]);
+    if (box && box.scrollWidth > box.clientWidth + 1) {
+      scrolling += 1;
+      const cue = box.previousElementSibling;
+      const shown = cue && cue.classList.contains('table-scroll-cue') && cue.offsetParent
+        && cue.getBoundingClientRect().width > 0 && /scroll sideways/i.test(cue.innerText);
+      if (!shown) bad.push(['scrolls sideways with no cue above it', words]);
+    }
+    for (const cell of table.querySelectorAll('td, th'))
+      if (cell.scrollWidth > cell.clientWidth + 1 && getComputedStyle(cell).overflowX !== 'visible')
+        bad.push(['a cell hides part of its text', cell.innerText.slice(0, 30)]);
+  }
+  return [bad, scrolling];
+}"""
+
+# The search fields and buttons a reader sees outside the page's text (the search page's own form, above its
+# results, aside).
+SEARCH_BOXES_JS = """() => Array.from(new Set(document.querySelectorAll(
+    'input[type="search"], .search-button-field, button.search-button__button, form.bd-search')))
+  .filter(e => !e.closest('article, .bd-search-container')
+    && !e.parentElement.closest('.search-button-field, form.bd-search'))
+  .filter(e => { const r = e.getBoundingClientRect(); return e.offsetParent && r.width > 0 && r.height > 0
+    && r.right > 0 && r.left < innerWidth && r.bottom > 0; })
+  .map(e => e.tagName.toLowerCase() + '.' + String(e.className).split(' ').slice(0, 3).join('.'))"""
+
+#: A page with a figure a phone shows shrunk (chapter 3's data-flow diagram), where the panel is opened.
+PANEL_PAGE = "book/03-scores-softmax.html"
+
+# The full-size panel as shown: its background, its hint's colour and the page's own background, and the
+# background behind the figure in it.
+PANEL_JS = """() => { const p = document.querySelector('.figure-zoom'); if (!p) return null;
+  const hint = p.querySelector('.figure-zoom-hint'), img = p.querySelector('img');
+  return {panel: getComputedStyle(p).backgroundColor, hint: getComputedStyle(hint).color,
+          page: getComputedStyle(document.body).backgroundColor, figure: getComputedStyle(img).backgroundColor,
+          filter: getComputedStyle(img).filter, width: innerWidth}; }"""
+
+
+def _zoom_panel(page) -> dict | None:
+    """Tap the first "enlarge" cue of ``page``, read the panel that opens (:data:`PANEL_JS`) and the colour of a
+    few of its pixels at its top right corner (its padding) in a screenshot, then close it with Escape; None
+    when the page shows no cue."""
+    import io
+
+    from PIL import Image
+
+    if not page.locator(".figure-zoom-cue").count():
+        return None
+    page.locator(".figure-zoom-cue").first.click()
+    page.wait_for_selector(".figure-zoom img", timeout=5000)
+    page.wait_for_timeout(150)
+    found = page.evaluate(PANEL_JS)
+    shot = Image.open(io.BytesIO(page.screenshot(clip={"x": found["width"] - 6, "y": 1, "width": 4, "height": 4})))
+    found["pixel"] = shot.convert("RGB").getpixel((2, 2))
+    page.keyboard.press("Escape")
+    return found
+
+
+def _rgb(css: str) -> tuple[float, float, float]:
+    values = [float(v) for v in re.findall(r"[\d.]+", css)[:3]]
+    return values[0] / 255, values[1] / 255, values[2] / 255
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("rel", PAGES)
+def test_shrunk_figures_say_they_enlarge_on_a_tap(browser, rel, dark):
+    """At 390 px every figure the page shows smaller than it was drawn has a cue just under it, on the screen,
+    saying a tap enlarges it (nothing else tells a phone reader)."""
+    bad, shrunk = _measure(browser, rel, PHONE, dark, "zoom_cues")
+    assert bad == [], f"{rel} at {PHONE} px: shrunk figures without a visible 'enlarge' cue: {bad[:6]}"
+    if rel == PANEL_PAGE:
+        assert shrunk >= 1, f"{rel}: the data-flow diagram is no longer shrunk at {PHONE} px: choose another page"
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_full_size_panel_follows_the_theme(browser, dark):
+    """The panel a tap opens is the page's own background, light or dark (not a white sheet over a dark
+    page), as a screenshot shows it; its hint is legible on it (WCAG AA, 4.5:1); the figure keeps its white
+    backing and is not dimmed (as on the page)."""
+    from selfattn.plots import contrast_ratio
+
+    found = _measure(browser, PANEL_PAGE, PHONE, dark, "panel")
+    assert found is not None, f"{PANEL_PAGE}: no 'enlarge' cue to tap at {PHONE} px"
+    panel, page_bg = _rgb(found["panel"]), _rgb(found["page"])
+    assert max(abs(a - b) for a, b in zip(panel, page_bg, strict=True)) < 0.02, \
+        f"the panel ({found['panel']}) is not the page's background ({found['page']})"
+    pixel = tuple(v / 255 for v in found["pixel"])
+    assert max(abs(a - b) for a, b in zip(pixel, page_bg, strict=True)) < 0.03, \
+        f"the panel shows {found['pixel']} on the screen, the page is {found['page']}"
+    assert (sum(pixel) / 3 < 0.25) == dark, f"a {'dark' if dark else 'light'} page opens a panel of {found['pixel']}"
+    assert contrast_ratio(_rgb(found["hint"]), panel) >= 4.5, f"hint {found['hint']} on {found['panel']}"
+    assert _rgb(found["figure"]) == (1.0, 1.0, 1.0), f"the figure in the panel is on {found['figure']}, not white"
+    assert found["filter"] == "none", f"the figure in the panel is dimmed ({found['filter']}), unlike on the page"
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("rel", PAGES)
+def test_wide_tables_fit_or_say_they_scroll(browser, rel, dark):
+    """At 390 px every table fits its column or scrolls sideways in its own box with a line above it saying
+    so (a phone hides scroll bars, and the cells cover the box's edge shadows); no table or cell is cut."""
+    bad, scrolling = _measure(browser, rel, PHONE, dark, "tables")
+    assert bad == [], f"{rel} at {PHONE} px: tables cut or scrolling without a cue: {bad[:6]}"
+    if rel == "reference/notation.html":
+        assert scrolling >= 1, "the notation table fits a phone now: the cue is untested, choose a wider table"
+
+
+@pytest.mark.parametrize("width", [PHONE, 1280])
+@pytest.mark.parametrize("rel", PAGES)
+def test_one_search_box(browser, rel, width):
+    """One search field or button on the screen, at 390 px and at 1280 px (the theme also put one in a header
+    bar of its own above the sidebar's, on wide screens)."""
+    shown = _measure(browser, rel, width, False, "search_boxes")
+    assert len(shown) == 1, f"{rel} at {width} px: {len(shown)} search boxes shown: {shown}"
+
+
+def test_one_search_box_with_the_sidebar_hidden(browser):
+    """At 1280 px a reader who hides the sidebar (its search field with it) still sees one search box: the
+    header's button."""
+    page = _open(browser, PANEL_PAGE, width=1280)
+    try:
+        page.locator(".primary-toggle").first.click()
+        page.wait_for_function("() => document.querySelector('#pst-primary-sidebar.pst-sidebar-hidden')",
+                               timeout=5000)
+        page.wait_for_timeout(400)  # the sidebar slides away
+        shown = page.evaluate(SEARCH_BOXES_JS)
+    finally:
+        page.close()
+    assert len(shown) == 1, f"{PANEL_PAGE} at 1280 px, sidebar hidden: {len(shown)} search boxes shown: {shown}"

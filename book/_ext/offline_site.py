@@ -7,7 +7,8 @@ SyntaxError.  This drops its assets from every page before rendering.
 The theme's ``fontawesome.js`` (1.5 MB, the heaviest file a page loaded) redraws the theme's few
 icons as SVG; its stylesheet already draws them with the icon font, so the script is dropped from
 every page and from the site after the build. The search page shows snippets from ``file://`` too: it
-reads the pages' texts from ``_static/search-texts.js``, written after the build. After the build,
+reads the pages' texts from ``_static/search-texts.js``, written after the build, and both those texts and
+the search index hold each formula as the text it shows, never its TeX. After the build,
 three theme and Sphinx markups that accessibility checkers (axe-core) flag are corrected on every
 page (see ``_HIDDEN_NAMES``), and each chapter's printed opener gets its chapter number.
 """
@@ -18,6 +19,8 @@ import re
 import shutil
 from pathlib import Path
 from typing import Any
+
+from math_text import tex_as_text  # book/_ext, beside this file (Sphinx puts it on the path)
 
 _DROP = ("sphinx-thebe", "THEBE_JS_URL", "thebe@")
 
@@ -101,16 +104,22 @@ def _search_page_assets(app, pagename, templatename, context, doctree) -> None:
         app.add_js_file("search-offline.js")
 
 
-#: What the stored search texts leave out of a page's main block: no words a snippet could show.
-_NOT_TEXT = ("script", "style", "img", "svg", "noscript", ".headerlink", "details.hide", ".cell_input")
+#: What the stored search texts leave out of a page's article: no words a snippet could show (the printed
+#: opener and its contents list, the static alternatives shown only on paper, folded code).
+_NOT_TEXT = ("script", "style", "img", "svg", "noscript", ".headerlink", "details.hide", ".cell_input",
+             "#jb-print-docs-body", ".onlyprint", ".print-only", "#searchbox")
+#: A formula's TeX between its delimiters, as Sphinx writes it into a ``.math`` element.
+_DELIMITED = re.compile(r"^\s*(?:\\\(|\\\[|\$\$?)?(.*?)(?:\\\)|\\\]|\$\$?)?\s*$", re.S)
 
 
 def _write_search_texts(app, exception) -> None:
-    """``_static/search-texts.js``: the main block of every page, reduced to its text and ids.
+    """``_static/search-texts.js``: the article of every page, reduced to its text as shown, and ids.
 
     Sphinx's search cuts each hit's snippet from the hit's page, which it fetches; a browser refuses
     to fetch on ``file://``, so the search page reads these texts instead (``search-offline.js``).
-    Each page keeps ``role="main"`` and every element with an id (a hit's anchor), holding its text.
+    Each page keeps ``role="main"`` around its article alone (not the header's Download and
+    fullscreen buttons, nor the printed contents list), every element with an id (a hit's anchor),
+    and its formulas as the text they show (:func:`math_text.tex_as_text`), never their TeX.
     """
     if exception is not None or app.builder.format != "html":
         return
@@ -124,11 +133,14 @@ def _write_search_texts(app, exception) -> None:
         path = out / f"{doc}.html"
         if not path.is_file() or doc == "search":
             continue
-        main = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").find(attrs={"role": "main"})
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        main = soup.find("article") or soup.find(attrs={"role": "main"})
         if main is None:
             continue
         for gone in main.select(", ".join(_NOT_TEXT)):
             gone.decompose()
+        for formula in main.select(".math"):
+            formula.replace_with(tex_as_text(_DELIMITED.match(formula.get_text()).group(1)))
         for tag in main.find_all(True):
             keep = {"id": tag["id"]} if tag.has_attr("id") else {}
             tag.attrs = keep
@@ -136,6 +148,7 @@ def _write_search_texts(app, exception) -> None:
                                              "h3", "h4", "pre", "table", "tr", "ul", "ol", "dl", "figure",
                                              "figcaption", "blockquote"):
                 tag.unwrap()
+        main.name = "main"
         main.attrs = {"role": "main"}
         html = re.sub(r"\s+", " ", str(main))
         pages[doc] = html
@@ -181,6 +194,28 @@ def _write_front_door(app, exception) -> None:
     (Path(app.outdir) / "index.html").write_text(_FRONT_DOOR.format(**fields), encoding="utf-8")
 
 
+def _index_math_as_shown() -> None:
+    """Sphinx's search index takes the words of a formula as it finds them, its TeX (``mathbf``, ``frac``,
+    ``sqrt``: a search for them found every page with math); it takes the words the formula shows instead
+    (:func:`math_text.tex_as_text`: ``softmax``, ``MultiHead``, ``row t of E``). The index reads a copy of
+    each page's doctree whose formulas are replaced by that text."""
+    from docutils import nodes
+    from sphinx.search import IndexBuilder
+
+    collect = IndexBuilder._word_collector
+    if getattr(collect, "shows_math", False):
+        return
+
+    def _word_collector(self, doctree):
+        shown = doctree.deepcopy()
+        for formula in list(shown.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))):
+            formula.replace_self(nodes.Text(tex_as_text(formula.astext())))
+        return collect(self, shown)
+
+    _word_collector.shows_math = True  # type: ignore[attr-defined]
+    IndexBuilder._word_collector = _word_collector
+
+
 def setup(app) -> dict[str, Any]:
     # Page titles hold no math (MathJax does not typeset the navigation or the <title>), so only
     # pages with an equation load MathJax.
@@ -190,4 +225,5 @@ def setup(app) -> dict[str, Any]:
     app.connect("html-page-context", _offer_notebook, priority=400)
     app.connect("html-page-context", _search_page_assets)
     app.connect("build-finished", _write_search_texts)
+    _index_math_as_shown()
     return {"parallel_read_safe": True, "parallel_write_safe": True}
