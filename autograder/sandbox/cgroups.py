@@ -85,9 +85,11 @@ def _below(mount: str, root: str, path: str) -> Path | None:
     return Path(mount + path[len(root):])
 
 
-def _candidates(cgroup_text: str, mountinfo_text: str) -> dict[str, Hierarchy]:
+def _candidates(cgroup_text: str, mountinfo_text: str,
+                controllers: tuple[str, ...] = CONTROLLERS) -> dict[str, Hierarchy]:
     """Controller -> the hierarchy to use for it, before any probe: cgroup v2 where its root folder
-    lists the controller as available, else the controller's own v1 hierarchy."""
+    lists the controller as available, else the controller's own v1 hierarchy (for each of
+    ``controllers``; the hub's caps per student server ask for ``cpu`` too)."""
     own, mounts = _own_paths(cgroup_text), _mounts(mountinfo_text)
     found: dict[str, Hierarchy] = {}
     for root, point, kind, _options in mounts:
@@ -97,11 +99,11 @@ def _candidates(cgroup_text: str, mountinfo_text: str) -> dict[str, Hierarchy]:
                 available = (base / "cgroup.controllers").read_text().split() if base else []
             except OSError:
                 available = []
-            for name in CONTROLLERS:
+            for name in controllers:
                 if name in available:
                     found.setdefault(name, Hierarchy(name, 2, base))
     for root, point, kind, options in mounts:
-        for name in CONTROLLERS:
+        for name in controllers:
             if kind == "cgroup" and name in options and name in own and name not in found:
                 base = _below(point, root, own[name])
                 if base is not None:
