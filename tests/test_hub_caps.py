@@ -72,7 +72,7 @@ def test_a_servers_cgroup_holds_its_caps_and_kills_only_its_own_runaway_process(
         runaway.communicate(timeout=120)
         assert runaway.returncode == -signal.SIGKILL, runaway.returncode
         events = (mem / ("memory.events" if found["memory"].version == 2 else "memory.oom_control")).read_text()
-        assert caps.cgroups._counter_of(events, "oom_kill") >= 1, events
+        assert caps.cgroups.counter_of(events, "oom_kill") >= 1, events
         assert other.poll() is None, "the other student's process died with the first one's"
         assert other.pid in [int(p) for p in (b["memory"] / "cgroup.procs").read_text().split()]
     finally:

@@ -64,7 +64,7 @@ def _procs(folder: Path) -> set[int]:
 def _oom_kills(folder: Path) -> int:
     name = "memory.events" if (folder / "memory.events").exists() else "memory.oom_control"
     try:
-        return caps.cgroups._counter_of((folder / name).read_text(), "oom_kill")
+        return caps.cgroups.counter_of((folder / name).read_text(), "oom_kill")
     except OSError:
         return 0
 

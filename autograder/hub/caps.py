@@ -9,7 +9,7 @@ sandbox's :mod:`autograder.sandbox.cgroups` finds them). Its caps: memory (Jupyt
 ``c.Spawner.mem_limit``; swap counts too), CPU (``c.Spawner.cpu_limit`` cores, a CFS quota) and
 tasks (``c.CappedLocalProcessSpawner.tasks_limit``). A process that takes more memory than its
 server's cap is killed by the kernel inside that cgroup; nobody else's server notices. The server's
-first process joins its cgroup before it drops root (:mod:`autograder.hub.spawner`), and nothing in
+first process joins its cgroup before it drops root (``autograder/hub/spawner.py``), and nothing in
 it can leave: the cgroup files are root's.
 
 The caps and the idle culler's timeout are the hub's settings: defaults here, changed in
@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.outputs import atomic
 from autograder.sandbox import cgroups
 from autograder.sandbox.cgroups import Hierarchy
 
@@ -83,8 +84,7 @@ def write_settings_once(path: Path) -> bool:
     instructor's settings are never replaced); returns whether it was written."""
     if path.exists():
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(SETTINGS_TEXT)
+    atomic.create_once(path, SETTINGS_TEXT.encode())
     path.chmod(0o600)
     return True
 
@@ -134,8 +134,8 @@ def hierarchies() -> dict[str, Hierarchy]:
     except OSError:
         return {}
     found = {}
-    for name, h in cgroups._candidates(cgroup_text, mountinfo_text, CONTROLLERS).items():
-        if h.version == 2 and not cgroups._enable_v2(h.base, [name]):
+    for name, h in cgroups.candidates(cgroup_text, mountinfo_text, CONTROLLERS).items():
+        if h.version == 2 and not cgroups.enable_v2(h.base, [name]):
             continue
         probe = h.base / f"{PREFIX}probe-{os.getpid()}"
         try:
@@ -176,15 +176,15 @@ def make_server_group(hub_id: str, login: str, caps: HubCaps) -> dict[str, Path]
         h = hs[name]
         folder.parent.mkdir(exist_ok=True)
         if h.version == 2:
-            cgroups._enable_v2(folder.parent, [n for n, g in hs.items() if g.version == 2])
+            cgroups.enable_v2(folder.parent, [n for n, g in hs.items() if g.version == 2])
         if folder.exists():
-            cgroups._kill_and_remove(folder)
+            cgroups.kill_and_remove(folder)
         try:
             folder.mkdir(exist_ok=True)
             if name == "memory" and caps.memory is not None:
-                cgroups._write_cap(h, folder, caps.memory)
+                cgroups.write_cap(h, folder, caps.memory)
             elif name == "pids" and caps.tasks is not None:
-                cgroups._write_cap(h, folder, caps.tasks)
+                cgroups.write_cap(h, folder, caps.tasks)
             elif name == "cpu" and caps.cpus is not None:
                 _write_cpu(h, folder, caps.cpus)
         except OSError as exc:
@@ -207,7 +207,7 @@ def remove_server_group(folders: dict[str, Path]) -> None:
     """Kill whatever is left of a stopped server in its cgroup, and remove it."""
     for path in sorted(set(folders.values())):
         if path.exists():
-            cgroups._kill_and_remove(path)
+            cgroups.kill_and_remove(path)
 
 
 def remove_hub_groups(hub_id: str) -> None:
@@ -216,8 +216,8 @@ def remove_hub_groups(hub_id: str) -> None:
         if not hub.exists():
             continue
         for child in sorted(p for p in hub.iterdir() if p.is_dir()):
-            cgroups._kill_and_remove(child)
-        cgroups._kill_and_remove(hub)
+            cgroups.kill_and_remove(child)
+        cgroups.kill_and_remove(hub)
 
 
 def describe(caps: HubCaps, idle: bool = True) -> str:
