@@ -21,6 +21,10 @@ from autograder.paths import AUTOGRADER, ROOT
 TEMPLATES = AUTOGRADER / "jupyter_data"
 #: served at /static/: the vendored MathJax (``make setup``)
 STATIC = ROOT / "_assets" / "vendor"
+#: the server's logger at INFO: formgrader gives nbgrader's commands (Generate, Generate Feedback...) the
+#: level of the server's logger, which traitlets leaves at DEBUG (it filters in its handlers), so
+#: their dialogs showed every DEBUG line; a grader still sees the INFO lines, warnings and errors
+QUIET_LOG = '--ServerApp.logging_config={"loggers": {"ServerApp": {"level": "INFO"}}}'
 
 
 def environment(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -39,7 +43,7 @@ def command(app: str = "lab", *, root: Path = ROOT, port: int | None = None, tok
         if not needed.exists():
             raise SetupMissing(f"{needed} is missing: run `make setup` first")
     argv = [str(Path(sys.executable).parent / "jupyter"), app, "--no-browser", "--ip=127.0.0.1",
-            f"--ServerApp.root_dir={root}", f"--ServerApp.extra_static_paths={STATIC}"]
+            f"--ServerApp.root_dir={root}", f"--ServerApp.extra_static_paths={STATIC}", QUIET_LOG]
     if port is not None:
         argv += [f"--port={port}", "--ServerApp.port_retries=0"]
     if token is not None:

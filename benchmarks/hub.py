@@ -7,7 +7,11 @@ through nbgrader's server extension, and formgrader's Autograde for one student.
 once, 30 simulated students (each an HTTP client doing what the browser does: the hub's login
 form, its server, the Assignments tab's calls): all log in and start their servers together, all
 fetch, then all submit at the same moment; then an instructor collects and autogrades every one
-of them in formgrader. Usage (as root): ``python -m benchmarks.hub [--students N] [--class N]``.
+of them in formgrader. The class runs with the hub's caps per student server in force (its
+defaults, :mod:`autograder.hub.caps`) and a short idle timeout: each student also starts a kernel
+that imports the course's package, the class's memory is taken with every server and kernel up
+(no culling), then again once the idle culler has stopped the idle servers; from them, what fits
+on a 24 GiB, 2-core machine. Usage (as root): ``python -m benchmarks.hub [--students N] [--class N]``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,72 @@ sys.path.insert(0, str(ROOT / "tests"))
 #: formgrader's Autograde for one student (the issue's target)
 AUTOGRADE_TARGET_S = 2.0
 ASSIGNMENT = "attention"
+#: the class's idle timeout (seconds): short, so that the culler's effect is measured in minutes
+CLASS_IDLE_TIMEOUT = 60
+#: the machine a class is sized for here
+MACHINE_GIB, MACHINE_CORES = 24, 2
+#: what a student's kernel does first (the course's notebooks import these)
+KERNEL_CODE = "import numpy as np\nimport selfattn\n1 + 1"
+
+
+def _hub_memory_mib(layout) -> float:
+    """Resident memory of the hub itself: its process tree (proxy, idle culler, services) less the
+    students' servers, which run as the students."""
+    try:
+        hub = psutil.Process(int(layout.pid_file.read_text()))
+        procs = [hub, *hub.children(recursive=True)]
+    except (OSError, ValueError, psutil.Error):
+        return 0.0
+    total = 0
+    for proc in procs:
+        try:
+            if proc.username() in ("root",) or proc.username().startswith(layout.hub_id):
+                total += proc.memory_info().rss
+        except psutil.Error:
+            pass
+    return total / 2**20
+
+
+async def execute(client, base: str, kernel: str, code: str, wait: bool = True) -> str:
+    """Run ``code`` in the kernel ``kernel`` of the server at ``base`` through the kernel's websocket,
+    as JupyterLab does, logged in as ``client`` (a :class:`_Client`); the text of its result
+    (``wait``), else "" as soon as it was sent."""
+    import asyncio
+    import json
+    import uuid
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    host = base.split("//", 1)[1].split("/", 1)[0].split(":")[0]
+    cookie = "; ".join(f"{c.name}={c.value}" for c in client.http.cookies if host.endswith(c.domain.lstrip(".")))
+    url = base.replace("http://", "ws://", 1).replace("https://", "wss://", 1) + f"/api/kernels/{kernel}/channels"
+    conn = await websocket_connect(HTTPRequest(url, headers={"Cookie": cookie}))
+    msg_id = uuid.uuid4().hex
+    conn.write_message(json.dumps({
+        "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": client.name,
+                   "session": uuid.uuid4().hex, "version": "5.3", "date": ""},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
+                    "allow_stdin": False}}))
+    try:
+        if not wait:
+            await asyncio.sleep(1)
+            return ""
+        while True:
+            raw = await asyncio.wait_for(conn.read_message(), 300)
+            if raw is None:
+                raise RuntimeError(f"{client.name}'s kernel closed its channels")
+            msg = json.loads(raw)
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "execute_result":
+                return msg["content"]["data"]["text/plain"]
+            if msg["msg_type"] == "error":
+                said = msg["content"]
+                raise RuntimeError(f"{client.name}'s kernel: {said.get('ename')}: {said.get('evalue')}")
+    finally:
+        conn.close()
 
 
 def _server_memory_mib(login: str) -> float:
@@ -48,9 +118,10 @@ def _server_memory_mib(login: str) -> float:
 
 
 @contextlib.contextmanager
-def _bench_hub(names: list[str], instructor: str) -> Iterator[tuple[object, dict[str, str]]]:
+def _bench_hub(names: list[str], instructor: str, settings: str = "") -> Iterator[tuple[object, dict[str, str]]]:
     """A hub in a fresh state folder with students ``names`` and one instructor, ``attention``
-    generated and released; yields (layout, passwords) and removes everything it made."""
+    generated and released, the hub's settings file ``settings`` (if given); yields (layout,
+    passwords) and removes everything it made."""
     from browser_support import free_port
     from test_hub import _as_grader
 
@@ -70,6 +141,11 @@ def _bench_hub(names: list[str], instructor: str) -> Iterator[tuple[object, dict
     passwords = {n: secrets.token_urlsafe(12) for n in (*names, instructor)}
     env_before = dict(os.environ)
     os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(envs), SELFATTN_HUB_PORT=str(layout.port))
+    if settings:
+        from autograder.hub import caps
+
+        layout.hub.mkdir(parents=True)
+        caps.settings_path(layout.hub).write_text(settings)
     try:
         control.start(layout, {COURSE_ID: roster}, log=lambda line: None, timeout=300)
         for n, p in passwords.items():
@@ -198,14 +274,21 @@ class _Client:
         return answer.json()
 
 
-def class_at_once(students: int = 30) -> dict[str, float]:
-    """A class of ``students`` at once (see the module docstring): seconds and MiB."""
+def class_at_once(students: int = 30, idle_timeout: int = CLASS_IDLE_TIMEOUT) -> dict[str, float]:
+    """A class of ``students`` at once (see the module docstring): seconds and MiB; the caps in force
+    as the key ``caps`` (text)."""
+    import asyncio
+
     from autograder.course.ids import COURSE_ID
+    from autograder.hub import caps
 
     names = [f"saclass-s{i:02d}" for i in range(students)]
     instructor = "saclass-ivy"
     form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
-    with _bench_hub(names, instructor) as (layout, passwords), _loopback_localhost():
+    settings = f"c = get_config()\nc.IdleCuller.timeout = {idle_timeout}\n"
+    with _bench_hub(names, instructor, settings) as (layout, passwords), _loopback_localhost():
+        read = caps.read_settings(caps.settings_path(layout.hub))
+        in_force, cap_mib = caps.describe(read), (read.memory or 0) / 2**20
         url = layout.url
         together = threading.Barrier(students)
 
@@ -218,6 +301,10 @@ def class_at_once(students: int = 30) -> dict[str, float]:
                 t0 = time.perf_counter()
                 client.call("POST", layout.user_url(name), "assignments/fetch", data=form)
                 fetch = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                kernel = client.call("POST", layout.user_url(name), "api/kernels", json={})["id"]
+                asyncio.run(execute(client, layout.user_url(name), kernel, KERNEL_CODE))
+                kernel_s = time.perf_counter() - t0
             except BaseException:
                 together.abort()  # nobody waits for a student who will not come
                 raise
@@ -227,7 +314,8 @@ def class_at_once(students: int = 30) -> dict[str, float]:
             submit = time.perf_counter() - t0
             if not done.get("success"):
                 raise RuntimeError(f"{name}: submit failed: {str(done.get('value'))[-300:]}")
-            return {"ready_s": ready, "fetch_s": fetch, "submit_s": submit, "memory_mib": _server_memory_mib(name)}
+            return {"ready_s": ready, "fetch_s": fetch, "submit_s": submit, "kernel_s": kernel_s,
+                    "memory_mib": _server_memory_mib(name)}
 
         t0 = time.perf_counter()
         with ThreadPoolExecutor(max_workers=students) as pool:
@@ -250,8 +338,21 @@ def class_at_once(students: int = 30) -> dict[str, float]:
             if not done["success"]:
                 raise RuntimeError(f"formgrader's Autograde of {name} failed: {str(done.get('log'))[-500:]}")
         memory = sum(r["memory_mib"] for r in rows)
+        busy = sum(_server_memory_mib(name) for name in names)  # every server and kernel up, after grading
+        hub = _hub_memory_mib(layout)
+        t0 = time.perf_counter()
+        while any(_server_memory_mib(name) for name in names):  # nobody does anything: the culler's turn
+            if time.perf_counter() - t0 > 20 * idle_timeout + 600:
+                raise RuntimeError(f"the idle culler left servers up {time.perf_counter() - t0:.0f} s")
+            time.sleep(2)
+        culled = time.perf_counter() - t0
+        after = sum(_server_memory_mib(name) for name in names)
+        hub_after = _hub_memory_mib(layout)
     out = {f"{k}_{f.__name__}": f([r[k] for r in rows])
-           for k in ("ready_s", "submit_s") for f in (statistics.median, max)}
+           for k in ("ready_s", "submit_s", "kernel_s") for f in (statistics.median, max)}
+    out.update(busy_mib=busy, idle_mib=after, hub_mib=hub, hub_idle_mib=hub_after, culled_s=culled,
+               idle_timeout_s=float(idle_timeout), cap_mib=cap_mib)
+    out["caps"] = in_force  # type: ignore[assignment]
     out.update(everyone_s=everyone, fetch_s_median=statistics.median(r["fetch_s"] for r in rows),
                memory_mib_total=memory, collect_s=collect, autograde_s_median=statistics.median(autograde),
                autograde_s_max=max(autograde), autograde_s_total=sum(autograde), students=float(students))
@@ -268,15 +369,29 @@ def print_hub(students: int = 3, klass: int = 30) -> None:
           f"{r['autograde_s']:.1f} s  [target <= {AUTOGRADE_TARGET_S:g} s]")
     if klass:
         c = class_at_once(klass)
-        print(f"course hub, a class of {klass} at once (simulated students, HTTP as their browsers):")
+        each = c["busy_mib"] / klass
+        print(f"course hub, a class of {klass} at once (simulated students, HTTP as their browsers; {c['caps']}):")
         print(f"  all log in and start their servers together: ready in {c['ready_s_median']:.1f} s median, "
               f"{c['ready_s_max']:.1f} s for the last; {c['memory_mib_total'] / 1024:.1f} GiB resident for "
               f"the class ({c['memory_mib_total'] / klass:.0f} MiB each)")
+        print(f"  each starts a kernel and imports numpy and selfattn: {c['kernel_s_median']:.1f} s median, "
+              f"{c['kernel_s_max']:.1f} s for the last")
         print(f"  all submit at the same moment: {c['submit_s_median']:.2f} s median, {c['submit_s_max']:.2f} s "
               f"for the slowest (fetch, everyone at once: {c['fetch_s_median']:.2f} s median)")
         print(f"  formgrader: Collect {c['collect_s']:.1f} s; Autograde each student {c['autograde_s_median']:.1f} s "
               f"median, {c['autograde_s_max']:.1f} s max, {c['autograde_s_total']:.0f} s for the class  "
               f"[target <= {AUTOGRADE_TARGET_S:g} s a student]")
+        print(f"  memory without culling (every server and kernel up): {c['busy_mib'] / 1024:.2f} GiB for the class, "
+              f"{each:.0f} MiB per student with a kernel; the hub, proxy, culler and formgrader {c['hub_mib']:.0f} MiB")
+        print(f"  with the idle culler (timeout {c['idle_timeout_s']:.0f} s): every server stopped "
+              f"{c['culled_s']:.0f} s after the class went idle; then {c['idle_mib']:.0f} MiB for the class, "
+              f"{c['hub_idle_mib']:.0f} MiB for the hub")
+        room = MACHINE_GIB * 1024 - c["hub_mib"] - 2048  # the hub, and 2 GiB for the system and grading
+        print(f"  on a {MACHINE_GIB} GiB, {MACHINE_CORES}-core machine: {room / each:.0f} students with a kernel up at "
+              f"once by memory ({room / 1024:.1f} GiB left for them); every cap filled at once "
+              f"({c['cap_mib']:.0f} MiB each) {room / max(c['cap_mib'], 1):.0f}; the rest of a class of "
+              f"200 is held by the culler (idle servers take nothing); CPU: each server at most 1 core of "
+              f"{MACHINE_CORES}, so starting {klass} servers at once took {c['ready_s_max']:.0f} s")
 
 
 if __name__ == "__main__":

@@ -240,3 +240,22 @@ def test_a_state_folder_from_before_hub_ids_keeps_its_own_old_accounts_only(mach
     assert Records.load(hub.records).users["sa-old"] == before["sa-old"]
     accounts.remove_accounts(hub, log=pytest.fail)
     assert machine.users == {k: v for k, v in before.items() if k != "sa-old"}
+
+
+def test_make_hub_says_in_one_line_which_accounts_it_made_and_changed(machine, tmp_path):
+    """``make hub`` prints one line per course of what it did to the accounts: those made (with their
+    role), those added to the course's group, how many stayed as they were; nothing made, it says so."""
+    hub, roster = _hub(tmp_path, "hub", "sa-ada,A,Ada,,student\nsa-ivy,I,Ivy,,instructor\n")
+    said: list[str] = []
+    accounts.ensure_accounts(hub, COURSE_ID, roster, log=pytest.fail, report=said.append)
+    assert said == [f"{COURSE_ID}: accounts made 2: sa-ada (student), sa-ivy (instructor); 0 unchanged"]
+    said.clear()
+    accounts.ensure_accounts(hub, COURSE_ID, roster, log=pytest.fail, report=said.append)
+    assert said == [f"{COURSE_ID}: accounts made none; 2 unchanged"]
+    said.clear()
+    _, more = _hub(tmp_path, "more", "sa-ada,A,Ada,,ta\nsa-bob,B,Bob,,student\n")
+    more_hub = HubLayout(state=hub.state, envs=hub.envs)  # the same hub, a second course naming ada again
+    accounts.ensure_accounts(more_hub, "sa-other", more, log=pytest.fail, report=said.append)
+    assert said == ["sa-other: accounts made 1: sa-bob (student); added to the course's group 1: sa-ada (ta); "
+                    "0 unchanged"], said
+    accounts.remove_accounts(hub, log=pytest.fail)

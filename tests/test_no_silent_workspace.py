@@ -13,8 +13,8 @@ import pkgutil
 import autograder
 
 #: modules not imported here: nbgrader's and JupyterHub's configuration files need ``get_config()``
-#: from traitlets (their apps exec them)
-NOT_IMPORTED = {"autograder.nbgrader_config", "autograder.hub.jupyterhub_config"}
+#: from traitlets (their apps exec them); the hub's spawner needs JupyterHub (in the hub's environments)
+NOT_IMPORTED = {"autograder.nbgrader_config", "autograder.hub.jupyterhub_config", "autograder.hub.spawner"}
 
 
 def _modules() -> list:

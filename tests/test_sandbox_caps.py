@@ -202,7 +202,7 @@ def test_hybrid_machine_uses_v1_for_controllers_v2_lacks(tmp_path):
     mounts = _mountinfo(("/", str(tmp_path / "memory"), "cgroup", "memory"),
                         ("/", str(tmp_path / "pids"), "cgroup", "pids"),
                         ("/", str(tmp_path / "unified"), "cgroup2", "nsdelegate"))
-    found = cgroups._candidates(cgroup, mounts)
+    found = cgroups.candidates(cgroup, mounts)
     assert found["memory"] == cgroups.Hierarchy("memory", 1, tmp_path / "memory" / "jobs" / "42")
     assert found["pids"] == cgroups.Hierarchy("pids", 1, tmp_path / "pids")
 
@@ -211,16 +211,16 @@ def test_v2_is_preferred_where_it_offers_the_controller(tmp_path):
     base = tmp_path / "cg" / "grader.service"
     base.mkdir(parents=True)
     (base / "cgroup.controllers").write_text("cpu memory pids\n")
-    found = cgroups._candidates("0::/grader.service\n", _mountinfo(("/", str(tmp_path / "cg"), "cgroup2", "")))
+    found = cgroups.candidates("0::/grader.service\n", _mountinfo(("/", str(tmp_path / "cg"), "cgroup2", "")))
     assert found == {"memory": cgroups.Hierarchy("memory", 2, base), "pids": cgroups.Hierarchy("pids", 2, base)}
 
 
 def test_a_hierarchy_mounted_from_below_its_root_is_followed(tmp_path):
     # a container sees /sys/fs/cgroup/memory mounted from /docker/abc, and is in /docker/abc/job
-    found = cgroups._candidates("4:memory:/docker/abc/job\n",
+    found = cgroups.candidates("4:memory:/docker/abc/job\n",
                                 _mountinfo(("/docker/abc", str(tmp_path / "m"), "cgroup", "memory")))
     assert found["memory"].base == tmp_path / "m" / "job"
-    assert cgroups._candidates("4:memory:/elsewhere\n",
+    assert cgroups.candidates("4:memory:/elsewhere\n",
                                _mountinfo(("/docker/abc", str(tmp_path / "m"), "cgroup", "memory"))) == {}
 
 

@@ -106,10 +106,11 @@ def ensure_group(records: Records, name: str) -> None:
     records.made_group(name)
 
 
-def ensure_user(records: Records, hub: str, login: str, group: str) -> None:
+def ensure_user(records: Records, hub: str, login: str, group: str) -> str | None:
     """Make ``login`` (home 0700, member of ``group``) and record it, or add this hub's account
     ``login`` to ``group``; an account that exists and is not this hub's raises
-    :class:`ForeignAccount` and is left as it is."""
+    :class:`ForeignAccount` and is left as it is. Returns ``"made"``, ``"joined"`` (added to
+    ``group``) or ``None`` (nothing changed)."""
     if records.group(group) is None:
         raise ForeignAccount(f"the group {group!r} is not this hub's")
     user = records.user(login)
@@ -122,16 +123,23 @@ def ensure_user(records: Records, hub: str, login: str, group: str) -> None:
         records.made_user(login)
         user = records.user(login)
         assert user is not None
+        changed: str | None = "made"
+    elif login in grp.getgrnam(group).gr_mem:
+        changed = None
     else:
         _run(["usermod", "--append", "--groups", group, login])
+        changed = "joined"
     Path(user.pw_dir).chmod(0o700)
+    return changed
 
 
-def ensure_accounts(layout: HubLayout, course: str, members: list[Member], log=print) -> list[Member]:
+def ensure_accounts(layout: HubLayout, course: str, members: list[Member], log=print,
+                    report=None) -> list[Member]:
     """``course``'s groups, its grader account and one account per member of its roster, each made
     by this hub (``layout``'s record). Returns the members refused (each named in one line to
     ``log``): their login is an account this hub did not make. The grader account or a group that
-    is not this hub's raises :class:`ForeignAccount`."""
+    is not this hub's raises :class:`ForeignAccount`. ``report`` (``make hub``: print) gets one line
+    of what changed (:func:`accounts_summary`)."""
     records = Records.load(layout.records)
     hub = layout.hub_id
     graders, students = layout.graders_group(course), layout.students_group(course)
@@ -142,13 +150,30 @@ def ensure_accounts(layout: HubLayout, course: str, members: list[Member], log=p
     except ForeignAccount as exc:
         raise ForeignAccount(f"{layout.grader_user(course)}: {exc}") from None
     refused = []
+    changed: dict[str, list[str]] = {"made": [], "joined": []}
     for m in members:
+        group = graders if m.grades else students
         try:
-            ensure_user(records, hub, m.login, graders if m.grades else students)
+            done = ensure_user(records, hub, m.login, group)
         except ForeignAccount as exc:
             log(f"{m.where}: id {m.login!r}: refused: {exc}")
             refused.append(m)
+            continue
+        if done:
+            changed[done].append(f"{m.login} ({m.role})")
+    if report is not None:
+        report(accounts_summary(course, changed["made"], changed["joined"], len(members) - len(refused)))
     return refused
+
+
+def accounts_summary(course: str, made: list[str], joined: list[str], total: int) -> str:
+    """One line of what ``make hub`` did to ``course``'s accounts: those made, those added to the
+    course's group (a login already this hub's, new in this roster), how many were already so."""
+    kept = total - len(made) - len(joined)
+    parts = [f"made {len(made)}: {', '.join(made)}" if made else "made none",
+             f"added to the course's group {len(joined)}: {', '.join(joined)}" if joined else "",
+             f"{kept} unchanged"]
+    return f"{course}: accounts {'; '.join(p for p in parts if p)}"
 
 
 def adopt_older_accounts(layout: HubLayout, members: list[Member], log=print) -> None:

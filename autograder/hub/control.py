@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from autograder.course.ids import COURSE_ID
 from autograder.errors import RefusedInput, command_line
-from autograder.hub import accounts, environments, prepare
+from autograder.hub import accounts, caps, environments, prepare
 from autograder.hub.layout import SPAWNERS, HubLayout, course_problem, from_environment
 from autograder.outputs import atomic
 from autograder.workspace import ROOT
@@ -131,7 +131,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         members = accounts.read_roster(rosters.get(course, layout.roster(course)))
         if older:
             accounts.adopt_older_accounts(layout, members, log=log)
-        accounts.ensure_accounts(layout, course, members, log=log)
+        accounts.ensure_accounts(layout, course, members, log=log, report=log)
         if older:
             prepare.adopt_older_exchange(layout, course, log=log)
     prepare.prepare(layout, log=log)
@@ -150,8 +150,18 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         f"state in {layout.state}; stop: make hub-stop)")
     log(f"hub id {layout.hub_id}: grader accounts "
         f"{', '.join(layout.grader_user(course) for course in layout.courses())} (runuser -u ACCOUNT -- nbgrader ...)")
+    log(caps_line(layout))
     log(NETWORK_LINE)
     return proc.pid
+
+
+def caps_line(layout: HubLayout) -> str:
+    """What caps each student's server and when an idle one stops (:mod:`autograder.hub.caps`), where
+    to change it; Slurm's servers are the cluster's jobs, capped by their request."""
+    settings = caps.settings_path(layout.hub)
+    if layout.spawner() == "slurm":
+        return f"students' servers are Slurm jobs (capped by their request); hub settings in {settings}"
+    return f"{caps.describe(caps.read_settings(settings))} (set in {settings})"
 
 
 #: the states of a Slurm node (``sinfo --format=%t``, without its flag characters) that can take a job
@@ -193,6 +203,7 @@ def stop(layout: HubLayout, log=print, timeout: float = 60) -> None:
     if _alive(pid):
         raise RuntimeError(f"the hub (pid {pid}) did not stop within {timeout:.0f} s (see {layout.log}): "
                            f"{' | '.join(_log_tail(layout))}")
+    caps.remove_hub_groups(layout.hub_id)  # what a server left in its cgroup, and the hub's cgroups
     log("the hub stopped")
 
 

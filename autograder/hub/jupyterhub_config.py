@@ -6,7 +6,10 @@ server per user from the students' environment, and per course ``ID`` a formgrad
 course copy, open to that course's graders' group only (everyone else, another course's instructors
 included, gets 403). A student's server learns its courses from its hub groups (``nbgrader-ID``),
 so it lists and fetches those only. With ``make hub SPAWNER=slurm`` each student's server is a job
-of the Slurm cluster (batchspawner).
+of the Slurm cluster (batchspawner); else a process here, capped in memory, CPU and tasks by a cgroup
+of its own (:mod:`autograder.hub.caps`). Idle servers are stopped by ``jupyterhub-idle-culler``, a
+hub service. The hub's own settings (caps, idle timeout, any JupyterHub option) are
+``STATE/hub/settings.py``, loaded last.
 
 Every user's server and every formgrader has an origin of its own (``subdomain_host``; hosts in
 :mod:`autograder.hub.layout`): what a student's server serves runs in no origin of the hub's or
@@ -19,6 +22,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from autograder.formgrader import QUIET_LOG
+from autograder.hub import caps
 from autograder.hub.accounts import own_members, read_roster
 from autograder.hub.layout import from_environment, hub_graders_group, hub_students_group
 from autograder.threads import ONE_BLAS_THREAD
@@ -67,7 +72,7 @@ def _formgrader(course: str) -> dict:
         "name": course,
         "url": f"http://127.0.0.1:{layout.formgrader_port(course)}",
         "command": [str(layout.grader_env / "bin" / "jupyterhub-singleuser"),
-                    "--ServerApp.root_dir=" + str(copy),
+                    "--ServerApp.root_dir=" + str(copy), QUIET_LOG,
                     "--ServerApp.extra_static_paths=" + str(copy / "_assets" / "vendor")],
         "user": layout.grader_user(course),
         "cwd": str(copy / "autograder"),
@@ -91,6 +96,15 @@ c.JupyterHub.load_roles = [
      "scopes": [f"access:services!service={course}"]}
     for course in courses
 ]
+
+if layout.spawner() == "local":
+    # each student's server and kernels in a cgroup of their own, capped (autograder/hub/caps.py)
+    from autograder.hub.spawner import CappedLocalProcessSpawner
+
+    c.JupyterHub.spawner_class = CappedLocalProcessSpawner
+    c.CappedLocalProcessSpawner.hub_id = layout.hub_id
+    c.Spawner.mem_limit = caps.DEFAULT_MEMORY
+    c.Spawner.cpu_limit = caps.DEFAULT_CPUS
 
 if layout.spawner() == "slurm":
     # each student's server is a job of the Slurm cluster (batchspawner): sbatch, squeue and
@@ -116,3 +130,20 @@ if layout.spawner() == "slurm":
     c.SlurmSpawner.state_exechost_exp = "127.0.0.1"
     if os.environ.get("SLURM_CONF"):  # the cluster's configuration, for sbatch run as the student
         c.Spawner.environment["SLURM_CONF"] = os.environ["SLURM_CONF"]
+
+# the hub's own settings, an instructor's (made once, never replaced): caps, idle timeout, any option
+settings = caps.settings_path(layout.hub)
+caps.write_settings_once(settings)
+load_subconfig(str(settings))  # noqa: F821 - provided by traitlets when JupyterHub loads this file
+hub_caps = caps.read_settings(settings)
+c.pop("IdleCuller", None)  # the idle culler's, not the hub's: passed to the service below
+if hub_caps.idle_timeout:
+    # JupyterHub's idle culler: a student's server idle (no kernel busy, no browser traffic) for the
+    # timeout is stopped (her files stay; her next login starts it again)
+    c.JupyterHub.services.append({
+        "name": "idle_culler",
+        "command": [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={hub_caps.idle_timeout}",
+                    f"--cull-every={max(1, min(300, hub_caps.idle_timeout // 4))}"],
+    })
+    c.JupyterHub.load_roles.append({"name": "idle_culler", "services": ["idle_culler"],
+                                    "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]})

@@ -85,9 +85,11 @@ def _below(mount: str, root: str, path: str) -> Path | None:
     return Path(mount + path[len(root):])
 
 
-def _candidates(cgroup_text: str, mountinfo_text: str) -> dict[str, Hierarchy]:
+def candidates(cgroup_text: str, mountinfo_text: str,
+                controllers: tuple[str, ...] = CONTROLLERS) -> dict[str, Hierarchy]:
     """Controller -> the hierarchy to use for it, before any probe: cgroup v2 where its root folder
-    lists the controller as available, else the controller's own v1 hierarchy."""
+    lists the controller as available, else the controller's own v1 hierarchy (for each of
+    ``controllers``; the hub's caps per student server ask for ``cpu`` too)."""
     own, mounts = _own_paths(cgroup_text), _mounts(mountinfo_text)
     found: dict[str, Hierarchy] = {}
     for root, point, kind, _options in mounts:
@@ -97,11 +99,11 @@ def _candidates(cgroup_text: str, mountinfo_text: str) -> dict[str, Hierarchy]:
                 available = (base / "cgroup.controllers").read_text().split() if base else []
             except OSError:
                 available = []
-            for name in CONTROLLERS:
+            for name in controllers:
                 if name in available:
                     found.setdefault(name, Hierarchy(name, 2, base))
     for root, point, kind, options in mounts:
-        for name in CONTROLLERS:
+        for name in controllers:
             if kind == "cgroup" and name in options and name in own and name not in found:
                 base = _below(point, root, own[name])
                 if base is not None:
@@ -109,7 +111,7 @@ def _candidates(cgroup_text: str, mountinfo_text: str) -> dict[str, Hierarchy]:
     return found
 
 
-def _enable_v2(base: Path, names: list[str]) -> bool:
+def enable_v2(base: Path, names: list[str]) -> bool:
     """Make ``names`` available to the children of v2 cgroup ``base`` (its ``subtree_control``)."""
     control = base / "cgroup.subtree_control"
     try:
@@ -134,18 +136,18 @@ def _sweep(base: Path) -> None:
             pass
         except OSError:
             continue
-        _kill_and_remove(folder)
+        kill_and_remove(folder)
 
 
 def _probe(h: Hierarchy) -> bool:
     """Whether a cgroup can be made, capped and removed in ``h`` (it is made and removed)."""
-    if h.version == 2 and not _enable_v2(h.base, [h.controller]):
+    if h.version == 2 and not enable_v2(h.base, [h.controller]):
         return False
     folder = h.base / f"{PREFIX}{os.getpid()}-probe"
     try:
         folder.mkdir(exist_ok=True)
         try:
-            _write_cap(h, folder, 1 << 30 if h.controller == "memory" else 64)
+            write_cap(h, folder, 1 << 30 if h.controller == "memory" else 64)
             with open(folder / "cgroup.procs", "wb"):
                 pass
         finally:
@@ -183,14 +185,16 @@ def hierarchies() -> dict[str, Hierarchy]:
     except OSError:
         return {}
     found = {}
-    for name, h in _candidates(cgroup_text, mountinfo_text).items():
+    for name, h in candidates(cgroup_text, mountinfo_text).items():
         if _probe(h):
             found[name] = h
             _sweep(h.base)
     return found
 
 
-def _write_cap(h: Hierarchy, folder: Path, value: int) -> None:
+def write_cap(h: Hierarchy, folder: Path, value: int) -> None:
+    """Cap cgroup ``folder`` of ``h`` at ``value``: tasks for ``pids``, else bytes of memory (swap
+    counts too)."""
     if h.controller == "pids":
         (folder / "pids.max").write_text(str(value))
     elif h.version == 2:
@@ -220,7 +224,7 @@ def _members(folder: Path) -> list[int]:
         return []
 
 
-def _kill_and_remove(folder: Path, attempts: int = 200) -> bool:
+def kill_and_remove(folder: Path, attempts: int = 200) -> bool:
     """Kill every process in cgroup ``folder`` (again and again: a fork bomb refills it), then
     remove it; False if it would not go."""
     for _ in range(attempts):
@@ -289,7 +293,7 @@ class Group:
         if starting:
             counts = {name: max(n, STARTING[name]) for name, n in counts.items()}
         for name, (h, folder) in self.folders.items():
-            _write_cap(h, folder, counts[name] + (memory_bytes if name == "memory" else tasks))
+            write_cap(h, folder, counts[name] + (memory_bytes if name == "memory" else tasks))
         self._base, self._hit = self._counters(), None
         return True
 
@@ -300,9 +304,9 @@ class Group:
             try:
                 if name == "memory":
                     text = (folder / ("memory.events" if h.version == 2 else "memory.oom_control")).read_text()
-                    out[name] = _counter_of(text, "oom_kill")
+                    out[name] = counter_of(text, "oom_kill")
                 else:
-                    out[name] = _counter_of((folder / "pids.events").read_text(), "max")
+                    out[name] = counter_of((folder / "pids.events").read_text(), "max")
             except OSError:
                 pass
         return out
@@ -355,11 +359,13 @@ class Group:
             os.close(fd)
         self._fds = []
         for _h, folder in self.folders.values():
-            _kill_and_remove(folder)
+            kill_and_remove(folder)
         self.folders = {}
 
 
-def _counter_of(text: str, key: str) -> int:
+def counter_of(text: str, key: str) -> int:
+    """The number after ``key`` in a cgroup's ``KEY VALUE`` lines (``memory.events``, ``pids.events``,
+    ``memory.oom_control``), 0 where there is none."""
     for line in text.splitlines():
         name, _, value = line.partition(" ")
         if name == key and value.strip().isdigit():
@@ -378,7 +384,7 @@ def make(memory_bytes: int, tasks: int) -> Group:
             if folder not in [f for _h, f in group.folders.values()]:  # v2: one folder holds both
                 folder.mkdir()
             group.folders[controller] = (h, folder)
-            _write_cap(h, folder, memory_bytes if controller == "memory" else tasks)
+            write_cap(h, folder, memory_bytes if controller == "memory" else tasks)
         except OSError as e:
             group.remove()
             raise RuntimeError(f"could not make the run's cgroup {folder}: {e}") from e
