@@ -124,7 +124,8 @@ def how_to_start(path: Path) -> list[str]:
     folder = BUNDLE.removesuffix(".zip")
     rel = path.relative_to(NOTEBOOKS.parent.parent).as_posix()  # notebooks/attention/<name>.ipynb
     windows = rel.replace("/", "\\")
-    return [
+    return [   # one block that a printed page never splits (course.css): it would leave a near-empty page
+        ":::{container} how-to-start",
         f'**How to start.** Download the student bundle <a href="../{BUNDLE}" download>{BUNDLE}</a> '
         "(the notebooks of all nine chapters and the course's helper package, no solutions) and unpack it. "
         f"Install once: in the folder `{folder}` run `python3 install.py` (`py install.py` on Windows; pip only, "
@@ -139,4 +140,5 @@ def how_to_start(path: Path) -> list[str]:
         "after each exercise checks your answer; the bundle's `START_HERE.md` says how to validate and hand "
         f"in. The notebook alone, {{download}}`{path.name} <../{rel}>`, is the same file; it runs only in "
         "the bundle's environment.",
+        ":::",
     ]
