@@ -305,3 +305,24 @@ def test_a_roster_change_locks_the_dropped_re_enables_the_returning_and_says_eac
     assert 4242 not in machine.ended and hub.grader_user() not in machine.locked
     accounts.remove_accounts(hub, log=pytest.fail)
     assert Records.load(hub.records).locked == {}
+
+
+def test_a_dropped_student_stays_in_the_course_copys_class_with_her_lms_ids(tmp_path):
+    """The course copy's roster.csv (which the LMS exports read) keeps a student the hub's roster
+    dropped, with her names and ids as they were: her grades stay in the gradebook, and the exports
+    must still match her row; a student still listed takes the roster's new values."""
+    import csv
+    import io
+
+    layout = HubLayout(state=tmp_path, envs=tmp_path / "envs")
+    layout.rosters.mkdir(parents=True)
+    earlier = tmp_path / "roster.csv"
+    earlier.write_text("id,first_name,last_name,email,lms_user_id,sis_user_id\n"
+                       "ann,Ann,Lee,old@x.edu,L1,S1\nbob,Bob,Roe,bob@x.edu,L2,S2\n")
+    layout.roster("c1").write_text("id,first_name,last_name,email,role,sis_user_id\n"
+                                   "ann,Ann,Lee,ann@x.edu,student,S1\ncat,Cat,Ode,,student,S3\nivy,I,V,,ta,\n")
+    rows = list(csv.DictReader(io.StringIO(prepare.class_roster(layout, "c1", kept=earlier))))
+    assert [r["id"] for r in rows] == ["ann", "cat", "bob"]
+    assert rows[0]["email"] == "ann@x.edu" and rows[1]["lms_user_id"] == ""
+    assert rows[2] == {"id": "bob", "first_name": "Bob", "last_name": "Roe", "email": "bob@x.edu",
+                       "lms_user_id": "L2", "sis_user_id": "S2"}
