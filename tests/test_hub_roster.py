@@ -282,6 +282,10 @@ def test_the_roster_is_the_class_from_enrolment_to_the_end_of_term(tmp_path, mon
         expect(_tree(restored / "courses" / COURSE_ID / "autograder" / "submitted" / ben, owners=False) == work,
                "the archive lost ben's collected work")
         expect((restored / "homes" / dan / COURSE_ID / ASSIGNMENT).is_dir(), "the archive lost dan's home")
+    except Exception as exc:
+        if problems:  # what went wrong before it, which may be its cause
+            raise AssertionError("\n".join([*problems, f"then: {exc}"])) from exc
+        raise
     finally:
         if lingering is not None and lingering.poll() is None:
             lingering.kill()
