@@ -209,7 +209,7 @@ hub-stop: $(VENV_STAMP)
 # late enrolments made and added, dropped students locked (login refused, server stopped, exchange
 # closed; home, hand-ins and grades kept), returning ones re-enabled; one line per change.
 hub-roster: $(VENV_STAMP)
-	$(BIN)/python -m autograder.hub.roster $(if $(ROSTER),--roster '$(ROSTER)') $(foreach course,$(COURSES),--course '$(course)')
+	$(BIN)/python -m autograder.hub.roster_update $(if $(ROSTER),--roster '$(ROSTER)') $(foreach course,$(COURSES),--course '$(course)')
 
 # The end of a term: stop the hub, archive the courses, exchange, term settings, rosters and homes into one
 # file (ARCHIVE=..., default beside the state folder), then remove the hub's accounts and groups.

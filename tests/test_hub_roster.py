@@ -33,7 +33,7 @@ from browser_support import free_port
 from test_hub import ENVS, _as_grader, _none_left, _run_as_grader
 
 from autograder.course.ids import COURSE_ID
-from autograder.hub import accounts, control, roster, term_end
+from autograder.hub import accounts, control, roster, roster_update, term_end
 from autograder.hub.layout import HubLayout
 from autograder.hub.records import Records
 
@@ -241,7 +241,7 @@ def test_the_roster_is_the_class_from_enrolment_to_the_end_of_term(tmp_path, mon
 
             # without a restart (make hub-roster): cat dropped while her server runs, ben back
             told: list[str] = []
-            roster.update(layout, {COURSE_ID: roster_file("third", ada, ben, dan)}, log=told.append)
+            roster_update.update(layout, {COURSE_ID: roster_file("third", ada, ben, dan)}, log=told.append)
             expect(any(line.startswith(f"account {cat}: locked") for line in told), f"hub-roster said {told}")
             expect(any(line.startswith(f"account {ben}: the running hub blocked it") for line in told),
                    f"hub-roster did not tell that ben gets in after the restart: {told}")

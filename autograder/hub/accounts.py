@@ -184,7 +184,7 @@ def apply_rosters(layout: HubLayout, rosters: dict[str, list[Member]], log=print
     this hub's that a course's roster no longer names leaves that course's system groups (``left``:
     its exchange folder closes to it). One that no roster names any more is ``locked``: its password
     locked and the account expired (PAM refuses every login), recorded as locked (the hub then blocks
-    it: :mod:`autograder.hub.jupyterhub_config`). Whoever left a group or was locked has every
+    it: ``Authenticator.blocked_users``). Whoever left a group or was locked has every
     process ended, so that no running process keeps a group it left. A locked account a roster names
     again is ``re-enabled``. Homes and every file stay; only accounts this hub's record names are
     touched, never its grader accounts."""
