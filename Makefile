@@ -27,7 +27,7 @@ SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
 .PHONY: all assets book pdf test test-fast test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
-        nbgrader collect intake site-address hub hub-stop hub-test-envs
+        nbgrader collect intake site-address hub hub-stop hub-roster hub-end-term hub-test-envs
 
 all: book
 
@@ -204,6 +204,17 @@ hub: assets $(SYS_STAMP)
 
 hub-stop: $(VENV_STAMP)
 	$(BIN)/python -m autograder.hub.control stop
+
+# The rosters applied to the hub's accounts without a restart (ROSTER=new roster, COURSES="ID=ROSTER ..."):
+# late enrolments made and added, dropped students locked (login refused, server stopped, exchange
+# closed; home, hand-ins and grades kept), returning ones re-enabled; one line per change.
+hub-roster: $(VENV_STAMP)
+	$(BIN)/python -m autograder.hub.roster_update $(if $(ROSTER),--roster '$(ROSTER)') $(foreach course,$(COURSES),--course '$(course)')
+
+# The end of a term: stop the hub, archive the courses, exchange, term settings, rosters and homes into one
+# file (ARCHIVE=..., default beside the state folder), then remove the hub's accounts and groups.
+hub-end-term: $(VENV_STAMP)
+	$(BIN)/python -m autograder.hub.term_end $(if $(ARCHIVE),--archive '$(ARCHIVE)')
 
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)

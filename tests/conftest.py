@@ -135,6 +135,7 @@ LANES: dict[str, str] = {
     "test_hub_accounts.py": "unit",
     "test_hub_caps.py": "unit",
     "test_hub_class.py": "browser",
+    "test_hub_roster.py": "browser",
     "test_hub_slurm.py": "browser",
     "test_instructor_loop.py": "browser",
     "test_no_answers_shipped.py": "browser",

@@ -117,6 +117,8 @@ DIRECT_WRITES = {
     ("autograder/hub/caps.py", "_write_cpu"): "cgroup control files of the kernel: written in place, never renamed",
     ("autograder/sandbox/inside/harness.py", "*"): "os.devnull, inside the sandbox",
     ("autograder/sandbox/warm.py", "execute"): "the write end of a pipe to the warm sandbox",
+    ("autograder/hub/term_end.py", "archive"): "the term's archive, streamed (homes included: too large to hold in "
+                                               "memory), under a .writing name, renamed once read back",
     ("autograder/sandbox/command.py", "readable_copy"): "a folder of NumPy copied under a temporary name and "
                                                         "renamed whole (a copy of code, not a result)",
     ("autograder/intake/zips.py", "place"): "a notebook into a new scratch folder, created exclusively (O_EXCL), "

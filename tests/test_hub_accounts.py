@@ -89,6 +89,7 @@ class Machine:
         self.next_id = 20000
         self.marks: dict[str, str] = {}
         self.ended: list[int] = []
+        self.locked: set[str] = set()
 
     def getpwnam(self, login: str) -> pwd.struct_passwd:
         uid = self.users[login]
@@ -113,9 +114,20 @@ class Machine:
             self.users[name] = self._id()
             (self.homes / name).mkdir(parents=True)
             self.groups[argv[argv.index("--groups") + 1]][1].append(name)
+        elif command == "usermod" and "--lock" in argv:
+            assert name in self.users and argv[argv.index("--expiredate") + 1] == "1", argv
+            self.locked.add(name)
+        elif command == "usermod" and "--unlock" in argv:
+            assert name in self.users and argv[argv.index("--expiredate") + 1] == "", argv
+            self.locked.discard(name)
         elif command == "usermod":
             assert name in self.users, argv
-            self.groups[argv[argv.index("--groups") + 1]][1].append(name)
+            group = self.groups[argv[argv.index("--groups") + 1]][1]
+            assert name not in group, f"joined again: {argv}"
+            group.append(name)
+        elif command == "gpasswd":
+            assert argv[1] == "--delete", argv
+            self.groups[name][1].remove(argv[2])
         elif command == "userdel":
             del self.users[name]
             for _, members in self.groups.values():
@@ -128,6 +140,9 @@ class Machine:
 
     def snapshot(self) -> tuple[dict, dict]:
         return dict(self.users), {g: (gid, sorted(m)) for g, (gid, m) in self.groups.items()}
+
+    def members(self, group: str) -> list[str]:
+        return sorted(self.groups[group][1])
 
 
 @pytest.fixture
@@ -259,3 +274,74 @@ def test_make_hub_says_in_one_line_which_accounts_it_made_and_changed(machine, t
     assert said == ["sa-other: accounts made 1: sa-bob (student); added to the course's group 1: sa-ada (ta); "
                     "0 unchanged"], said
     accounts.remove_accounts(hub, log=pytest.fail)
+
+
+def _roster(tmp_path: Path, name: str, lines: str) -> list[accounts.Member]:
+    path = tmp_path / name
+    path.write_text("id,first_name,last_name,email,role\n" + lines)
+    return accounts.read_roster(path)
+
+
+def test_a_roster_change_locks_the_dropped_re_enables_the_returning_and_says_each_in_a_line(machine, tmp_path):
+    """Three students, then ben dropped and dan enrolled late: dan is made, ben leaves the students'
+    group (the exchange folder's), is locked (password and expiry), recorded as locked and has his
+    processes ended, his home kept; a second course where ben stays a TA keeps him unlocked there
+    until that roster drops him too. Re-added, he is re-enabled and joins again. Each change is one
+    :class:`accounts.Change` line; an unchanged roster changes nothing; an account the hub did not
+    make that someone put in its group is neither removed nor locked."""
+    hub, _ = _hub(tmp_path, "hub", "")
+    ml = "ml-2027"
+    first = _roster(tmp_path, "a.csv", "sa-ada,A,Ada,,student\nsa-ben,B,Ben,,student\nsa-cat,C,Cat,,student\n")
+    other = _roster(tmp_path, "b.csv", "sa-ben,B,Ben,,ta\n")
+    made = accounts.apply_rosters(hub, {COURSE_ID: first, ml: other}, log=pytest.fail)
+    assert {(c.login, c.what) for c in made} >= {("sa-ada", "made"), ("sa-ben", "made"), ("sa-ben", "joined")}
+    assert all("\n" not in str(c) and str(c).startswith(f"account {c.login}: {c.what}") for c in made), made
+    assert accounts.apply_rosters(hub, {COURSE_ID: first, ml: other}, log=pytest.fail) == []
+    machine.users["someone"] = 4242  # the machine's admin put an account of her own in the hub's group
+    machine.groups[hub.students_group()][1].append("someone")
+    ben = machine.users["sa-ben"]
+    (machine.homes / "sa-ben" / "work.ipynb").write_text("his work")
+
+    later = _roster(tmp_path, "a2.csv", "sa-ada,A,Ada,,student\nsa-cat,C,Cat,,student\nsa-dan,D,Dan,,student\n")
+    changes = accounts.apply_rosters(hub, {COURSE_ID: later, ml: other}, log=pytest.fail)
+    assert [(c.login, c.what) for c in changes] == [("sa-dan", "made"), ("sa-ben", "left")], changes
+    assert machine.members(hub.students_group()) == ["sa-ada", "sa-cat", "sa-dan", "someone"]
+    assert "sa-ben" not in machine.locked and ben in machine.ended  # still ml's TA; his processes ended
+    machine.ended.clear()
+    changes = accounts.apply_rosters(hub, {COURSE_ID: later, ml: []}, log=pytest.fail)
+    assert [(c.login, c.what) for c in changes] == [("sa-ben", "left"), ("sa-ben", "locked")], changes
+    assert machine.locked == {"sa-ben"} and machine.ended == [ben] and "sa-ben" in Records.load(hub.records).locked
+    assert machine.users["sa-ben"] == ben and (machine.homes / "sa-ben" / "work.ipynb").read_text() == "his work"
+    assert accounts.apply_rosters(hub, {COURSE_ID: later, ml: []}, log=pytest.fail) == []
+
+    back = _roster(tmp_path, "a3.csv", "sa-ada,A,Ada,,student\nsa-ben,B,Ben,,student\n")
+    changes = accounts.apply_rosters(hub, {COURSE_ID: back, ml: []}, log=pytest.fail)
+    assert {(c.login, c.what) for c in changes} == {("sa-ben", "joined"), ("sa-ben", "re-enabled"),
+                                                    ("sa-cat", "left"), ("sa-dan", "left"),
+                                                    ("sa-cat", "locked"), ("sa-dan", "locked")}, changes
+    assert machine.locked == {"sa-cat", "sa-dan"} and "sa-ben" not in Records.load(hub.records).locked
+    assert machine.users["someone"] == 4242 and "someone" in machine.members(hub.students_group())
+    assert 4242 not in machine.ended and hub.grader_user() not in machine.locked
+    accounts.remove_accounts(hub, log=pytest.fail)
+    assert Records.load(hub.records).locked == {}
+
+
+def test_a_dropped_student_stays_in_the_course_copys_class_with_her_lms_ids(tmp_path):
+    """The course copy's roster.csv (which the LMS exports read) keeps a student the hub's roster
+    dropped, with her names and ids as they were: her grades stay in the gradebook, and the exports
+    must still match her row; a student still listed takes the roster's new values."""
+    import csv
+    import io
+
+    layout = HubLayout(state=tmp_path, envs=tmp_path / "envs")
+    layout.rosters.mkdir(parents=True)
+    earlier = tmp_path / "roster.csv"
+    earlier.write_text("id,first_name,last_name,email,lms_user_id,sis_user_id\n"
+                       "ann,Ann,Lee,old@x.edu,L1,S1\nbob,Bob,Roe,bob@x.edu,L2,S2\n")
+    layout.roster("c1").write_text("id,first_name,last_name,email,role,sis_user_id\n"
+                                   "ann,Ann,Lee,ann@x.edu,student,S1\ncat,Cat,Ode,,student,S3\nivy,I,V,,ta,\n")
+    rows = list(csv.DictReader(io.StringIO(prepare.class_roster(layout, "c1", kept=earlier))))
+    assert [r["id"] for r in rows] == ["ann", "cat", "bob"]
+    assert rows[0]["email"] == "ann@x.edu" and rows[1]["lms_user_id"] == ""
+    assert rows[2] == {"id": "bob", "first_name": "Bob", "last_name": "Roe", "email": "bob@x.edu",
+                       "lms_user_id": "L2", "sis_user_id": "S2"}

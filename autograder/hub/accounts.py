@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.ids import COURSE_ID, id_problem
-from autograder.hub.layout import HubLayout, system_name_problem
+from autograder.hub.layout import SYSTEM_NAME, HubLayout, system_name_problem
 from autograder.hub.records import Records
 
 ROLES = ("student", "instructor", "ta")
@@ -34,6 +34,19 @@ ROLES = ("student", "instructor", "ta")
 
 #: the GECOS mark of the accounts hubs made before they had ids (one mark for every hub)
 OLDER_MARK = f"{COURSE_ID} hub account"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One thing ``make hub`` (or ``make hub-roster``) did to an account: ``what`` is one of
+    ``made``, ``joined`` (a group), ``left`` (a group), ``locked``, ``re-enabled``."""
+
+    login: str
+    what: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"account {self.login}: {self.what}" + (f" ({self.detail})" if self.detail else "")
 
 
 class ForeignAccount(RuntimeError):
@@ -106,14 +119,14 @@ def ensure_group(records: Records, name: str) -> None:
     records.made_group(name)
 
 
-def ensure_user(records: Records, hub: str, login: str, group: str) -> str | None:
+def ensure_user(records: Records, hub: str, login: str, group: str) -> Change | None:
     """Make ``login`` (home 0700, member of ``group``) and record it, or add this hub's account
     ``login`` to ``group``; an account that exists and is not this hub's raises
-    :class:`ForeignAccount` and is left as it is. Returns ``"made"``, ``"joined"`` (added to
-    ``group``) or ``None`` (nothing changed)."""
+    :class:`ForeignAccount` and is left as it is. Returns what it changed (``None``: nothing)."""
     if records.group(group) is None:
         raise ForeignAccount(f"the group {group!r} is not this hub's")
     user = records.user(login)
+    change = None
     if user is None:
         if _exists(pwd.getpwnam, login):
             raise ForeignAccount("a system account of that name exists and this hub did not make it (another "
@@ -123,44 +136,49 @@ def ensure_user(records: Records, hub: str, login: str, group: str) -> str | Non
         records.made_user(login)
         user = records.user(login)
         assert user is not None
-        changed: str | None = "made"
-    elif login in grp.getgrnam(group).gr_mem:
-        changed = None
-    else:
+        change = Change(login, "made", f"in {group}")
+    elif login not in grp.getgrnam(group).gr_mem:
         _run(["usermod", "--append", "--groups", group, login])
-        changed = "joined"
+        change = Change(login, "joined", group)
     Path(user.pw_dir).chmod(0o700)
-    return changed
+    return change
 
 
 def ensure_accounts(layout: HubLayout, course: str, members: list[Member], log=print,
-                    report=None) -> list[Member]:
+                    changes: list[Change] | None = None, report=None) -> list[Member]:
     """``course``'s groups, its grader account and one account per member of its roster, each made
     by this hub (``layout``'s record). Returns the members refused (each named in one line to
     ``log``): their login is an account this hub did not make. The grader account or a group that
-    is not this hub's raises :class:`ForeignAccount`. ``report`` (``make hub``: print) gets one line
-    of what changed (:func:`accounts_summary`)."""
+    is not this hub's raises :class:`ForeignAccount`. What it made or joined is appended to
+    ``changes`` (when given); ``report`` (``make hub``: print) gets one line of what changed among the
+    roster's members (:func:`accounts_summary`)."""
+    done: list[Change] = changes if changes is not None else []
+
+    def keep(change: Change | None) -> None:
+        if change is not None:
+            done.append(change)
+
     records = Records.load(layout.records)
     hub = layout.hub_id
     graders, students = layout.graders_group(course), layout.students_group(course)
     for group in (graders, students):
         ensure_group(records, group)
     try:
-        ensure_user(records, hub, layout.grader_user(course), graders)
+        keep(ensure_user(records, hub, layout.grader_user(course), graders))
     except ForeignAccount as exc:
         raise ForeignAccount(f"{layout.grader_user(course)}: {exc}") from None
     refused = []
     changed: dict[str, list[str]] = {"made": [], "joined": []}
     for m in members:
-        group = graders if m.grades else students
         try:
-            done = ensure_user(records, hub, m.login, group)
+            change = ensure_user(records, hub, m.login, graders if m.grades else students)
         except ForeignAccount as exc:
             log(f"{m.where}: id {m.login!r}: refused: {exc}")
             refused.append(m)
             continue
-        if done:
-            changed[done].append(f"{m.login} ({m.role})")
+        keep(change)
+        if change is not None:
+            changed[change.what].append(f"{m.login} ({m.role})")
     if report is not None:
         report(accounts_summary(course, changed["made"], changed["joined"], len(members) - len(refused)))
     return refused
@@ -174,6 +192,59 @@ def accounts_summary(course: str, made: list[str], joined: list[str], total: int
              f"added to the course's group {len(joined)}: {', '.join(joined)}" if joined else "",
              f"{kept} unchanged"]
     return f"{course}: accounts {'; '.join(p for p in parts if p)}"
+
+
+def apply_rosters(layout: HubLayout, rosters: dict[str, list[Member]], log=print,
+                  report=None) -> list[Change]:
+    """Make this hub's accounts what its rosters (course id -> members, every course it serves) say,
+    and return each change (:class:`Change`; ``make hub`` prints one line per change, and ``report``
+    gets each course's one-line summary, :func:`accounts_summary`).
+
+    Each course's groups and accounts are made or joined (:func:`ensure_accounts`). An account of
+    this hub's that a course's roster no longer names leaves that course's system groups (``left``:
+    its exchange folder closes to it). One that no roster names any more is ``locked``: its password
+    locked and the account expired (PAM refuses every login), recorded as locked (the hub then blocks
+    it: ``Authenticator.blocked_users``). Whoever left a group or was locked has every
+    process ended, so that no running process keeps a group it left. A locked account a roster names
+    again is ``re-enabled``. Homes and every file stay; only accounts this hub's record names are
+    touched, never its grader accounts."""
+    changes: list[Change] = []
+    for course, members in rosters.items():
+        ensure_accounts(layout, course, members, log=log, changes=changes, report=report)
+    records = Records.load(layout.records)
+    graders = {layout.grader_user(course) for course in [*layout.courses(), *rosters]}
+    named = {m.login for members in rosters.values() for m in members if records.user(m.login) is not None}
+    ended: set[str] = set()
+    for course, members in rosters.items():
+        wanted = {layout.graders_group(course): {m.login for m in members if m.grades} | {layout.grader_user(course)},
+                  layout.students_group(course): {m.login for m in members if not m.grades}}
+        for group, kept in wanted.items():
+            found = records.group(group)
+            for login in sorted(set(found.gr_mem if found else ()) - kept):
+                if records.user(login) is None:  # not this hub's account: never touched
+                    continue
+                _run(["gpasswd", "--delete", login, group])
+                changes.append(Change(login, "left", group))
+                ended.add(login)
+    for login in sorted(records.users):
+        if records.user(login) is None or login in graders or SYSTEM_NAME.fullmatch(login):
+            continue
+        if login in named and login in records.locked:
+            _run(["usermod", "--unlock", "--expiredate", "", login])
+            del records.locked[login]
+            records.save()
+            changes.append(Change(login, "re-enabled"))
+        elif login not in named and login not in records.locked:
+            _run(["usermod", "--lock", "--expiredate", "1", login])
+            records.locked[login] = time.time()
+            records.save()
+            changes.append(Change(login, "locked", "in no roster: login refused, home and work kept"))
+            ended.add(login)
+    for login in sorted(ended):
+        user = records.user(login)
+        if user is not None:
+            _end_processes(user.pw_uid)
+    return changes
 
 
 def adopt_older_accounts(layout: HubLayout, members: list[Member], log=print) -> None:
@@ -227,6 +298,8 @@ def remove_accounts(layout: HubLayout, log=print) -> None:
             _run(["userdel", "--remove", login])
         del records.users[login]
         records.save()
+    records.locked.clear()
+    records.save()
     for name, gid in sorted(records.groups.items()):
         if records.group(name) is None:
             log(f"{name}: no longer this hub's group (gid {gid}); left alone")

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from autograder.course.ids import COURSE_ID
 from autograder.errors import RefusedInput, command_line
 from autograder.hub import accounts, caps, environments, prepare
+from autograder.hub import roster as hub_roster
 from autograder.hub.layout import SPAWNERS, HubLayout, course_problem, from_environment
 from autograder.outputs import atomic
 from autograder.workspace import ROOT
@@ -126,13 +127,16 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
     for course, roster in rosters.items():
         shutil.copy(roster, layout.roster(course))
     layout.ensure_hub_id()  # the hub's own accounts and groups are named after it
-    for course in layout.courses():
-        # a refused line names the roster given now (the instructor's file), else the hub's copy
-        members = accounts.read_roster(rosters.get(course, layout.roster(course)))
-        if older:
-            accounts.adopt_older_accounts(layout, members, log=log)
-        accounts.ensure_accounts(layout, course, members, log=log, report=log)
-        if older:
+    # a refused line names the roster given now (the instructor's file), else the hub's copy
+    members = {course: accounts.read_roster(rosters.get(course, layout.roster(course))) for course in layout.courses()}
+    if older:
+        for listed in members.values():
+            accounts.adopt_older_accounts(layout, listed, log=log)
+    # one summary line per course, then one line per change: made, joined, left, locked, re-enabled
+    for change in accounts.apply_rosters(layout, members, log=log, report=log):
+        log(str(change))
+    if older:
+        for course in members:
             prepare.adopt_older_exchange(layout, course, log=log)
     prepare.prepare(layout, log=log)
     build_environments(layout, log=log)
@@ -146,6 +150,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the hub did not start (see {layout.log}): {' | '.join(_log_tail(layout))}")
         time.sleep(0.5)
+    hub_roster.started(layout, log=log)  # the hub's users and groups as the rosters say
     log(f"course hub at {layout.url}/ (open it in a browser; pid {proc.pid}; courses {', '.join(layout.courses())}; "
         f"state in {layout.state}; stop: make hub-stop)")
     log(f"hub id {layout.hub_id}: grader accounts "

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from autograder.formgrader import QUIET_LOG
 from autograder.hub import caps
+from autograder.hub import roster as hub_roster
 from autograder.hub.accounts import own_members, read_roster
 from autograder.hub.layout import from_environment, hub_graders_group, hub_students_group
 from autograder.threads import ONE_BLAS_THREAD
@@ -53,6 +54,9 @@ c.JupyterHub.cookie_secret_file = str(layout.hub / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(layout.pid_file)
 
 c.Authenticator.allowed_users = {m.login for members in courses.values() for m in members}
+# the accounts make hub locked (in no roster any more): refused, their servers stopped, their hub groups
+# and roles revoked; a running hub learns a roster change from make hub-roster (autograder/hub/roster.py)
+c.Authenticator.blocked_users = hub_roster.blocked(layout)
 c.Spawner.cmd = [str(layout.student_env / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 180
@@ -82,7 +86,7 @@ def _formgrader(course: str) -> dict:
     }
 
 
-c.JupyterHub.services = [_formgrader(course) for course in courses]
+c.JupyterHub.services = [_formgrader(course) for course in courses] + [hub_roster.service(layout)]
 c.JupyterHub.load_groups = {
     group: {"users": users}
     for course, members in courses.items()
@@ -95,7 +99,7 @@ c.JupyterHub.load_roles = [
     {"name": f"formgrade-{course}", "groups": [hub_graders_group(course)],
      "scopes": [f"access:services!service={course}"]}
     for course in courses
-]
+] + [hub_roster.role()]
 
 if layout.spawner() == "local":
     # each student's server and kernels in a cgroup of their own, capped (autograder/hub/caps.py)

@@ -188,13 +188,24 @@ def adopt_older_exchange(layout: HubLayout, course: str, log=print) -> None:
 CLASS_COLUMNS = ("id", "first_name", "last_name", "email", "lms_user_id", "sis_user_id", "sis_login_id", "section")
 
 
-def class_roster(layout: HubLayout, course: str) -> str:
+def class_roster(layout: HubLayout, course: str, kept: Path | None = None) -> str:
     """The students of ``course``'s hub roster as the course copy's ``autograder/roster.csv`` (CSV text:
-    :data:`CLASS_COLUMNS` the roster has, a row per student; instructors and TAs are not the class)."""
-    with layout.roster(course).open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        columns = [c for c in CLASS_COLUMNS if c in (reader.fieldnames or [])]
-        rows = [row for row in reader if (row.get("role") or "").strip().lower() in ("", "student")]
+    :data:`CLASS_COLUMNS` the roster has, a row per student; instructors and TAs are not the class),
+    then the rows of ``kept`` (the copy's earlier ``roster.csv``) whose student the roster no longer
+    names: a dropped student's grades stay in the gradebook, and the exports still name and match her."""
+    def rows_of(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            return list(reader.fieldnames or []), list(reader)
+
+    fields, rows = rows_of(layout.roster(course))
+    rows = [row for row in rows if (row.get("role") or "").strip().lower() in ("", "student")]
+    if kept is not None and kept.exists():
+        listed = {(row.get("id") or "").strip() for row in rows}
+        old_fields, old_rows = rows_of(kept)
+        fields += old_fields
+        rows += [row for row in old_rows if (row.get("id") or "").strip() not in listed]
+    columns = [c for c in CLASS_COLUMNS if c in fields]
     out = io.StringIO()
     writer = csv.DictWriter(out, columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
@@ -210,7 +221,7 @@ def import_class(layout: HubLayout, log=print) -> None:
     for course in layout.courses():
         work = layout.course(course) / "autograder"
         grader = layout.grader_user(course)
-        roster = class_roster(layout, course)
+        roster = class_roster(layout, course, kept=work / "roster.csv")
         write_text(work / "roster.csv", roster)
         subprocess.run(["chown", f"{grader}:{layout.graders_group(course)}", str(work / "roster.csv")], check=True)
         (work / "roster.csv").chmod(0o660)

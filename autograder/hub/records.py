@@ -1,5 +1,6 @@
 """What a hub made on this machine: every system account (with its uid) and group (with its gid),
-and each course's exchange folder (device and inode), in ``STATE/hub/accounts.json`` (root only).
+each course's exchange folder (device and inode), and the accounts it locked, in
+``STATE/hub/accounts.json`` (root only).
 
 This record, not a name or a GECOS mark, is what makes an account a hub's own: a hub never joins,
 changes, kills or removes an account or group its record does not name, nor one whose uid or gid is
@@ -28,6 +29,8 @@ class Records:
     users: dict[str, int] = field(default_factory=dict)
     groups: dict[str, int] = field(default_factory=dict)
     folders: dict[str, list[int]] = field(default_factory=dict)
+    #: this hub's accounts it locked (dropped from every roster it serves) -> when (Unix time)
+    locked: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path) -> Records:
@@ -40,11 +43,12 @@ class Records:
             raise RuntimeError(f"{path}: the hub's record of its accounts cannot be read ({exc})") from None
         return cls(Path(path), users={str(k): int(v) for k, v in data.get("users", {}).items()},
                    groups={str(k): int(v) for k, v in data.get("groups", {}).items()},
-                   folders={str(k): [int(n) for n in v] for k, v in data.get("folders", {}).items()})
+                   folders={str(k): [int(n) for n in v] for k, v in data.get("folders", {}).items()},
+                   locked={str(k): float(v) for k, v in data.get("locked", {}).items()})
 
     def save(self) -> None:
-        write_text(self.path, json.dumps({"users": self.users, "groups": self.groups, "folders": self.folders},
-                                         indent=1, sort_keys=True) + "\n")
+        write_text(self.path, json.dumps({"users": self.users, "groups": self.groups, "folders": self.folders,
+                                          "locked": self.locked}, indent=1, sort_keys=True) + "\n")
 
     def user(self, login: str) -> pwd.struct_passwd | None:
         """``login``'s account when it exists and is this hub's (recorded, with the recorded uid)."""
