@@ -184,12 +184,11 @@ def _run_graded(check_: Check, fn: Any, seed: int, standing_in: Mapping[str, Cal
         return (Finding(message + (" (" + "; ".join(errors) + ")" if errors else ""), Kind.NOT_ANSWERED),
                 [(e.exception, e.missing) for e in errors])
     own = cell_of(fn, check_.function)
-    separate = [d for d in check_.exercise.dependency_names
-                if cell_of(globals_of(fn).get(d), d) not in (None, own) and callable(namespace.get(d))]
-    for dep in separate:
+    separate = [d for d in check_.exercise.dependency_names if cell_of(globals_of(fn).get(d), d) not in (None, own)]
+    for dep in separate:  # a cell that raised or was refused defines nothing: the course's function stands in
         if standing_in and dep in standing_in:
             namespace[dep] = standing_in[dep]
-        elif watched is not None:
+        elif watched is not None and callable(namespace.get(dep)):
             namespace[dep] = _watch(namespace[dep], watched.setdefault(dep, []))
     cases = check_.cases(np.random.default_rng(seed))
     with module_state.as_at_start() as put_back:  # the calls and their verdict, with grading's state
