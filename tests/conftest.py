@@ -61,6 +61,7 @@ LANES: dict[str, str] = {
     "test_problem20_reading.py": "unit",
     "test_public_checks_catch.py": "unit",
     "test_dependency_inputs_covered.py": "unit",
+    "test_dependency_contracts.py": "unit",
     "test_ignored_notebooks.py": "pipeline",
     "test_notes_data.py": "unit",
     "test_heads.py": "unit",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import inspect
 import io
 import re
@@ -201,11 +202,14 @@ def _run_graded(check_: Check, fn: Any, seed: int, standing_in: Mapping[str, Cal
 
 
 def _snapshot(value: Any) -> Any:
-    """``value`` as it is now (arrays copied, as far as they go), so a later change in place does not show."""
+    """``value`` as it is now (arrays copied, in lists, tuples and dicts too), so a later change in place
+    does not show; anything else as it is."""
     if isinstance(value, np.ndarray):
         return value.copy()
-    if isinstance(value, list | tuple):
+    if type(value) in (list, tuple):
         return type(value)(_snapshot(v) for v in value)
+    if type(value) is dict:
+        return {k: _snapshot(v) for k, v in value.items()}
     return value
 
 
@@ -230,7 +234,10 @@ def _watch(own: Callable[..., Any], calls: list[Call], keep: int = 64) -> Callab
                 pass  # called in a way its signature does not take: no evidence
         return result
 
-    return watched
+    try:  # its name and signature, for an answer that reads them
+        return functools.wraps(own)(watched)
+    except Exception:  # a callable whose attributes misbehave: watched as it is
+        return watched
 
 
 def _broken_contract(dep: Exercise, calls: Sequence[Call]) -> str:
