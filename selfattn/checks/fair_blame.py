@@ -11,7 +11,7 @@ The grader's :mod:`autograder.verdicts.blame` (every check, in the sandbox) deci
 :func:`fair_results`. The notebook's :func:`selfattn.checks.notebook.judge` decides on the evidence it
 has without a secret: a dependency fails when it fails its own public checks, or when what it returned
 on the very inputs the function gave it breaks its contract (a softmax row that does not sum to 1,
-NaN where no input was NaN: :attr:`selfattn.checks.record.Exercise.contract`). It then judges the
+NaN where no input was NaN: the ``contract`` of its :class:`selfattn.checks.record.Exercise`). It then judges the
 function with the course's dependency where the student package can (the results a right function
 gets from it on the public checks' inputs are recorded): ✓ with :func:`blame_note`, or ✗ with
 :func:`own_mistake_note`; where it cannot, it says so without a verdict (:func:`cannot_judge_note`).
