@@ -337,8 +337,7 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding
     calls: dict[str, list[Call]] = {}
     message, raised = _run_graded(check_, fn, seed, watched=calls)
     blame = ""
-    if (message is not None and message.kind is not Kind.NOT_ANSWERED  # the stub: nothing to blame on another
-            and (fair := _fairly(check_, fn, seed, message, calls)) is not None):
+    if message is not None and (fair := _fairly(check_, fn, seed, message, calls)) is not None:
         message, blame = fair
     elif message is not None and (advice := _advice(raised, fn, check_.function)):
         message = dataclasses.replace(message, text=f"{advice}. {message}")
