@@ -25,6 +25,7 @@ from . import cost, experiments, lecture, numerics, text, training
 from .checks import notebook, problem20
 from .checks.calling import BAD_RETURN, NOT_ANSWERED, TIME_LIMIT, VALUE, Case, Outcome, call_cases, to_arrays
 from .checks.exercises import EXERCISES
+from .checks.findings import Kind
 from .checks.notebook import judge, time_limit
 from .checks.record import close, count_message
 
@@ -183,7 +184,9 @@ def _verdict_line(agrees: bool | None, said: str, limit: int | None = 400) -> st
 def _checked(function: str, fn: Callable[..., Any]) -> tuple[bool | None, str]:
     """What ``check()`` says of ``fn`` on the public checks of ``function``, run as grading runs
     them: (passed, the first failing check's message or the note on a function it calls to
-    blame), or ``(None, "")`` when a check itself could not run (the picture stands alone)."""
+    blame), ``(None, message)`` when a function it calls fails and the check gives no verdict
+    (:data:`~selfattn.checks.findings.Kind.UNJUDGED`), or ``(None, "")`` when a check itself could not
+    run (the picture stands alone)."""
     note = ""
     for check_ in EXERCISES[function].public_checks:
         try:
@@ -191,7 +194,7 @@ def _checked(function: str, fn: Callable[..., Any]) -> tuple[bool | None, str]:
         except Exception:
             return None, ""
         if message is not None:
-            return False, message.text.splitlines()[0]
+            return (None if message.kind is Kind.UNJUDGED else False), message.text.splitlines()[0]
         note = note or blame
     return True, note
 
@@ -340,6 +343,9 @@ def _verdict(function: str, fn: Any, example: Example, same: bool, difference: s
     when the public checks pass as graded (so not for a mask bug the example cannot show, nor for
     an answer that calls the course package, which grading does not have)."""
     passed, said = _checked(function, fn)
+    if passed is None and said:  # a function it calls fails: its check gives no verdict, the example does
+        shown = f"agrees with the reference on {example.title}" if same else f"{differs}: {difference}"
+        return same, f"{function} {shown} ({said})"
     if passed is None:
         passed = same
     if passed and same:

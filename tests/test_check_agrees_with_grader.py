@@ -14,6 +14,15 @@ the course's functions); the grader then judged it with the course's, and says s
 An agreement file may hold several cells separated by a line ``# --- cell ---``: the last one is
 the answer cell, the ones before it are extra cells the student added above it. Cells after a line
 ``# --- cell below ---`` are added below the answer cell (the answer cell is then the part before).
+A section after a line ``# --- answer of <function> ---`` (at the end of the file) is the student's
+answer cell of that other function (two answers of one student: a wrong attention calling a wrong
+softmax).
+
+A function failing while a function it calls fails is judged with the course's version of that
+function, in the notebook as when graded: ✓ with a note, or ✗ naming its own mistake; where the
+installed bundle cannot (the course's function answers only the inputs a right function gives it),
+the notebook gives no verdict ("? attention can't be judged until your softmax passes"), and that
+agrees with a grader that judged it with the course's functions or failed it, never with a ✓.
 
 The answer runs in the answer cell itself (its id), added cells in new cells, and the kernel is told
 which cell runs (``metadata.cellId``), as JupyterLab, Notebook 7 and VS Code tell it.
@@ -52,13 +61,28 @@ def _without_header(text: str) -> str:
     return "".join(lines)
 
 
+#: a line that starts the student's answer cell of another function
+OTHER_ANSWER = re.compile(r"^# --- answer of (\w+) ---\n", re.M)
+
+
+def _own_text(entry: Entry) -> str:
+    """The file without the answers of other functions."""
+    return OTHER_ANSWER.split(entry.path.read_text())[0]
+
+
+def _other_answers(entry: Entry) -> dict[str, str]:
+    """grade id -> the student's answer cell of another function (``# --- answer of <function> ---``)."""
+    parts = OTHER_ANSWER.split(entry.path.read_text())[1:]
+    return {gid: source.strip("\n") + "\n" for gid, source in zip(parts[::2], parts[1::2], strict=True)}
+
+
 def _cells_of(entry: Entry) -> list[str]:
-    text = _without_header(entry.path.read_text().split(BELOW)[0])
+    text = _without_header(_own_text(entry).split(BELOW)[0])
     return [part.strip("\n") + "\n" for part in text.split(SEPARATOR)]
 
 
 def _cells_below(entry: Entry) -> list[str]:
-    return [part.strip("\n") + "\n" for part in entry.path.read_text().split(BELOW)[1:]]
+    return [part.strip("\n") + "\n" for part in _own_text(entry).split(BELOW)[1:]]
 
 
 
@@ -75,8 +99,9 @@ def _public_cells(nb) -> dict[str, int]:
             and "check(" in _released(c.source)}
 
 
-#: A notebook verdict of its own: the check names a function the answer calls to fix first
-FIX_FIRST = "fix first"
+#: A notebook verdict of its own: no ✓ nor ✗, a function the answer calls fails and the bundle cannot
+#: judge the answer with the course's version of it ("? attention can't be judged until ...")
+UNJUDGED = "unjudged"
 
 
 def _shown(cell) -> str:
@@ -85,11 +110,13 @@ def _shown(cell) -> str:
 
 
 def _verdict(cell) -> bool | str:
-    """✓ (True), ✗ (False) or :data:`FIX_FIRST` of a test cell as nbgrader validate reads it."""
+    """✓ (True), ✗ (False) of a test cell as nbgrader validate reads it, or :data:`UNJUDGED` (no ✗, and
+    a check said "?")."""
     failed = any(o.output_type == "error" or o.get("name") == "stderr" for o in cell.outputs)
-    if failed and re.search(r"calls your [\w, ]+, which fails? (its|their) public checks: fix [\w, ]+ first",
-                            _shown(cell)):
-        return FIX_FIRST
+    said = " ".join(o.get("text", "") for o in cell.outputs).replace("\n    ", " ")
+    if not failed and re.search(r"(^|\n) *\? ", said) and re.search(
+            r"\w+ can't be judged until your [\w, ]+ pass(es)?: fix \w+ first", said):
+        return UNJUDGED
     return not failed
 
 
@@ -135,6 +162,10 @@ def _notebook_side(notebook: str, entries: list[Entry], course: Path, kernel: st
                 execute_as_a_front_end(client, cell, i)
         for entry in entries:
             *above, answer = _cells_of(entry)
+            others = {answers[gid]: copy.deepcopy(nb.cells[answers[gid]]) for gid in _other_answers(entry)}
+            for gid, source in _other_answers(entry).items():
+                at = answers[gid]
+                execute_as_a_front_end(client, nbformat.v4.new_code_cell(source, id=others[at].get("id")), at)
             for source in above:
                 execute_as_a_front_end(client, nbformat.v4.new_code_cell(source), scratch)
             at = answers[entry.replace]
@@ -147,12 +178,15 @@ def _notebook_side(notebook: str, entries: list[Entry], course: Path, kernel: st
                 cell = nbformat.v4.new_code_cell(_released(nb.cells[i].source))
                 execute_as_a_front_end(client, cell, scratch)
                 verdicts[gid] = _verdict(cell)
-                if verdicts[gid] is False and entry.message and gid == f"{entry.replace}-public":
-                    verdicts["message"] = entry.message in _shown(cell)
+                if verdicts[gid] in (False, UNJUDGED) and entry.message:  # said in a cell that fails or waits
+                    verdicts["message"] = bool(verdicts.get("message")) or entry.message in _shown(cell)
                 assert "Withheld" not in _shown(cell), f"{entry.path.name}: {gid}: {_shown(cell)}"
             results[entry.path.stem] = verdicts
             execute_as_a_front_end(client, reference, at)  # back to the reference
             nb.cells[at] = reference
+            for at, cell in others.items():
+                execute_as_a_front_end(client, cell, at)
+                nb.cells[at] = cell
     return results
 
 
@@ -162,6 +196,9 @@ def _submission(entry: Entry) -> str:
     at = next(i for i, c in enumerate(nb["cells"])
               if c["metadata"].get("nbgrader", {}).get("grade_id") == entry.replace)
     nb["cells"][at]["source"] = answer
+    for gid, source in _other_answers(entry).items():
+        other = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == gid)
+        other["source"] = source
     for k, source in enumerate(_cells_below(entry)):
         nb["cells"].insert(at + 1 + k, {"cell_type": "code", "metadata": {}, "source": source, "outputs": [],
                                         "execution_count": None})
@@ -238,11 +275,11 @@ def test_a_tick_in_the_notebook_predicts_the_graders_public_verdict(both_sides):
             if gid == "message":
                 continue
             compared += 1
-            if passed == FIX_FIRST:  # told to fix what it calls first: the grader judged it with the course's
-                if not _judged_with_the_course(grader, entry.path.stem, gid.rsplit("-", 1)[0]):
+            if passed == UNJUDGED:  # no verdict: the grader must not give a ✓ it decided on its own
+                if graded.get(gid) and not _judged_with_the_course(grader, entry.path.stem, gid.rsplit("-", 1)[0]):
                     disagreements += 1
-                    problems.append(f"{entry.path.name}: {gid}: the notebook says fix a function it calls first, "
-                                    "the grader judged it on its own")
+                    problems.append(f"{entry.path.name}: {gid}: the notebook gives no verdict (a function it calls "
+                                    "fails), the grader a ✓ on its own")
                 continue
             if graded.get(gid) != passed:
                 disagreements += 1
@@ -261,8 +298,7 @@ def test_the_notebook_names_the_mistake_and_the_verdict_is_the_expected_one(both
             if seen.get(f"{fn}-public", True) is True and grader[entry.path.stem].get(f"{fn}-hidden", True):
                 problems.append(f"{entry.path.name}: {fn} should fail")
         for fn in entry.full:
-            if seen.get(f"{fn}-public", False) is not True and not (seen.get(f"{fn}-public") == FIX_FIRST
-                                                                    and entry.zero):
+            if seen.get(f"{fn}-public", False) is not True:  # a ✓, also when a function it calls fails
                 problems.append(f"{entry.path.name}: {fn} should pass its public checks")
             if not all(passed for gid, passed in grader[entry.path.stem].items() if gid.startswith(f"{fn}-")):
                 problems.append(f"{entry.path.name}: {fn} should keep all its points")

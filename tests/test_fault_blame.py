@@ -188,26 +188,42 @@ def _notebook_side(answers: dict[str, str], then: tuple[str, ...] = ()) -> dict[
     return shown
 
 
-def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_names_it_to_fix_first():
-    """The notebook runs none of the course's functions (the student package withholds them): when
-    attention fails while softmax fails its own checks, it names softmax to fix first, in the check,
-    the summary and compare(); grading then judges attention with the course's softmax."""
+def test_in_the_notebook_a_stuck_softmax_fails_its_own_check_and_attention_keeps_its_tick():
+    """When attention fails while softmax fails its own checks, the notebook judges attention with the
+    course's softmax, as grading does: a right attention gets ✓ with the note naming softmax to fix,
+    in the check, the summary and compare(), never a ✗ on an answer that keeps its points."""
     axis_0 = "def softmax(S, axis=-1):\n    E = np.exp(S - S.max())\n    return E / E.sum(axis=0, keepdims=True)\n"
     shown = _notebook_side({"softmax": FAULTS["loops-forever"][0]}, then=(axis_0, "compare(attention)"))
     assert ("softmax(array of shape (3, 5)) used 1 s of CPU time without a result (an infinite loop?)"
             in shown["softmax-public"])
-    fix_first = "attention calls your softmax, which fails its public checks: fix softmax first"
-    assert shown["attention-public"].startswith(f"✗ {fix_first}"), shown["attention-public"]
-    assert "judged with the course's softmax" in shown["attention-public"]
-    assert "Withheld" not in shown["attention-public"] and "✓ attention" not in shown["attention-public"]
+    blamed = "attention is right, but it calls your softmax, which fails: fix softmax"
+    assert shown["attention-public"].startswith(f"✓ attention: softmax(Q Kᵀ/√d_k) V for T_q ≠ T_k ({blamed})"), (
+        shown["attention-public"])
+    assert "✗" not in shown["attention-public"] and "Withheld" not in shown["attention-public"]
     assert "✓ scaled_scores" in shown["scaled_scores-public"]
     assert "used 1 s of CPU time without a result" in shown["compare-attention"]
     assert "✗  softmax (3 points): softmax(array of shape (3, 5)) used 1 s of CPU time" in shown["summary"]
-    assert f"✗  attention (3 points): {fix_first}" in shown["summary"], shown["summary"]
+    assert f"✓  attention (3 points): public checks pass; {blamed}" in shown["summary"], shown["summary"]
     assert "timer (0.0, 0.0) (0.0, 0.0) True" in shown["last"]  # no timer left behind
     # a softmax that returns wrong weights: compare's verdict is check()'s, and names softmax
-    assert shown["then-1"].startswith("✗ "), shown["then-1"]
-    assert fix_first in shown["then-1"], shown["then-1"]
+    assert shown["then-1"].startswith("✓ "), shown["then-1"]
+    assert blamed in shown["then-1"], shown["then-1"]
+
+
+def test_the_notebook_blames_softmax_for_what_it_returned_on_the_inputs_attention_gave_it():
+    """A softmax that passes its public checks but returns no distribution on the scores attention
+    gives it: attention's check says to fix softmax first and why, with no verdict of its own (no ✓,
+    no ✗): grading may or may not find softmax at fault on its hidden checks."""
+    odd = ("def softmax(S, axis=-1):\n    E = np.exp(S - S.max(axis=axis, keepdims=True))\n"
+           "    if np.min(S) > 100:\n        return E\n    return E / E.sum(axis=axis, keepdims=True)\n")
+    shown = _notebook_side({"softmax": odd})
+    assert "✓ softmax: each row is a distribution" in shown["softmax-public"], shown["softmax-public"]
+    said = ("? attention can't be judged until your softmax passes: fix softmax first: on the inputs attention gave "
+            "it, a row of its output does not sum to 1")
+    assert said in shown["attention-public"], shown["attention-public"]
+    assert "✗" not in shown["attention-public"], shown["attention-public"]
+    assert "?  attention (3 points): attention can't be judged until your softmax passes" in shown["summary"], (
+        shown["summary"])
 
 
 def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong_too(graded):
@@ -249,17 +265,17 @@ def test_judged_with_the_courses_softmax_the_helpers_of_the_students_softmax_cel
     assert any(n.kind is NoteKind.DEPENDENCY_BLAMED and "`softmax`" in n.text for n in notes), notes
 
 
-def test_the_notebook_names_the_failing_dependencies_to_fix_first_when_they_are_wrong_too():
-    """Without the course's functions the notebook cannot tell attention's own mistake from its
-    dependencies': it names both to fix first (the grader, above, names attention's own mistake)."""
+def test_the_notebook_names_attentions_own_mistake_when_its_dependencies_are_wrong_too():
+    """Judged with the course's softmax and scaled_scores, as the grader does (above), attention's own
+    mistake is named, never its dependencies'."""
     shown = _notebook_side(ALL_WRONG)
     attention = shown["attention-public"]
-    fix_first = ("attention calls your softmax, scaled_scores, which fail their public checks: fix softmax, "
-                 "scaled_scores first")
-    assert attention.startswith(f"✗ {fix_first}"), attention
-    said = [line.split(" (check of ")[0] for line in attention.splitlines()]  # the words, not the checks' names
-    assert not any(w in m for m in said for w in DEPENDENCY_WORDS) and MASK_AFTER not in attention, attention
-    assert f"✗  attention (3 points): {fix_first}" in shown["summary"], shown["summary"]
+    own = ("✗ attention was judged with the course's softmax, scaled_scores (yours fail their checks): what is said "
+           "of attention is its own mistake. mask applied after softmax")
+    assert own in attention, attention
+    said = [line.split(" (check of ")[0] for line in attention.splitlines() if line.strip().startswith("✗")]
+    assert said and not any(w in m for m in said for w in DEPENDENCY_WORDS), attention
+    assert "✗  attention (3 points): attention was judged with the course's" in shown["summary"], shown["summary"]
 
 
 def test_a_softmax_printing_forever_is_stopped_and_its_output_costs_no_memory():

@@ -33,6 +33,7 @@ from autograder.course.spec import notebooks_of
 from autograder.errors import GradingError, RefusedInput
 from autograder.intake import inbound
 from autograder.intake import scan as intake
+from autograder.intake.ignored_notebooks import ignored_notebooks
 from autograder.intake.staging import stage
 from autograder.late import due_dates, penalties
 from autograder.late import policy as late_policy
@@ -140,6 +141,8 @@ def stage_all(subs, force: bool, limits, summary: Summary, ws: Workspace,
     for s, a in subs:
         handed_in = [nb for nb in notebooks_of(a, ws.course) if os.path.lexists(ws.submission(s, a) / f"{nb}.ipynb")]
         summary.missing += [f"{s}/{a}/{nb}" for nb in notebooks_of(a, ws.course) if nb not in handed_in]
+        summary.ignored_notebooks += [f"{s}/{a}/{line}" for line in
+                                      ignored_notebooks(ws.submission(s, a), notebooks_of(a, ws.course))]
         # a notebook not handed in scores zero in nbgrader without being staged; a student who
         # handed in nothing readable still gets every notebook staged, so the notes reach them
         for nb in notebooks_of(a, ws.course):

@@ -82,6 +82,7 @@ class Summary:
     nbgrader_problems: list[str] = field(default_factory=list)
     awaiting: list[str] = field(default_factory=list)  # answers awaiting hand-grading
     ignored: list[str] = field(default_factory=list)
+    ignored_notebooks: list[str] = field(default_factory=list)  # autograder.intake.ignored_notebooks
     collect_refused: list[str] = field(default_factory=list)  # the last Collect's refusals (autograder.intake.inbound)
     sandbox_mode: str = ""
     caps: str = ""  # the caps each run had (sandbox.caps_in_force)
@@ -108,6 +109,9 @@ class Summary:
          "grade them in formgrader (Manual Grading), then make grades-final"),
         ("ignored", "folders in submitted/ refused (not graded; the reason is given)",
          "fix or remove the folder, then run make grade"),
+        ("ignored_notebooks", "notebooks handed in that are not the course's (renamed, a copy, extra: not graded)",
+         "if a student's work is in one, copy it into the course notebook named (in submitted/), then "
+         "make grade STUDENT=<id>"),
         ("collect_refused", "hand-ins the last Collect refused or corrected (from the exchange; the reason is given)",
          "what was collected before is what is graded; a refused folder stays in the exchange's inbound"),
     )

@@ -14,7 +14,7 @@ from .. import cost, heads, numerics, text, training
 from ..experiments import score_stds
 from ..lecture import lecture_shapes
 from . import problem20
-from .calling import Case, Outcome
+from .calling import Case, Outcome, to_arrays
 from .findings import Finding, Kind
 from .record import Exercise, Mistake, close, count_message, largest_error, rand, tolerance
 
@@ -67,6 +67,54 @@ def _attention_extra(case: Case, got):
 
 def _mask_extra(case: Case, got):
     return _MASK_NAN if np.isnan(got[0]).any() else None
+
+
+# --- contracts: what a right result has on any valid input, judged without the reference ---------
+# Checked on the calls a function that depends on the exercise (attention) makes to the student's
+# version, so the notebook can tell "fix softmax first" from the inputs softmax really received.
+def _result_array(result) -> np.ndarray | None:
+    try:
+        return to_arrays(result)[0] if not isinstance(result, tuple) else None
+    except Exception:
+        return None
+
+
+def _softmax_contract(arguments, result) -> str | None:
+    """A softmax of finite or −∞ scores: same shape, no NaN or inf, weights in [0, 1] that sum to 1
+    along the axis (a slice entirely −∞ gives 0s), weight 0 where the score is −∞."""
+    S = np.asarray(arguments[0], dtype=float)
+    axis = arguments[1] if len(arguments) > 1 and isinstance(arguments[1], int | np.integer) else -1
+    if S.ndim == 0 or np.isnan(S).any() or np.isposinf(S).any() or not -S.ndim <= axis < S.ndim:
+        return None  # not an input a softmax has a distribution for: no claim
+    w = _result_array(result)
+    if w is None or w.shape != S.shape:
+        return (f"it returned {'something that is not one array' if w is None else f'shape {w.shape}'} for "
+                f"scores of shape {S.shape}")
+    if not np.isfinite(w).all():
+        return "it returned NaN or inf where no input was NaN"
+    masked = np.isneginf(S).all(axis=axis, keepdims=True)
+    if (w < -1e-6).any() or (w > 1 + 1e-6).any():
+        return "a weight of its output is outside [0, 1]"
+    sums = w.sum(axis=axis, keepdims=True)
+    if not np.allclose(np.where(masked, 1.0, sums), 1.0, atol=1e-4):
+        return "a row of its output does not sum to 1"
+    if (np.abs(np.where(np.isneginf(S), w, 0.0)) > 1e-6).any():
+        return "a score of −∞ (a masked position) got a weight that is not 0"
+    return None
+
+
+def _scaled_scores_contract(arguments, result) -> str | None:
+    """Scores of 2-D Q (T_q, d_k) and K (T_k, d_k): shape (T_q, T_k), finite where Q and K are."""
+    Q, K = (np.asarray(a, dtype=float) for a in arguments[:2])
+    if Q.ndim != 2 or K.ndim != 2 or Q.shape[1] != K.shape[1] or not (np.isfinite(Q).all() and np.isfinite(K).all()):
+        return None
+    s = _result_array(result)
+    if s is None or s.shape != (Q.shape[0], K.shape[0]):
+        return (f"it returned {'something that is not one array' if s is None else f'shape {s.shape}'} for Q of "
+                f"shape {Q.shape} and K of shape {K.shape}: scores are (T_q, T_k), one row per query")
+    if not np.isfinite(s).all():
+        return "it returned NaN or inf where no input was NaN"
+    return None
 
 
 def _sequence(c: Case) -> np.ndarray:
@@ -241,7 +289,7 @@ SHAPE_ANSWERS.check("lecture", "five shapes that fit together (their values are 
 
 SOFTMAX = Exercise("softmax", numerics.softmax, extra=_softmax_extra,
                    diagnoses={"overflow": _OVERFLOW, "all-masked": _ALL_MASKED, "underflow": _UNDERFLOW,
-                              "not-normalised": _NOT_NORMALISED}, mistakes=[
+                              "not-normalised": _NOT_NORMALISED}, contract=_softmax_contract, mistakes=[
     Mistake(lambda S, axis=-1: numerics.softmax(S, axis=0),
             "normalised along axis 0 (down the columns): normalise each row, along the given axis", id="axis-0"),
     Mistake(lambda S, axis=-1: _stable(S) / _stable(S).sum(),
@@ -249,13 +297,17 @@ SOFTMAX = Exercise("softmax", numerics.softmax, extra=_softmax_extra,
     Mistake(lambda S, axis=-1: np.exp(S), "forgot to divide by the sum: weights must sum to 1 along the axis", id="no-division"),
     Mistake(lambda S, axis=-1: S, "returned the scores unchanged", id="scores-unchanged"),
 ])
-SOFTMAX.check("rows-sum-to-one", "each row is a distribution", lambda rng: [Case((rand(rng, 3, 5),))])
+# the second case holds the −∞ scores attention gives softmax under a causal mask: the public cases of a
+# function cover every kind of input the public cases of a function calling it pass to it
+# (tests/test_dependency_inputs_covered.py), so a softmax wrong there fails here, not only in attention
+SOFTMAX.check("rows-sum-to-one", "each row is a distribution",
+              lambda rng: [Case((rand(rng, 3, 5),)), Case((rand(rng, 4, 4) + numerics.causal_mask(4),))])
 SOFTMAX.check("large-scores", "large scores do not overflow",
               lambda rng: [Case((np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]]),))])
 SOFTMAX.check("axis", "the axis argument is respected",
               lambda rng: [Case((rand(rng, 4, 3),), {"axis": 0}), Case((rand(rng, 2, 3, 4),), {"axis": 1})])
 
-SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, mistakes=[
+SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, contract=_scaled_scores_contract, mistakes=[
     Mistake(lambda Q, K: Q @ K.T, "missing the 1/√d_k scaling of the scores", id="no-scaling"),
     Mistake(lambda Q, K: Q @ K.T / Q.shape[1], "divided by d_k: the scaling is 1/√d_k", id="divided-by-d_k"),
     Mistake(lambda Q, K: K @ Q.T / np.sqrt(Q.shape[1]),

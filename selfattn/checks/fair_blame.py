@@ -8,10 +8,13 @@ the note names the functions to fix; if not, what its checks now say is its own 
 its dependencies' mistakes), and the note says how it was judged.
 
 The grader's :mod:`autograder.verdicts.blame` (every check, in the sandbox) decides through
-:func:`fair_results`. The notebook cannot: the student package withholds the course's functions, so
-its :func:`selfattn.checks.notebook.judge` runs no course code and, when a function fails a check
-while a function it calls fails its own public checks, names that function to fix first
-(:func:`fix_first_note`), the same way in the student package and in the repository.
+:func:`fair_results`. The notebook's :func:`selfattn.checks.notebook.judge` decides on the evidence it
+has without a secret: a dependency fails when it fails its own public checks, or when what it returned
+on the very inputs the function gave it breaks its contract (a softmax row that does not sum to 1,
+NaN where no input was NaN: the ``contract`` of its :class:`selfattn.checks.record.Exercise`). It then judges the
+function with the course's dependency where the student package can (the results a right function
+gets from it on the public checks' inputs are recorded): ✓ with :func:`blame_note`, or ✗ with
+:func:`own_mistake_note`; where it cannot, it says so without a verdict (:func:`cannot_judge_note`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .findings import Finding
 
-__all__ = ["blame_note", "fair_results", "fix_first_note", "own_mistake_note"]
+__all__ = ["blame_note", "cannot_judge_note", "fair_results", "fix_first_note", "own_mistake_note"]
 
 #: check id -> ``None`` (passed) or what the check found
 Results = Mapping[str, Finding | None]
@@ -41,16 +44,23 @@ def blame_note(function: str, deps: Sequence[str], quote: str = "", graded: bool
     return note + (f" ({fn} was graded with the course's {names} and keeps its points)." if graded else "")
 
 
-def fix_first_note(function: str, deps: Sequence[str]) -> str:
-    """What the notebook says of ``function`` failing a check while ``deps``, graded functions it
-    may call, fail their own public checks: fix those first (it cannot tell whose mistake it is
-    without the course's functions; grading judges ``function`` with the course's ``deps``)."""
-    names = _names(deps, "")
-    fails = "fails its" if len(deps) == 1 else "fail their"
-    theirs = "its" if len(deps) == 1 else "their"
-    return (f"{function} calls your {names}, which {fails} public checks: fix {names} first, then check "
-            f"{function} again (when graded, {function} is judged with the course's {names}, so {theirs} "
-            f"mistakes cost {function} nothing)")
+def fix_first_note(function: str, deps: Sequence[str], why: Mapping[str, str] | None = None) -> str:
+    """"fix softmax first", for each of ``deps`` (graded functions ``function`` calls that fail), with
+    what was wrong in what it returned on the inputs ``function`` gave it when known (``why``, by
+    dependency): "fix softmax first: on the inputs attention gave it, a row of its output does not
+    sum to 1"."""
+    why = why or {}
+    return "; ".join(f"fix {d} first" + (f": on the inputs {function} gave it, {why[d]}" if d in why else "")
+                     for d in deps)
+
+
+def cannot_judge_note(function: str, deps: Sequence[str], why: Mapping[str, str] | None = None) -> str:
+    """What the notebook says of ``function`` (no ✓, no ✗) when it fails a check while ``deps`` fail, and
+    the student package cannot judge it with the course's ``deps`` (their recorded results do not
+    cover the inputs it gave them): "attention can't be judged until your softmax passes: fix
+    softmax first"."""
+    passes = "passes" if len(deps) == 1 else "pass"
+    return f"{function} can't be judged until your {_names(deps, '')} {passes}: {fix_first_note(function, deps, why)}"
 
 
 def own_mistake_note(function: str, deps: Sequence[str], quote: str = "") -> str:

@@ -50,6 +50,9 @@ class Kind(str, Enum):
     CRASHED = "crashed before returning its results"
     REFUSED = "its results were refused (too large or malformed)"
     UNCHECKABLE = "its results could not be checked"
+    #: the notebook's own state: a function it calls fails, and the student package cannot judge it
+    #: with the course's (never a grader's finding)
+    UNJUDGED = "cannot be judged until the functions it calls pass"
 
 
 #: Kinds where the code gave no result to judge (the class report counts them as faults).

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import inspect
 import io
 import re
 import signal
@@ -21,7 +23,7 @@ import sys
 import textwrap
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,7 +43,7 @@ from .calling import (
     fresh_namespace,
     graded_wall_seconds,
 )
-from .fair_blame import fix_first_note
+from .fair_blame import blame_note, cannot_judge_note, own_mistake_note
 from .findings import Finding, Kind
 from .judging import first_error, run_check, safe_verify
 from .kernel_cells import answer_of, cell_of, globals_of, in_a_kernel, stale_note
@@ -122,10 +124,10 @@ def time_limit(seconds: float, wait: float | None = None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous[1])
 
 
-def _graded_copy(fn: Any, exercise: Exercise) -> tuple[Any, list[CellError]]:
+def _graded_copy(fn: Any, exercise: Exercise) -> tuple[Any, list[CellError], dict[str, Any]]:
     """Re-run the cells of ``fn`` (and of the graded functions it may call) in a fresh namespace.
 
-    Returns the function as grading will see it (or ``None``) and the errors of the cells.
+    Returns the function as grading will see it (or ``None``), the errors of the cells and the namespace.
     """
     function = exercise.function
     own = cell_of(fn, function)
@@ -140,7 +142,7 @@ def _graded_copy(fn: Any, exercise: Exercise) -> tuple[Any, list[CellError]]:
     with _as_graded():
         errors = exec_cells(cells, namespace)
     graded = namespace.get(function)
-    return (graded if callable(graded) else None), errors
+    return (graded if callable(graded) else None), errors, namespace
 
 
 def _advice(raised: Sequence[Raised], fn: Any, function: str) -> str:
@@ -165,13 +167,30 @@ def _first_raised(outcomes: Sequence[Outcome]) -> list[Raised]:
     return [(failed.exception, failed.missing)] if failed is not None and failed.kind == RAISED else []
 
 
-def _run_graded(check_: Check, fn: Any, seed: int) -> tuple[Finding | None, list[Raised]]:
-    """(what the check finds, what raised on the way) for the copy of ``fn`` grading would see."""
-    graded, errors = _graded_copy(fn, check_.exercise)
+#: (the arguments in the order of the function's parameters, what it returned) of one call a function
+#: made to a graded function it may call
+Call = tuple[tuple[Any, ...], Any]
+
+
+def _run_graded(check_: Check, fn: Any, seed: int, standing_in: Mapping[str, Callable[..., Any]] | None = None,
+                watched: dict[str, list[Call]] | None = None) -> tuple[Finding | None, list[Raised]]:
+    """(what the check finds, what raised on the way) for the copy of ``fn`` grading would see.
+
+    ``standing_in`` replaces graded functions it may call (defined in cells of their own) by name, the
+    other definitions of their cells kept, as grading's re-run with the course's functions does;
+    ``watched`` collects, by name, the calls it makes to the others (:func:`_watch`)."""
+    graded, errors, namespace = _graded_copy(fn, check_.exercise)
     if graded is None:
         message = f"no function named {check_.function} was defined"
         return (Finding(message + (" (" + "; ".join(errors) + ")" if errors else ""), Kind.NOT_ANSWERED),
                 [(e.exception, e.missing) for e in errors])
+    own = cell_of(fn, check_.function)
+    separate = [d for d in check_.exercise.dependency_names if cell_of(globals_of(fn).get(d), d) not in (None, own)]
+    for dep in separate:  # a cell that raised or was refused defines nothing: the course's function stands in
+        if standing_in and dep in standing_in:
+            namespace[dep] = standing_in[dep]
+        elif watched is not None and callable(namespace.get(dep)):
+            namespace[dep] = _watch(namespace[dep], watched.setdefault(dep, []))
     cases = check_.cases(np.random.default_rng(seed))
     with module_state.as_at_start() as put_back:  # the calls and their verdict, with grading's state
         with _as_graded(), time_limit(NOTEBOOK_SECONDS):
@@ -180,6 +199,61 @@ def _run_graded(check_: Check, fn: Any, seed: int) -> tuple[Finding | None, list
     if found is not None and (named := _kernel_changes(put_back, fn, check_.exercise)):
         found = dataclasses.replace(found, text=f"{named}. {found.text}")
     return found, _first_raised(outcomes)
+
+
+def _snapshot(value: Any) -> Any:
+    """``value`` as it is now (arrays copied, in lists, tuples and dicts too), so a later change in place
+    does not show; anything else as it is."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if type(value) in (list, tuple):
+        return type(value)(_snapshot(v) for v in value)
+    if type(value) is dict:
+        return {k: _snapshot(v) for k, v in value.items()}
+    return value
+
+
+def _watch(own: Callable[..., Any], calls: list[Call], keep: int = 64) -> Callable[..., Any]:
+    """``own`` (a student's graded function) keeping in ``calls`` the arguments and result of each call
+    from outside it (its own recursive calls are not kept), the arguments bound to its parameters."""
+    depth = [0]
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        before = (_snapshot(args), _snapshot(kwargs))
+        depth[0] += 1
+        try:
+            result = own(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+        if depth[0] == 0 and len(calls) < keep:
+            try:
+                bound = inspect.signature(own).bind(*before[0], **before[1])
+                bound.apply_defaults()
+                calls.append((tuple(bound.arguments.values()), _snapshot(result)))
+            except (TypeError, ValueError):
+                pass  # called in a way its signature does not take: no evidence
+        return result
+
+    try:  # its name and signature, for an answer that reads them
+        return functools.wraps(own)(watched)
+    except Exception:  # a callable whose attributes misbehave: watched as it is
+        return watched
+
+
+def _broken_contract(dep: Exercise, calls: Sequence[Call]) -> str:
+    """What was wrong in what ``dep`` returned on one of ``calls`` (:attr:`Exercise.contract`), or ``""``."""
+    if dep.contract is None:
+        return ""
+    for arguments, result in calls:
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                why = dep.contract(arguments, result)
+        except Exception:  # an input the contract cannot read: no evidence
+            why = None
+        if why:
+            return why
+    return ""
 
 
 def _kernel_changes(put_back: Sequence[tuple[str, str]], fn: Any, exercise: Exercise) -> str:
@@ -197,7 +271,7 @@ def _kernel_changes(put_back: Sequence[tuple[str, str]], fn: Any, exercise: Exer
 
 def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exercise]:
     """The graded functions ``exercise`` may call, defined in cells, that fail their public checks
-    (the notebook knows no hidden check, so it blames on public checks only; grading uses all)."""
+    (the notebook knows no hidden check: what it knows besides is :func:`_broken_contract`)."""
     kernel = globals_of(fn)
     own = cell_of(fn, exercise.function)
     failing = []
@@ -211,6 +285,37 @@ def _failing_dependencies(fn: Any, exercise: Exercise, seed: int) -> list[Exerci
     return failing
 
 
+def _fairly(check_: Check, fn: Any, seed: int, found: Finding,
+            calls: Mapping[str, Sequence[Call]]) -> tuple[Finding | None, str] | None:
+    """The verdict on ``fn`` failing ``check_`` (``found``) when a graded function it calls fails, else
+    ``None`` (its mistake is its own). ``calls`` are the calls it made to them on the check's inputs.
+
+    A function it calls fails when it fails its public checks, or when what it returned on those calls
+    breaks its contract. ``fn`` is then judged again with the course's version of each failing one
+    (as grading does): in the student package that version answers only the inputs a right function
+    gives it on the public checks (recorded), so where it raises ``Withheld`` nothing is decided
+    (:data:`Kind.UNJUDGED`, no ✗: grading may well give the points). It passes: ✓ with the note
+    naming the functions to fix, when each of them fails its public checks (grading, which blames
+    on all checks, then judges it the same way), else no verdict either. It fails: ✗, its own mistake.
+    """
+    exercise = check_.exercise
+    failing = _failing_dependencies(fn, exercise, seed)
+    why = {d.function: w for d in exercise.depends if (w := _broken_contract(d, calls.get(d.function, ())))}
+    blamed = [d for d in exercise.depends if d in failing or d.function in why]
+    if not blamed:
+        return None
+    names = [d.function for d in blamed]
+    unjudged = Finding(cannot_judge_note(check_.function, names, why), Kind.UNJUDGED)
+    if any(d.reference is None for d in blamed):
+        return unjudged, ""
+    again, raised = _run_graded(check_, fn, seed, standing_in={d.function: d.reference for d in blamed})
+    if any(exception == "Withheld" for exception, _ in raised):
+        return unjudged, ""
+    if again is None:
+        return (None, blame_note(check_.function, names)) if set(blamed) <= set(failing) else (unjudged, "")
+    return dataclasses.replace(again, text=f"{own_mistake_note(check_.function, names)}. {again.text}"), ""
+
+
 def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding | None, str]:
     """(message or ``None``, note) of one check run the way grading runs it.
 
@@ -219,24 +324,26 @@ def judge(check_: Check, fn: Callable[..., Any], seed: int = 0) -> tuple[Finding
     copy: the answer cell (when the front end names the cells it runs, else the cell that defined
     ``fn``, or for a decorated function the last cell defining its name), turned into plain Python
     by :func:`selfattn.answer.graded_source`, with the cells of the graded functions it may call.
-    Elsewhere ``fn`` is called directly. When the check fails and a function it may call fails its
-    own public checks, the message names that function to fix first
-    (:func:`selfattn.checks.fair_blame.fix_first_note`): the notebook runs none of the course's
-    functions (the student package withholds them), so it decides alike in the student package
-    and in the repository. The note says when the text judged is not the cell that defined ``fn``,
-    or when magics were stripped or refused.
+    Elsewhere ``fn`` is called directly. When the check fails and a function it may call fails
+    (:func:`_fairly`), ``fn`` is judged with the course's version of that function where the
+    package can: ✓ with a note naming the function to fix, ✗ naming its own mistake, or a message of
+    kind :data:`Kind.UNJUDGED` (no verdict: "fix softmax first"). The note says when the text judged
+    is not the cell that defined ``fn``, or when magics were stripped or refused.
     """
     source, note = answer_of(fn, check_.function)
     if source is None:  # defined in a module or by exec: called as it is, with the same time limit
         with time_limit(NOTEBOOK_SECONDS):
             return run_check(check_, fn, seed), ""
-    message, raised = _run_graded(check_, fn, seed)
-    if message is not None and (deps := _failing_dependencies(fn, check_.exercise, seed)):
-        message = Finding(fix_first_note(check_.function, [d.function for d in deps]), message.kind)
+    calls: dict[str, list[Call]] = {}
+    message, raised = _run_graded(check_, fn, seed, watched=calls)
+    blame = ""
+    if message is not None and (fair := _fairly(check_, fn, seed, message, calls)) is not None:
+        message, blame = fair
     elif message is not None and (advice := _advice(raised, fn, check_.function)):
         message = dataclasses.replace(message, text=f"{advice}. {message}")
     if message is not None and note:
         message = dataclasses.replace(message, text=f"{note}. {message}")
+    note = "; ".join(filter(None, (note, blame)))
     if stale := stale_note(check_.function):
         message = None if message is None else dataclasses.replace(message, text=f"{stale}. {message}")
         note = "; ".join(filter(None, (note, stale)))
@@ -263,6 +370,9 @@ def check(fn: Callable[..., Any], check_id: str, seed: int = 0) -> None:
         raise KeyError(f"unknown check {check_id!r}")
     check_ = REGISTRY[check_id]
     message, blame = judge(check_, fn, seed)
+    if message is not None and message.kind is Kind.UNJUDGED:  # no verdict: neither ✓ nor ✗
+        print("\n".join(_wrapped(f"? {message}\n(check of {check_.function}: {check_.description})")))
+        return
     if message is not None:
         text = f"{message}\n(check of {check_.function}: {check_.description})"
         if not in_a_kernel():
@@ -319,6 +429,8 @@ def summary(namespace: dict[str, Any], exercises: dict[str, tuple[float, Sequenc
             print(f"✓  {function} ({points:g} points): public checks pass" + (f"; {blame}" if blame else ""))
         elif getattr(failed, "name", None) == "NotImplementedError":  # still the stub
             print(f"·  {function} ({points:g} points): not attempted")
+        elif failed.kind is Kind.UNJUDGED:
+            print(f"?  {function} ({points:g} points): {failed.text.splitlines()[0]}")
         else:
             print(f"✗  {function} ({points:g} points): {failed.text.splitlines()[0]}")
     print(f"Public checks pass for exercises worth {earned:g} of {total:g} points; hidden checks decide the rest.")

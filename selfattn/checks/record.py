@@ -117,6 +117,12 @@ class Exercise:
         hidden checks report as it is (a message not declared here counts as wrong values).
     verifier
         Replaces the comparison with the reference: ``verifier(exercise, cases, outcomes)``.
+    contract
+        What every right result has on any valid input, checked without the reference on the calls
+        a function that depends on this one makes to the student's version (a softmax row is a
+        distribution): ``contract(arguments, result)``, the arguments in the order of the
+        function's parameters (defaults filled in) and the returned value as it came, gives what
+        is wrong in a few words or ``None``.
     """
 
     function: str
@@ -128,6 +134,7 @@ class Exercise:
     extra: Extra | None = None
     diagnoses: Mapping[str, str] = field(default_factory=dict)
     verifier: Callable[[Exercise, list[Case], list[Outcome]], Finding | None] | None = None
+    contract: Callable[[Sequence[Any], Any], str | None] | None = None
     checks: list[Check] = field(default_factory=list)
 
     def __post_init__(self) -> None:
