@@ -137,6 +137,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
     prepare.prepare(layout, log=log)
     build_environments(layout, log=log)
     prepare.import_class(layout, log=log)
+    _say_release_problems(layout, log)
     env = {**os.environ, "SELFATTN_HUB_STATE": str(layout.state), "SELFATTN_HUB_ENVS": str(layout.envs),
            "SELFATTN_HUB_PORT": str(layout.port),
            "PATH": f"{layout.grader_env / 'bin'}:{ROOT / 'node_modules' / '.bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -152,6 +153,15 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
         f"{', '.join(layout.grader_user(course) for course in layout.courses())} (runuser -u ACCOUNT -- nbgrader ...)")
     log(NETWORK_LINE)
     return proc.pid
+
+
+def _say_release_problems(layout: HubLayout, log) -> None:
+    """One line per course whose copy is not the students' environment's release (make publish)."""
+    from autograder.hub.publish import release_problem
+
+    for course in layout.courses():
+        if problem := release_problem(layout, course):
+            log(f"warning: {problem}")
 
 
 #: the states of a Slurm node (``sinfo --format=%t``, without its flag characters) that can take a job
