@@ -95,6 +95,7 @@ LANES: dict[str, str] = {
     "test_exercise_tools.py": "unit",
     "test_distributed.py": "pipeline",
     "test_exchange_collect.py": "pipeline",
+    "test_hub_commands.py": "pipeline",
     "test_grading_cost_identical.py": "pipeline",
     "test_intake_grades.py": "pipeline",
     "test_documented_commands.py": "pipeline",

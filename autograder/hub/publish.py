@@ -1,14 +1,15 @@
 """``make publish HUB=/srv/selfattn-hub``: a change of the course, made once in the repository, onto a hub.
 
-The repository is the course's one source. Publishing copies its tracked files (and the vendored
-assets) into the hub's course copy, keeping everything of the term there (what the repository does
-not track: the gradebook, ``submitted/``, ``autograded/``, ``feedback/``, ``due-dates.csv``, the
-roster, the exports; the term's settings live outside the copy), removes the files an earlier
-publish put there that the repository no longer has, regenerates the copy's assignments as its
-grader account (``make release`` there: the gradebook learns a new exercise's cells; a failure
-stops here and the students' environment stays as it was), then replaces the students'
-environment's ``selfattn`` by a wheel built from the same files. Students restart nothing: each
-kernel started afterwards (a Validate, a Restart Kernel) imports the new checks.
+The repository is the course's one source. Publishing validates the course where it is
+(``scripts/validate_exercises.py``: a failure changes nothing), copies its tracked files (and the
+vendored assets) into the hub's course copy, keeping everything of the term there (what the
+repository does not track: the gradebook, ``submitted/``, ``autograded/``, ``feedback/``,
+``due-dates.csv``, the roster, the exports; the term's settings live outside the copy), removes the
+files an earlier publish put there that the repository no longer has, regenerates the copy's
+assignments as its grader account (``make release`` there: the gradebook learns a new exercise's
+cells; a failure puts the copy's files back and stops, the students' environment as it was), then
+replaces the students' environment's ``selfattn`` by a wheel built from the same files. Students
+restart nothing: each kernel started afterwards (a Validate, a Restart Kernel) imports the new checks.
 
 A release is named by :func:`wheel_id`, the digest of the files the students' wheel is built from;
 the course copy records what was published (``autograder/release.json``), the students' environment
@@ -101,39 +102,65 @@ def build_wheel(root: Path, out: Path) -> Path:
     return Path(done.stdout.strip().splitlines()[-1])
 
 
-def copy_files(root: Path, copy: Path, log=print) -> tuple[list[str], list[str]]:
+def _replace(dest: Path, data: bytes | None) -> None:
+    """``dest`` replaced whole by ``data`` (a reader meanwhile reads the old or the new file), or removed."""
+    if data is None:
+        dest.unlink(missing_ok=True)
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    aside = dest.with_name(f".{dest.name}.publishing")
+    aside.write_bytes(data)
+    os.replace(aside, dest)
+
+
+def copy_files(root: Path, copy: Path) -> dict[str, bytes | None]:
     """Copy the tracked files of ``root`` (and :data:`prepare.GENERATED`) into the course copy ``copy``,
-    each replaced whole (a command reading it meanwhile reads the old or the new file) and only when
-    its bytes changed; remove the files the last publish put there that ``root`` no longer tracks.
-    :data:`TERM_FILES` and anything ``root`` does not track stay. Returns (changed, removed)."""
+    each replaced whole and only when its bytes changed; remove the files the last publish put there
+    that ``root`` no longer tracks. :data:`TERM_FILES` and anything ``root`` does not track stay.
+    Returns what it changed: each file's former bytes (``None``: it was not there), for :func:`undo`."""
     names = _tracked(root)
-    changed: list[str] = []
+    former: dict[str, bytes | None] = {}
     for name in names:
         src, dest = root / name, copy / name
         if name in TERM_FILES and dest.exists():
             continue
         data = src.read_bytes()
-        if dest.is_file() and not dest.is_symlink() and dest.read_bytes() == data:
+        old = dest.read_bytes() if dest.is_file() and not dest.is_symlink() else None
+        if old == data:
             continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        aside = dest.with_name(f".{dest.name}.publishing")
-        shutil.copy2(src, aside)
-        os.replace(aside, dest)
-        changed.append(name)
-    removed: list[str] = []
+        former[name] = old
+        _replace(dest, data)
     try:
         before = json.loads((copy / RECORD).read_text()).get("files", [])
     except (OSError, ValueError):
         before = []
     for name in sorted(set(before) - set(names) - set(TERM_FILES)):
         if (copy / name).is_file():
+            former[name] = (copy / name).read_bytes()
             (copy / name).unlink()
-            removed.append(name)
     for name in prepare.GENERATED:
         if not (root / name).exists():
             raise GradingError(f"{root / name} is missing: run `make setup` first")
         shutil.copytree(root / name, copy / name, dirs_exist_ok=True)
-    return changed, removed
+    return former
+
+
+def undo(copy: Path, former: dict[str, bytes | None]) -> None:
+    """Put back the files :func:`copy_files` changed in ``copy`` as they were."""
+    for name, data in former.items():
+        _replace(copy / name, data)
+
+
+def validate(root: Path) -> None:
+    """``scripts/validate_exercises.py`` of the course at ``root`` (every exercise complete, the
+    notebooks in step with the checks), before anything is published; ``GradingError`` naming the
+    first problem."""
+    done = subprocess.run([sys.executable, "scripts/validate_exercises.py"], cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True)
+    if done.returncode:
+        said = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()] or ["no output"]
+        raise GradingError(f"{root}: the course is not ready to publish ({said[0]}"
+                           f"{f'; {len(said) - 1} more lines' if len(said) > 1 else ''}); nothing was published")
 
 
 def _commit(root: Path) -> str:
@@ -146,18 +173,19 @@ def publish(layout: HubLayout, course: str, root: Path = ROOT, log=print) -> str
     returns the release. ``GradingError`` in one line when a step fails (nothing after it is done)."""
     copy = layout.course(course)
     release = wheel_id(root)
+    validate(root)
     with tempfile.TemporaryDirectory() as tmp:
         wheel = build_wheel(root, Path(tmp))
-        changed, removed = copy_files(root, copy, log=log)
+        former = copy_files(root, copy)
         prepare.own_course_copy(copy, layout.grader_user(course), layout.graders_group(course))
-        log(f"{course}: {len(changed)} course files changed, {len(removed)} removed in {copy} "
-            f"({root}, {_commit(root)}; the term's gradebook, submissions, feedback, due dates and roster kept)")
-        for step in (["python", "scripts/validate_exercises.py"], ["python", "scripts/release.py"]):
-            status = on_hub.run(layout, course, step, say=lambda line: None)
-            if status:
-                raise GradingError(f"{course}: `{' '.join(step)}` failed in {copy} as {layout.grader_user(course)} "
-                                   f"(above); the students' environment still has release {env_release(layout)}: "
-                                   "fix the course and publish again")
+        log(f"{course}: {len(former)} course files changed in {copy} ({root}, {_commit(root)}; the term's "
+            "gradebook, submissions, feedback, due dates and roster kept)")
+        status = on_hub.run(layout, course, ["python", "scripts/release.py"], say=lambda line: None)
+        if status:
+            undo(copy, former)
+            raise GradingError(f"{course}: make release failed in {copy} as {layout.grader_user(course)} (above); "
+                               "its course files are put back as they were and the students' environment still "
+                               f"has release {env_release(layout)}: nothing was published")
         environments.install_wheel(layout.student_env, wheel, release)
     write_text(copy / RECORD, json.dumps({"release": release, "commit": _commit(root), "from": str(root),
                                          "published": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -188,11 +216,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--hub", required=True, help="the hub's state folder (make hub's SELFATTN_HUB_STATE)")
     p.add_argument("--course", default=None, help="the course id (default: this course when the hub serves it, "
                                                   "else its first)")
+    p.add_argument("--source", type=Path, default=ROOT,
+                   help="the course's repository to publish (default: this checkout)")
     a = p.parse_args(argv)
     if os.geteuid() != 0:
         raise GradingError("make publish must run as root (it writes the hub's course copy and environments)")
     layout, course = on_hub.hub_course(a.hub, a.course or None)
-    publish(layout, course)
+    publish(layout, course, root=a.source.resolve())
 
 
 if __name__ == "__main__":
