@@ -33,7 +33,7 @@ from pathlib import Path
 from autograder.errors import GradingError, command_line
 from autograder.hub import environments, on_hub, prepare
 from autograder.hub.layout import HubLayout
-from autograder.outputs.atomic import write_text
+from autograder.outputs.atomic import write_bytes, write_text
 from autograder.workspace import ROOT
 
 #: what the students' ``selfattn`` wheel is built from (``scripts/build_student.py``), under a course root
@@ -102,41 +102,47 @@ def build_wheel(root: Path, out: Path) -> Path:
     return Path(done.stdout.strip().splitlines()[-1])
 
 
-def _replace(dest: Path, data: bytes | None) -> None:
-    """``dest`` replaced whole by ``data`` (a reader meanwhile reads the old or the new file), or removed."""
-    if data is None:
+#: a file's bytes and mode (``None``: no such file)
+Former = tuple[bytes, int] | None
+
+
+def _read(path: Path) -> Former:
+    return (path.read_bytes(), path.stat().st_mode & 0o777) if path.is_file() and not path.is_symlink() else None
+
+
+def _replace(dest: Path, former: Former) -> None:
+    """``dest`` replaced whole by those bytes with that mode (a reader meanwhile reads the old or the
+    new file), or removed."""
+    if former is None:
         dest.unlink(missing_ok=True)
         return
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    aside = dest.with_name(f".{dest.name}.publishing")
-    aside.write_bytes(data)
-    os.replace(aside, dest)
+    write_bytes(dest, former[0])
+    dest.chmod(former[1])
 
 
-def copy_files(root: Path, copy: Path) -> dict[str, bytes | None]:
+def copy_files(root: Path, copy: Path) -> dict[str, Former]:
     """Copy the tracked files of ``root`` (and :data:`prepare.GENERATED`) into the course copy ``copy``,
-    each replaced whole and only when its bytes changed; remove the files the last publish put there
-    that ``root`` no longer tracks. :data:`TERM_FILES` and anything ``root`` does not track stay.
-    Returns what it changed: each file's former bytes (``None``: it was not there), for :func:`undo`."""
+    each replaced whole and only when its bytes or mode changed; remove the files the last publish put
+    there that ``root`` no longer tracks. :data:`TERM_FILES` and anything ``root`` does not track stay.
+    Returns what it changed: each file as it was (``None``: it was not there), for :func:`undo`."""
     names = _tracked(root)
-    former: dict[str, bytes | None] = {}
+    former: dict[str, Former] = {}
     for name in names:
         src, dest = root / name, copy / name
         if name in TERM_FILES and dest.exists():
             continue
-        data = src.read_bytes()
-        old = dest.read_bytes() if dest.is_file() and not dest.is_symlink() else None
-        if old == data:
+        new, old = _read(src), _read(dest)
+        if old is not None and new is not None and old[0] == new[0] and old[1] & 0o111 == new[1] & 0o111:
             continue
         former[name] = old
-        _replace(dest, data)
+        _replace(dest, new)
     try:
         before = json.loads((copy / RECORD).read_text()).get("files", [])
     except (OSError, ValueError):
         before = []
     for name in sorted(set(before) - set(names) - set(TERM_FILES)):
         if (copy / name).is_file():
-            former[name] = (copy / name).read_bytes()
+            former[name] = _read(copy / name)
             (copy / name).unlink()
     for name in prepare.GENERATED:
         if not (root / name).exists():
@@ -145,10 +151,10 @@ def copy_files(root: Path, copy: Path) -> dict[str, bytes | None]:
     return former
 
 
-def undo(copy: Path, former: dict[str, bytes | None]) -> None:
+def undo(copy: Path, former: dict[str, Former]) -> None:
     """Put back the files :func:`copy_files` changed in ``copy`` as they were."""
-    for name, data in former.items():
-        _replace(copy / name, data)
+    for name, was in former.items():
+        _replace(copy / name, was)
 
 
 def validate(root: Path) -> None:
