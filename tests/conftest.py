@@ -162,7 +162,7 @@ LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 #: pytest-xdist (``make test``: ``-n 3 --dist loadscope``, see :class:`CourseScheduling`) they run on
 #: one worker, one after another in file order, never beside each other; they start first, being the
 #: longest chain.
-MACHINE_WIDE = ("test_distributed.py", "test_hub.py", "test_hub_slurm.py", "test_slurm.py")
+MACHINE_WIDE = ("test_distributed.py", "test_hub.py", "test_hub_slurm.py", "test_slurm.py", "test_hub_commands.py")
 MACHINE_SCOPE = "machine-wide"
 #: Files that use the session's student bundle and its install (the ``student_bundle`` and
 #: ``installed_student_course`` fixtures): one unit of work, so that each is built once.

@@ -179,6 +179,9 @@ def test_the_guides_commands_work_on_the_hubs_course_as_its_grader_account(hub: 
     assert (hub.work / "submitted" / hub.second / "attention" / f"{NB}.ipynb").is_file(), said
     assert not list((hub.work / ".incoming").glob("*")), "the staged zips were left in the course copy"
 
+    hub.ok("nbgrader", "ARGS=release_assignment attention")
+    assert (hub.layout.course_exchange(COURSE_ID) / "outbound" / "attention" / f"{NB}.ipynb").is_file()
+    hub.ok("collect")  # from the hub's exchange, as the grader account (no hand-in there: nothing to take)
     hub.ok("due-date", "ASSIGNMENT=attention", "UNTIL=2030-01-01 12:00 UTC")
     hub.ok("grade")
     grades = (hub.work / "grades.csv").read_text()
