@@ -131,6 +131,7 @@ LANES: dict[str, str] = {
     "test_hub.py": "browser",
     "test_hub_control.py": "unit",
     "test_hub_accounts.py": "unit",
+    "test_hub_publish_parts.py": "unit",
     "test_hub_slurm.py": "browser",
     "test_instructor_loop.py": "browser",
     "test_no_answers_shipped.py": "browser",
