@@ -224,6 +224,8 @@ def _source_course(dest: Path) -> Path:
 
 
 def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_path):
+    hub.ok("release")  # the assignment handed out as the guide says (the first test did too)
+    hub.ok("nbgrader", "ARGS=release_assignment attention --force")
     source = _source_course(tmp_path / "course")
     records = source / "selfattn" / "checks" / "exercises.py"
     records.write_text(records.read_text() + PROBE_RECORD)
@@ -265,6 +267,10 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
     assert (hub.work / "roster.csv").read_bytes() == roster
     assert {p: p.read_bytes() for p in submitted} == submitted
     assert _owners(hub.copy / "selfattn") == {hub.layout.grader_user(COURSE_ID)}
+    # the exchange still hands out the notebooks released before (by the first test): said, then released
+    assert "students fetch notebooks of an earlier release for attention" in done.stdout, done.stdout
+    listed = hub.ok("nbgrader", "ARGS=release_assignment attention --force")
+    assert "students fetch notebooks of an earlier release" in listed, listed
     listed = hub.ok("nbgrader", "ARGS=db student list")
     assert hub.student in listed and "warning" not in listed, listed
 

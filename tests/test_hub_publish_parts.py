@@ -130,3 +130,17 @@ def test_a_command_on_the_hub_runs_as_the_grader_account_with_nothing_of_the_cal
         on_hub.hub_course(layout.state, "other", env={})
     with pytest.raises(RefusedInput, match="no grader account"):
         on_hub.hub_course(layout.state, env={})
+
+
+def test_an_exchange_handing_out_an_earlier_release_is_named(tmp_path):
+    layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs")
+    handed = layout.course_exchange("demo") / "outbound" / "attention"
+    release = layout.course("demo") / "notebooks" / "attention"
+    for folder in (handed, release):
+        folder.mkdir(parents=True)
+        (folder / "01.ipynb").write_text("{}")
+    assert publish.stale_releases(layout, "demo") == [] and publish.stale_release_line(layout, "demo") is None
+    (release / "01.ipynb").write_text('{"cells": []}')
+    assert publish.stale_releases(layout, "demo") == ["attention"]
+    said = publish.stale_release_line(layout, "demo") or ""
+    assert "\n" not in said and "for attention;" in said and "release_assignment ASSIGNMENT --force" in said

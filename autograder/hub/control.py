@@ -156,12 +156,14 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
 
 
 def _say_release_problems(layout: HubLayout, log) -> None:
-    """One line per course whose copy is not the students' environment's release (make publish)."""
-    from autograder.hub.publish import release_problem
+    """One line per course whose copy is not the students' environment's release (make publish), and
+    one per course whose exchange hands out notebooks of an earlier release."""
+    from autograder.hub.publish import release_problem, stale_release_line
 
     for course in layout.courses():
-        if problem := release_problem(layout, course):
-            log(f"warning: {problem}")
+        for problem in (release_problem(layout, course), stale_release_line(layout, course)):
+            if problem:
+                log(f"warning: {problem}")
 
 
 #: the states of a Slurm node (``sinfo --format=%t``, without its flag characters) that can take a job

@@ -113,11 +113,11 @@ def run(layout: HubLayout, course: str, argv: Sequence[str], inputs: Sequence[st
     if os.geteuid() != 0:
         raise RefusedInput(f"HUB={layout.state}: run as root (the command runs as {layout.grader_user(course)} "
                            "through runuser)")
-    from autograder.hub.publish import release_problem
+    from autograder.hub.publish import release_problem, stale_release_line
 
-    problem = release_problem(layout, course)
-    if problem:
-        say(f"warning: {problem}")
+    for problem in (release_problem(layout, course), stale_release_line(layout, course)):
+        if problem:
+            say(f"warning: {problem}")
     args, staged = stage_inputs(layout, course, inputs, argv, cwd or Path.cwd())
     try:
         return subprocess.run(grader_command(layout, course, args), cwd=layout.course(course),

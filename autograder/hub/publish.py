@@ -79,6 +79,29 @@ def release_problem(layout: HubLayout, course: str) -> str | None:
             f"COURSE={course} makes them one")
 
 
+def stale_releases(layout: HubLayout, course: str) -> list[str]:
+    """The assignments of ``course`` whose notebooks in the exchange (what students fetch) are not the
+    course copy's release in ``notebooks/`` (released before the last publish or ``make release``)."""
+    outbound, release = layout.course_exchange(course) / "outbound", layout.course(course) / "notebooks"
+    stale = []
+    for handed in sorted(p for p in outbound.glob("*") if p.is_dir()) if outbound.is_dir() else []:
+        ours = {p.name: p.read_bytes() for p in (release / handed.name).glob("*.ipynb")}
+        theirs = {p.name: p.read_bytes() for p in handed.glob("*.ipynb")}
+        if ours and ours != theirs:
+            stale.append(handed.name)
+    return stale
+
+
+def stale_release_line(layout: HubLayout, course: str) -> str | None:
+    """One line naming :func:`stale_releases` and the command that hands out the current notebooks."""
+    stale = stale_releases(layout, course)
+    if not stale:
+        return None
+    return (f"{course}: students fetch notebooks of an earlier release for {', '.join(stale)}; "
+            f"make nbgrader HUB={layout.state} COURSE={course} ARGS='release_assignment ASSIGNMENT --force' "
+            "hands out the current ones")
+
+
 def _tracked(root: Path) -> list[str]:
     done = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, text=True)
     if done.returncode:
@@ -206,9 +229,9 @@ def publish(layout: HubLayout, course: str, root: Path = ROOT, log=print) -> str
     if stamp.exists() and stamp.read_text() != want:
         log("the students' packages changed too: make hub-stop, then make hub, rebuilds their environment")
     log("students: nothing to restart; each kernel started from now on (Validate, Kernel > Restart) runs "
-        "these checks. Changed notebooks reach them when you release them: "
-        f"make nbgrader HUB={layout.state} COURSE={course} ARGS='release_assignment ASSIGNMENT --force'. "
-        "Formgrader uses the grader's new code after make hub-stop, make hub")
+        "these checks. Formgrader uses the grader's new code after make hub-stop, make hub")
+    if line := stale_release_line(layout, course):
+        log(line)
     for other in layout.courses():
         if other != course and (problem := release_problem(layout, other)):
             log(problem)
