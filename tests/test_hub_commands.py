@@ -229,6 +229,10 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
     source = _source_course(tmp_path / "course")
     records = source / "selfattn" / "checks" / "exercises.py"
     records.write_text(records.read_text() + PROBE_RECORD)
+    dropped = "reference/glossary.md"  # a file the repository no longer has leaves the copy too
+    (source / dropped).unlink()
+    subprocess.run(["git", "-C", str(source), "add", "-A"], check=True)
+    assert (hub.copy / dropped).is_file()
     roster = (hub.work / "roster.csv").read_bytes()
     submitted = {p: p.read_bytes() for p in (hub.work / "submitted").rglob("*") if p.is_file()} \
         if (hub.work / "submitted").exists() else {}
@@ -261,6 +265,7 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
     known = student_checks()
     assert known.returncode == 0 and "✓ softmax: a check published to the hub" in known.stdout, known.stderr[-2000:]
     assert PROBE in (hub.copy / "selfattn" / "checks" / "exercises.py").read_text()
+    assert not (hub.copy / dropped).exists()
     assert json.loads((hub.copy / publish.RECORD).read_text())["release"] == release
     assert (hub.layout.student_env / environments.RELEASE).read_text().strip() == release
     # the term stays: the class roster and every submission, byte for byte; the gradebook's class

@@ -197,6 +197,14 @@ def _commit(root: Path) -> str:
     return done.stdout.strip() or "unknown"
 
 
+def record_release(copy: Path, root: Path) -> None:
+    """Record in the course copy ``copy`` that it holds the course files of ``root`` (:data:`RECORD`:
+    the release, the commit, the files, which the next publish removes when the repository drops them)."""
+    write_text(copy / RECORD, json.dumps({"release": wheel_id(root), "commit": _commit(root), "from": str(root),
+                                         "published": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                         "files": _tracked(root)}, indent=1) + "\n")
+
+
 def publish(layout: HubLayout, course: str, root: Path = ROOT, log=print) -> str:
     """Publish the course at ``root`` to ``course`` on the hub ``layout`` (see the module docstring);
     returns the release. ``GradingError`` in one line when a step fails (nothing after it is done)."""
@@ -216,9 +224,7 @@ def publish(layout: HubLayout, course: str, root: Path = ROOT, log=print) -> str
                                "its course files are put back as they were and the students' environment still "
                                f"has release {env_release(layout)}: nothing was published")
         environments.install_wheel(layout.student_env, wheel, release)
-    write_text(copy / RECORD, json.dumps({"release": release, "commit": _commit(root), "from": str(root),
-                                         "published": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                         "files": _tracked(root)}, indent=1) + "\n")
+    record_release(copy, root)
     prepare.own_course_copy(copy, layout.grader_user(course), layout.graders_group(course))
     log(f"{course}: the notebooks generated as {layout.grader_user(course)} (the gradebook knows every exercise); "
         f"the students' selfattn wheel is release {release} in {layout.student_env}")
