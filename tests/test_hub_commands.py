@@ -39,7 +39,7 @@ import pytest
 from grading_support import ROOT, SOLUTIONS
 
 from autograder.course.ids import COURSE_ID
-from autograder.hub import accounts, control, environments, prepare, publish
+from autograder.hub import accounts, control, environments, prepare, release
 from autograder.hub.acl import shared_gid
 from autograder.hub.layout import HubLayout
 
@@ -258,16 +258,16 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
                    env={**os.environ, "PYTHONPATH": str(source)})
     done = published()
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    release = publish.wheel_id(source)
-    assert f"release {release}" in done.stdout and "nothing to restart" in done.stdout, done.stdout
+    published_id = release.wheel_id(source)
+    assert f"release {published_id}" in done.stdout and "nothing to restart" in done.stdout, done.stdout
 
     # a student's fresh Python (a new kernel, as Validate starts) knows and passes the published check
     known = student_checks()
     assert known.returncode == 0 and "✓ softmax: a check published to the hub" in known.stdout, known.stderr[-2000:]
     assert PROBE in (hub.copy / "selfattn" / "checks" / "exercises.py").read_text()
     assert not (hub.copy / dropped).exists()
-    assert json.loads((hub.copy / publish.RECORD).read_text())["release"] == release
-    assert (hub.layout.student_env / environments.RELEASE).read_text().strip() == release
+    assert json.loads((hub.copy / release.RECORD).read_text())["release"] == published_id
+    assert (hub.layout.student_env / release.ENV_RECORD).read_text().strip() == published_id
     # the term stays: the class roster and every submission, byte for byte; the gradebook's class
     assert (hub.work / "roster.csv").read_bytes() == roster
     assert {p: p.read_bytes() for p in submitted} == submitted
@@ -284,6 +284,6 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
     copied.write_text(text + "# edited in the copy\n")
     try:
         warned = hub.ok("nbgrader", "ARGS=db student list")
-        assert f"the students' environment {hub.layout.student_env} has release {release}" in warned, warned
+        assert f"the students' environment {hub.layout.student_env} has release {published_id}" in warned, warned
     finally:
         copied.write_text(text)

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.errors import RefusedInput
-from autograder.hub import acl, environments, on_hub, publish
+from autograder.hub import acl, on_hub, publish, release
 from autograder.hub.layout import HubLayout
 
 
@@ -40,9 +40,9 @@ def test_a_release_is_named_by_what_the_students_wheel_is_built_from(tmp_path_fa
     for path, data in COURSE.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_bytes(data)
-    before = publish.wheel_id(root)
+    before = release.wheel_id(root)
     (root / name).write_bytes(COURSE[name] + extra)
-    changed = publish.wheel_id(root) != before
+    changed = release.wheel_id(root) != before
     assert changed == (name in ("selfattn/checks/exercises.py", "pyproject.toml")), name
 
 
@@ -57,8 +57,8 @@ def test_publish_copies_the_course_keeps_the_term_and_can_be_undone(tmp_path):
     for name, data in {**term, **old}.items():
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         (copy / name).write_bytes(data)
-    (copy / publish.RECORD).write_text('{"files": ["docs/gone.md", "docs/guide.md", "selfattn/checks/exercises.py"]}')
-    record = (copy / publish.RECORD).read_bytes()
+    (copy / release.RECORD).write_text('{"files": ["docs/gone.md", "docs/guide.md", "selfattn/checks/exercises.py"]}')
+    record = (copy / release.RECORD).read_bytes()
     modes = {name: (copy / name).stat().st_mode for name in old}
 
     former = publish.copy_files(source, copy)
@@ -72,7 +72,7 @@ def test_publish_copies_the_course_keeps_the_term_and_can_be_undone(tmp_path):
     assert all((copy / n).read_bytes() == d and (copy / n).stat().st_mode == modes[n] for n, d in old.items())
     for name in ("pyproject.toml", "autograder/grade.py", "run.sh"):
         assert not (copy / name).exists(), name
-    assert all((copy / n).read_bytes() == d for n, d in term.items()) and (copy / publish.RECORD).read_bytes() == record
+    assert all((copy / n).read_bytes() == d for n, d in term.items()) and (copy / release.RECORD).read_bytes() == record
 
 
 def test_the_copy_and_the_students_environment_disagreeing_is_one_line(tmp_path):
@@ -80,13 +80,13 @@ def test_the_copy_and_the_students_environment_disagreeing_is_one_line(tmp_path)
     copy = layout.course("demo")
     _course(copy, COURSE)
     layout.student_env.mkdir(parents=True)
-    (layout.student_env / environments.RELEASE).write_text(publish.wheel_id(copy) + "\n")
-    assert publish.release_problem(layout, "demo") is None
+    (layout.student_env / release.ENV_RECORD).write_text(release.wheel_id(copy) + "\n")
+    assert release.release_problem(layout, "demo") is None
     (copy / "selfattn/checks/exercises.py").write_text("CHECKS = 2\n")
-    said = publish.release_problem(layout, "demo")
+    said = release.release_problem(layout, "demo")
     assert said and "\n" not in said and f"make publish HUB={layout.state} COURSE=demo" in said, said
-    (layout.student_env / environments.RELEASE).unlink()
-    assert "no recorded release" in (publish.release_problem(layout, "demo") or "")
+    (layout.student_env / release.ENV_RECORD).unlink()
+    assert "no recorded release" in (release.release_problem(layout, "demo") or "")
 
 
 @given(st.integers(min_value=0, max_value=2**32 - 2))
@@ -135,12 +135,12 @@ def test_a_command_on_the_hub_runs_as_the_grader_account_with_nothing_of_the_cal
 def test_an_exchange_handing_out_an_earlier_release_is_named(tmp_path):
     layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs")
     handed = layout.course_exchange("demo") / "outbound" / "attention"
-    release = layout.course("demo") / "notebooks" / "attention"
-    for folder in (handed, release):
+    current = layout.course("demo") / "notebooks" / "attention"
+    for folder in (handed, current):
         folder.mkdir(parents=True)
         (folder / "01.ipynb").write_text("{}")
-    assert publish.stale_releases(layout, "demo") == [] and publish.stale_release_line(layout, "demo") is None
-    (release / "01.ipynb").write_text('{"cells": []}')
-    assert publish.stale_releases(layout, "demo") == ["attention"]
-    said = publish.stale_release_line(layout, "demo") or ""
+    assert release.stale_releases(layout, "demo") == [] and release.stale_release_line(layout, "demo") is None
+    (current / "01.ipynb").write_text('{"cells": []}')
+    assert release.stale_releases(layout, "demo") == ["attention"]
+    said = release.stale_release_line(layout, "demo") or ""
     assert "\n" not in said and "for attention;" in said and "release_assignment ASSIGNMENT --force" in said

@@ -158,7 +158,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
 def _say_release_problems(layout: HubLayout, log) -> None:
     """One line per course whose copy is not the students' environment's release (make publish), and
     one per course whose exchange hands out notebooks of an earlier release."""
-    from autograder.hub.publish import release_problem, stale_release_line
+    from autograder.hub.release import release_problem, stale_release_line
 
     for course in layout.courses():
         for problem in (release_problem(layout, course), stale_release_line(layout, course)):

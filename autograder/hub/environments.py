@@ -18,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from autograder.hub.release import ENV_RECORD, wheel_id
 from autograder.outputs import atomic
 from autograder.workspace import ROOT
 
@@ -26,8 +27,8 @@ STAMP = ".selfattn-hub-env"
 #: the digest of what an environment's packages are made of, without the course's own code
 REQUIREMENTS_STAMP = ".selfattn-hub-env-requirements"
 #: the students' environment's release: the id of the course files its selfattn wheel was built
-#: from (:func:`autograder.hub.publish.wheel_id`)
-RELEASE = ".selfattn-release"
+#: from (:func:`autograder.hub.release.wheel_id`)
+RELEASE = ENV_RECORD
 HUB_REQUIREMENTS = ROOT / "requirements-hub.txt"
 #: the installer's own pin (scripts/install_requirements.py)
 SETUP_REQUIREMENTS = ROOT / "requirements-setup.txt"
@@ -67,8 +68,6 @@ def install_wheel(env: Path, wheel: Path, release: str) -> None:
     _pip(env, "--no-deps", "--force-reinstall", str(wheel))
     subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
     atomic.write_text(env / RELEASE, release + "\n")
-    from autograder.hub.publish import wheel_id
-
     current = (env / REQUIREMENTS_STAMP).exists() and \
         (env / REQUIREMENTS_STAMP).read_text() == requirements_digest("student")
     if current and wheel_id(ROOT) == release:
@@ -117,8 +116,6 @@ def build(env: Path, kind: str, log=print) -> bool:
     want = digest(kind)
     if (env / STAMP).exists() and (env / STAMP).read_text() == want:
         if kind == "student" and not (env / RELEASE).exists():  # built before releases were recorded
-            from autograder.hub.publish import wheel_id
-
             atomic.write_text(env / RELEASE, wheel_id(ROOT) + "\n")
         return False
     log(f"building the {kind}s' environment in {env} (a few minutes)")
@@ -133,8 +130,6 @@ def build(env: Path, kind: str, log=print) -> bool:
     subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
     atomic.write_text(env / REQUIREMENTS_STAMP, requirements_digest(kind))
     if kind == "student":
-        from autograder.hub.publish import wheel_id
-
         atomic.write_text(env / RELEASE, wheel_id(ROOT) + "\n")
     atomic.write_text(env / STAMP, want)
     return True

@@ -113,7 +113,7 @@ def run(layout: HubLayout, course: str, argv: Sequence[str], inputs: Sequence[st
     if os.geteuid() != 0:
         raise RefusedInput(f"HUB={layout.state}: run as root (the command runs as {layout.grader_user(course)} "
                            "through runuser)")
-    from autograder.hub.publish import release_problem, stale_release_line
+    from autograder.hub.release import release_problem, stale_release_line
 
     for problem in (release_problem(layout, course), stale_release_line(layout, course)):
         if problem:

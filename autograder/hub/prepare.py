@@ -148,7 +148,7 @@ def _prepare_course(layout: HubLayout, course: str, log) -> None:
                            "autograder.hub.accounts.ensure_accounts)")
     copy = layout.course(course)
     if copy_course(copy):
-        from autograder.hub.publish import record_release
+        from autograder.hub.release import record_release
 
         record_release(copy, ROOT)  # what the first make publish replaces
         log(f"copied the course into {copy}")

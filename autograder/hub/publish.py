@@ -11,103 +11,40 @@ cells; a failure puts the copy's files back and stops, the students' environment
 replaces the students' environment's ``selfattn`` by a wheel built from the same files. Students
 restart nothing: each kernel started afterwards (a Validate, a Restart Kernel) imports the new checks.
 
-A release is named by :func:`wheel_id`, the digest of the files the students' wheel is built from;
-the course copy records what was published (``autograder/release.json``), the students' environment
-the release of its wheel (``.selfattn-release``); :func:`release_problem` says in one line when the two
-differ, which every command run on the hub (:mod:`autograder.hub.on_hub`) and ``make hub`` print.
+What names a release, and what records it in the copy and in the students' environment:
+:mod:`autograder.hub.release`.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from autograder.errors import GradingError, command_line
 from autograder.hub import environments, on_hub, prepare
 from autograder.hub.layout import HubLayout
-from autograder.outputs.atomic import write_bytes, write_text
+from autograder.hub.release import (
+    RECORD,
+    commit,
+    env_release,
+    record_release,
+    release_problem,
+    stale_release_line,
+    tracked,
+    wheel_id,
+)
+from autograder.outputs.atomic import write_bytes
 from autograder.workspace import ROOT
 
-#: what the students' ``selfattn`` wheel is built from (``scripts/build_student.py``), under a course root
-WHEEL_SOURCES = ("selfattn/**/*.py", "scripts/student_package.py", "scripts/build_student.py", "pyproject.toml")
-#: in the course copy: what the last publish put there
-RECORD = Path("autograder") / "release.json"
 #: files of the term a course copy keeps even if a repository tracked one of that name
 TERM_FILES = ("autograder/roster.csv", "autograder/due-dates.csv", "autograder/course_id", "autograder/gradebook.db",
               "autograder/grades.csv", str(RECORD))
-
-
-def wheel_id(root: Path) -> str:
-    """The release of the course files at ``root`` as the students see it: a digest of
-    :data:`WHEEL_SOURCES` (their paths and bytes)."""
-    h = hashlib.sha256()
-    files = sorted({p for pattern in WHEEL_SOURCES for p in root.glob(pattern) if p.is_file()})
-    for path in files:
-        h.update(f"{path.relative_to(root).as_posix()}\0{path.stat().st_size}\0".encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def env_release(layout: HubLayout) -> str | None:
-    """The release of the students' environment's ``selfattn`` wheel, or ``None`` when unrecorded."""
-    try:
-        return (layout.student_env / environments.RELEASE).read_text().strip() or None
-    except OSError:
-        return None
-
-
-def release_problem(layout: HubLayout, course: str) -> str | None:
-    """One line when ``course``'s copy and the students' environment are not the same release (the
-    checks a student's Validate runs differ from those the grader runs), else ``None``."""
-    copy = layout.course(course)
-    if not (copy / "selfattn").is_dir() or not layout.student_env.is_dir():
-        return None
-    ours, theirs = wheel_id(copy), env_release(layout)
-    if theirs == ours:
-        return None
-    said = f"release {theirs}" if theirs else "no recorded release"
-    return (f"{course}: the course copy is release {ours}, the students' environment {layout.student_env} has "
-            f"{said}: a student's Validate may not run the grader's checks; make publish HUB={layout.state} "
-            f"COURSE={course} makes them one")
-
-
-def stale_releases(layout: HubLayout, course: str) -> list[str]:
-    """The assignments of ``course`` whose notebooks in the exchange (what students fetch) are not the
-    course copy's release in ``notebooks/`` (released before the last publish or ``make release``)."""
-    outbound, release = layout.course_exchange(course) / "outbound", layout.course(course) / "notebooks"
-    stale = []
-    for handed in sorted(p for p in outbound.glob("*") if p.is_dir()) if outbound.is_dir() else []:
-        ours = {p.name: p.read_bytes() for p in (release / handed.name).glob("*.ipynb")}
-        theirs = {p.name: p.read_bytes() for p in handed.glob("*.ipynb")}
-        if ours and ours != theirs:
-            stale.append(handed.name)
-    return stale
-
-
-def stale_release_line(layout: HubLayout, course: str) -> str | None:
-    """One line naming :func:`stale_releases` and the command that hands out the current notebooks."""
-    stale = stale_releases(layout, course)
-    if not stale:
-        return None
-    return (f"{course}: students fetch notebooks of an earlier release for {', '.join(stale)}; "
-            f"make nbgrader HUB={layout.state} COURSE={course} ARGS='release_assignment ASSIGNMENT --force' "
-            "hands out the current ones")
-
-
-def _tracked(root: Path) -> list[str]:
-    done = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, text=True)
-    if done.returncode:
-        raise GradingError(f"{root}: not a git checkout, so its course files cannot be listed "
-                           f"({done.stderr.strip()})")
-    return sorted(name for name in done.stdout.split("\0") if name and (root / name).is_file())
 
 
 def build_wheel(root: Path, out: Path) -> Path:
@@ -148,7 +85,7 @@ def copy_files(root: Path, copy: Path) -> dict[str, Former]:
     each replaced whole and only when its bytes or mode changed; remove the files the last publish put
     there that ``root`` no longer tracks. :data:`TERM_FILES` and anything ``root`` does not track stay.
     Returns what it changed: each file as it was (``None``: it was not there), for :func:`undo`."""
-    names = _tracked(root)
+    names = tracked(root)
     former: dict[str, Former] = {}
     for name in names:
         src, dest = root / name, copy / name
@@ -192,19 +129,6 @@ def validate(root: Path) -> None:
                            f"{f'; {len(said) - 1} more lines' if len(said) > 1 else ''}); nothing was published")
 
 
-def _commit(root: Path) -> str:
-    done = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"], capture_output=True, text=True)
-    return done.stdout.strip() or "unknown"
-
-
-def record_release(copy: Path, root: Path) -> None:
-    """Record in the course copy ``copy`` that it holds the course files of ``root`` (:data:`RECORD`:
-    the release, the commit, the files, which the next publish removes when the repository drops them)."""
-    write_text(copy / RECORD, json.dumps({"release": wheel_id(root), "commit": _commit(root), "from": str(root),
-                                         "published": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                         "files": _tracked(root)}, indent=1) + "\n")
-
-
 def publish(layout: HubLayout, course: str, root: Path = ROOT, log=print) -> str:
     """Publish the course at ``root`` to ``course`` on the hub ``layout`` (see the module docstring);
     returns the release. ``GradingError`` in one line when a step fails (nothing after it is done)."""
@@ -215,7 +139,7 @@ def publish(layout: HubLayout, course: str, root: Path = ROOT, log=print) -> str
         wheel = build_wheel(root, Path(tmp))
         former = copy_files(root, copy)
         prepare.own_course_copy(copy, layout.grader_user(course), layout.graders_group(course))
-        log(f"{course}: {len(former)} course files changed in {copy} ({root}, {_commit(root)}; the term's "
+        log(f"{course}: {len(former)} course files changed in {copy} ({root}, {commit(root)}; the term's "
             "gradebook, submissions, feedback, due dates and roster kept)")
         status = on_hub.run(layout, course, ["python", "scripts/release.py"], say=lambda line: None)
         if status:
