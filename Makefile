@@ -26,8 +26,15 @@ ASSETS_STAMP := _assets/vendor/.copied
 SYS_STAMP    := .sysdeps-ok
 PYTEST_ARGS  ?=
 
+# HUB=/srv/selfattn-hub (a hub's state folder; COURSE=ID for a hub that serves several courses, default
+# this course or the hub's first): the guide's commands below do their work in that hub's course copy
+# (STATE/courses/ID), as its grader account, with the graders' environment and the term's settings
+# (autograder/hub/on_hub.py; run as root from the repository). Without HUB, in this repository.
+ON_HUB = $(BIN)/python -m autograder.hub.on_hub --hub '$(HUB)' $(if $(COURSE),--course '$(COURSE)')
+PY     = $(if $(HUB),$(ON_HUB) -- python,$(BIN)/python)
+
 .PHONY: all assets book pdf test test-fast test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
-        nbgrader collect intake site-address hub hub-stop hub-roster hub-end-term hub-test-envs
+        nbgrader collect intake site-address hub hub-stop hub-roster hub-end-term hub-test-envs publish
 
 all: book
 
@@ -127,14 +134,14 @@ test-exercise: $(VENV_STAMP)
 # Released notebooks and feedback link to the site at _config.yml's html: baseurl:. Until it is set,
 # make release and make student warn in one line; REQUIRE_SITE=1 makes that an error (for a term's release).
 site-address: $(VENV_STAMP)
-	@$(BIN)/python -m autograder.course.site_address $(if $(REQUIRE_SITE),--strict)
+	@$(PY) -m autograder.course.site_address $(if $(REQUIRE_SITE),--strict)
 
 # Student notebooks (notebooks/) are generated from the instructor's solutions/ by nbgrader, once
 # scripts/validate_exercises.py finds every exercise complete (one line per missing piece otherwise);
 # generated aside and swapped in (scripts/release.py): a failed release leaves notebooks/ as it was.
 release: $(VENV_STAMP) site-address
-	$(BIN)/python scripts/validate_exercises.py
-	$(BIN)/python scripts/release.py
+	$(PY) scripts/validate_exercises.py
+	$(PY) scripts/release.py
 
 # What a course hands out: _build/student/selfattn-course/ and .zip (notebooks, wheel, START HERE).
 student: $(VENV_STAMP) site-address
@@ -144,23 +151,23 @@ student: $(VENV_STAMP) site-address
 #   make nbgrader ARGS="db student add alice --first-name Alice"
 nbgrader: $(VENV_STAMP)
 	@test -n '$(ARGS)' || { echo 'usage: make nbgrader ARGS="collect attention"' >&2; exit 2; }
-	$(BIN)/python -m autograder.nbgrader_ext.cli $(ARGS)
+	$(PY) -m autograder.nbgrader_ext.cli $(ARGS)
 
 # nbgrader collect from the exchange into autograder/submitted/ (ASSIGNMENT=attention by default;
 # COLLECT_ARGS=--update for resubmissions).
 ASSIGNMENT ?= attention
 collect: $(VENV_STAMP)
-	$(BIN)/python -m autograder.nbgrader_ext.cli collect $(ASSIGNMENT) $(COLLECT_ARGS)
+	$(PY) -m autograder.nbgrader_ext.cli collect $(ASSIGNMENT) $(COLLECT_ARGS)
 
 # Handed-in zips (LOGIN.zip, from an LMS download folder) into autograder/submitted/<login>/:
 #   make intake ZIPS=~/Downloads/submissions  (INTAKE_ARGS="--login-map logins.csv")
 intake: $(VENV_STAMP)
 	@test -n '$(ZIPS)' || { echo 'usage: make intake ZIPS=folder-of-zips' >&2; exit 2; }
-	$(BIN)/python -m autograder.intake.zips '$(ZIPS)' $(INTAKE_ARGS)
+	$(if $(HUB),$(ON_HUB) --input '$(ZIPS)' -- python,$(BIN)/python) -m autograder.intake.zips '$(ZIPS)' $(INTAKE_ARGS)
 
 # Grade every autograder/submitted/<student>/<assignment>/<notebook>.ipynb -> grades.csv, feedback/.
 grade: $(VENV_STAMP) $(SYS_STAMP)
-	$(BIN)/python -m autograder.grade $(if $(STUDENT),--student $(STUDENT)) $(GRADE_ARGS)
+	$(PY) -m autograder.grade $(if $(STUDENT),--student $(STUDENT)) $(GRADE_ARGS)
 
 # Certificates for grading on a Dask cluster over TLS (autograder/.dask-tls/); prints how to start
 # the scheduler and workers with them. DASK_CERTS_ARGS="--force" replaces existing ones.
@@ -169,7 +176,7 @@ dask-certs: $(VENV_STAMP)
 
 # The class report (also written by make grade): autograder/report/index.html, self-contained.
 report: $(VENV_STAMP)
-	$(BIN)/python -m autograder.report
+	$(PY) -m autograder.report
 
 # formgrader (JupyterLab, Formgrader tab) on 127.0.0.1: started in autograder/ (the course config)
 # with the repository as the server root (formgrader needs the course root inside it).
@@ -183,11 +190,11 @@ formgrader: assets
 # make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC".
 due-date: $(VENV_STAMP)
 	@test -n '$(UNTIL)' || { echo 'usage: make due-date ASSIGNMENT=attention UNTIL="2026-11-01 12:00 UTC"' >&2; exit 2; }
-	$(BIN)/python -m autograder.extension due-date --assignment '$(ASSIGNMENT)' --until '$(UNTIL)'
+	$(PY) -m autograder.extension due-date --assignment '$(ASSIGNMENT)' --until '$(UNTIL)'
 
 extension: $(VENV_STAMP)
 	@test -n '$(UNTIL)' -a -n '$(STUDENT)' || { echo 'usage: make extension STUDENT=carol ASSIGNMENT=attention UNTIL="2026-11-03 12:00 UTC"' >&2; exit 2; }
-	$(BIN)/python -m autograder.extension extension --assignment '$(ASSIGNMENT)' --student '$(STUDENT)' --until '$(UNTIL)'
+	$(PY) -m autograder.extension extension --assignment '$(ASSIGNMENT)' --student '$(STUDENT)' --until '$(UNTIL)'
 
 # The course on a JupyterHub on this machine (as root; docs/instructors.md, "Running the course on
 # JupyterHub"): accounts from ROSTER (default autograder/roster.csv, with a role column) and, for
@@ -216,9 +223,17 @@ hub-roster: $(VENV_STAMP)
 hub-end-term: $(VENV_STAMP)
 	$(BIN)/python -m autograder.hub.term_end $(if $(ARCHIVE),--archive '$(ARCHIVE)')
 
+# A change of the course (a new exercise, a fixed check, changed points), made once in this repository,
+# onto the hub (as root): make publish HUB=/srv/selfattn-hub [COURSE=ID] copies the tracked files into the
+# course copy (its term's state kept), generates its assignments as the grader account and gives the
+# students' environment the selfattn wheel of the same files (autograder/hub/publish.py).
+publish: $(VENV_STAMP)
+	@test -n '$(HUB)' || { echo 'usage: make publish HUB=/srv/selfattn-hub [COURSE=ID]' >&2; exit 2; }
+	$(BIN)/python -m autograder.hub.publish --hub '$(HUB)' $(if $(COURSE),--course '$(COURSE)')
+
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)
-	$(BIN)/python -m autograder.grade --finish
+	$(PY) -m autograder.grade --finish
 
 lint: $(VENV_STAMP)
 	$(BIN)/ruff check .

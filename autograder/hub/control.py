@@ -141,6 +141,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
     prepare.prepare(layout, log=log)
     build_environments(layout, log=log)
     prepare.import_class(layout, log=log)
+    _say_release_problems(layout, log)
     env = {**os.environ, "SELFATTN_HUB_STATE": str(layout.state), "SELFATTN_HUB_ENVS": str(layout.envs),
            "SELFATTN_HUB_PORT": str(layout.port),
            "PATH": f"{layout.grader_env / 'bin'}:{ROOT / 'node_modules' / '.bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -167,6 +168,17 @@ def caps_line(layout: HubLayout) -> str:
     if layout.spawner() == "slurm":
         return f"students' servers are Slurm jobs (capped by their request); hub settings in {settings}"
     return f"{caps.describe(caps.read_settings(settings))} (set in {settings})"
+
+
+def _say_release_problems(layout: HubLayout, log) -> None:
+    """One line per course whose copy is not the students' environment's release (make publish), and
+    one per course whose exchange hands out notebooks of an earlier release."""
+    from autograder.hub.release import release_problem, stale_release_line
+
+    for course in layout.courses():
+        for problem in (release_problem(layout, course), stale_release_line(layout, course)):
+            if problem:
+                log(f"warning: {problem}")
 
 
 #: the states of a Slurm node (``sinfo --format=%t``, without its flag characters) that can take a job

@@ -18,11 +18,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+from autograder.hub.release import ENV_RECORD, wheel_id
 from autograder.outputs import atomic
 from autograder.workspace import ROOT
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 STAMP = ".selfattn-hub-env"
+#: the digest of what an environment's packages are made of, without the course's own code
+REQUIREMENTS_STAMP = ".selfattn-hub-env-requirements"
+#: the students' environment's release: the id of the course files its selfattn wheel was built
+#: from (:func:`autograder.hub.release.wheel_id`)
+RELEASE = ENV_RECORD
 HUB_REQUIREMENTS = ROOT / "requirements-hub.txt"
 #: the installer's own pin (scripts/install_requirements.py)
 SETUP_REQUIREMENTS = ROOT / "requirements-setup.txt"
@@ -36,6 +42,36 @@ def _sources(kind: str) -> list[Path]:
                 ROOT / "scripts" / "student_package.py", ROOT / "scripts" / "build_student.py", ROOT / "pyproject.toml",
                 SETUP_REQUIREMENTS, INSTALLER]
     return [ROOT / "requirements.txt", HUB_REQUIREMENTS, SETUP_REQUIREMENTS, INSTALLER]
+
+
+def _requirement_sources(kind: str) -> list[Path]:
+    if kind == "student":
+        return [ROOT / "student" / "requirements.txt", HUB_REQUIREMENTS, SETUP_REQUIREMENTS, INSTALLER]
+    return _sources(kind)
+
+
+def requirements_digest(kind: str) -> str:
+    """What the packages of an environment of ``kind`` are made of (the students' without its
+    ``selfattn`` wheel), as one hex digest: when it is unchanged, a new wheel is all a release needs."""
+    h = hashlib.sha256(f"{kind} requirements\n".encode())
+    for path in _requirement_sources(kind):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def install_wheel(env: Path, wheel: Path, release: str) -> None:
+    """Replace the ``selfattn`` of the students' environment ``env`` by ``wheel`` (built from the
+    course files of release ``release``), byte-compiled and world-readable, and record the release.
+    A kernel started afterwards imports the new package; nothing else in the environment changes.
+    When the environment is now what :func:`build` would make from this checkout, its stamp says
+    so (``make hub`` does not rebuild it)."""
+    _pip(env, "--no-deps", "--force-reinstall", str(wheel))
+    subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
+    atomic.write_text(env / RELEASE, release + "\n")
+    current = (env / REQUIREMENTS_STAMP).exists() and \
+        (env / REQUIREMENTS_STAMP).read_text() == requirements_digest("student")
+    if current and wheel_id(ROOT) == release:
+        atomic.write_text(env / STAMP, digest("student"))
 
 
 def _script(name: str):
@@ -79,6 +115,8 @@ def build(env: Path, kind: str, log=print) -> bool:
     it was built."""
     want = digest(kind)
     if (env / STAMP).exists() and (env / STAMP).read_text() == want:
+        if kind == "student" and not (env / RELEASE).exists():  # built before releases were recorded
+            atomic.write_text(env / RELEASE, wheel_id(ROOT) + "\n")
         return False
     log(f"building the {kind}s' environment in {env} (a few minutes)")
     shutil.rmtree(env, ignore_errors=True)
@@ -90,5 +128,8 @@ def build(env: Path, kind: str, log=print) -> bool:
     else:
         _requirements(env, ROOT / "requirements.txt", HUB_REQUIREMENTS, log=log)
     subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
+    atomic.write_text(env / REQUIREMENTS_STAMP, requirements_digest(kind))
+    if kind == "student":
+        atomic.write_text(env / RELEASE, wheel_id(ROOT) + "\n")
     atomic.write_text(env / STAMP, want)
     return True

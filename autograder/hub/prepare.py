@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from autograder.course.ids import COURSE_ID, COURSE_ID_FILE
+from autograder.hub.acl import share_with_group
 from autograder.hub.layout import HubLayout
 from autograder.hub.records import Records
 from autograder.outputs.atomic import write_text
@@ -58,6 +59,15 @@ def copy_course(dest: Path, root: Path = ROOT) -> bool:
 def _own(path: Path, user: str, group: str, mode: str) -> None:
     subprocess.run(["chown", "-R", f"{user}:{group}", str(path)], check=True)
     subprocess.run(["chmod", "-R", mode, str(path)], check=True)
+
+
+def own_course_copy(copy: Path, grader: str, graders: str) -> None:
+    """The course copy ``copy`` owned by ``grader`` and the graders' group ``graders``, read and written
+    by both (2770), and everything made in it later shared with that group whatever its maker's umask
+    (a default ACL on every folder: :mod:`autograder.hub.acl`)."""
+    _own(copy, grader, graders, "u+rwX,g+rwX,o-rwx")
+    copy.chmod(0o2770)
+    share_with_group(copy, grp.getgrnam(graders).gr_gid)
 
 
 def student_settings(layout: HubLayout) -> str:
@@ -138,10 +148,12 @@ def _prepare_course(layout: HubLayout, course: str, log) -> None:
                            "autograder.hub.accounts.ensure_accounts)")
     copy = layout.course(course)
     if copy_course(copy):
+        from autograder.hub.release import record_release
+
+        record_release(copy, ROOT)  # what the first make publish replaces
         log(f"copied the course into {copy}")
     write_text(copy / "autograder" / COURSE_ID_FILE, course + "\n")
-    _own(copy, grader, graders, "u+rwX,g+rwX,o-rwx")
-    copy.chmod(0o2770)
+    own_course_copy(copy, grader, graders)
     # the course's exchange folder: its grader releases and collects; only its students pass
     exchange = layout.course_exchange(course)
     key = f"exchange/{course}"
