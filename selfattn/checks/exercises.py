@@ -138,6 +138,8 @@ def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome
                 return Finding.mistake(_NOT_SATURATED, f"not exact (largest error {err:.2g}): the right key "
                                                        f"must win by a margin that grows with beta, so the softmax "
                                                        f"saturates")
+            if (found := exercise.identified(case, got, want[0], rtol, atol)) is not None:  # rounded, negated, ...
+                return found
             return Finding.mistake(_W_V_NOT_VALUES, f"{_W_V_NOT_VALUES} (largest error {err:.2g})")
         if (wrong := _lookup_misreads(case, out.values, rtol)) is not None:
             return wrong
@@ -307,6 +309,9 @@ SCORE_STDS = Exercise("score_stds", score_stds, returns=("the std of q·k", "the
             "the two values are swapped: first the std of q·k, then the std of q·k/√d_k", id="swapped"),
     Mistake(lambda q, k: (_dots(q, k).var(), (_dots(q, k) / np.sqrt(q.shape[1])).var()),
             "returned variances: take the standard deviation (.std()), the square root of the variance", id="variances"),
+    Mistake(lambda q, k: (_dots(q, k).std(ddof=1), (_dots(q, k) / np.sqrt(q.shape[1])).std(ddof=1)),
+            "divides by n-1 (ddof=1, the sample standard deviation): the values are the right ones times "
+            "√(n/(n-1)); use the population std, .std() with NumPy's default ddof=0", id="ddof-1"),
 ])
 SCORE_STDS.check("small", "standard deviations of q·k and q·k/√d_k",
                  lambda rng: [Case((rand(rng, 200, 16), rand(rng, 200, 16)))])
@@ -315,6 +320,8 @@ SOFTMAX_JACOBIAN = Exercise("softmax_jacobian", numerics.softmax_jacobian, mista
     Mistake(lambda a: -np.outer(a, a), "missing the diagonal term a_j·1[j = l]", id="no-diagonal-term"),
     Mistake(lambda a: np.diag(a * (1 - a)), "only the diagonal: off-diagonal entries are -a_j a_l", id="diagonal-only"),
     Mistake(lambda a: np.outer(a, a) - np.diag(a), "sign flipped: J = diag(a) - a aᵀ", id="sign-flipped"),
+    Mistake(lambda a: np.diag(a) - np.asarray(a) @ np.asarray(a),
+            "a @ a is a number (the dot product a·a), not the outer product a aᵀ: use np.outer(a, a)", id="dot-for-outer"),
 ])
 SOFTMAX_JACOBIAN.check("small", "the Jacobian of a softmax over three scores",
                        lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))])
@@ -327,6 +334,8 @@ SOFTMAX_VJP = Exercise("softmax_vjp", training.softmax_vjp, mistakes=[
     Mistake(lambda a, g: a * (np.dot(a, g) - g), "sign flipped: Jᵀg = a * (g - a·g), not a * (a·g - g)", id="sign-flipped"),
     Mistake(lambda a, g: g - np.dot(a, g), "missing the factor a: multiply (g - a·g) by the weights, entry by entry", id="no-factor-a"),
     Mistake(lambda a, g: a * (1 - a) * g, "only the diagonal of J: the off-diagonal entries -a_j a_l contribute too", id="diagonal-only"),
+    Mistake(lambda a, g: a * (g - np.sum(g)),
+            "sum(g) is not the dot product a·g: weight each g_l by a_l, np.dot(a, g) or (a * g).sum()", id="sum-for-dot"),
 ])
 SOFTMAX_VJP.check("small", "Jᵀg for a softmax over three scores",
                   lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])), np.array([1.0, -2.0, 0.5])))])
@@ -365,6 +374,12 @@ ATTENTION_FLOPS = Exercise("attention_flops", cost.attention_flops, exact=True, 
     Mistake(lambda T, d: 2 * T**2 * d / 2,
             "a quarter of the FLOPs: a multiply-add counts as 2 FLOPs, and both products Q Kᵀ and A V count", id="quarter"),
     Mistake(lambda T, d: 4 * T * d**2, "T and d swapped: the score matrix is T×T", id="T-d-swapped"),
+    Mistake(lambda T, d: 2 * T**2 * (2 * d - 1),
+            "off by 2T²: you counted d-1 additions per dot product of length d; the course counts d multiply-adds, "
+            "2d FLOPs", id="d-minus-1-adds"),
+    Mistake(lambda T, d: 4 * T**2 * d + T**2,
+            "off by T²: you counted the scaling or the softmax too; count only the two products Q Kᵀ and A V",
+            id="counted-scaling"),
 ])
 ATTENTION_FLOPS.check("lecture", "the FLOPs of Q Kᵀ and A V for the lecture's T = 10, d = 512", lambda rng: [Case((10, 512))])
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from .calling import Case, Outcome, to_arrays
 from .findings import Finding, Kind
+from .identities import GENERIC, identity
 
 __all__ = ["REGISTRY", "SAFETY", "U32", "Check", "Exercise", "Mistake", "close", "count_message",
            "float32_neighbours", "largest_error", "rand", "register", "row_length", "shape_message", "tolerance"]
@@ -132,6 +133,8 @@ class Exercise:
 
     def __post_init__(self) -> None:
         ids = [m.id for m in self.mistakes] + list(self.diagnoses)
+        self.diagnoses = {**self.diagnoses, **GENERIC}  # every record names the identities (identities.py)
+        ids += [i for i in GENERIC if i in ids]  # a record's own id may not reuse one
         if not all(isinstance(i, str) and i for i in ids):
             raise ValueError(f"exercise {self.function}: every mistake needs an id (Mistake(wrong, message, id=...))")
         if len(set(ids)) != len(ids):
@@ -249,6 +252,9 @@ class Exercise:
             name = msg.name if isinstance(msg, Finding) else msg  # a Finding may show more than its name
             return self.identify(Finding.mistake(name or "", str(msg)))
         for g, w in zip(got, want, strict=True):
+            if g.shape != w.shape and g.shape == w.T.shape and (found := self.identified(case, g, w, rtol, atol)):
+                return found
+        for g, w in zip(got, want, strict=True):
             if g.shape != w.shape:
                 return Finding(f"{shape_message(g, w)} (on input {case.describe()})", Kind.WRONG_SHAPE)
         for g, w in zip(got, want, strict=True):
@@ -260,8 +266,20 @@ class Exercise:
                 return Finding(f"wrong where the reference is −∞ (a masked position; −∞ or a large negative such as "
                                f"-1e9 is expected there): yours is {float(g[where]):.3g} at {list(map(int, where))} "
                                f"(on input {case.describe()})", Kind.WRONG_VALUES)
+        for g, w in zip(got, want, strict=True):
+            if not close(g, w, rtol, atol) and (found := self.identified(case, g, w, rtol, atol)):
+                return found
         err = max(largest_error(g, w) for g, w in zip(got, want, strict=True))
         return Finding(f"wrong values on input {case.describe()} (largest error {err:.3g})", Kind.WRONG_VALUES)
+
+
+    def identified(self, case: Case, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> Finding | None:
+        """The finding for ``got`` being ``want`` under a known identity (transposed, negated, times a
+        constant, ...: :func:`selfattn.checks.identities.identity`), if it is."""
+        if (found := identity(got, want, rtol, atol, exact=self.exact)) is None:
+            return None
+        id_, text = found
+        return Finding.mistake(GENERIC[id_], f"{text} (on input {case.describe()})", f"{self.function}/{id_}")
 
 
 def count_message(exercise: Exercise, got: Sequence[np.ndarray], n_want: int) -> str:
