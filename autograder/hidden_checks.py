@@ -142,8 +142,8 @@ PADDING_MASK.hidden("random", "random lengths, including full and empty rows",
                  Case((list(map(int, rng.integers(1, 7, 4))), 6))])
 ATTENTION_FLOPS.hidden("random", "other sizes",
     lambda rng: [Case((int(T), int(d))) for T, d in rng.integers(1, 5000, (3, 2))])
-CROSSOVER_LENGTH.hidden("random", "other widths",
-    lambda rng: [Case((int(d),)) for d in (1, rng.integers(2, 4096), 8192)])
+CROSSOVER_LENGTH.hidden("random", "other widths, one of them wider than any model of the lecture",
+    lambda rng: [Case((int(d),)) for d in (1, rng.integers(2, 4096), 8192, rng.integers(16384, 65536))])
 LOOKUP_TABLE_WEIGHTS.hidden("random", "random targets, repeated targets, several value widths",
     lambda rng: [Case((list(map(int, t)), rand(rng, len(t), dv), 1000.0), meta={"sequence": list(map(int, rng.permutation(len(t))))})
                  for t, dv in ((_cycle(rng, 6), 3), (_repeated(rng, 4), 1), ([0], 2))])

@@ -29,6 +29,10 @@ _ALL_MASKED = "NaN in the weights of a slice that is entirely -inf: such a slice
 _UNDERFLOW = ("NaN in the weights: exp underflowed to 0 for every score of a slice far below the largest score "
               "(0/0 is NaN); subtract each slice's own maximum along the axis, not one maximum of the whole array")
 _NOT_NORMALISED = "weights do not sum to 1 along the axis asked for: normalise each slice along that axis"
+_CLIPPED = ("large scores were clipped (np.clip): scores of 10⁴ must keep their differences; subtract each slice's "
+            "maximum instead, which never overflows")
+#: bounds a student clips scores to (exp's float64 and float32 limits, round numbers)
+_CLIP_BOUNDS = (88.0, 709.0, 710.0, *(m * 10.0**k for k in range(1, 5) for m in (1, 2, 3, 5, 7)))
 _OUTPUT_OVERFLOW = "NaN in the output for large scores: exp overflowed; subtract the row maximum before exponentiating"
 _OUTPUT_NAN = "NaN in the output: check the mask (it is added to the scores; -inf · 0 is NaN)"
 _MASK_NAN = ("NaN in the mask: NumPy gives 0 · (-inf) = NaN, so a 0/1 matrix times -inf does not work; "
@@ -51,6 +55,9 @@ def _softmax_extra(case: Case, got):
         if np.isneginf(top[slices]).all():
             return _ALL_MASKED
         return _UNDERFLOW
+    if np.abs(S[np.isfinite(S)]).max(initial=0.0) > 80 and any(
+            close(g, numerics.softmax(np.clip(S, -c, c), axis=axis), 1e-6, 1e-9) for c in _CLIP_BOUNDS):
+        return _CLIPPED
     if not np.allclose(g.sum(axis=axis), 1.0, atol=1e-5):
         return Finding.mistake(_NOT_NORMALISED, f"weights do not sum to 1 along axis {axis}: normalise each slice "
                                                 "along that axis")
@@ -225,6 +232,8 @@ EMBED = Exercise("embed", text.embed, exact=True, mistakes=[
 ])
 EMBED.check("lookup", "X stacks the rows of E named by ids",
             lambda rng: [Case((rand(rng, 5, 6), np.array([4, 0, 4, 2])))])
+EMBED.check("length-one", "a vocabulary of width 1, and a single id (no axis of length 1 may be dropped)",
+            lambda rng: [Case((rand(rng, 4, 1), np.array([3, 1]))), Case((rand(rng, 3, 2), np.array([2])))])
 
 PROJECT = Exercise("project", lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, X @ W_V), returns=("Q", "K", "V"), mistakes=[
     Mistake(lambda X, W_Q, W_K, W_V: tuple(np.asarray(w).T @ np.asarray(X).T for w in (W_Q, W_K, W_V)),
@@ -243,7 +252,7 @@ SHAPE_ANSWERS.check("lecture", "five shapes that fit together (their values are 
 
 SOFTMAX = Exercise("softmax", numerics.softmax, extra=_softmax_extra,
                    diagnoses={"overflow": _OVERFLOW, "all-masked": _ALL_MASKED, "underflow": _UNDERFLOW,
-                              "not-normalised": _NOT_NORMALISED}, mistakes=[
+                              "not-normalised": _NOT_NORMALISED, "clipped-scores": _CLIPPED}, mistakes=[
     Mistake(lambda S, axis=-1: numerics.softmax(S, axis=0),
             "normalised along axis 0 (down the columns): normalise each row, along the given axis", id="axis-0"),
     Mistake(lambda S, axis=-1: _stable(S) / _stable(S).sum(),
@@ -256,6 +265,11 @@ SOFTMAX.check("large-scores", "large scores do not overflow",
               lambda rng: [Case((np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]]),))])
 SOFTMAX.check("axis", "the axis argument is respected",
               lambda rng: [Case((rand(rng, 4, 3),), {"axis": 0}), Case((rand(rng, 2, 3, 4),), {"axis": 1})])
+SOFTMAX.check("extreme", "scores of ±3·10⁴: no clipping, subtract the row maximum",
+              lambda rng: [Case((np.array([[3e4, -3e4, 0.0], [-3e4, 2.0 - 3e4, 1.0 - 3e4]]),))])
+SOFTMAX.check("masked-float32", "float32 scores with -inf entries (weight exactly 0), and a single row",
+              lambda rng: [Case((np.where(np.eye(3, 4) > 0, -np.inf, rand(rng, 3, 4)).astype(np.float32),)),
+                           Case((rand(rng, 1, 4, scale=2, dtype=np.float32),))])
 
 SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, mistakes=[
     Mistake(lambda Q, K: Q @ K.T, "missing the 1/√d_k scaling of the scores", id="no-scaling"),
@@ -266,6 +280,8 @@ SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, mistakes=[
 ])
 SCALED_SCORES.check("shape-and-scale", "Q Kᵀ / √d_k with T_q ≠ T_k",
                     lambda rng: [Case((rand(rng, 3, 4), rand(rng, 5, 4)))])
+SCALED_SCORES.check("one-query-float32", "a single query, float32 inputs",
+                    lambda rng: [Case((rand(rng, 1, 4, dtype=np.float32), rand(rng, 3, 4, dtype=np.float32)))])
 
 ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_SCORES), extra=_attention_extra,
                      diagnoses={"output-overflow": _OUTPUT_OVERFLOW, "output-nan": _OUTPUT_NAN}, mistakes=[
@@ -297,6 +313,9 @@ def _large_scores(rng) -> Case:
 
 
 ATTENTION.check("large-scores", "scores of several hundred do not overflow", lambda rng: [_large_scores(rng)])
+ATTENTION.check("one-query-float32", "a single query, float32 inputs",
+                lambda rng: [Case((rand(rng, 1, 3, dtype=np.float32), rand(rng, 4, 3, dtype=np.float32),
+                                   rand(rng, 4, 2, dtype=np.float32)))])
 
 def _dots(q, k):
     return np.sum(np.asarray(q) * np.asarray(k), axis=1)  # (T,): q_i · k_i
@@ -315,6 +334,7 @@ SCORE_STDS = Exercise("score_stds", score_stds, returns=("the std of q·k", "the
 ])
 SCORE_STDS.check("small", "standard deviations of q·k and q·k/√d_k",
                  lambda rng: [Case((rand(rng, 200, 16), rand(rng, 200, 16)))])
+SCORE_STDS.check("width-one", "vectors of width d_k = 1", lambda rng: [Case((rand(rng, 100, 1), rand(rng, 100, 1)))])
 
 SOFTMAX_JACOBIAN = Exercise("softmax_jacobian", numerics.softmax_jacobian, mistakes=[
     Mistake(lambda a: -np.outer(a, a), "missing the diagonal term a_j·1[j = l]", id="no-diagonal-term"),
@@ -325,6 +345,7 @@ SOFTMAX_JACOBIAN = Exercise("softmax_jacobian", numerics.softmax_jacobian, mista
 ])
 SOFTMAX_JACOBIAN.check("small", "the Jacobian of a softmax over three scores",
                        lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))])
+SOFTMAX_JACOBIAN.check("one-score", "a softmax over a single score", lambda rng: [Case((np.array([1.0]),))])
 
 # Building the (T, T) Jacobian and multiplying is right in value, so no check can name it without a
 # memory or time budget, and such a budget would make a verdict depend on the machine: the hints
@@ -345,6 +366,7 @@ PERMUTATION_MATRIX = Exercise("permutation_matrix", lambda perm: np.eye(len(perm
             "this is the inverse permutation (the transpose): row i of P X must be X[perm[i]]", id="inverse"),
 ])
 PERMUTATION_MATRIX.check("small", "(P X)[i] = X[perm[i]]", lambda rng: [Case(([2, 0, 1],))])
+PERMUTATION_MATRIX.check("one", "a permutation of a single item", lambda rng: [Case(([0],))])
 
 _MULTIPLICATIVE = "multiplicative 0/1 mask: the mask is additive, 0 to keep and -inf to forbid"
 CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_mask_extra, diagnoses={"mask-nan": _MASK_NAN},
@@ -356,6 +378,7 @@ CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_m
     Mistake(lambda T: np.tril(np.ones((T, T))), _MULTIPLICATIVE, id="multiplicative-mask"),
 ])
 CAUSAL_MASK.check("T4", "the causal mask for T = 4", lambda rng: [Case((4,))])
+CAUSAL_MASK.check("T1", "the causal mask for T = 1", lambda rng: [Case((1,))])
 
 PADDING_MASK = Exercise("padding_mask", numerics.padding_mask, exact=True, extra=_mask_extra, diagnoses={"mask-nan": _MASK_NAN},
                         mistakes=[
@@ -382,12 +405,15 @@ ATTENTION_FLOPS = Exercise("attention_flops", cost.attention_flops, exact=True, 
             id="counted-scaling"),
 ])
 ATTENTION_FLOPS.check("lecture", "the FLOPs of Q Kᵀ and A V for the lecture's T = 10, d = 512", lambda rng: [Case((10, 512))])
+ATTENTION_FLOPS.check("gpt3", "GPT-3's T = 2048, d = 12288 (a count beyond 32-bit integers)",
+                      lambda rng: [Case((2048, 12288))])
 
 CROSSOVER_LENGTH = Exercise("crossover_length", cost.crossover_length, exact=True, mistakes=[
     Mistake(lambda d: 24 * d / 2, "solve 4 T² d = 24 T d² for T", id="unsolved"),
     Mistake(lambda d: 6 * d**2, "T = 6 d, not 6 d²: divide both sides by 4 T d", id="6-d-squared"),
 ])
 CROSSOVER_LENGTH.check("lecture", "the crossover lengths at the lecture's two widths", lambda rng: [Case((4096,)), Case((8192,))])
+CROSSOVER_LENGTH.check("gpt3", "the crossover length at GPT-3's width d = 12288", lambda rng: [Case((12288,))])
 
 # no reference here: the package students install must not hold Problem 20's answer
 LOOKUP_TABLE_WEIGHTS = Exercise("lookup_table_weights", None, returns=("W_Q", "W_K", "W_V"), verifier=_lookup_verify,
@@ -397,6 +423,9 @@ LOOKUP_TABLE_WEIGHTS.check("permutation", "an exact lookup table at beta = 1000"
                            lambda rng: [Case(([2, 0, 1], rand(rng, 3, 2), 1000.0), meta={"sequence": [1, 2, 0]})])
 LOOKUP_TABLE_WEIGHTS.check("repeated-targets", "four types, two of them targeting the same type, at beta = 1000",
                            lambda rng: [Case(([3, 0, 3, 1], rand(rng, 4, 3), 1000.0), meta={"sequence": [2, 0, 3, 1]})])
+LOOKUP_TABLE_WEIGHTS.check("length-one", "values of width 1, and a single type, at beta = 1000",
+                           lambda rng: [Case(([1, 0], rand(rng, 2, 1), 1000.0), meta={"sequence": [0, 1]}),
+                                        Case(([0], rand(rng, 1, 2), 1000.0))])
 
 #: Every graded exercise by function name.
 EXERCISES: dict[str, Exercise] = {e.function: e for e in (

@@ -23,10 +23,14 @@ GENERIC: dict[str, str] = {
     "constant-factor": ("your values are the right ones times a constant factor: a scaling is missing or extra "
                         "(a 2, a 1/n, a square root)"),
     "constant-shift": "your values are the right ones plus a constant: something is added or subtracted once too often",
-    "half-precision": ("your values are right only to about 3 digits: they were rounded to float16 (half precision); "
-                       "keep float32 or float64"),
+    "half-precision": ("your values are right only to about 3 digits: they were rounded to float16 (half precision), "
+                       "which also turns anything beyond 65504 into inf; keep float32 or float64"),
     "low-precision": ("your values are right only to a few digits: something rounded them (np.round, a value copied "
                       "from printed output, an epsilon added)"),
+    "int32-overflow": ("your count overflowed a 32-bit integer (np.int32 wraps around past 2147483647): compute "
+                       "with Python ints or np.int64"),
+    "dropped-axis": ("an axis of length 1 was dropped (np.squeeze, or indexing with a single number): keep every "
+                     "axis of the result, even one of length 1"),
     "off-by-a-little": ("your count is off by a little: check each term you add (what it counts, and that a "
                         "multiply-add is 2 FLOPs)"),
 }
@@ -34,6 +38,12 @@ GENERIC: dict[str, str] = {
 
 def _close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:
     return bool(got.shape == want.shape and np.allclose(got, want, rtol=max(rtol, 1e-6), atol=max(atol, 1e-12)))
+
+
+def _is_half(got: np.ndarray) -> bool:
+    """Whether every entry of ``got`` is a float16 number (rounded to half precision)."""
+    with np.errstate(over="ignore"):
+        return bool((got.astype(np.float16).astype(float) == got).all())
 
 
 def _nice(c: float) -> str | None:
@@ -62,6 +72,13 @@ def identity(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, exa
         rounding of a few digits is.
     """
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    if got.shape != want.shape and got.size == want.size and 1 in want.shape \
+            and got.shape == tuple(n for n in want.shape if n != 1):
+        return "dropped-axis", (f"an axis of length 1 was dropped (np.squeeze, or indexing with a single number): "
+                                f"expected shape {want.shape}, got {got.shape}")
+    if got.shape == want.shape and np.isfinite(want).all() and np.isinf(got).any() \
+            and (np.abs(want[np.isinf(got)]) > 65504).all() and _is_half(got[np.isfinite(got)]):
+        return "half-precision", GENERIC["half-precision"]
     if want.ndim == 2 and got.shape == want.T.shape and want.shape[0] != want.shape[1] \
             and np.isfinite(want).all() and _close(got, want.T, rtol, atol):
         return "transposed-result", GENERIC["transposed-result"]
@@ -83,11 +100,12 @@ def identity(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, exa
         if _close(got, want + s, rtol, atol):
             return "constant-shift", (f"your values are the right ones plus {s:.4g}: something is added or "
                                       f"subtracted once too often")
+    if exact and want.size == 1 and np.abs(want).max() > 2**31 - 1 and float(got.flat[0]).is_integer() \
+            and (int(got.flat[0]) - int(want.flat[0])) % 2**32 == 0:
+        return "int32-overflow", GENERIC["int32-overflow"]
     scale = float(np.abs(want).max())
     err = float(np.abs(got - want).max()) / scale
-    with np.errstate(over="ignore"):
-        half = got.astype(np.float16).astype(float)
-    if err <= 2e-3 and (half == got).all():
+    if err <= 2e-3 and _is_half(got):
         return "half-precision", GENERIC["half-precision"]
     if exact and want.size == 1 and float(want.flat[0]).is_integer() and float(got.flat[0]).is_integer() \
             and err <= 0.1:
