@@ -277,6 +277,8 @@ SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, mistakes=[
     Mistake(lambda Q, K: K @ Q.T / np.sqrt(Q.shape[1]),
             "transposed: scores have shape (T_q, T_k), one row per query (Q Kᵀ, not K Qᵀ)", id="transposed"),
     Mistake(lambda Q, K: Q @ K.T / np.sqrt(K.shape[0]), "scaled by √T_k: the scaling is 1/√d_k", id="scaled-by-T_k"),
+    Mistake(lambda Q, K: Q @ K.T / Q.shape[1] ** 1 / 2,
+            "divided by d_k/2: in Python d_k ** 1/2 is (d_k ** 1) / 2; write d_k ** 0.5 or np.sqrt(d_k)", id="power-one-half"),
 ])
 SCALED_SCORES.check("shape-and-scale", "Q Kᵀ / √d_k with T_q ≠ T_k",
                     lambda rng: [Case((rand(rng, 3, 4), rand(rng, 5, 4)))])
@@ -331,6 +333,9 @@ SCORE_STDS = Exercise("score_stds", score_stds, returns=("the std of q·k", "the
     Mistake(lambda q, k: (_dots(q, k).std(ddof=1), (_dots(q, k) / np.sqrt(q.shape[1])).std(ddof=1)),
             "divides by n-1 (ddof=1, the sample standard deviation): the values are the right ones times "
             "√(n/(n-1)); use the population std, .std() with NumPy's default ddof=0", id="ddof-1"),
+    Mistake(lambda q, k: ((q @ k.T).std(), (q @ k.T / np.sqrt(q.shape[1])).std()),
+            "used every pair q_i·k_j (q @ k.T): the scores pair row i of q with row i of k only, (q * k).sum(axis=1)",
+            id="all-pairs"),
 ])
 SCORE_STDS.check("small", "standard deviations of q·k and q·k/√d_k",
                  lambda rng: [Case((rand(rng, 200, 16), rand(rng, 200, 16)))])
@@ -342,6 +347,9 @@ SOFTMAX_JACOBIAN = Exercise("softmax_jacobian", numerics.softmax_jacobian, mista
     Mistake(lambda a: np.outer(a, a) - np.diag(a), "sign flipped: J = diag(a) - a aᵀ", id="sign-flipped"),
     Mistake(lambda a: np.diag(a) - np.asarray(a) @ np.asarray(a),
             "a @ a is a number (the dot product a·a), not the outer product a aᵀ: use np.outer(a, a)", id="dot-for-outer"),
+    Mistake(lambda a: np.diag(a) - np.asarray(a) * np.asarray(a).T,
+            "a * a.T is a² entry by entry (.T does nothing to a 1-D array), not the outer product a aᵀ: use "
+            "np.outer(a, a) or a[:, None] * a", id="elementwise-for-outer"),
 ])
 SOFTMAX_JACOBIAN.check("small", "the Jacobian of a softmax over three scores",
                        lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))])
@@ -357,6 +365,8 @@ SOFTMAX_VJP = Exercise("softmax_vjp", training.softmax_vjp, mistakes=[
     Mistake(lambda a, g: a * (1 - a) * g, "only the diagonal of J: the off-diagonal entries -a_j a_l contribute too", id="diagonal-only"),
     Mistake(lambda a, g: a * (g - np.sum(g)),
             "sum(g) is not the dot product a·g: weight each g_l by a_l, np.dot(a, g) or (a * g).sum()", id="sum-for-dot"),
+    Mistake(lambda a, g: a * (g - np.mean(g)),
+            "mean(g) is not the dot product a·g: weight each g_l by a_l, np.dot(a, g) or (a * g).sum()", id="mean-for-dot"),
 ])
 SOFTMAX_VJP.check("small", "Jᵀg for a softmax over three scores",
                   lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])), np.array([1.0, -2.0, 0.5])))])
@@ -403,6 +413,7 @@ ATTENTION_FLOPS = Exercise("attention_flops", cost.attention_flops, exact=True, 
     Mistake(lambda T, d: 4 * T**2 * d + T**2,
             "off by T²: you counted the scaling or the softmax too; count only the two products Q Kᵀ and A V",
             id="counted-scaling"),
+    Mistake(lambda T, d: 4 * T ^ 2 * d, "T ^ 2 is not a power in Python (^ is bitwise xor): write T**2", id="xor-for-power"),
 ])
 ATTENTION_FLOPS.check("lecture", "the FLOPs of Q Kᵀ and A V for the lecture's T = 10, d = 512", lambda rng: [Case((10, 512))])
 ATTENTION_FLOPS.check("gpt3", "GPT-3's T = 2048, d = 12288 (a count beyond 32-bit integers)",

@@ -26,9 +26,9 @@ GENERIC: dict[str, str] = {
     "half-precision": ("your values are right only to about 3 digits: they were rounded to float16 (half precision), "
                        "which also turns anything beyond 65504 into inf; keep float32 or float64"),
     "low-precision": ("your values are right only to a few digits: something rounded them (np.round, a value copied "
-                      "from printed output, an epsilon added)"),
-    "int32-overflow": ("your count overflowed a 32-bit integer (np.int32 wraps around past 2147483647): compute "
-                       "with Python ints or np.int64"),
+                      "from printed output)"),
+    "integer-overflow": ("your count overflowed a fixed-size integer (np.int32 wraps around past 2147483647, "
+                         "np.int16 past 32767): compute with Python ints or np.int64"),
     "dropped-axis": ("an axis of length 1 was dropped (np.squeeze, or indexing with a single number): keep every "
                      "axis of the result, even one of length 1"),
     "off-by-a-little": ("your count is off by a little: check each term you add (what it counts, and that a "
@@ -38,6 +38,24 @@ GENERIC: dict[str, str] = {
 
 def _close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:
     return bool(got.shape == want.shape and np.allclose(got, want, rtol=max(rtol, 1e-6), atol=max(atol, 1e-12)))
+
+
+def _wrapped(got: np.ndarray, want: np.ndarray) -> bool:
+    """Whether whole numbers ``got`` are ``want`` wrapped around by a 16- or 32-bit integer type."""
+    if not (np.all(got == np.round(got)) and np.all(want == np.round(want))):
+        return False
+    for bits in (16, 32):
+        if np.abs(want).max() >= 2 ** (bits - 1) and np.abs(got).max() < 2**bits \
+                and all((int(g) - int(w)) % 2**bits == 0 for g, w in zip(got.flat, want.flat, strict=True)):
+            return True
+    return False
+
+
+def _rounded(got: np.ndarray) -> bool:
+    """Whether every entry of ``got`` is rounded: to at most 6 decimals or 6 significant digits, or
+    to float16 (a different computation that happens to come close is not)."""
+    return bool(any(np.array_equal(np.round(got, k), got) for k in range(7))
+                or all(float(f"{x:.6g}") == x for x in got.flat) or _is_half(got))
 
 
 def _is_half(got: np.ndarray) -> bool:
@@ -84,6 +102,8 @@ def identity(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, exa
         return "transposed-result", GENERIC["transposed-result"]
     if got.shape != want.shape or not (np.isfinite(got).all() and np.isfinite(want).all()) or not want.any():
         return None
+    if exact and _wrapped(got, want):
+        return "integer-overflow", GENERIC["integer-overflow"]
     if want.ndim == 2 and want.shape[0] == want.shape[1] > 1 and _close(got, want.T, rtol, atol):
         return "transposed-result", GENERIC["transposed-result"]
     if _close(got, -want, rtol, atol):
@@ -100,9 +120,6 @@ def identity(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, exa
         if _close(got, want + s, rtol, atol):
             return "constant-shift", (f"your values are the right ones plus {s:.4g}: something is added or "
                                       f"subtracted once too often")
-    if exact and want.size == 1 and np.abs(want).max() > 2**31 - 1 and float(got.flat[0]).is_integer() \
-            and (int(got.flat[0]) - int(want.flat[0])) % 2**32 == 0:
-        return "int32-overflow", GENERIC["int32-overflow"]
     scale = float(np.abs(want).max())
     err = float(np.abs(got - want).max()) / scale
     if err <= 2e-3 and _is_half(got):
@@ -112,9 +129,9 @@ def identity(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, exa
         diff = float(got.flat[0] - want.flat[0])
         return "off-by-a-little", (f"your count is off by {diff:+.0f} ({abs(diff) / scale:.2%} of it): check each "
                                    f"term you add (what it counts, and that a multiply-add is 2 FLOPs)")
-    if err <= 1e-2 and not exact:
+    if err <= 1e-2 and not exact and _rounded(got):
         digits = int(np.floor(-np.log10(max(err, 1e-300))))
         return "low-precision", (f"your values are right only to about {digits} digits (largest error {err:.1g} "
                                  f"of the largest value): something rounded them (np.round, a value copied from "
-                                 f"printed output, an epsilon added)")
+                                 f"printed output)")
     return None
