@@ -61,6 +61,7 @@ LANES: dict[str, str] = {
     "test_problem20_reading.py": "unit",
     "test_public_checks_catch.py": "unit",
     "test_public_cases_cover_hidden_kinds.py": "unit",
+    "test_identities.py": "unit",
     "test_notes_data.py": "unit",
     "test_heads.py": "unit",
     "test_training.py": "unit",

@@ -51,11 +51,15 @@ def _wrapped(got: np.ndarray, want: np.ndarray) -> bool:
     return False
 
 
-def _rounded(got: np.ndarray) -> bool:
-    """Whether every entry of ``got`` is rounded: to at most 6 decimals or 6 significant digits, or
-    to float16 (a different computation that happens to come close is not)."""
-    return bool(any(np.array_equal(np.round(got, k), got) for k in range(7))
-                or all(float(f"{x:.6g}") == x for x in got.flat) or _is_half(got))
+def _rounded(got: np.ndarray, want: np.ndarray) -> bool:
+    """Whether every entry of ``got`` is rounded where ``want`` is not: to at most 6 decimals or 6
+    significant digits, or to float16 (a different computation that happens to come close is not)."""
+    def sig(a: np.ndarray) -> bool:
+        return all(float(f"{x:.6g}") == x for x in a.flat)
+
+    return bool(any(np.array_equal(np.round(got, k), got) and not np.array_equal(np.round(want, k), want)
+                    for k in range(7))
+                or (sig(got) and not sig(want)) or (_is_half(got) and not _is_half(want)))
 
 
 def _is_half(got: np.ndarray) -> bool:
@@ -129,7 +133,7 @@ def identity(got: np.ndarray, want: np.ndarray, rtol: float, atol: float, *, exa
         diff = float(got.flat[0] - want.flat[0])
         return "off-by-a-little", (f"your count is off by {diff:+.0f} ({abs(diff) / scale:.2%} of it): check each "
                                    f"term you add (what it counts, and that a multiply-add is 2 FLOPs)")
-    if err <= 1e-2 and not exact and _rounded(got):
+    if err <= 1e-2 and not exact and _rounded(got, want):
         digits = int(np.floor(-np.log10(max(err, 1e-300))))
         return "low-precision", (f"your values are right only to about {digits} digits (largest error {err:.1g} "
                                  f"of the largest value): something rounded them (np.round, a value copied from "
