@@ -63,6 +63,8 @@ LANES: dict[str, str] = {
     "test_dependency_inputs_covered.py": "unit",
     "test_dependency_contracts.py": "unit",
     "test_ignored_notebooks.py": "pipeline",
+    "test_public_cases_cover_hidden_kinds.py": "unit",
+    "test_identities.py": "unit",
     "test_notes_data.py": "unit",
     "test_heads.py": "unit",
     "test_training.py": "unit",

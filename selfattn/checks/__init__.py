@@ -7,6 +7,8 @@ Each module imports only those listed before it:
 - :mod:`~selfattn.checks.findings`: what a failed check found, as data;
 - :mod:`~selfattn.checks.problem20`: reading Problem 20's matrices (their shapes, what they do on a
   sequence), for its checks and for ``compare()``;
+- :mod:`~selfattn.checks.identities`: a wrong result that is the right one transposed, negated, times a
+  constant, shifted, rounded, wrapped around or squeezed (NumPy only);
 - :mod:`~selfattn.checks.record`: the records (``Exercise``, ``Check``, the registry) and the comparisons
   verifiers use;
 - :mod:`~selfattn.checks.judging`: deciding a check from its calls' outcomes (notebook and grader alike);

@@ -29,6 +29,20 @@ _ALL_MASKED = "NaN in the weights of a slice that is entirely -inf: such a slice
 _UNDERFLOW = ("NaN in the weights: exp underflowed to 0 for every score of a slice far below the largest score "
               "(0/0 is NaN); subtract each slice's own maximum along the axis, not one maximum of the whole array")
 _NOT_NORMALISED = "weights do not sum to 1 along the axis asked for: normalise each slice along that axis"
+_CLIPPED = ("large scores were clipped (np.clip): scores of 10⁴ must keep their differences; subtract each slice's "
+            "maximum instead, which never overflows")
+
+
+def _clipped(S: np.ndarray, g: np.ndarray, axis: int) -> bool:
+    """Whether two large scores of a slice (|s| > 80: beyond what exp holds in float32) that differ got
+    the same weight, and not 0: a softmax tells them apart (by a factor e^difference), clipping does not."""
+    S, g = np.moveaxis(S, axis, -1), np.moveaxis(g, axis, -1)
+    s, w = S[..., :, None], g[..., :, None]
+    s2, w2 = S[..., None, :], g[..., None, :]
+    with np.errstate(invalid="ignore"):
+        tie = (np.abs(s) > 80) & (np.abs(s2) > 80) & np.isfinite(s) & np.isfinite(s2) & (s != s2) \
+            & (w > 0) & np.isclose(w, w2, rtol=1e-9, atol=0)
+    return bool(tie.any())
 _OUTPUT_OVERFLOW = "NaN in the output for large scores: exp overflowed; subtract the row maximum before exponentiating"
 _OUTPUT_NAN = "NaN in the output: check the mask (it is added to the scores; -inf · 0 is NaN)"
 _MASK_NAN = ("NaN in the mask: NumPy gives 0 · (-inf) = NaN, so a 0/1 matrix times -inf does not work; "
@@ -51,6 +65,8 @@ def _softmax_extra(case: Case, got):
         if np.isneginf(top[slices]).all():
             return _ALL_MASKED
         return _UNDERFLOW
+    if _clipped(S, g, axis):
+        return _CLIPPED
     if not np.allclose(g.sum(axis=axis), 1.0, atol=1e-5):
         return Finding.mistake(_NOT_NORMALISED, f"weights do not sum to 1 along axis {axis}: normalise each slice "
                                                 "along that axis")
@@ -186,6 +202,8 @@ def _lookup_verify(exercise: Exercise, cases: list[Case], outcomes: list[Outcome
                 return Finding.mistake(_NOT_SATURATED, f"not exact (largest error {err:.2g}): the right key "
                                                        f"must win by a margin that grows with beta, so the softmax "
                                                        f"saturates")
+            if (found := exercise.identified(case, got, want[0], rtol, atol)) is not None:  # rounded, negated, ...
+                return found
             return Finding.mistake(_W_V_NOT_VALUES, f"{_W_V_NOT_VALUES} (largest error {err:.2g})")
         if (wrong := _lookup_misreads(case, out.values, rtol)) is not None:
             return wrong
@@ -271,6 +289,8 @@ EMBED = Exercise("embed", text.embed, exact=True, mistakes=[
 ])
 EMBED.check("lookup", "X stacks the rows of E named by ids",
             lambda rng: [Case((rand(rng, 5, 6), np.array([4, 0, 4, 2])))])
+EMBED.check("length-one", "a vocabulary of width 1, and a single id (no axis of length 1 may be dropped)",
+            lambda rng: [Case((rand(rng, 4, 1), np.array([3, 1]))), Case((rand(rng, 3, 2), np.array([2])))])
 
 PROJECT = Exercise("project", lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, X @ W_V), returns=("Q", "K", "V"), mistakes=[
     Mistake(lambda X, W_Q, W_K, W_V: tuple(np.asarray(w).T @ np.asarray(X).T for w in (W_Q, W_K, W_V)),
@@ -289,7 +309,7 @@ SHAPE_ANSWERS.check("lecture", "five shapes that fit together (their values are 
 
 SOFTMAX = Exercise("softmax", numerics.softmax, extra=_softmax_extra,
                    diagnoses={"overflow": _OVERFLOW, "all-masked": _ALL_MASKED, "underflow": _UNDERFLOW,
-                              "not-normalised": _NOT_NORMALISED}, contract=_softmax_contract, mistakes=[
+                              "not-normalised": _NOT_NORMALISED, "clipped-scores": _CLIPPED}, contract=_softmax_contract, mistakes=[
     Mistake(lambda S, axis=-1: numerics.softmax(S, axis=0),
             "normalised along axis 0 (down the columns): normalise each row, along the given axis", id="axis-0"),
     Mistake(lambda S, axis=-1: _stable(S) / _stable(S).sum(),
@@ -306,6 +326,11 @@ SOFTMAX.check("large-scores", "large scores do not overflow",
               lambda rng: [Case((np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -1002.0]]),))])
 SOFTMAX.check("axis", "the axis argument is respected",
               lambda rng: [Case((rand(rng, 4, 3),), {"axis": 0}), Case((rand(rng, 2, 3, 4),), {"axis": 1})])
+SOFTMAX.check("extreme", "scores of ±3·10⁴: no clipping, subtract the row maximum",
+              lambda rng: [Case((np.array([[3e4, -3e4, 0.0], [-3e4, 2.0 - 3e4, 1.0 - 3e4]]),))])
+SOFTMAX.check("masked-float32", "float32 scores with -inf entries (weight exactly 0), and a single row",
+              lambda rng: [Case((np.where(np.eye(3, 4) > 0, -np.inf, rand(rng, 3, 4)).astype(np.float32),)),
+                           Case((rand(rng, 1, 4, scale=2, dtype=np.float32),))])
 
 SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, contract=_scaled_scores_contract, mistakes=[
     Mistake(lambda Q, K: Q @ K.T, "missing the 1/√d_k scaling of the scores", id="no-scaling"),
@@ -313,9 +338,13 @@ SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, contract=_scal
     Mistake(lambda Q, K: K @ Q.T / np.sqrt(Q.shape[1]),
             "transposed: scores have shape (T_q, T_k), one row per query (Q Kᵀ, not K Qᵀ)", id="transposed"),
     Mistake(lambda Q, K: Q @ K.T / np.sqrt(K.shape[0]), "scaled by √T_k: the scaling is 1/√d_k", id="scaled-by-T_k"),
+    Mistake(lambda Q, K: Q @ K.T / Q.shape[1] ** 1 / 2,
+            "divided by d_k/2: in Python d_k ** 1/2 is (d_k ** 1) / 2; write d_k ** 0.5 or np.sqrt(d_k)", id="power-one-half"),
 ])
 SCALED_SCORES.check("shape-and-scale", "Q Kᵀ / √d_k with T_q ≠ T_k",
                     lambda rng: [Case((rand(rng, 3, 4), rand(rng, 5, 4)))])
+SCALED_SCORES.check("one-query-float32", "a single query, float32 inputs",
+                    lambda rng: [Case((rand(rng, 1, 4, dtype=np.float32), rand(rng, 3, 4, dtype=np.float32)))])
 
 ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_SCORES), extra=_attention_extra,
                      diagnoses={"output-overflow": _OUTPUT_OVERFLOW, "output-nan": _OUTPUT_NAN}, mistakes=[
@@ -347,6 +376,9 @@ def _large_scores(rng) -> Case:
 
 
 ATTENTION.check("large-scores", "scores of several hundred do not overflow", lambda rng: [_large_scores(rng)])
+ATTENTION.check("one-query-float32", "a single query, float32 inputs",
+                lambda rng: [Case((rand(rng, 1, 3, dtype=np.float32), rand(rng, 4, 3, dtype=np.float32),
+                                   rand(rng, 4, 2, dtype=np.float32)))])
 
 
 def _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, *, split="blocks", full_width=False, project=True,
@@ -437,17 +469,30 @@ SCORE_STDS = Exercise("score_stds", score_stds, returns=("the std of q·k", "the
             "the two values are swapped: first the std of q·k, then the std of q·k/√d_k", id="swapped"),
     Mistake(lambda q, k: (_dots(q, k).var(), (_dots(q, k) / np.sqrt(q.shape[1])).var()),
             "returned variances: take the standard deviation (.std()), the square root of the variance", id="variances"),
+    Mistake(lambda q, k: (_dots(q, k).std(ddof=1), (_dots(q, k) / np.sqrt(q.shape[1])).std(ddof=1)),
+            "divides by n-1 (ddof=1, the sample standard deviation): the values are the right ones times "
+            "√(n/(n-1)); use the population std, .std() with NumPy's default ddof=0", id="ddof-1"),
+    Mistake(lambda q, k: ((q @ k.T).std(), (q @ k.T / np.sqrt(q.shape[1])).std()),
+            "used every pair q_i·k_j (q @ k.T): the scores pair row i of q with row i of k only, (q * k).sum(axis=1)",
+            id="all-pairs"),
 ])
 SCORE_STDS.check("small", "standard deviations of q·k and q·k/√d_k",
                  lambda rng: [Case((rand(rng, 200, 16), rand(rng, 200, 16)))])
+SCORE_STDS.check("width-one", "vectors of width d_k = 1", lambda rng: [Case((rand(rng, 100, 1), rand(rng, 100, 1)))])
 
 SOFTMAX_JACOBIAN = Exercise("softmax_jacobian", numerics.softmax_jacobian, mistakes=[
     Mistake(lambda a: -np.outer(a, a), "missing the diagonal term a_j·1[j = l]", id="no-diagonal-term"),
     Mistake(lambda a: np.diag(a * (1 - a)), "only the diagonal: off-diagonal entries are -a_j a_l", id="diagonal-only"),
     Mistake(lambda a: np.outer(a, a) - np.diag(a), "sign flipped: J = diag(a) - a aᵀ", id="sign-flipped"),
+    Mistake(lambda a: np.diag(a) - np.asarray(a) @ np.asarray(a),
+            "a @ a is a number (the dot product a·a), not the outer product a aᵀ: use np.outer(a, a)", id="dot-for-outer"),
+    Mistake(lambda a: np.diag(a) - np.asarray(a) * np.asarray(a).T,
+            "a * a.T is a² entry by entry (.T does nothing to a 1-D array), not the outer product a aᵀ: use "
+            "np.outer(a, a) or a[:, None] * a", id="elementwise-for-outer"),
 ])
 SOFTMAX_JACOBIAN.check("small", "the Jacobian of a softmax over three scores",
                        lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])),))])
+SOFTMAX_JACOBIAN.check("one-score", "a softmax over a single score", lambda rng: [Case((np.array([1.0]),))])
 
 # Building the (T, T) Jacobian and multiplying is right in value, so no check can name it without a
 # memory or time budget, and such a budget would make a verdict depend on the machine: the hints
@@ -457,6 +502,10 @@ SOFTMAX_VJP = Exercise("softmax_vjp", training.softmax_vjp, mistakes=[
     Mistake(lambda a, g: a * (np.dot(a, g) - g), "sign flipped: Jᵀg = a * (g - a·g), not a * (a·g - g)", id="sign-flipped"),
     Mistake(lambda a, g: g - np.dot(a, g), "missing the factor a: multiply (g - a·g) by the weights, entry by entry", id="no-factor-a"),
     Mistake(lambda a, g: a * (1 - a) * g, "only the diagonal of J: the off-diagonal entries -a_j a_l contribute too", id="diagonal-only"),
+    Mistake(lambda a, g: a * (g - np.sum(g)),
+            "sum(g) is not the dot product a·g: weight each g_l by a_l, np.dot(a, g) or (a * g).sum()", id="sum-for-dot"),
+    Mistake(lambda a, g: a * (g - np.mean(g)),
+            "mean(g) is not the dot product a·g: weight each g_l by a_l, np.dot(a, g) or (a * g).sum()", id="mean-for-dot"),
 ])
 SOFTMAX_VJP.check("small", "Jᵀg for a softmax over three scores",
                   lambda rng: [Case((numerics.softmax(np.array([1.0, 2.0, 0.5])), np.array([1.0, -2.0, 0.5])))])
@@ -466,6 +515,7 @@ PERMUTATION_MATRIX = Exercise("permutation_matrix", lambda perm: np.eye(len(perm
             "this is the inverse permutation (the transpose): row i of P X must be X[perm[i]]", id="inverse"),
 ])
 PERMUTATION_MATRIX.check("small", "(P X)[i] = X[perm[i]]", lambda rng: [Case(([2, 0, 1],))])
+PERMUTATION_MATRIX.check("one", "a permutation of a single item", lambda rng: [Case(([0],))])
 
 _MULTIPLICATIVE = "multiplicative 0/1 mask: the mask is additive, 0 to keep and -inf to forbid"
 CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_mask_extra, diagnoses={"mask-nan": _MASK_NAN},
@@ -477,6 +527,7 @@ CAUSAL_MASK = Exercise("causal_mask", numerics.causal_mask, exact=True, extra=_m
     Mistake(lambda T: np.tril(np.ones((T, T))), _MULTIPLICATIVE, id="multiplicative-mask"),
 ])
 CAUSAL_MASK.check("T4", "the causal mask for T = 4", lambda rng: [Case((4,))])
+CAUSAL_MASK.check("T1", "the causal mask for T = 1", lambda rng: [Case((1,))])
 
 PADDING_MASK = Exercise("padding_mask", numerics.padding_mask, exact=True, extra=_mask_extra, diagnoses={"mask-nan": _MASK_NAN},
                         mistakes=[
@@ -495,14 +546,24 @@ ATTENTION_FLOPS = Exercise("attention_flops", cost.attention_flops, exact=True, 
     Mistake(lambda T, d: 2 * T**2 * d / 2,
             "a quarter of the FLOPs: a multiply-add counts as 2 FLOPs, and both products Q Kᵀ and A V count", id="quarter"),
     Mistake(lambda T, d: 4 * T * d**2, "T and d swapped: the score matrix is T×T", id="T-d-swapped"),
+    Mistake(lambda T, d: 2 * T**2 * (2 * d - 1),
+            "off by 2T²: you counted d-1 additions per dot product of length d; the course counts d multiply-adds, "
+            "2d FLOPs", id="d-minus-1-adds"),
+    Mistake(lambda T, d: 4 * T**2 * d + T**2,
+            "off by T²: you counted the scaling or the softmax too; count only the two products Q Kᵀ and A V",
+            id="counted-scaling"),
+    Mistake(lambda T, d: 4 * T ^ 2 * d, "T ^ 2 is not a power in Python (^ is bitwise xor): write T**2", id="xor-for-power"),
 ])
 ATTENTION_FLOPS.check("lecture", "the FLOPs of Q Kᵀ and A V for the lecture's T = 10, d = 512", lambda rng: [Case((10, 512))])
+ATTENTION_FLOPS.check("gpt3", "GPT-3's T = 2048, d = 12288 (a count beyond 32-bit integers)",
+                      lambda rng: [Case((2048, 12288))])
 
 CROSSOVER_LENGTH = Exercise("crossover_length", cost.crossover_length, exact=True, mistakes=[
     Mistake(lambda d: 24 * d / 2, "solve 4 T² d = 24 T d² for T", id="unsolved"),
     Mistake(lambda d: 6 * d**2, "T = 6 d, not 6 d²: divide both sides by 4 T d", id="6-d-squared"),
 ])
 CROSSOVER_LENGTH.check("lecture", "the crossover lengths at the lecture's two widths", lambda rng: [Case((4096,)), Case((8192,))])
+CROSSOVER_LENGTH.check("gpt3", "the crossover length at GPT-3's width d = 12288", lambda rng: [Case((12288,))])
 
 # no reference here: the package students install must not hold Problem 20's answer
 LOOKUP_TABLE_WEIGHTS = Exercise("lookup_table_weights", None, returns=("W_Q", "W_K", "W_V"), verifier=_lookup_verify,
@@ -512,6 +573,9 @@ LOOKUP_TABLE_WEIGHTS.check("permutation", "an exact lookup table at beta = 1000"
                            lambda rng: [Case(([2, 0, 1], rand(rng, 3, 2), 1000.0), meta={"sequence": [1, 2, 0]})])
 LOOKUP_TABLE_WEIGHTS.check("repeated-targets", "four types, two of them targeting the same type, at beta = 1000",
                            lambda rng: [Case(([3, 0, 3, 1], rand(rng, 4, 3), 1000.0), meta={"sequence": [2, 0, 3, 1]})])
+LOOKUP_TABLE_WEIGHTS.check("length-one", "values of width 1, and a single type, at beta = 1000",
+                           lambda rng: [Case(([1, 0], rand(rng, 2, 1), 1000.0), meta={"sequence": [0, 1]}),
+                                        Case(([0], rand(rng, 1, 2), 1000.0))])
 
 #: Every graded exercise by function name.
 EXERCISES: dict[str, Exercise] = {e.function: e for e in (

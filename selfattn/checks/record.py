@@ -33,6 +33,7 @@ import numpy as np
 
 from .calling import Case, Outcome, to_arrays
 from .findings import Finding, Kind
+from .identities import GENERIC, identity
 
 __all__ = ["REGISTRY", "SAFETY", "U32", "Check", "Exercise", "Mistake", "close", "count_message",
            "float32_neighbours", "largest_error", "rand", "register", "row_length", "shape_message", "tolerance"]
@@ -139,6 +140,8 @@ class Exercise:
 
     def __post_init__(self) -> None:
         ids = [m.id for m in self.mistakes] + list(self.diagnoses)
+        self.diagnoses = {**self.diagnoses, **GENERIC}  # every record names the identities (identities.py)
+        ids += [i for i in GENERIC if i in ids]  # a record's own id may not reuse one
         if not all(isinstance(i, str) and i for i in ids):
             raise ValueError(f"exercise {self.function}: every mistake needs an id (Mistake(wrong, message, id=...))")
         if len(set(ids)) != len(ids):
@@ -225,7 +228,7 @@ class Exercise:
         """``None`` when every outcome is right, else one finding naming the likely mistake."""
         if self.verifier is not None:
             return self.verifier(self, cases, outcomes)
-        for case, out in zip(cases, outcomes, strict=True):
+        for at, (case, out) in enumerate(zip(cases, outcomes, strict=True)):
             want = self.expected(case)
             rtol, atol = tolerance(self.expected, case, want, exact=self.exact)
             got = out.values
@@ -234,12 +237,31 @@ class Exercise:
                 return Finding(f"{count_message(self, got, len(want))} (on input {case.describe()})", Kind.WRONG_COUNT)
             if all(close(g, w, rtol, atol) for g, w in zip(got, want, strict=True)):
                 continue
-            return self._diagnose(case, got, want, rtol, atol)
+            return self._diagnose(case, got, want, rtol, atol, list(zip(cases, outcomes, strict=True))[at + 1:])
         return None
 
+    def _explains(self, mistake: Mistake, later: Sequence[tuple[Case, Outcome]]) -> bool:
+        """Whether ``mistake`` also gives what the answer returned on the ``later`` cases of the check
+        (so a wrong statistic that happens to come close to a mistake's on one case is not named by it)."""
+        for case, out in later:
+            try:
+                wrong = mistake.results(case)
+            except Exception:  # a mistake may not apply to this input
+                continue
+            got = out.values
+            if got is None or len(got) != len(wrong):
+                continue
+            want = self.expected(case)
+            rtol, atol = tolerance(self.expected, case, want, exact=self.exact)
+            if not all(g.shape == w.shape and close(g, w, max(rtol, 1e-6), max(atol, 1e-8), equal_nan=True)
+                       for g, w in zip(got, wrong, strict=True)):
+                return False
+        return True
+
     def _diagnose(self, case: Case, got: tuple[np.ndarray, ...], want: tuple[np.ndarray, ...],
-                  rtol: float, atol: float) -> Finding:
-        for mistake in self.mistakes:
+                  rtol: float, atol: float, later: Sequence[tuple[Case, Outcome]] = ()) -> Finding:
+        matching: list[tuple[float, int, Mistake]] = []  # the mistakes that give the answer's results
+        for order, mistake in enumerate(self.mistakes):
             try:
                 wrong = mistake.results(case)
             except Exception:  # a mistake may not apply to this input
@@ -249,12 +271,21 @@ class Exercise:
                 continue  # this mistake makes no difference on this input
             if len(wrong) == len(got) and all(
                     g.shape == w.shape and close(g, w, max(rtol, 1e-6), max(atol, 1e-8), equal_nan=True)
-                    for g, w in zip(got, wrong, strict=True)):
-                return Finding.mistake(mistake.message, f"{mistake.message} (on input {case.describe()})",
-                                       f"{self.function}/{mistake.id}")
+                    for g, w in zip(got, wrong, strict=True)) and self._explains(mistake, later):
+                with np.errstate(invalid="ignore"):
+                    off = max(largest_error(np.where(np.isnan(g), 0.0, g), np.where(np.isnan(w), 0.0, w))
+                              for g, w in zip(got, wrong, strict=True))
+                matching.append((off, order, mistake))
+        if matching:  # two that both come close (a std of n-1 and one of other pairs): the closer one
+            mistake = min(matching, key=lambda m: (m[0], m[1]))[2]
+            return Finding.mistake(mistake.message, f"{mistake.message} (on input {case.describe()})",
+                                   f"{self.function}/{mistake.id}")
         if self.extra is not None and (msg := self.extra(case, got)):
             name = msg.name if isinstance(msg, Finding) else msg  # a Finding may show more than its name
             return self.identify(Finding.mistake(name or "", str(msg)))
+        for g, w in zip(got, want, strict=True):
+            if g.shape != w.shape and (found := self.identified(case, g, w, rtol, atol)):  # transposed, squeezed
+                return found
         for g, w in zip(got, want, strict=True):
             if g.shape != w.shape:
                 return Finding(f"{shape_message(g, w)} (on input {case.describe()})", Kind.WRONG_SHAPE)
@@ -267,8 +298,20 @@ class Exercise:
                 return Finding(f"wrong where the reference is −∞ (a masked position; −∞ or a large negative such as "
                                f"-1e9 is expected there): yours is {float(g[where]):.3g} at {list(map(int, where))} "
                                f"(on input {case.describe()})", Kind.WRONG_VALUES)
+        for g, w in zip(got, want, strict=True):
+            if not close(g, w, rtol, atol) and (found := self.identified(case, g, w, rtol, atol)):
+                return found
         err = max(largest_error(g, w) for g, w in zip(got, want, strict=True))
         return Finding(f"wrong values on input {case.describe()} (largest error {err:.3g})", Kind.WRONG_VALUES)
+
+
+    def identified(self, case: Case, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> Finding | None:
+        """The finding for ``got`` being ``want`` under a known identity (transposed, negated, times a
+        constant, ...: :func:`selfattn.checks.identities.identity`), if it is."""
+        if (found := identity(got, want, rtol, atol, exact=self.exact)) is None:
+            return None
+        id_, text = found
+        return Finding.mistake(GENERIC[id_], f"{text} (on input {case.describe()})", f"{self.function}/{id_}")
 
 
 def count_message(exercise: Exercise, got: Sequence[np.ndarray], n_want: int) -> str:

@@ -1,0 +1,7 @@
+# notebook: 05-saturation
+# replace: softmax_vjp
+# zero: softmax_vjp
+# message: is not the dot product a·g
+def softmax_vjp(a, g):
+    a, g = np.asarray(a, dtype=float), np.asarray(g, dtype=float)
+    return a * (g - sum(g))
