@@ -456,6 +456,9 @@ MULTI_HEAD_ATTENTION.check("two-heads", "two heads of width d_k = 3 (d = 6) over
                            lambda rng: [heads_case(rng, T=4, d_k=3, d_v=3, h=2)])
 MULTI_HEAD_ATTENTION.check("value-width", "two heads whose values are wider than their queries (d_k = 2, d_v = 3)",
                            lambda rng: [heads_case(rng, T=3, d_k=2, d_v=3, h=2)])
+MULTI_HEAD_ATTENTION.check("float32-and-one-token", "float32 inputs, then one token through one head of values of width 1",
+                           lambda rng: [heads_case(rng, T=3, d_k=2, d_v=2, h=2, dtype=np.float32),
+                                        heads_case(rng, T=1, d_k=2, d_v=1, h=1)])
 
 
 def _dots(q, k):
