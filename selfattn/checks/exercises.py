@@ -343,8 +343,9 @@ SCALED_SCORES = Exercise("scaled_scores", numerics.scaled_scores, contract=_scal
 ])
 SCALED_SCORES.check("shape-and-scale", "Q Kᵀ / √d_k with T_q ≠ T_k",
                     lambda rng: [Case((rand(rng, 3, 4), rand(rng, 5, 4)))])
-SCALED_SCORES.check("one-query-float32", "a single query, float32 inputs",
-                    lambda rng: [Case((rand(rng, 1, 4, dtype=np.float32), rand(rng, 3, 4, dtype=np.float32)))])
+SCALED_SCORES.check("one-query-float32", "a single query, float32 inputs; then a single key",
+                    lambda rng: [Case((rand(rng, 1, 4, dtype=np.float32), rand(rng, 3, 4, dtype=np.float32))),
+                                 Case((rand(rng, 2, 3), rand(rng, 1, 3)))])
 
 ATTENTION = Exercise("attention", numerics.attention, depends=(SOFTMAX, SCALED_SCORES), extra=_attention_extra,
                      diagnoses={"output-overflow": _OUTPUT_OVERFLOW, "output-nan": _OUTPUT_NAN}, mistakes=[
@@ -376,9 +377,10 @@ def _large_scores(rng) -> Case:
 
 
 ATTENTION.check("large-scores", "scores of several hundred do not overflow", lambda rng: [_large_scores(rng)])
-ATTENTION.check("one-query-float32", "a single query, float32 inputs",
+ATTENTION.check("one-query-float32", "a single query, float32 inputs; then a single key",
                 lambda rng: [Case((rand(rng, 1, 3, dtype=np.float32), rand(rng, 4, 3, dtype=np.float32),
-                                   rand(rng, 4, 2, dtype=np.float32)))])
+                                   rand(rng, 4, 2, dtype=np.float32))),
+                             Case((rand(rng, 2, 3), rand(rng, 1, 3), rand(rng, 1, 2)))])
 
 
 def _multi_head_variant(X, W_Q, W_K, W_V, W_O, h, *, split="blocks", full_width=False, project=True,
