@@ -18,7 +18,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from autograder.sandbox.oracle import Oracle, OracleCaps, Refused, Relay, Replies, _Process, reference_functions
@@ -283,6 +283,7 @@ def test_the_predicted_size_of_softmax_is_its_result_s(s):
 
 @settings(max_examples=100, deadline=None)
 @given(q=shapes, k=shapes, v=shapes)
+@example(q=(2, 1, 0), k=(0,), v=(2, 1, 1))   # a vector K: the scores are a (2, 1) matrix, not a batch of rows
 def test_the_predicted_size_of_attention_holds_its_scores_and_its_result(q, k, v):
     """Property: for any shapes, the numbers predicted for the course's ``attention`` (which
     ``multi_head_attention``'s fair blame calls) cover its (T_q, T_k) scores and its result."""

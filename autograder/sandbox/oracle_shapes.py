@@ -37,45 +37,49 @@ def _softmax(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Cost:
     return n, n
 
 
-def _scores(args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[tuple[int, ...], int, int, int] | None:
-    """(batch shape, rows, columns, inner size) of ``Q @ K.T``: NumPy's matmul rules on Q's shape and
-    K's reversed; ``None`` when matmul raises at once (a scalar, no argument, batches that do not broadcast)."""
-    a, b = _shape(_argument(args, kwargs, 0, "Q")), _shape(_argument(args, kwargs, 1, "K"))
+def _matmul_shape(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """The shape of ``A @ B`` for arrays of shapes ``a`` and ``b`` by NumPy's matmul rules (a vector
+    operand gets an axis of one that the result drops again); ``None`` where matmul raises."""
     if not a or not b:
         return None
-    b = b[::-1]
-    rows = a[-2] if len(a) > 1 else 1
-    cols = b[-1] if len(b) > 1 else 1
+    left = a if len(a) > 1 else (1, *a)
+    right = b if len(b) > 1 else (*b, 1)
+    if left[-1] != right[-2]:
+        return None
     try:
-        batch = np.broadcast_shapes(a[:-2], b[:-2])
+        batch = np.broadcast_shapes(left[:-2], right[:-2])
     except ValueError:
         return None
-    return batch, rows, cols, a[-1]
+    return (*batch, *((left[-2],) if len(a) > 1 else ()), *((right[-1],) if len(b) > 1 else ()))
+
+
+def _scores(args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[tuple[int, ...], int] | None:
+    """(shape, inner size) of ``Q @ K.T`` (``.T`` reverses every axis of K); ``None`` when matmul raises."""
+    q, k = _shape(_argument(args, kwargs, 0, "Q")), _shape(_argument(args, kwargs, 1, "K"))
+    shape = _matmul_shape(q, None if k is None else k[::-1])
+    return None if shape is None or q is None else (shape, q[-1])
 
 
 def _scaled_scores(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Cost:
     """``scaled_scores(Q, K)`` computes ``Q @ K.T``."""
     if (found := _scores(args, kwargs)) is None:
         return 0, 0
-    batch, rows, cols, inner = found
-    n = math.prod(batch) * rows * cols
+    shape, inner = found
+    n = math.prod(shape)
     return n, n * inner
 
 
 def _attention(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Cost:
     """``attention(Q, K, V, mask=None)`` holds the scores ``Q @ K.T`` whole, then multiplies their
-    weights by V (matmul's rules again, V's batch axes included): the numbers of both."""
+    weights (the scores' shape) by V: the numbers of both, by matmul's rules."""
     if (found := _scores(args, kwargs)) is None:
         return 0, 0
-    batch, rows, cols, inner = found
-    v = _shape(_argument(args, kwargs, 2, "V")) or (1,)
-    width = v[-1] if len(v) > 1 else 1
-    try:
-        batch_out = np.broadcast_shapes(batch, v[:-2])
-    except ValueError:  # matmul raises after the scores
-        batch_out = batch
-    scores, out = math.prod(batch) * rows * cols, math.prod(batch_out) * rows * width
-    return scores + out, scores * inner + out * cols
+    shape, inner = found
+    out = _matmul_shape(shape, _shape(_argument(args, kwargs, 2, "V")))
+    scores = math.prod(shape)
+    if out is None:   # matmul raises after the scores
+        return scores, scores * inner
+    return scores + math.prod(out), scores * inner + math.prod(out) * (shape[-1] if shape else 1)
 
 
 #: course function -> its cost from its arguments
