@@ -17,6 +17,7 @@ tests/test_hub_class.py``.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import secrets
 import shutil
@@ -73,7 +74,10 @@ def _execute(client, layout: HubLayout, login: str, kernel: str, code: str, wait
     """Run ``code`` in ``login``'s kernel as JupyterLab does (its websocket); its result's text."""
     from benchmarks.hub import execute
 
-    return asyncio.run(execute(client, layout.user_url(login), kernel, code, wait=wait))
+    # a thread of its own: a sync Playwright test earlier in this process leaves an event loop running
+    # in the main thread, where asyncio.run refuses to start another
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, execute(client, layout.user_url(login), kernel, code, wait=wait)).result()
 
 
 def test_each_students_server_is_capped_and_idle_servers_are_stopped(tmp_path):
