@@ -345,3 +345,16 @@ def test_a_dropped_student_stays_in_the_course_copys_class_with_her_lms_ids(tmp_
     assert rows[0]["email"] == "ann@x.edu" and rows[1]["lms_user_id"] == ""
     assert rows[2] == {"id": "bob", "first_name": "Bob", "last_name": "Roe", "email": "bob@x.edu",
                        "lms_user_id": "L2", "sis_user_id": "S2"}
+
+
+def test_course_rosters_from_the_command_line_are_id_equals_roster_or_refused_in_one_line():
+    """make hub and make hub-roster read ``--course ID=ROSTER`` the same way (one function); any other
+    form is one line naming it."""
+    from autograder.errors import RefusedInput
+
+    assert accounts.course_rosters(Path("r.csv"), ["ml-2027=/srv/ml.csv", " db =x.csv"]) == {
+        COURSE_ID: Path("r.csv"), "ml-2027": Path("/srv/ml.csv"), "db": Path("x.csv")}
+    assert accounts.course_rosters(None, []) == {}
+    for bad in ("ml-2027", "ml-2027="):
+        with pytest.raises(RefusedInput, match=f"--course '{bad}': give ID=ROSTER"):
+            accounts.course_rosters(None, [bad])

@@ -22,10 +22,12 @@ import grp
 import pwd
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.ids import COURSE_ID, id_problem
+from autograder.errors import RefusedInput
 from autograder.hub.layout import SYSTEM_NAME, HubLayout, system_name_problem
 from autograder.hub.records import Records
 
@@ -64,6 +66,18 @@ class Member:
     @property
     def grades(self) -> bool:
         return self.role in ("instructor", "ta")
+
+
+def course_rosters(roster: Path | None, given: Sequence[str]) -> dict[str, Path]:
+    """Course id -> roster from the command line: ``roster`` for this course (when given), then each
+    ``ID=ROSTER`` of ``given`` (``--course``); one of another form is refused in one line."""
+    rosters: dict[str, Path] = {} if roster is None else {COURSE_ID: Path(roster)}
+    for entry in given:
+        course, sep, path = entry.partition("=")
+        if not sep or not path:
+            raise RefusedInput(f"--course {entry!r}: give ID=ROSTER, e.g. ml-2027=/srv/ml/roster.csv")
+        rosters[course.strip()] = Path(path)
+    return rosters
 
 
 def read_roster(path: Path) -> list[Member]:

@@ -128,13 +128,8 @@ def parse_bytes(value: object) -> int | None:
 def hierarchies() -> dict[str, Hierarchy]:
     """Controller -> the hierarchy where this process (the hub) makes its servers' cgroups, for the
     controllers of :data:`CONTROLLERS` where a cgroup can be made here (one is made and removed)."""
-    try:
-        cgroup_text = Path("/proc/self/cgroup").read_text()
-        mountinfo_text = Path("/proc/self/mountinfo").read_text()
-    except OSError:
-        return {}
     found = {}
-    for name, h in cgroups.candidates(cgroup_text, mountinfo_text, CONTROLLERS).items():
+    for name, h in cgroups.candidates_here(CONTROLLERS).items():
         if h.version == 2 and not cgroups.enable_v2(h.base, [name]):
             continue
         probe = h.base / f"{PREFIX}probe-{os.getpid()}"

@@ -250,12 +250,7 @@ def main(args: list[str] | None = None) -> None:
     except ValueError as exc:  # a public address the hub cannot serve under, named
         raise RefusedInput(str(exc)) from None
     if a.action == "start":
-        rosters = {COURSE_ID: a.roster}
-        for given in a.course:
-            course, sep, roster = given.partition("=")
-            if not sep or not roster:
-                raise RefusedInput(f"--course {given!r}: give ID=ROSTER, e.g. ml-2027=/srv/ml/roster.csv")
-            rosters[course.strip()] = Path(roster)
+        rosters = accounts.course_rosters(a.roster, a.course)
         try:
             start(layout, rosters, spawner=a.spawner)
         except (ValueError, accounts.ForeignAccount) as exc:  # a bad course id or roster line, or

@@ -59,14 +59,7 @@ def main(args: list[str] | None = None) -> None:
         layout = from_environment()
     except ValueError as exc:
         raise RefusedInput(str(exc)) from None
-    rosters: dict[str, Path] = {}
-    if a.roster is not None:
-        rosters[COURSE_ID] = a.roster
-    for given in a.course:
-        course, sep, path = given.partition("=")
-        if not sep or not path:
-            raise RefusedInput(f"--course {given!r}: give ID=ROSTER, e.g. ml-2027=/srv/ml/roster.csv")
-        rosters[course.strip()] = Path(path)
+    rosters = accounts.course_rosters(a.roster, a.course)
     try:
         update(layout, rosters)
     except (ValueError, accounts.ForeignAccount) as exc:

@@ -85,6 +85,16 @@ def _below(mount: str, root: str, path: str) -> Path | None:
     return Path(mount + path[len(root):])
 
 
+def candidates_here(controllers: tuple[str, ...] = CONTROLLERS) -> dict[str, Hierarchy]:
+    """:func:`candidates` for this process (its ``/proc/self`` files); empty where they cannot be read."""
+    try:
+        cgroup_text = Path("/proc/self/cgroup").read_text()
+        mountinfo_text = Path("/proc/self/mountinfo").read_text()
+    except OSError:
+        return {}
+    return candidates(cgroup_text, mountinfo_text, controllers)
+
+
 def candidates(cgroup_text: str, mountinfo_text: str,
                 controllers: tuple[str, ...] = CONTROLLERS) -> dict[str, Hierarchy]:
     """Controller -> the hierarchy to use for it, before any probe: cgroup v2 where its root folder
@@ -179,13 +189,8 @@ def hierarchies() -> dict[str, Hierarchy]:
 
     if _OFF or setting_overrides().get("cgroups") is False:
         return {}
-    try:
-        cgroup_text = Path("/proc/self/cgroup").read_text()
-        mountinfo_text = Path("/proc/self/mountinfo").read_text()
-    except OSError:
-        return {}
     found = {}
-    for name, h in candidates(cgroup_text, mountinfo_text).items():
+    for name, h in candidates_here().items():
         if _probe(h):
             found[name] = h
             _sweep(h.base)
