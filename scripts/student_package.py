@@ -331,13 +331,21 @@ def _patch(recorder: Recorder) -> None:
 
 
 def _dependency_calls(recorder: Recorder, exercise: Any, case: Any) -> None:
-    """The calls a right ``attention`` makes to the graded functions it may use, on its own
-    inputs: a failing dependency is replaced by its reference when ``check()`` decides whom to
-    blame, and that reference must answer those calls in the student package."""
+    """The calls a right ``attention`` (or ``multi_head_attention``) makes to the graded functions it
+    may use, on its own inputs: a failing dependency is replaced by its reference when ``check()``
+    decides whom to blame, and that reference must answer those calls in the student package."""
+    import numpy as np
+
+    from selfattn import heads, numerics
+
+    if exercise.function == "multi_head_attention":   # one attention per head, on its slices
+        X, W_Q, W_K, W_V, _, h = case.args
+        X = np.asarray(X)
+        for Q, K, V in zip(*(heads.split_heads(X @ np.asarray(W), h) for W in (W_Q, W_K, W_V)), strict=True):
+            numerics.attention(Q.astype(X.dtype), K.astype(X.dtype), V.astype(X.dtype))
+        return
     if exercise.function != "attention":
         return
-    from selfattn import numerics
-
     Q, K = case.args[0], case.args[1]
     mask = case.kwargs.get("mask")
     S = numerics.scaled_scores(Q, K)

@@ -518,7 +518,8 @@ def test_grades_csv_reads_back_by_header_and_every_field_is_quoted(hostile):
     with Gradebook(f"sqlite:///{work / 'gradebook.db'}", "self-attention") as gb:
         for student, row in table.items():
             assert float(row["score"]) == pytest.approx(gb.find_submission("attention", student).score), student
-    assert float(table["alice"]["score"]) == 15.0
+        full = gb.find_submission("attention", "alice").max_score
+    assert full > 0 and float(table["alice"]["score"]) == full   # the solutions: every point
     for line in (work / "grades.csv").read_text().splitlines():
         assert line.startswith('"') and line.endswith('"'), line
 

@@ -43,13 +43,16 @@ def _right(S, axis=-1):
 
 
 def _secret_input(S):
-    """True for softmax's hidden float32 and randomly masked scores (never for its public checks, whose
-    masked scores are causal), and for attention's hidden masked scores (its failure is blamed on this
-    softmax)."""
+    """True for softmax's hidden float32 scores (4 by 6: every float32 input a public check gives softmax,
+    its own or through attention and multi_head_attention, has at most 4 columns) and its randomly masked
+    float64 scores (never for its public checks, whose masked float64 scores are causal), and for
+    attention's hidden masked scores (its failure is blamed on this softmax)."""
     S = np.asarray(S)
     causal = S.ndim == 2 and S.shape[0] == S.shape[1] and bool(
         (np.isneginf(S) == np.triu(np.ones(S.shape, dtype=bool), 1)).all())
-    return S.dtype == np.float32 or (bool(np.isneginf(S).any()) and not causal)
+    if S.dtype == np.float32:
+        return S.shape[-1] >= 6
+    return bool(np.isneginf(S).any()) and not causal
 
 
 def _signal(S):

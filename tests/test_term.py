@@ -76,7 +76,7 @@ NEW_ANSWERS = {"ann": "\n".join(ln for ln in ANSWER.splitlines() if "SOLUTION" n
 NEW_POINTS = {"ann": 3.0, "ben": 0.0}  # the sync's default points: 1 public, 2 hidden
 NEW_HIDDEN_POINTS = 4.0  # the hidden checks of score_stds after the mid-term change (2 before)
 #: the hidden check as the term began (its bug) and as fixed mid-term (the repository's)
-FIXED_CHECK = "for d in (1, 64)])"
+FIXED_CHECK = "for d in (64, 1)])"
 BUGGY_CHECK = "for d in (1,)])"
 
 
