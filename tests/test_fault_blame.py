@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 FAULTS = {
     "loops-forever": ("def softmax(S, axis=-1):\n    while True:\n        pass\n", "CPU time"),
     "exhausts-memory": ("def softmax(S, axis=-1):\n    hoard = []\n    while True:\n"
-                        "        hoard.append(np.ones(1 << 22))\n", "MemoryError"),
+                        "        hoard.append(np.ones(1 << 22))\n",
+                        # a memory cgroup (where the machine has one) may reclaim until the CPU limit first
+                        ("MemoryError", "of CPU time")),
     "os-exit": ("import os\n\ndef softmax(S, axis=-1):\n    os._exit(0)\n", "ended before returning results"),
     "kills-itself": ("import os\nimport signal\n\ndef softmax(S, axis=-1):\n    os.kill(os.getpid(), signal.SIGKILL)\n",
                      "killed (signal 9)"),
@@ -119,7 +121,9 @@ def test_a_faulty_softmax_costs_softmax_its_points_only(graded, fault):
     print(f"{fault}: graded in {verdict['seconds']:.1f} s")
     for gid in ("softmax-public", "softmax-hidden"):
         assert not cells[gid]["passed"], f"{gid}: {cells[gid]['lines']}"
-    assert FAULTS[fault][1] in cells["softmax-public"]["lines"][0], cells["softmax-public"]["lines"]
+    said = FAULTS[fault][1]
+    assert any(w in cells["softmax-public"]["lines"][0] for w in ((said,) if isinstance(said, str) else said)), \
+        cells["softmax-public"]["lines"]
     for gid in ("scaled_scores-public", "scaled_scores-hidden", "attention-public", "attention-hidden"):
         assert cells[gid]["passed"], f"{gid}: {cells[gid]['lines']} (notes: {notes})"
     assert any(n.text.startswith("`attention` is right, but it calls your `softmax`, which fails: fix `softmax`")
