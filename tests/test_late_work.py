@@ -72,19 +72,25 @@ def _verdict_times(lp: HandLoop) -> dict[str, int]:
     return {str(p): p.stat().st_mtime_ns for p in (lp.work / ".grading" / "verdicts").rglob("*.json")}
 
 
+def hand_in_late_class(lp: HandLoop, due: datetime, stamps: dict[str, str]) -> None:
+    """A class of ``stamps``' students (imported as a roster) hands in the instructor's answers to the
+    scores and the written answer, each at its stamp, for ``attention`` due at ``due`` (due-dates.csv)."""
+    roster = lp.tmp / "roster.csv"
+    roster.write_text("id,first_name,last_name,email\n" + "".join(f"{s},Doe,{s.title()},{s}@example.org\n"
+                                                                 for s in stamps))
+    lp.nbgrader("db", "student", "import", str(roster))
+    lp.nbgrader("generate_assignment", "attention", "--force")
+    (lp.work / "due-dates.csv").write_text(f"assignment,student,due\nattention,,{due:%Y-%m-%d %H:%M:%S} UTC\n")
+    for s, stamp in stamps.items():
+        lp.hand_in(s, {STDS: _answer(NB, STDS), WRITTEN: _answer(NB, WRITTEN)})
+        (lp.work / "submitted" / s / "attention" / "timestamp.txt").write_text(stamp + "\n")
+
+
 @pytest.fixture(scope="module")
 def term(tmp_path_factory):
     lp = HandLoop(tmp_path_factory.mktemp("late"))
     seen: dict[str, object] = {}
-    roster = lp.tmp / "roster.csv"
-    roster.write_text("id,first_name,last_name,email\n" + "".join(f"{s},Doe,{s.title()},{s}@example.org\n"
-                                                                 for s in HAND))
-    lp.nbgrader("db", "student", "import", str(roster))
-    lp.nbgrader("generate_assignment", "attention", "--force")
-    (lp.work / "due-dates.csv").write_text(f"assignment,student,due\nattention,,{DUE:%Y-%m-%d %H:%M:%S} UTC\n")
-    for s in HAND:
-        lp.hand_in(s, {STDS: _answer(NB, STDS), WRITTEN: _answer(NB, WRITTEN)})
-        (lp.work / "submitted" / s / "attention" / "timestamp.txt").write_text(STAMPS[s] + "\n")
+    hand_in_late_class(lp, DUE, STAMPS)
     _set_policy(lp, "zero")
     seen["first_run"] = lp.make_grade().stdout
     seen["verdicts"] = _verdict_times(lp)

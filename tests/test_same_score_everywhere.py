@@ -21,8 +21,9 @@ import re
 from datetime import datetime
 
 import pytest
-from test_hand_grading_loop import NB, STDS, HandLoop, _enter_score
-from test_instructor_loop import COURSE_ID, WRITTEN, _answer
+from test_hand_grading_loop import NB, HandLoop, _enter_score, _formgrader_session
+from test_instructor_loop import COURSE_ID, WRITTEN
+from test_late_work import hand_in_late_class
 
 DUE = datetime(2026, 1, 10, 12, 0, 0)
 STAMPS = {"amos": "2026-01-10 11:00:00.000000 UTC", "cleo": "2026-01-12 13:00:00.000000 UTC"}
@@ -96,40 +97,29 @@ def _assignment_button(page, base: str, button: str) -> str:
 def _session(lp: HandLoop) -> dict:
     """In formgrader: the submissions list before hand-grading, both hand grades typed in, the list
     again, Generate Feedback (the assignment's button, as a grader clicks it), then every list."""
-    from browser_support import CHROMIUM_ARGS, chromium_path, driver, formgrader_server
 
-    token = "same-score-token"
-    out: dict[str, object] = {}
-    with formgrader_server(lp.tmp, lp.env, lp.tmp / "jupyter-server.log", token) as base:
-        with driver() as pw:
-            browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-            page = browser.new_page(extra_http_headers={"Authorization": f"token {token}"})
-            try:
-                listed = f"{base}/formgrader/manage_submissions/attention"
-                out["before_hand_grades"] = {s: _shown(page, listed, s, "score") for s in HAND}
-                with lp.db() as gb:
-                    ids = {s: gb.find_submission_notebook(NB, "attention", s).id for s in HAND}
-                for s, points in HAND.items():
-                    page.goto(f"{base}/formgrader/submissions/{ids[s]}/?index=0", wait_until="networkidle")
-                    _enter_score(page, WRITTEN, points)
-                out["after_hand_grades"] = {s: _shown(page, listed, s, "score") for s in HAND}
-                out["generate_modal"] = _assignment_button(page, base, "generate-feedback")
-                out["lists"] = _formgrader_lists(page, base, ids)
-                # cleo's hand grade changed after Generate Feedback: Release Feedback refuses her page
-                page.goto(f"{base}/formgrader/submissions/{ids['cleo']}/?index=0", wait_until="networkidle")
-                _enter_score(page, WRITTEN, CHANGED)
-                out["changed_again"] = _shown(page, listed, "cleo", "score")
-                out["stale_release_modal"] = _assignment_button(page, base, "release-feedback")
-                # back to the grade her page was made for: released
-                page.goto(f"{base}/formgrader/submissions/{ids['cleo']}/?index=0", wait_until="networkidle")
-                _enter_score(page, WRITTEN, HAND["cleo"])
-                out["release_modal"] = _assignment_button(page, base, "release-feedback")
-            except Exception:
-                page.screenshot(path=str(lp.tmp / "formgrader-failure.png"))
-                raise
-            finally:
-                browser.close()
-    return out
+    def actions(page, base: str, out: dict) -> None:
+        listed = f"{base}/formgrader/manage_submissions/attention"
+        out["before_hand_grades"] = {s: _shown(page, listed, s, "score") for s in HAND}
+        with lp.db() as gb:
+            ids = {s: gb.find_submission_notebook(NB, "attention", s).id for s in HAND}
+        for s, points in HAND.items():
+            page.goto(f"{base}/formgrader/submissions/{ids[s]}/?index=0", wait_until="networkidle")
+            _enter_score(page, WRITTEN, points)
+        out["after_hand_grades"] = {s: _shown(page, listed, s, "score") for s in HAND}
+        out["generate_modal"] = _assignment_button(page, base, "generate-feedback")
+        out["lists"] = _formgrader_lists(page, base, ids)
+        # cleo's hand grade changed after Generate Feedback: Release Feedback refuses her page
+        page.goto(f"{base}/formgrader/submissions/{ids['cleo']}/?index=0", wait_until="networkidle")
+        _enter_score(page, WRITTEN, CHANGED)
+        out["changed_again"] = _shown(page, listed, "cleo", "score")
+        out["stale_release_modal"] = _assignment_button(page, base, "release-feedback")
+        # back to the grade her page was made for: released
+        page.goto(f"{base}/formgrader/submissions/{ids['cleo']}/?index=0", wait_until="networkidle")
+        _enter_score(page, WRITTEN, HAND["cleo"])
+        out["release_modal"] = _assignment_button(page, base, "release-feedback")
+
+    return _formgrader_session(lp, actions)
 
 
 def _exports(lp: HandLoop) -> dict[str, dict[str, float]]:
@@ -166,15 +156,7 @@ def _feedback(lp: HandLoop, student: str) -> tuple[float, str]:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     lp = HandLoop(tmp_path_factory.mktemp("same-score"))
-    roster = lp.tmp / "roster.csv"
-    roster.write_text("id,first_name,last_name,email\n"
-                      + "".join(f"{s},Doe,{s.title()},{s}@example.org\n" for s in HAND))
-    lp.nbgrader("db", "student", "import", str(roster))
-    lp.nbgrader("generate_assignment", "attention", "--force")
-    (lp.work / "due-dates.csv").write_text(f"assignment,student,due\nattention,,{DUE:%Y-%m-%d %H:%M:%S} UTC\n")
-    for s in HAND:
-        lp.hand_in(s, {STDS: _answer(NB, STDS), WRITTEN: _answer(NB, WRITTEN)})
-        (lp.work / "submitted" / s / "attention" / "timestamp.txt").write_text(STAMPS[s] + "\n")
+    hand_in_late_class(lp, DUE, {s: STAMPS[s] for s in HAND})
     (lp.instructor_cfg / "nbgrader_config.py").write_text(
         f"c = get_config()\nc.Exchange.root = {str(lp.exchange)!r}\n" + POLICY)
     seen: dict[str, object] = {"first_run": lp.make_grade().stdout}
