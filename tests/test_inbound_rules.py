@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.intake.inbound import Caps, HandinRefused, copy_handin, handin_time
+from autograder.errors import RefusedHandin
+from autograder.intake.inbound import Caps, copy_handin, handin_time
 
 BASE = datetime(2026, 12, 7, 12, 0, 0)
 seconds = st.floats(min_value=-3 * 86400, max_value=3 * 86400, allow_nan=False)
@@ -52,7 +53,7 @@ def test_the_byte_caps_hold_for_any_sizes(sizes, file_cap, handin_cap):
         kept = [s for s in sizes if s <= file_cap]
         caps = Caps(file_bytes=file_cap, handin_bytes=handin_cap, entries=100)
         if sum(kept) > handin_cap:
-            with pytest.raises(HandinRefused):
+            with pytest.raises(RefusedHandin):
                 copy_handin(src, dest, os.geteuid(), caps)
             return
         refused = copy_handin(src, dest, os.geteuid(), caps)

@@ -21,7 +21,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from autograder.sandbox.oracle import Oracle, OracleCaps, Refused, Relay, Replies, _Process, reference_functions
+from autograder.errors import RefusedRequest
+from autograder.sandbox.oracle import Oracle, OracleCaps, Relay, Replies, _Process, reference_functions
 from autograder.sandbox.oracle_shapes import call_cost
 from selfattn.checks.findings import Finding, Kind
 
@@ -57,7 +58,7 @@ def oracle(cells: dict[str, str] | None = None, **caps) -> Oracle:
 
 
 def refused(o: Oracle, head: bytes, blob: bytes) -> str:
-    with pytest.raises(Refused) as caught:
+    with pytest.raises(RefusedRequest) as caught:
         o.answer(head, blob)
     return str(caught.value)
 
@@ -152,7 +153,7 @@ def test_calls_that_each_fit_their_deadline_are_stopped_at_the_run_s_total():
     """Each call sleeps 0.3 s (under the 1 s per call); the run may spend 1 s on them in all."""
     o = oracle({"softmax": "import time\ndef softmax(S, axis=-1):\n    time.sleep(0.3)\n    return S\n"},
                call_seconds=1.0, run_seconds=1.0)
-    with pytest.raises(Refused) as caught:
+    with pytest.raises(RefusedRequest) as caught:
         for _ in range(10):
             o.answer(*request("softmax", np.zeros(3)))
     assert str(caught.value) == "the course's functions ran over 1 s in all (the grader's time limit for them per run)"
@@ -200,7 +201,7 @@ def test_a_run_asking_too_many_times_is_refused():
 def test_replies_adding_up_over_their_cap_are_refused():
     o = oracle(replies_bytes=1 << 20)
     try:
-        with pytest.raises(Refused) as caught:
+        with pytest.raises(RefusedRequest) as caught:
             for _ in range(10):
                 o.answer(*request("softmax", np.zeros(40_000)))  # 320 kB a reply
     finally:
@@ -217,7 +218,7 @@ def test_a_run_that_never_reads_its_replies_is_stopped():
     relay.feed(b"R")
     msg = message(*request("softmax", np.zeros(40_000)))
     try:
-        with pytest.raises(Refused) as caught:
+        with pytest.raises(RefusedRequest) as caught:
             for _ in range(100):
                 relay.feed(msg)
     finally:
@@ -310,7 +311,7 @@ def test_whatever_the_shapes_a_reply_is_within_its_cap_or_the_call_is_refused(ro
     try:
         try:
             reply = o.answer(*request("scaled_scores", np.ones((rows, inner)), np.ones((cols, inner))))
-        except Refused as exc:
+        except RefusedRequest as exc:
             assert rows * cols > 1 << 16
             assert str(exc).endswith("numbers (the grader's limit per call)")
             return

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.ids import COURSE_ID, id_problem
-from autograder.errors import RefusedInput
+from autograder.errors import ForeignAccount, RefusedInput
 from autograder.hub.layout import SYSTEM_NAME, HubLayout, system_name_problem
 from autograder.hub.records import Records
 
@@ -49,10 +49,6 @@ class Change:
 
     def __str__(self) -> str:
         return f"account {self.login}: {self.what}" + (f" ({self.detail})" if self.detail else "")
-
-
-class ForeignAccount(RuntimeError):
-    """An account or group of that name exists and this hub did not make it."""
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,8 @@ from datetime import datetime, timedelta, timezone
 from fnmatch import fnmatch
 from pathlib import Path
 
-from autograder.intake.untrusted import MAX_TIMESTAMP_BYTES, Refused, id_problem, read_regular
+from autograder.errors import RefusedFile, RefusedHandin
+from autograder.intake.untrusted import MAX_TIMESTAMP_BYTES, id_problem, read_regular
 from autograder.outputs import atomic
 from autograder.workspace import Workspace
 
@@ -60,10 +61,6 @@ class Caps:
     file_bytes: int
     handin_bytes: int
     entries: int
-
-
-class HandinRefused(Exception):
-    """The whole hand-in is refused (the message is the problem, without the student's name)."""
 
 
 def account_name(uid: int) -> str:
@@ -156,7 +153,7 @@ class _Copy:
         for name in sorted(os.listdir(dir_fd)):
             self.entries += 1
             if self.entries > self.caps.entries:
-                raise HandinRefused(f"it holds more than {self.caps.entries} files and folders")
+                raise RefusedHandin(f"it holds more than {self.caps.entries} files and folders")
             where = f"{rel}{name}"
             try:
                 st = os.lstat(name, dir_fd=dir_fd)
@@ -216,7 +213,7 @@ class _Copy:
                         out.write(chunk)
                     written += len(chunk)
             if over == "handin":
-                raise HandinRefused(f"it holds more than the cap of {self.caps.handin_bytes} bytes per hand-in")
+                raise RefusedHandin(f"it holds more than the cap of {self.caps.handin_bytes} bytes per hand-in")
             if over:
                 dest.unlink()
                 self.refused.append(f"{shown(where)}: refused, it is larger than the cap of {self.caps.file_bytes} "
@@ -252,17 +249,17 @@ def copy_handin(src: Path, dest: Path, owner: int, caps: Caps,
     exist), taking only real folders and regular files of ``owner`` and never ``timestamp.txt``
     or ``submission_secret.txt`` at its top; ``skip(name, is_dir)`` passes over an entry unread.
 
-    Returns one line per refused entry (without the student's name). Raises :class:`HandinRefused`
+    Returns one line per refused entry (without the student's name). Raises :class:`RefusedHandin`
     when the hand-in as a whole is over a cap or cannot be read (``dest`` may then hold a part).
     """
     try:
         fd = os.open(src, _OPEN_DIR)
     except OSError as exc:
-        raise HandinRefused(f"it cannot be opened as a folder ({_why(exc)})") from None
+        raise RefusedHandin(f"it cannot be opened as a folder ({_why(exc)})") from None
     try:
         st = os.fstat(fd)
         if st.st_uid != owner:
-            raise HandinRefused(f"it was replaced while read (now made by {account_name(st.st_uid)})")
+            raise RefusedHandin(f"it was replaced while read (now made by {account_name(st.st_uid)})")
         copy = _Copy(owner, caps, skip)
         copy.tree(fd, dest, "")
         return copy.refused
@@ -303,7 +300,7 @@ def claimed_time(src: Path, from_name: datetime, owner: int) -> datetime:
     try:
         if stamp.lstat().st_uid == owner:
             return max(from_name, parse_utc(read_regular(stamp, MAX_TIMESTAMP_BYTES).decode("utf-8").strip()))
-    except (OSError, Refused, ValueError, UnicodeDecodeError, OverflowError):
+    except (OSError, RefusedFile, ValueError, UnicodeDecodeError, OverflowError):
         pass
     return from_name
 
@@ -341,11 +338,11 @@ def feedback_secret(src: Path, owner: int, others: Iterable[str]) -> tuple[str, 
     path = src / SECRET
     try:
         if path.lstat().st_uid != owner:
-            raise Refused("it belongs to someone else")
+            raise RefusedFile("it belongs to someone else")
         text = read_regular(path, 4 * 128).decode("ascii").strip()
     except FileNotFoundError:
         return secrets.token_hex(64), None  # a hand-in not made by nbgrader's submit
-    except (OSError, Refused, UnicodeDecodeError) as exc:
+    except (OSError, RefusedFile, UnicodeDecodeError) as exc:
         return secrets.token_hex(64), f"its {SECRET} was not used ({exc})"
     if not _SECRET_FORM.fullmatch(text):
         return secrets.token_hex(64), f"its {SECRET} is not one nbgrader's submit writes"
@@ -363,7 +360,7 @@ def secrets_of_others(ws: Workspace, assignment: str, student: str) -> set[str]:
         if folder.name != student:
             try:
                 out.add(read_regular(folder / assignment / SECRET, 4 * 128).decode("ascii").strip())
-            except (OSError, Refused, UnicodeDecodeError):
+            except (OSError, RefusedFile, UnicodeDecodeError):
                 continue
     return out
 

@@ -29,10 +29,10 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 from nbgrader import utils
 
 from autograder.course.spec import notebooks_of, release_path
+from autograder.errors import RefusedFile
 from autograder.intake.untrusted import (
     MAX_TIMESTAMP_BYTES,
     NotANotebook,
-    Refused,
     disarm_markup,
     link_missing_attachments,
     link_outside_images,
@@ -118,7 +118,7 @@ def read_submission(student: str, assignment: str, notebook: str,
         return [], [missing_note(notebook)]
     try:
         cells, notes = read_notebook(original)
-    except Refused as exc:
+    except RefusedFile as exc:
         return [], [refused_note(notebook, str(exc))]
     except NotANotebook as exc:
         return [], [Note(f"{notebook}.ipynb could not be read as a notebook ({one_line(exc, 160)}); "
@@ -378,7 +378,7 @@ def stage_timestamp(folder: Path, target: Path) -> Note | None:
     try:
         text = read_regular(stamp, MAX_TIMESTAMP_BYTES).decode("utf-8").strip()
         _parse_timestamp(text)
-    except (Refused, ValueError, UnicodeDecodeError) as exc:
+    except (RefusedFile, ValueError, UnicodeDecodeError) as exc:
         (target / "timestamp.txt").unlink(missing_ok=True)
         return Note(f"timestamp.txt was not used ({one_line(exc, 120)}); graded as handed in on time.")
     atomic.write_text(target / "timestamp.txt", text + "\n")
@@ -394,7 +394,7 @@ def stage_secret(folder: Path, target: Path) -> None:
     secret = target / "submission_secret.txt"
     try:
         text = read_regular(folder / "submission_secret.txt", MAX_SECRET_BYTES).decode("ascii").strip()
-    except (Refused, ValueError, UnicodeDecodeError):
+    except (RefusedFile, ValueError, UnicodeDecodeError):
         text = ""
     if text.isalnum():
         atomic.write_text(secret, text)

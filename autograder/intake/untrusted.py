@@ -20,6 +20,7 @@ import stat
 from pathlib import Path
 
 from autograder.course.ids import ID_PATTERN, id_problem  # noqa: F401 - the grader has long imported them from here
+from autograder.errors import RefusedFile
 from autograder.intake.stored_outputs import MAX_FILE_BYTES, MAX_KEPT_BYTES, TooIntricate, without_outputs
 
 #: A submitted notebook file larger than this is not read; of what is read, only
@@ -32,10 +33,6 @@ MAX_TIMESTAMP_BYTES = 200
 #: Pasted images kept in written answers (never SVG, which can carry script).
 ATTACHMENT_TYPES = ("image/png", "image/jpeg", "image/gif")
 ATTACHMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._ -]{0,127}")
-
-
-class Refused(ValueError):
-    """A file or folder the grader will not read; the message says why, in one line."""
 
 
 def entry_problem(path: Path, want: str) -> str | None:
@@ -54,7 +51,7 @@ def entry_problem(path: Path, want: str) -> str | None:
 
 
 def read_regular(path: Path, limit: int) -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes; else :class:`Refused`.
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes; else :class:`RefusedFile`.
 
     Opened with ``O_NOFOLLOW | O_NONBLOCK``, so a symbolic link is refused and a FIFO cannot block.
     """
@@ -62,20 +59,20 @@ def read_regular(path: Path, limit: int) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise Refused("it is a symbolic link") from None
-        raise Refused(f"it cannot be opened ({os.strerror(exc.errno or 0)})") from None
+            raise RefusedFile("it is a symbolic link") from None
+        raise RefusedFile(f"it cannot be opened ({os.strerror(exc.errno or 0)})") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise Refused("it is not a regular file")
+            raise RefusedFile("it is not a regular file")
         if st.st_size > limit:
-            raise Refused(f"it is larger than {limit >> 20 or limit} {'MiB' if limit >> 20 else 'bytes'}")
+            raise RefusedFile(f"it is larger than {limit >> 20 or limit} {'MiB' if limit >> 20 else 'bytes'}")
         chunks, size = [], 0
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:
-                raise Refused("it grew while being read")
+                raise RefusedFile("it grew while being read")
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -94,7 +91,7 @@ def read_notebook(path: Path) -> tuple[list[dict], list[str]]:
 
     Raises
     ------
-    Refused
+    RefusedFile
         The file was not read (a link, not a regular file, too large, too intricate).
     NotANotebook
         It was read but holds no notebook.
@@ -103,10 +100,10 @@ def read_notebook(path: Path) -> tuple[list[dict], list[str]]:
     try:
         kept, _dropped = without_outputs(raw)
     except TooIntricate as exc:
-        raise Refused(str(exc)) from None
+        raise RefusedFile(str(exc)) from None
     del raw
     if len(kept) > MAX_KEPT_BYTES:
-        raise Refused(f"without its stored outputs it is still larger than {MAX_KEPT_BYTES >> 20} MiB")
+        raise RefusedFile(f"without its stored outputs it is still larger than {MAX_KEPT_BYTES >> 20} MiB")
     return parse_notebook(kept)
 
 

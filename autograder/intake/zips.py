@@ -62,6 +62,7 @@ from traitlets.config import Configurable
 from autograder import errors
 from autograder.course.ids import id_problem
 from autograder.course.spec import notebooks_of
+from autograder.errors import RefusedZip
 from autograder.nbgrader_ext.withdraw import withdraw
 from autograder.outputs import atomic, json_files
 from autograder.pipeline import run_lock
@@ -84,10 +85,6 @@ class ZipIntake(Configurable):
     max_bytes = Integer(256 << 20, min=1, help=(
         "Most bytes one zip may hold uncompressed (and the zip itself); more is refused, and reading "
         "stops there, so a zip bomb costs nothing")).tag(config=True)
-
-
-class Refused(Exception):
-    """A zip that is not taken; the message is its one line."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +119,7 @@ def read_login_map(path: Path) -> dict[str, str]:
 
 
 def named(path: Path, folder: Path, login_map: dict[str, str] | None = None) -> Named:
-    """Whose zip ``path`` (inside ``folder``) is, by the naming conventions above; raises ``Refused``."""
+    """Whose zip ``path`` (inside ``folder``) is, by the naming conventions above; raises ``RefusedZip``."""
     rel = path.relative_to(folder).as_posix()
     mtime = path.lstat().st_mtime
     if found := CANVAS.fullmatch(rel):
@@ -135,15 +132,15 @@ def named(path: Path, folder: Path, login_map: dict[str, str] | None = None) -> 
     elif "/" not in rel:
         account, order, original, key = f"file {rel}", (mtime,), rel, rel
     else:
-        raise Refused("not a name an LMS gives (LOGIN.zip, or Canvas's or Moodle's download names)")
+        raise RefusedZip("not a name an LMS gives (LOGIN.zip, or Canvas's or Moodle's download names)")
     if login_map is not None:
         login = login_map.get(key) or login_map.get(path.name)
         if login is None:
-            raise Refused(f"{account} is not in the login map")
+            raise RefusedZip(f"{account} is not in the login map")
     else:
         login = original[:-4] if original.lower().endswith(".zip") else original
         if why := id_problem(login):
-            raise Refused(f"the login {login!r} its name gives is refused: {why}")
+            raise RefusedZip(f"the login {login!r} its name gives is refused: {why}")
     return Named(path, login, account, order)
 
 
@@ -189,44 +186,44 @@ def _member_problem(info: zipfile.ZipInfo, login: str, course: dict[str, set[str
 
 def read_zip(zpath: Path, login: str, course: dict[str, set[str]], limits: ZipIntake) -> dict[str, dict[str, bytes]]:
     """assignment -> notebook name -> bytes of the zip at ``zpath``, every member checked before
-    one is read; raises ``Refused`` with the first problem."""
+    one is read; raises ``RefusedZip`` with the first problem."""
     st = os.lstat(zpath)
     if not stat.S_ISREG(st.st_mode):
-        raise Refused("not a regular file")
+        raise RefusedZip("not a regular file")
     if st.st_size > limits.max_bytes:
-        raise Refused(f"the zip is {st.st_size} bytes, over the cap of {limits.max_bytes}")
+        raise RefusedZip(f"the zip is {st.st_size} bytes, over the cap of {limits.max_bytes}")
     try:
         with zipfile.ZipFile(zpath) as z:
             infos = z.infolist()
             if len(infos) > limits.max_members:
-                raise Refused(f"{len(infos)} members, over the cap of {limits.max_members}")
+                raise RefusedZip(f"{len(infos)} members, over the cap of {limits.max_members}")
             seen: set[str] = set()
             for info in infos:  # twice, also in another case: unpacked, one would replace the other
                 key = info.filename.rstrip("/").casefold()
                 if key in seen:
-                    raise Refused(f"member {info.filename!a} is named twice")
+                    raise RefusedZip(f"member {info.filename!a} is named twice")
                 seen.add(key)
             for info in infos:
                 if why := _member_problem(info, login, course):
-                    raise Refused(why)
+                    raise RefusedZip(why)
             files = [i for i in infos if not i.is_dir()]
             if not files:
-                raise Refused("it holds no notebook")
+                raise RefusedZip("it holds no notebook")
             if sum(i.file_size for i in files) > limits.max_bytes:
-                raise Refused(f"it holds over {limits.max_bytes} bytes uncompressed")
+                raise RefusedZip(f"it holds over {limits.max_bytes} bytes uncompressed")
             out: dict[str, dict[str, bytes]] = {}
             for info in files:
                 with z.open(info) as fh:  # reads at most the declared size, and checks the CRC
                     data = fh.read(info.file_size + 1)
                 if len(data) != info.file_size:
-                    raise Refused(f"member {info.filename!a} is not the size its zip declares")
+                    raise RefusedZip(f"member {info.filename!a} is not the size its zip declares")
                 _, assignment, notebook = PurePosixPath(info.filename).parts
                 out.setdefault(assignment, {})[notebook] = data
             return out
-    except Refused:
+    except RefusedZip:
         raise
     except Exception as exc:  # BadZipFile, a damaged member's zlib error, an unknown compression, ...
-        raise Refused(f"not a readable zip archive ({type(exc).__name__})") from None
+        raise RefusedZip(f"not a readable zip archive ({type(exc).__name__})") from None
 
 
 # ------------------------------------------------------------------------------------ writing
@@ -346,7 +343,7 @@ def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment
           notebooks: dict[str, bytes], overrule: Path | None = None) -> str:
     """Put ``notebooks`` at ``submitted/<login>/<assignment>/`` as one step; return what was done.
 
-    Raises ``Refused`` when that would replace what this command did not write, or another
+    Raises ``RefusedZip`` when that would replace what this command did not write, or another
     account's hand-in; with ``overrule`` (the login map contradicts the folder there,
     :func:`contradicted`), another account's folder this command wrote is replaced, and kept at
     ``overrule``."""
@@ -355,18 +352,18 @@ def place(ws: Workspace, ledger: Ledger, who: Named, zip_digest: str, assignment
     target = student / assignment
     entry = ledger.data.get(key)
     if student.is_symlink() or (student.exists() and not student.is_dir()):
-        raise Refused(f"submitted/{who.login} is not a folder: move it away first")
+        raise RefusedZip(f"submitted/{who.login} is not a folder: move it away first")
     if target.is_symlink() or (target.exists() and not target.is_dir()):
-        raise Refused(f"submitted/{key} is not a folder: move it away first")
+        raise RefusedZip(f"submitted/{key} is not a folder: move it away first")
     if target.exists():
         held = _contents(target)
         if not _ours(held, entry):
-            raise Refused(f"submitted/{key} holds files this command did not put there (nbgrader collect or a "
-                          "copy by hand): move them away to take this zip")
+            raise RefusedZip(f"submitted/{key} holds files this command did not put there (nbgrader collect or a "
+                             "copy by hand): move them away to take this zip")
         assert entry is not None
         if entry["account"] != who.account and overrule is None:
-            raise Refused(f"submitted/{key} was taken from {entry['account']}'s hand-in, this one is "
-                          f"{who.account}'s: give a login map (--login-map) to say whose it is")
+            raise RefusedZip(f"submitted/{key} was taken from {entry['account']}'s hand-in, this one is "
+                             f"{who.account}'s: give a login map (--login-map) to say whose it is")
         if entry["account"] == who.account and entry.get("zip") == zip_digest and held == entry.get("files"):
             return "unchanged"
     files = {name: _digest(data) for name, data in notebooks.items()}
@@ -400,7 +397,7 @@ def set_aside(ws: Workspace, ledger: Ledger, key: str) -> Path | None:
     """Move ``submitted/<key>``, which the login map contradicts, to ``.intake/undone/`` in one
     rename, withdraw it from grading (:func:`~autograder.nbgrader_ext.withdraw.withdraw`: a grade
     of it is not the student's) and forget it; return where it went (``None``: it had left
-    ``submitted/`` already). Raises ``Refused`` when the folder holds what this command did not write."""
+    ``submitted/`` already). Raises ``RefusedZip`` when the folder holds what this command did not write."""
     target, entry = ws.submitted / key, ledger.data[key]
     login, assignment = key.split("/", 1)
     if not (target.exists() or target.is_symlink()):
@@ -409,8 +406,8 @@ def set_aside(ws: Workspace, ledger: Ledger, key: str) -> Path | None:
         ledger.save()
         return None
     if not _ours(_held(target), entry):
-        raise Refused(f"submitted/{key} now holds files this command did not put there: left as it is, "
-                      "check it by hand")
+        raise RefusedZip(f"submitted/{key} now holds files this command did not put there: left as it is, "
+                         "check it by hand")
     dest = undone_place(ws, key)
     ledger.data[key] = {**entry, "undoing": dest.name}
     ledger.save()
@@ -492,7 +489,7 @@ def intake(folder: Path, settings: ZipIntake | None = None, *, ws: Workspace) ->
         for path in zips_in(folder):
             try:
                 who = named(path, folder, login_map)
-            except Refused as why:
+            except RefusedZip as why:
                 lines[path] = f"refused: {why}"
                 continue
             claims.setdefault(who.login, []).append(who)
@@ -515,12 +512,12 @@ def intake(folder: Path, settings: ZipIntake | None = None, *, ws: Workspace) ->
                         changes[key] = (f"{_earlier(key, earlier[key], why)}; replaced by {who.account}'s "
                                         f"{who.path.name}{where}")
                 lines[who.path] = f"taken: submitted/{who.login}/ " + ", ".join(done)
-            except Refused as why:
+            except RefusedZip as why:
                 lines[who.path] = f"refused: {why}"
         for key, why in sorted(undo.items()):
             try:
                 kept = set_aside(ws, ledger, key)
-            except Refused as problem:
+            except RefusedZip as problem:
                 changes[key] = f"{_earlier(key, earlier[key], why)}, but {problem}"
                 left += 1
                 continue

@@ -55,7 +55,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Float, Int
 from traitlets.config import Configurable
 
-from autograder.errors import RefusedInput
+from autograder.errors import RefusedInput, StaleVerdict
 from autograder.intake.untrusted import entry_problem, id_problem, note_markdown
 from autograder.nbgrader_ext import formgrader_scores
 from autograder.notes import notes_of
@@ -81,10 +81,6 @@ def _workspace() -> Workspace:
         raise RefusedInput("refused: this hook runs only within nbgrader's autograde or generate_feedback started "
                            "with the course's configuration (autograder/nbgrader_config.py), which names the "
                            "workspace; none is set") from None
-
-
-class StaleVerdict(RuntimeError):
-    """No verdict judged this notebook: autograding it would apply a wrong grade."""
 
 
 def _staged_parts(filename: str | Path, ws: Workspace) -> tuple[str, str, str] | None:
@@ -219,7 +215,7 @@ class CollectIntoSubmitted(ExchangeCollect):
                 self.max_file_bytes, self.max_handin_bytes, self.max_handin_entries), self.passed_over)
             secret, why_secret = inbound.feedback_secret(src, rec["owner"],
                                                          inbound.secrets_of_others(ws, assignment, student))
-        except inbound.HandinRefused as exc:
+        except inbound.RefusedHandin as exc:
             shutil.rmtree(fresh, ignore_errors=True)
             self.refuse(student, f"hand-in folder {inbound.shown(name)} refused, never collected: {exc}"
                          + ("; what was collected before stays" if dest.is_dir() else ""))

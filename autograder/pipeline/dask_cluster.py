@@ -58,9 +58,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder import sandbox
-from autograder.errors import ClusterError, RefusedInput, SetupMissing
+from autograder.errors import ClusterError, RefusedFile, RefusedInput, SetupMissing
 from autograder.intake.stored_outputs import TooIntricate, without_outputs
-from autograder.intake.untrusted import MAX_NOTEBOOK_BYTES, Refused, read_regular
+from autograder.intake.untrusted import MAX_NOTEBOOK_BYTES, read_regular
 from autograder.outputs import atomic, json_files
 from autograder.pipeline import dask_tls
 from autograder.sandbox import warm
@@ -79,10 +79,6 @@ _WORKDIR: Path | None = None
 _ACTIVE = 0  # tasks running now in this worker process
 #: A worker process's work folder is named ``autograder-worker-<pid of the process>-<random>``.
 _PREFIX = "autograder-worker-"
-
-
-class SandboxRefused(RuntimeError):
-    """A worker without bubblewrap was asked to grade, and the instructor did not allow the fallback."""
 
 
 class Sealed:
@@ -176,8 +172,8 @@ def decide_remote(student: str, assignment: str, notebook: str, submission: byte
     work = _worker_workdir() if work is None else work
     grading.apply()
     if sandbox.mode() != "bubblewrap" and not grading.allow_fallback_sandbox:
-        raise SandboxRefused(f"worker on {socket.gethostname()} has no working bubblewrap sandbox; install "
-                             "bubblewrap there, or pass --allow-fallback-sandbox to grade with weaker isolation")
+        raise ClusterError(f"worker on {socket.gethostname()} has no working bubblewrap sandbox; install "
+                           "bubblewrap there, or pass --allow-fallback-sandbox to grade with weaker isolation")
     from autograder.verdicts import decide as verdicts
 
     ws = Workspace(work=work, course=ROOT)  # the course: this worker's own checkout
@@ -222,7 +218,7 @@ def _submission_bytes(original: Path) -> tuple[bytes | None, str | None]:
             submission = without_outputs(submission)[0]
     except TooIntricate:  # the worker's own reading refuses it the same way, with its note
         pass
-    except Refused as exc:
+    except RefusedFile as exc:
         return None, str(exc)
     return submission, None
 
@@ -295,7 +291,7 @@ class Cluster:
         def outcome(future, job: tuple[str, str, str]) -> dict:
             try:
                 return future.result()
-            except SandboxRefused as exc:
+            except ClusterError as exc:  # a worker without bubblewrap (and no fallback allowed)
                 raise ClusterError(f"grading stopped: {exc}") from None
             except Exception as exc:  # the task itself failed (e.g. its workers kept dying)
                 raise ClusterError(f"grading stopped: the cluster could not decide {'/'.join(job)} "

@@ -166,7 +166,7 @@ def collect(fd: int, proc, limits: WallClock, on_first_byte=None, kill=None, sto
     (a request out of bounds ends the run, ``relay.refused``)."""
     import select
 
-    from autograder.sandbox.oracle import Refused
+    from autograder.errors import RefusedRequest
 
     chunks, size = [], 0
     deadline = time.monotonic() + limits.wall_seconds
@@ -198,7 +198,7 @@ def collect(fd: int, proc, limits: WallClock, on_first_byte=None, kill=None, sto
             else:
                 try:
                     relay.feed(chunk)
-                except Refused as exc:
+                except RefusedRequest as exc:
                     relay.refused = str(exc)
                     break
                 size = len(relay.buffer) + len(relay.final or b"") + 1

@@ -14,7 +14,7 @@ started for the run on its first request) whose memory, CPU time and reply size 
 wall-clock deadline per call and a total per run that counts against the run's CPU limit. A call
 whose result or work, predicted from the arguments' shapes (:mod:`autograder.sandbox.oracle_shapes`),
 is over the caps is refused before anything is computed. A run that stops reading its replies is
-stopped. Every cap a run breaks ends it as refused, with one line naming the cap (:class:`Refused`).
+stopped. Every cap a run breaks ends it as refused, with one line naming the cap (:class:`RefusedRequest`).
 
 Protocol, after the harness's greeting byte, when a run has an oracle: every message the harness
 writes starts with a byte, ``Q`` (a request: a length-prefixed JSON header naming the function and its
@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.errors import RefusedRequest
 from autograder.sandbox.oracle_shapes import call_cost
 from selfattn.checks.calling import allowed_imports_only, exec_cells, fresh_namespace
 from selfattn.checks.findings import hidden_exception_name
@@ -89,11 +90,6 @@ class OracleCaps:
     unread_bytes: int = 48 << 20
 
 
-class Refused(ValueError):
-    """A request broke one of the oracle's caps or its format: the run is refused; the message is
-    one fixed line naming the cap (nothing in it is chosen by the submission)."""
-
-
 class OracleMemory(Exception):
     """A call ran out of the oracle process's memory."""
 
@@ -128,7 +124,7 @@ def _decode(value: Any, arrays: Mapping[str, np.ndarray]) -> Any:
         return arrays[value["a"]]
     if isinstance(value, dict) and set(value) == {"v"} and _plain(value["v"]):
         return value["v"]
-    raise Refused("sent the course's functions an argument of no known kind")
+    raise RefusedRequest("sent the course's functions an argument of no known kind")
 
 
 def _plain(v: Any, depth: int = 0) -> bool:
@@ -150,14 +146,15 @@ def _load_arrays(blob: bytes, caps: OracleCaps) -> dict[str, np.ndarray]:
     with zipfile.ZipFile(io.BytesIO(blob)) as z:
         infos = z.infolist()
         if len(infos) > caps.arguments or sum(i.file_size for i in infos) > caps.request_bytes:
-            raise Refused(f"sent the course's functions a request over {caps.request_bytes >> 20} MiB "
-                          f"(the grader's limit per request)")
+            raise RefusedRequest(f"sent the course's functions a request over {caps.request_bytes >> 20} MiB "
+                                 f"(the grader's limit per request)")
         for info in infos:
             with z.open(info) as member:
                 arr = np.lib.format.read_array(member, allow_pickle=False)
             if arr.dtype.kind not in _ARRAY_KINDS or arr.ndim > caps.ndim or arr.size > caps.elements:
-                raise Refused(f"sent the course's functions an array they do not take (numbers only, at most "
-                              f"{caps.elements} of them in {caps.ndim} dimensions: the grader's limit per array)")
+                raise RefusedRequest(f"sent the course's functions an array they do not take (numbers only, at most "
+                                     f"{caps.elements} of them in {caps.ndim} dimensions: the grader's limit "
+                                     "per array)")
             out[info.filename[: -len(".npy")]] = arr
     return out
 
@@ -170,23 +167,23 @@ def _reply(header: dict, arrays: Mapping[str, np.ndarray] | None = None) -> byte
 
 
 def _read_request(head: bytes, blob: bytes, caps: OracleCaps) -> tuple[str, list, dict]:
-    """(function, positional arguments, keyword arguments) of a request; raises :class:`Refused`."""
+    """(function, positional arguments, keyword arguments) of a request; raises :class:`RefusedRequest`."""
     try:
         request = json.loads(head.decode())
         name, args, kwargs = request["function"], request["args"], request["kwargs"]
         arrays = _load_arrays(blob, caps)
-    except Refused:
+    except RefusedRequest:
         raise
     except Exception as exc:
-        raise Refused("sent the course's functions a request the grader cannot read") from exc
+        raise RefusedRequest("sent the course's functions a request the grader cannot read") from exc
     if not isinstance(name, str) or not isinstance(args, list) or not isinstance(kwargs, dict) \
             or len(args) + len(kwargs) > caps.arguments \
             or not all(isinstance(k, str) and k.isidentifier() for k in kwargs):
-        raise Refused("sent the course's functions a request of no known form")
+        raise RefusedRequest("sent the course's functions a request of no known form")
     call_args, call_kwargs = [_decode(a, arrays) for a in args], {k: _decode(v, arrays) for k, v in kwargs.items()}
     if sum(_count(v) for v in [*call_args, *call_kwargs.values()] if isinstance(v, list)) > caps.elements:
-        raise Refused(f"sent the course's functions more than {caps.elements} numbers as lists "
-                      f"(the grader's limit per request)")
+        raise RefusedRequest(f"sent the course's functions more than {caps.elements} numbers as lists "
+                             f"(the grader's limit per request)")
     return name, call_args, call_kwargs
 
 
@@ -316,22 +313,23 @@ class Oracle:
         self.budget = min(self.caps.run_seconds, cpu_seconds)
 
     def answer(self, head: bytes, blob: bytes) -> bytes:
-        """The reply to one request (its JSON header and its ``.npz``); raises :class:`Refused` with
+        """The reply to one request (its JSON header and its ``.npz``); raises :class:`RefusedRequest` with
         the line naming the cap it breaks."""
         caps = self.caps
         self.requests += 1
         self.bytes += len(head) + len(blob)
         if self.requests > caps.requests:
-            raise Refused(f"asked the course's functions more than {caps.requests} times (the grader's limit per run)")
+            raise RefusedRequest(f"asked the course's functions more than {caps.requests} times "
+                                 "(the grader's limit per run)")
         if len(head) + len(blob) > caps.request_bytes:
-            raise Refused(f"sent the course's functions a request over {caps.request_bytes >> 20} MiB "
-                          f"(the grader's limit per request)")
+            raise RefusedRequest(f"sent the course's functions a request over {caps.request_bytes >> 20} MiB "
+                                 f"(the grader's limit per request)")
         if self.bytes > caps.total_bytes:
-            raise Refused(f"sent the course's functions more than {caps.total_bytes >> 20} MiB of requests "
-                          f"(the grader's limit per run)")
+            raise RefusedRequest(f"sent the course's functions more than {caps.total_bytes >> 20} MiB of requests "
+                                 f"(the grader's limit per run)")
         name, args, kwargs = _read_request(head, blob, caps)
         if name not in self.functions:
-            raise Refused("sent the course's functions a request of no known form")
+            raise RefusedRequest("sent the course's functions a request of no known form")
         self._check_cost(name, args, kwargs)
         left = self.budget - self.seconds
         if left <= 0:
@@ -347,23 +345,23 @@ class Oracle:
                 raise self._out_of_time(name, per_call=caps.call_seconds < left)
             if time.monotonic() - t0 >= min(caps.call_seconds, left) or self._ended_by_cpu():
                 raise self._out_of_time(name, per_call=True)
-            raise Refused(f"a call of the course's {name} ended the grader's process for them (over its memory "
-                          f"limit of {caps.memory_bytes >> 20} MiB or its time limit of {caps.call_seconds:g} s per "
-                          f"call)")
+            raise RefusedRequest(f"a call of the course's {name} ended the grader's process for them (over its memory "
+                                 f"limit of {caps.memory_bytes >> 20} MiB or its time limit of "
+                                 f"{caps.call_seconds:g} s per call)")
         status, payload = got
         if status == b"O":
             self.close()
             limit = json.loads(payload.decode()).get("limit")
             if limit == "memory":
-                raise Refused(f"a call of the course's {name} needed more than {caps.memory_bytes >> 20} MiB "
-                              f"(the grader's memory limit for them)")
-            raise Refused(f"a reply of the course's {name} was over {caps.reply_bytes >> 20} MiB "
-                          f"(the grader's limit per reply)")
+                raise RefusedRequest(f"a call of the course's {name} needed more than {caps.memory_bytes >> 20} MiB "
+                                     f"(the grader's memory limit for them)")
+            raise RefusedRequest(f"a reply of the course's {name} was over {caps.reply_bytes >> 20} MiB "
+                                 f"(the grader's limit per reply)")
         self.replied += len(payload)
         if self.replied > caps.replies_bytes:
             self.close()
-            raise Refused(f"the replies of the course's functions added up to more than {caps.replies_bytes >> 20} "
-                          f"MiB (the grader's limit per run)")
+            raise RefusedRequest("the replies of the course's functions added up to more than "
+                                 f"{caps.replies_bytes >> 20} MiB (the grader's limit per run)")
         return payload
 
     def _check_cost(self, name: str, args: list, kwargs: dict) -> None:
@@ -372,18 +370,18 @@ class Oracle:
             return
         numbers, work = cost
         if numbers > self.caps.result_elements:
-            raise Refused(f"asked the course's {name} for a result of more than {self.caps.result_elements} numbers "
-                          f"(the grader's limit per call)")
+            raise RefusedRequest(f"asked the course's {name} for a result of more than {self.caps.result_elements} "
+                                 "numbers (the grader's limit per call)")
         if work > self.caps.work:
-            raise Refused(f"asked the course's {name} for more than {self.caps.work} multiply-adds in one call "
-                          f"(the grader's limit per call)")
+            raise RefusedRequest(f"asked the course's {name} for more than {self.caps.work} multiply-adds in one call "
+                                 f"(the grader's limit per call)")
 
-    def _out_of_time(self, name: str, per_call: bool) -> Refused:
+    def _out_of_time(self, name: str, per_call: bool) -> RefusedRequest:
         if per_call:
-            return Refused(f"a call of the course's {name} ran over {self.caps.call_seconds:g} s "
-                           f"(the grader's time limit per call)")
-        return Refused(f"the course's functions ran over {self.budget:g} s in all "
-                       f"(the grader's time limit for them per run)")
+            return RefusedRequest(f"a call of the course's {name} ran over {self.caps.call_seconds:g} s "
+                                  f"(the grader's time limit per call)")
+        return RefusedRequest(f"the course's functions ran over {self.budget:g} s in all "
+                              f"(the grader's time limit for them per run)")
 
     def _ended_by_cpu(self) -> bool:
         proc = self._process.proc if self._process is not None else None
@@ -437,7 +435,7 @@ class Relay:
         self.refused: str | None = None
 
     def feed(self, chunk: bytes) -> None:
-        """Take the next bytes the harness wrote; raises :class:`Refused` on a request out of bounds."""
+        """Take the next bytes the harness wrote; raises :class:`RefusedRequest` on a request out of bounds."""
         if self.final is not None:
             self.final += chunk
             return
@@ -455,15 +453,15 @@ class Relay:
                 self.final, self.buffer = self.buffer[1:], b""
                 return
             if tag != REQUEST:
-                raise Refused("sent the grader a message of no known kind")
+                raise RefusedRequest("sent the grader a message of no known kind")
             parts = _split(self.buffer[1:], self.oracle.caps.request_bytes)
             if parts is None:
                 return  # the request is not complete yet
             head, blob, rest = parts
             self.buffer = rest
             if self.replies.unsent > self.oracle.caps.unread_bytes:
-                raise Refused(f"stopped reading the replies of the course's functions (more than "
-                              f"{self.oracle.caps.unread_bytes >> 20} MiB unread: the grader's limit)")
+                raise RefusedRequest(f"stopped reading the replies of the course's functions (more than "
+                                     f"{self.oracle.caps.unread_bytes >> 20} MiB unread: the grader's limit)")
             self.write(self.oracle.answer(head, blob))
 
     def result(self) -> bytes:
@@ -473,11 +471,12 @@ class Relay:
 
 def _split(data: bytes, cap: int) -> tuple[bytes, bytes, bytes] | None:
     """(header, blob, rest) of a length-prefixed header and blob at the start of ``data``, or ``None``
-    while it is incomplete; raises :class:`Refused` for lengths over ``cap``."""
+    while it is incomplete; raises :class:`RefusedRequest` for lengths over ``cap``."""
     if len(data) < 8:
         return None
     (n,) = struct.unpack(">Q", data[:8])
-    too_large = Refused(f"sent the course's functions a request over {cap >> 20} MiB (the grader's limit per request)")
+    too_large = RefusedRequest(f"sent the course's functions a request over {cap >> 20} MiB "
+                               "(the grader's limit per request)")
     if n > cap:
         raise too_large
     if len(data) < 16 + n:
