@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             raise RefusedInput(f"not graded: {where} is refused or missing (run without --one to see why)")
         with run_lock.hold(shared=True, ws=ws):
             v = grade_one(*a.one, limits=limits, ws=ws)
-        print(json.dumps({k: v.get(k) for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
+        print(json.dumps({k: v.to_json()[k] for k in ("cells", "notes")}, ensure_ascii=False, indent=1))
         return 0
     if a.array_task:
         task = slurm_array.parse_task(a.array_task)

@@ -212,11 +212,10 @@ GRADE_ALL = """
 import json, sys
 from autograder.grade import grade_one
 from autograder.workspace import from_environment
-from autograder.notes import notes_of
 for student, notebook in json.load(sys.stdin):
     v = grade_one(student, "attention", notebook, ws=from_environment())
-    print(json.dumps([student, {g: c["passed"] for g, c in v["cells"].items()}, [n.text for n in notes_of(v)],
-                      {g: c["lines"] for g, c in v["cells"].items()}]))
+    print(json.dumps([student, {g: c.passed for g, c in v.cells.items()}, [n.text for n in v.notes],
+                      {g: list(c.lines) for g, c in v.cells.items()}]))
 """
 
 

@@ -16,6 +16,7 @@ from autograder.reporting.answer_pairs import find_pairs
 from autograder.reporting.report_html import render_part
 from autograder.reporting.report_sections import similar_answers
 from autograder.verdicts import history
+from autograder.verdicts.record import Verdict
 from autograder.workspace import ROOT, Workspace
 from selfattn.checks.findings import Finding, Kind
 
@@ -35,12 +36,13 @@ def data(tmp_path) -> report.ClassData:
     sm, ax, at = "softmax/rows-sum-to-one", "softmax/axis", "attention/no-mask"
     d = report.ClassData(ws=ws, students=["ann", "bob", "cy<b>", "dee"], assignments=[A],
                          names={"ann": "Ann A", "cy<b>": "<i>Cy</i>"})
-    d.verdicts = {("ann", A, NB3): {"checks": {sm: None, ax: None, at: None}},
-                  ("bob", A, NB3): {"checks": {sm: stub, ax: stub, at: stub}},
-                  ("cy<b>", A, NB3): {"checks": {sm: None, ax: named, at: timeout},
-                                      "notes": records([Note("a cell raised", NoteKind.CELL_RAISED)])},
-                  ("dee", A, NB3): {"checks": {sm: None, ax: named, at: wrong}},
-                  ("dee", A, NB7): {"checks": {}, "notes": records([Note("missing", NoteKind.MISSING)])}}
+    stored = {("ann", A, NB3): {"checks": {sm: None, ax: None, at: None}},
+              ("bob", A, NB3): {"checks": {sm: stub, ax: stub, at: stub}},
+              ("cy<b>", A, NB3): {"checks": {sm: None, ax: named, at: timeout},
+                                  "notes": records([Note("a cell raised", NoteKind.CELL_RAISED)])},
+              ("dee", A, NB3): {"checks": {sm: None, ax: named, at: wrong}},
+              ("dee", A, NB7): {"checks": {}, "notes": records([Note("missing", NoteKind.MISSING)])}}
+    d.verdicts = {key: Verdict.from_json(v) for key, v in stored.items()}
     d.notebook_scores = {("ann", A, NB3): (6.0, 6.0), ("bob", A, NB3): (0.0, 6.0), ("cy<b>", A, NB3): (2.0, 6.0),
                          ("dee", A, NB3): (3.0, 6.0)}
     d.cell_scores = {(s, a, nb, "softmax-public"): (sc / 2, mx / 2)

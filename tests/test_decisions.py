@@ -70,9 +70,9 @@ def test_an_unchanged_function_is_not_run_again_when_a_sibling_changes(tmp_path,
     _submit(ws, "s", {"scaled_scores": "def scaled_scores(Q, K):\n    return (Q @ K.T) / np.sqrt(K.shape[1])\n"})
     second = verdicts.grade_one("s", "attention", NOTEBOOK, LIMITS, ws=ws)
     assert {f for f, _ in recorded} == {"scaled_scores", "attention", "multi_head_attention"}, "softmax was run again"
-    assert second["functions"]["softmax"] == first["functions"]["softmax"]
-    assert second["cells"]["softmax-hidden"] == first["cells"]["softmax-hidden"]
-    assert all(c["passed"] for c in second["cells"].values()), second["cells"]
+    assert second.functions["softmax"] == first.functions["softmax"]
+    assert second.cells["softmax-hidden"] == first.cells["softmax-hidden"]
+    assert all(c.passed for c in second.cells.values()), second.cells
 
 
 def test_every_decision_draws_fresh_inputs(tmp_path, recorded):

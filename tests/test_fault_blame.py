@@ -99,7 +99,8 @@ for student, answers in json.load(sys.stdin).items():
     nbformat.write(nb, path)
     t0 = time.perf_counter()
     v = verdicts.grade_one(student, "attention", NOTEBOOK, limits=limits, ws=WS)
-    out[student] = {"cells": v["cells"], "notes": v["notes"], "checks": v["checks"],
+    stored = v.to_json()
+    out[student] = {"cells": stored["cells"], "notes": stored["notes"], "checks": stored["checks"],
                     "seconds": time.perf_counter() - t0}
 print(json.dumps(out))
 """

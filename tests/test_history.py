@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.verdicts import history
+from autograder.verdicts.record import Verdict
 from autograder.workspace import ROOT, Workspace
 from selfattn.checks.findings import Finding, Kind
 
@@ -26,15 +27,16 @@ def folders(tmp_path):
 
 
 def _verdict(key: str, checks: dict) -> dict:
+    """A verdict as stored before verdicts carried a digest of their answers."""
     return {"key": key, "checks": checks}
 
 
 def test_a_resubmission_keeps_the_named_mistake_and_a_regrade_does_not(folders):
     ws, path = folders
     path.write_text(json.dumps(_verdict("a", {"attention/rows": NAMED, "softmax/sum": UNNAMED, "x/ok": None})))
-    history.remember_replaced(path, _verdict("a", {}), ws)  # same answers graded again: no resubmission
+    history.remember_replaced(path, Verdict.from_json(_verdict("a", {})), ws)  # same answers: no resubmission
     assert history.read("ann", "attention", "03-softmax-attention", ws) == []
-    history.remember_replaced(path, _verdict("b", {}), ws)
+    history.remember_replaced(path, Verdict.from_json(_verdict("b", {})), ws)
     entries = history.read("ann", "attention", "03-softmax-attention", ws)
     assert [e["mistakes"] for e in entries] == [{"attention/rows": "softmax taken over the queries (axis 0)"}]
 
@@ -46,7 +48,7 @@ def test_one_entry_per_replaced_verdict_with_a_named_mistake(tmp_path_factory, n
     path.parent.mkdir(parents=True)
     for i, has_name in enumerate(named):
         path.write_text(json.dumps(_verdict(str(i), {"c": NAMED if has_name else UNNAMED})))
-        history.remember_replaced(path, _verdict(str(i + 1), {}), ws)
+        history.remember_replaced(path, Verdict.from_json(_verdict(str(i + 1), {})), ws)
     assert len(history.read("ann", "attention", "nb", ws)) == sum(named)
     assert ws.history.is_dir() == any(named)  # in this workspace, nowhere else
 
@@ -57,9 +59,9 @@ def test_a_regrade_for_changed_checks_is_no_resubmission(folders):
     ws, path = folders
     old = {"key": "checks-v1", "answers": "same", "checks": {"attention/rows": NAMED}}
     path.write_text(json.dumps(old))
-    history.remember_replaced(path, {"key": "checks-v2", "answers": "same", "checks": {}}, ws)
+    history.remember_replaced(path, Verdict(key="checks-v2", answers="same"), ws)
     assert history.read("ann", "attention", "03-softmax-attention", ws) == []
-    history.remember_replaced(path, {"key": "checks-v2", "answers": "other", "checks": {}}, ws)
+    history.remember_replaced(path, Verdict(key="checks-v2", answers="other"), ws)
     assert len(history.read("ann", "attention", "03-softmax-attention", ws)) == 1
 
 

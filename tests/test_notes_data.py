@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell
 
 from autograder.intake import staging
-from autograder.notes import Note, NoteKind, notes_of, records
+from autograder.notes import Note, NoteKind, notes_of
 from autograder.reporting import class_report as report
 from autograder.reporting.failures import note_kind
 from autograder.reporting.run_summary import Summary
 from autograder.verdicts import blame
+from autograder.verdicts.record import Verdict
 from autograder.workspace import ROOT, Workspace, from_environment
 from selfattn.checks.findings import Finding, Kind
 
@@ -162,7 +163,7 @@ def _counts(notes: dict[str, list[Note]]) -> tuple[Counter, dict[str, int], int]
     the run summary's lists (which list staging's notes: those of the students of :data:`CLASS`)."""
     data = report.ClassData(students=sorted(notes), assignments=[ASSIGNMENT], ws=from_environment())
     for student, ns in notes.items():
-        data.verdicts[(student, ASSIGNMENT, NB)] = {"cells": {}, "checks": {}, "notes": records(ns)}
+        data.verdicts[(student, ASSIGNMENT, NB)] = Verdict(student, ASSIGNMENT, NB, notes=tuple(ns))
     tables: dict = {}
     report.build(data, None, tables)
     faults = Counter(row[3] for row in tables["faults"][1])

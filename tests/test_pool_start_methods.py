@@ -65,7 +65,7 @@ def test_spawned_and_forked_pools_give_the_same_verdicts(tmp_path):
         jobs = [(s, "attention", NOTEBOOK, CHOSEN.limits) for s in ("right", "wrong")]
         with grading_pool(2, CHOSEN, multiprocessing.get_context(method)) as pool:
             verdicts.decide_in_phases(jobs, ws, map_=pool.map)
-        outcomes[method] = {s: ({g: (c["passed"], c["points"]) for g, c in v["cells"].items()}, v["sandbox"])
+        outcomes[method] = {s: ({g: (c.passed, c.points) for g, c in v.cells.items()}, v.sandbox)
                             for s in ("right", "wrong")
                             if (v := verdicts.stored_verdict(s, "attention", NOTEBOOK, ws))}
     assert outcomes["fork"] == outcomes["spawn"]

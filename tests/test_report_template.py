@@ -22,6 +22,7 @@ from autograder.reporting.report_data import Cell, ReportPage, Span, Table
 from autograder.reporting.report_html import render, render_part
 from autograder.reporting.report_sections import report_page, similar_answers
 from autograder.reporting.similarity import Pair
+from autograder.verdicts.record import Verdict
 from autograder.workspace import ROOT, Workspace
 from selfattn.checks.findings import Finding, Kind
 
@@ -42,10 +43,11 @@ def page(tmp_path) -> ReportPage:
     timeout = Finding(f"ran out of time {CLOSE}", Kind.TIME_OUT).to_json()
     sm, at = "softmax/rows-sum-to-one", "attention/no-mask"
     data = ClassData(ws=ws, students=["ann", IMG, JINJA], assignments=[A], names={IMG: JINJA, "ann": CLOSE})
-    data.verdicts = {("ann", A, NB3): {"checks": {sm: None, at: None}},
-                     (IMG, A, NB3): {"checks": {sm: named, at: timeout},
-                                     "notes": records([Note(f"a cell raised {MISTAKE}", NoteKind.CELL_RAISED)])},
-                     (JINJA, A, NB3): {"checks": {sm: named, at: None}}}
+    stored = {("ann", A, NB3): {"checks": {sm: None, at: None}},
+              (IMG, A, NB3): {"checks": {sm: named, at: timeout},
+                              "notes": records([Note(f"a cell raised {MISTAKE}", NoteKind.CELL_RAISED)])},
+              (JINJA, A, NB3): {"checks": {sm: named, at: None}}}
+    data.verdicts = {key: Verdict.from_json(v) for key, v in stored.items()}
     data.notebook_scores = {(s, a, nb): (3.0 * i, 6.0) for i, (s, a, nb) in enumerate(data.verdicts)}
     data.cell_scores = {(s, a, nb, "softmax-public"): (sc / 2, mx / 2)
                         for (s, a, nb), (sc, mx) in data.notebook_scores.items()}

@@ -19,6 +19,7 @@ from autograder.outputs import json_files
 from autograder.reporting import class_report, class_tally
 from autograder.reporting.failures import mistake_label
 from autograder.verdicts import decide, history
+from autograder.verdicts.record import Verdict
 from autograder.workspace import Workspace
 from selfattn import numerics
 from selfattn.checks.calling import call_cases
@@ -84,7 +85,7 @@ def test_a_newer_verdict_is_neither_read_nor_replaced(tmp_path):
     with pytest.raises(json_files.NewerFormat, match=r"nb\.json"):
         decide.stored_verdict("ada", "attention", "nb", ws)
     with pytest.raises(json_files.NewerFormat, match=r"nb\.json"):
-        history.remember_replaced(path, {"cells": {}, "answers": "x"}, ws)
+        history.remember_replaced(path, Verdict(answers="x"), ws)
     assert path.read_text() == newer
 
 
@@ -96,7 +97,7 @@ def test_every_file_the_grader_writes_names_its_format(tmp_path):
     verdict = ws.verdict("ada", "attention", "nb")
     json_files.write(verdict, "verdict", {"cells": {}, "answers": "a", "checks": {"f/c": {
         "kind": "MISTAKE", "name": "m", "text": "m"}}})
-    history.remember_replaced(verdict, {"cells": {}, "answers": "b"}, ws)
+    history.remember_replaced(verdict, Verdict(answers="b"), ws)
     stored = json.loads(history.history_path("ada", "attention", "nb", ws).read_text())
     assert stored[json_files.KEY] == json_files.FORMATS["history"]
     assert [e["mistakes"] for e in history.read("ada", "attention", "nb", ws)] == [{"f/c": "m"}]
@@ -182,14 +183,14 @@ def test_rewording_a_mistake_keeps_the_reports_and_the_historys_counts(tmp_path,
     for student, found, answers in (("ann", before, "a"), ("bob", after, "b")):
         json_files.write(ws.verdict(student, "attention", "nb"), "verdict",
                          {"cells": {}, "answers": answers, "checks": {cid: found}})
-    newer = {"cells": {}, "answers": "a2", "checks": {cid: after}}
+    newer = Verdict.from_json({"cells": {}, "answers": "a2", "checks": {cid: after}})
     history.remember_replaced(ws.verdict("ann", "attention", "nb"), newer, ws)
-    json_files.write(ws.verdict("ann", "attention", "nb"), "verdict", newer)
+    json_files.write(ws.verdict("ann", "attention", "nb"), "verdict", newer.to_json())
     assert [e["mistakes"] for e in history.read("ann", "attention", "nb", ws)] == [{cid: before["id"]}]
     assert history.named_mistakes(newer) == {cid: after["id"]}
 
     data = class_report.load(gradebook=False, ws=ws)
-    data.verdicts[("cy", "attention", "nb")] = {"cells": {}, "checks": {cid: before}}  # not resubmitted
+    data.verdicts[("cy", "attention", "nb")] = Verdict.from_json({"checks": {cid: before}})  # not resubmitted
     (only,) = class_tally.exercises(data)
     assert {k: sorted(v) for k, v in only.mistakes.items()} == {before["id"]: ["ann", "bob", "cy"]}
     assert mistake_label(before["id"], short=False) == after["name"]  # the current wording

@@ -179,10 +179,10 @@ def test_two_workspaces_in_one_process_do_not_interfere(tmp_path):
     limits = Limits(cpu_seconds=10, memory_bytes=1024 << 20)
     right = verdicts.grade_one("wsprobe", "attention", COST, limits, ws=a)
     wrong = verdicts.grade_one("wsprobe", "attention", COST, limits, ws=b)
-    assert right["cells"] and all(c["passed"] for c in right["cells"].values()), right
-    assert not wrong["cells"]["attention_flops-public"]["passed"], wrong
+    assert right.cells and all(c.passed for c in right.cells.values()), right
+    assert not wrong.cells["attention_flops-public"].passed, wrong
     for ws, decided in ((a, right), (b, wrong)):
-        assert json.loads(ws.verdict("wsprobe", "attention", COST).read_text())["key"] == decided["key"]
+        assert json.loads(ws.verdict("wsprobe", "attention", COST).read_text())["key"] == decided.key
         assert verdicts.freshness("wsprobe", "attention", COST, limits=limits, ws=ws) == "fresh"
         assert (ws.grading / "secret").is_file()
     assert (a.grading / "secret").read_bytes() != (b.grading / "secret").read_bytes()

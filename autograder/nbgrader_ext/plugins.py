@@ -58,7 +58,6 @@ from traitlets.config import Configurable
 from autograder.errors import RefusedInput, StaleVerdict
 from autograder.intake.untrusted import entry_problem, id_problem, note_markdown
 from autograder.nbgrader_ext import formgrader_scores
-from autograder.notes import notes_of
 from autograder.outputs import atomic
 from autograder.workspace import Workspace
 
@@ -608,14 +607,14 @@ class ApplyVerdicts(NbGraderPreprocessor):
         ws = _workspace()
         self.verdict = stored_verdict(student, assignment, notebook, ws)
         course = ws.course
-        if self.verdict is None or self.verdict.get("key") != verdict_key(nb, assignment, notebook, course):
+        if self.verdict is None or self.verdict.key != verdict_key(nb, assignment, notebook, course):
             why = ("no verdict was computed" if self.verdict is None
                    else "its verdict was made for other answers or checks")
             raise StaleVerdict(
                 f"{student}/{assignment}/{notebook}: {why}; nothing was applied. "
                 f"Run `make grade STUDENT={student}` (or `python -m autograder.grade --student {student}`).")
         nb, resources = super().preprocess(nb, resources)
-        notes = notes_of(self.verdict)
+        notes = self.verdict.notes
         if notes:
             # notes quote student text (exception messages): rendered as text, never as HTML
             text = "**Grading notes.**\n\n" + "\n".join(note_markdown(n) for n in notes)
@@ -631,17 +630,17 @@ class ApplyVerdicts(NbGraderPreprocessor):
         if not (utils.is_grade(cell) and not utils.is_solution(cell)):
             return cell, resources
         gid = cell.metadata.nbgrader["grade_id"]
-        result = self.verdict.get("cells", {}).get(gid)
+        result = self.verdict.cells.get(gid)
         if result is None:
             cell.outputs = [new_output("error", ename="NotGraded", evalue="this test cell was not graded",
                                        traceback=["NotGraded: this test cell was not graded"])]
             return cell, resources
-        lines = result["lines"]
+        lines = result.lines
         if lines:
             wrapped = [textwrap.fill(ln, width=96, subsequent_indent="    ") for ln in lines]
             cell.outputs.append(new_output("stream", name="stdout", text="\n".join(wrapped) + "\n"))
-        if not result["passed"]:
-            failed = int(result.get("failed") or 0)  # counted when the verdict was decided
+        if not result.passed:
+            failed = result.failed  # counted when the verdict was decided
             cell.outputs.append(new_output(
                 "error", ename="CheckFailed", evalue=f"{failed} check(s) failed",
                 traceback=[f"CheckFailed: {failed} check(s) failed (see above)"]))

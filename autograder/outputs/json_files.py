@@ -21,7 +21,7 @@ from typing import Any
 from autograder.errors import GradingError
 from autograder.outputs import atomic
 
-__all__ = ["FORMATS", "KEY", "NewerFormat", "dumps", "loads", "read", "write"]
+__all__ = ["FORMATS", "KEY", "NewerFormat", "dumps", "loads", "loads_versioned", "read", "read_versioned", "write"]
 
 #: The key that holds a file's format.
 KEY = "format"
@@ -67,7 +67,13 @@ def dumps(kind: str, data: Any, *, indent: int | None = None, sort_keys: bool = 
 
 
 def loads(text: str | bytes, kind: str, name: str) -> Any:
-    """The data of a file of ``kind`` whose text is ``text`` (``name`` says which file, for the error).
+    """The data of a file of ``kind`` whose text is ``text`` (``name`` says which file, for the error);
+    :func:`loads_versioned` without the format."""
+    return loads_versioned(text, kind, name)[0]
+
+
+def loads_versioned(text: str | bytes, kind: str, name: str) -> tuple[Any, int]:
+    """The data of a file of ``kind`` whose text is ``text``, and the format it was written in.
 
     Raises
     ------
@@ -85,16 +91,21 @@ def loads(text: str | bytes, kind: str, name: str) -> Any:
         raise NewerFormat(f"{name}: written in format {found} by a newer grader (this one reads {kind} files up to "
                           f"format {version}); grade with the newer grader, or move the file away")
     if not isinstance(doc, dict) or KEY not in doc:  # format 0: the data as it was stored
-        return doc
+        return doc, 0
     if kind in LISTS:
-        return doc.get("items", [])
-    return {k: v for k, v in doc.items() if k != KEY}
+        return doc.get("items", []), found
+    return {k: v for k, v in doc.items() if k != KEY}, found
 
 
 def read(path: Path, kind: str) -> Any:
     """The data of the file of ``kind`` at ``path`` (``OSError`` when it cannot be read, ``ValueError``
     when it is not JSON, :class:`NewerFormat` when it is newer than this grader)."""
     return loads(Path(path).read_text(encoding="utf-8"), kind, str(path))
+
+
+def read_versioned(path: Path, kind: str) -> tuple[Any, int]:
+    """:func:`read`, and the format the file was written in (0: none named)."""
+    return loads_versioned(Path(path).read_text(encoding="utf-8"), kind, str(path))
 
 
 def write(path: Path, kind: str, data: Any, *, indent: int | None = None, sort_keys: bool = False) -> None:

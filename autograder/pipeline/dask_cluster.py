@@ -65,7 +65,7 @@ from autograder.outputs import atomic, json_files
 from autograder.pipeline import dask_tls
 from autograder.sandbox import warm
 from autograder.settings import Settings
-from autograder.verdicts import history
+from autograder.verdicts import history, record
 from autograder.workspace import ROOT, Workspace
 
 if TYPE_CHECKING:
@@ -227,23 +227,27 @@ def _store(ws: Workspace, job: tuple[str, str, str], out: dict, refused: str | N
     """Write one task's result into ``ws``: the staged notebook, then the verdict, whose notes say
     why the file was refused (the worker saw none) and what the folder's timestamp was."""
     from autograder.intake.staging import refused_note, stage_timestamp
-    from autograder.notes import NoteKind, notes_of, records
+    from autograder.notes import NoteKind
+    from autograder.verdicts.record import UnreadableVerdict, Verdict
 
     student, assignment, notebook = job
     staged = ws.staged(student, assignment, notebook)
     staged.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_text(staged, out["staged"])
-    verdict = json_files.loads(out["verdict"], "verdict", f"the verdict of {student}/{assignment}/{notebook} from "
-                               f"{out.get('worker', 'a worker')}")  # a verdict that is not JSON never reaches nbgrader
-    notes = notes_of(verdict)
+    name = f"the verdict of {student}/{assignment}/{notebook} from {out.get('worker', 'a worker')}"
+    try:  # a verdict that is no verdict never reaches nbgrader
+        verdict = Verdict.from_json(*json_files.loads_versioned(out["verdict"], "verdict", name))
+    except UnreadableVerdict as exc:
+        raise ClusterError(f"grading stopped: {name} is no verdict ({exc})") from None
+    notes = list(verdict.notes)
     if refused is not None:  # the worker saw no file: say why there was none
         notes = [refused_note(notebook, refused), *(n for n in notes if n.kind is not NoteKind.MISSING)]
     notes += [n for n in [stage_timestamp(ws.submission(student, assignment), staged.parent)] if n]
-    verdict["notes"] = records(notes)
+    verdict = verdict.with_notes(notes)
     path = ws.verdict(student, assignment, notebook)
     path.parent.mkdir(parents=True, exist_ok=True)
     history.remember_replaced(path, verdict, ws)
-    json_files.write(path, "verdict", verdict, indent=1)
+    record.write(path, verdict)
 
 
 @dataclass

@@ -376,7 +376,7 @@ def grading_pool(workers: int, grading: settings.Settings, context=None) -> Proc
 def _count_sandbox_failures(jobs: list[tuple], summary: Summary, ws: Workspace) -> None:
     """List in the summary every job whose stored verdict says the grader could not process it."""
     for s, a, nb, _l in jobs:
-        if (stored_verdict(s, a, nb, ws) or {}).get("failed"):
+        if (verdict := stored_verdict(s, a, nb, ws)) is not None and verdict.failed:
             summary.sandbox_failures.append(f"{s}/{a}/{nb}")
 
 

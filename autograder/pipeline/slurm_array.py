@@ -83,7 +83,7 @@ def decide_task(index: int, parts: int, grading: Settings, ws: Workspace, log=pr
     from autograder.verdicts.decide import stored_verdict
 
     for s, a, nb, _l in jobs:
-        failed += bool((stored_verdict(s, a, nb, ws) or {}).get("failed"))
+        failed += (verdict := stored_verdict(s, a, nb, ws)) is not None and verdict.failed
     return failed
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autograder.nbgrader_ext.gradebook_state import Awaiting
+from autograder.verdicts.record import Verdict
 from autograder.workspace import Workspace
 
 
@@ -14,7 +15,7 @@ from autograder.workspace import Workspace
 class ClassData:
     """Everything the report shows, read from the work folder."""
 
-    verdicts: dict[tuple[str, str, str], dict] = field(default_factory=dict)  # (student, assignment, nb)
+    verdicts: dict[tuple[str, str, str], Verdict] = field(default_factory=dict)  # (student, assignment, nb)
     notebook_scores: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
     cell_scores: dict[tuple[str, str, str, str], tuple[float, float]] = field(default_factory=dict)
     late: dict[tuple[str, str], float] = field(default_factory=dict)  # seconds late

@@ -36,13 +36,15 @@ from pathlib import Path
 
 from autograder.errors import RefusedInput, command_line
 from autograder.late.policy import final_score
-from autograder.notes import Note, records
-from autograder.outputs import atomic, json_files
+from autograder.notes import Note
+from autograder.outputs import atomic
 from autograder.outputs.csv_export import write_csv
 from autograder.reporting.class_data import ClassData
 from autograder.reporting.report_data import CSV_TABLES
 from autograder.reporting.report_html import render
 from autograder.reporting.report_sections import report_page
+from autograder.verdicts import record
+from autograder.verdicts.record import Verdict
 from autograder.workspace import Workspace, from_environment
 
 #: A table's CSV content by its id: (header, rows of plain values).
@@ -123,9 +125,9 @@ def load(gradebook: bool = True, *, ws: Workspace) -> ClassData:
     for path in sorted(ws.verdicts.glob("*/*/*.json")) if ws.verdicts.exists() else []:
         key = (path.parent.parent.name, path.parent.name, path.stem)
         try:
-            data.verdicts[key] = json_files.read(path, "verdict")
-        except (ValueError, OSError):
-            data.verdicts[key] = {"cells": {}, "notes": records([Note("The verdict file could not be read.")])}
+            data.verdicts[key] = record.read(path)
+        except (ValueError, OSError, record.UnreadableVerdict):
+            data.verdicts[key] = Verdict(*key, notes=(Note("The verdict file could not be read."),))
     if gradebook:
         _gradebook(data)
     keys = set(data.verdicts) | set(data.notebook_scores)

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from autograder.course.spec import notebooks_of
 from autograder.late.policy import lateness
-from autograder.notes import NoteKind, notes_of
+from autograder.notes import NoteKind
 from autograder.reporting.class_data import ClassData
 from autograder.reporting.failures import classify, function_of, mistake_label
 from autograder.verdicts import history
+from autograder.verdicts.record import Verdict
 from selfattn.checks.findings import Finding
 
 
@@ -46,13 +47,13 @@ class Exercise:
         return name, len(who)
 
 
-def _checks_by_function(verdict: dict) -> dict[str, list[object]]:
+def _checks_by_function(verdict: Verdict) -> dict[str, list[object]]:
     """A verdict's stored check results grouped by the graded function they check.
 
     Parameters
     ----------
-    verdict : dict
-        One verdict as stored (its ``checks``: check id -> ``None`` if passed, else a finding record).
+    verdict : Verdict
+        One verdict (its ``checks``: check id -> ``None`` if passed, else a finding).
 
     Returns
     -------
@@ -60,7 +61,7 @@ def _checks_by_function(verdict: dict) -> dict[str, list[object]]:
         function name -> its checks' stored results, in the verdict's order.
     """
     by_fn: dict[str, list[object]] = defaultdict(list)
-    for cid, msg in (verdict.get("checks") or {}).items():
+    for cid, msg in verdict.checks.items():
         by_fn[function_of(cid)].append(msg)
     return by_fn
 
@@ -144,12 +145,12 @@ def _count_checks(tally: Tally, s: str, a: str, nb: str, checks: dict) -> None:
             tally.faults.append([s, a, nb, kind, f"{fn}: {Finding.from_json(msg)}"])
 
 
-def _verdict_anomalies(s: str, a: str, nb: str, v: dict) -> list[list[str]]:
+def _verdict_anomalies(s: str, a: str, nb: str, v: Verdict) -> list[list[str]]:
     """Fault rows of one verdict beyond its checks: each grading note, and "blank notebook" when
     every exercise still holds the stub (some check failed, none passed, all of them stubs)."""
-    rows = [[s, a, nb, note.kind.value, str(note)] for note in notes_of(v)]
-    if v.get("checks") and all(classify(m)[0] == "not answered" for m in v["checks"].values()
-                               if m is not None) and not any(m is None for m in v["checks"].values()):
+    rows = [[s, a, nb, note.kind.value, str(note)] for note in v.notes]
+    if v.checks and all(classify(m)[0] == "not answered" for m in v.checks.values()
+                        if m is not None) and not any(m is None for m in v.checks.values()):
         rows.append([s, a, nb, "blank notebook", "every exercise still holds the stub"])
     return rows
 
@@ -190,7 +191,7 @@ def tally(data: ClassData) -> Tally:
     missing and late hand-ins and are merged across notebooks (:func:`_merge_notebooks`)."""
     counted = Tally()
     for (s, a, nb), v in sorted(data.verdicts.items()):
-        _count_checks(counted, s, a, nb, v.get("checks") or {})
+        _count_checks(counted, s, a, nb, v.checks)
         counted.faults.extend(_verdict_anomalies(s, a, nb, v))
     counted.faults = _merge_notebooks(counted.faults + _missing_and_late(data), data.ws.course)
     return counted
@@ -202,16 +203,16 @@ def handed_and_complete(data: ClassData) -> tuple[dict[tuple[str, str], set[str]
     handed: dict[tuple[str, str], set[str]] = defaultdict(set)
     complete: dict[tuple[str, str], set[str]] = defaultdict(set)
     for (s, a, nb), v in data.verdicts.items():
-        if any(n.kind is NoteKind.MISSING for n in notes_of(v)):
+        if any(n.kind is NoteKind.MISSING for n in v.notes):
             continue
         handed[(a, nb)].add(s)
-        checks = v.get("checks") or {}
+        checks = v.checks
         if checks and all(m is None or classify(m)[0] != "not answered" for m in checks.values()):
             complete[(a, nb)].add(s)
     return handed, complete
 
 
-def history_rows(data: ClassData, s: str, a: str, nb: str, v: dict) -> list[list[str]]:
+def history_rows(data: ClassData, s: str, a: str, nb: str, v: Verdict) -> list[list[str]]:
     """The "history" rows of one notebook: per exercise, the named mistakes of replaced verdicts
     and what the latest verdict does ("fixed", its named mistakes, or "still failing").
 
@@ -221,7 +222,7 @@ def history_rows(data: ClassData, s: str, a: str, nb: str, v: dict) -> list[list
         The class (its work folder holds the replaced verdicts' history; its roster the names).
     s, a, nb : str
         Student, assignment and notebook.
-    v : dict
+    v : Verdict
         The notebook's latest verdict.
 
     Returns
@@ -239,7 +240,7 @@ def history_rows(data: ClassData, s: str, a: str, nb: str, v: dict) -> list[list
     now_named = defaultdict(set)
     for cid, name in history.named_mistakes(v).items():
         now_named[function_of(cid)].add(mistake_label(name, short=False))
-    checks = v.get("checks") or {}
+    checks = v.checks
     rows = []
     for fn, names in sorted(before.items()):
         ok = all(m is None for cid, m in checks.items() if function_of(cid) == fn)

@@ -27,11 +27,12 @@ from autograder.course.spec import NotebookSpec, TestCell, answer_cells, load_sp
 from autograder.import_graph import imported_modules, module_file
 from autograder.intake.staging import stage, staged_notebook
 from autograder.notes import Note, NoteKind, notes_of, records
-from autograder.outputs import atomic, json_files
+from autograder.outputs import atomic
 from autograder.paths import STAGED as STAGED  # where staged copies live (some tests find it here)
 from autograder.sandbox import warm
-from autograder.verdicts import blame, history
+from autograder.verdicts import blame, history, record
 from autograder.verdicts.hidden_inputs import opaque
+from autograder.verdicts.record import CellResult, FunctionRecord, Verdict
 from autograder.workspace import AUTOGRADER, Workspace
 from selfattn.checks.exercises import EXERCISES
 from selfattn.checks.findings import Finding, Kind
@@ -49,6 +50,7 @@ KEY_EXCLUDED: dict[str, str] = {
     "autograder.environment": "reads environment variables into settings; a verdict's settings are in it as data",
     "autograder.outputs": "a package of writers",
     "autograder.outputs.atomic": "how a file is written, not what it says",
+    "autograder.verdicts.record": "how a verdict is stored and read back, not what it decides",
     "autograder.verdicts.history": "keeps the mistakes of a replaced verdict for the report, after deciding",
     "autograder.intake": "a package of staging",
     "autograder.intake.staging": "what staging makes (the answers and the notes) is itself in the key",
@@ -165,13 +167,12 @@ def settings(limits: sandbox.Limits) -> dict:
     return {"limits": dataclasses.asdict(limits), "sandbox": sandbox.mode()}
 
 
-def stored_verdict(student: str, assignment: str, notebook: str, ws: Workspace) -> dict | None:
-    """The verdict on file for one notebook, or None (absent or unreadable)."""
+def stored_verdict(student: str, assignment: str, notebook: str, ws: Workspace) -> Verdict | None:
+    """The verdict on file for one notebook, or None (absent, or unreadable: it is decided again)."""
     try:
-        stored = json_files.read(ws.verdict(student, assignment, notebook), "verdict")
-    except (OSError, ValueError):
+        return record.read(ws.verdict(student, assignment, notebook))
+    except (OSError, ValueError, record.UnreadableVerdict):
         return None
-    return stored if isinstance(stored, dict) else None
 
 
 #: the pre-warmed sandbox sessions of one notebook: for its public (False) and hidden (True) runs
@@ -190,7 +191,7 @@ class _Graded(NamedTuple):
 
 
 def verdict(student: str, assignment: str, notebook: str, notes: list[Note],
-            limits: sandbox.Limits = sandbox.DEFAULT, *, ws: Workspace) -> dict:
+            limits: sandbox.Limits = sandbox.DEFAULT, *, ws: Workspace) -> Verdict:
     """Decide every test cell of one staged notebook of ``ws``; write and return the verdict.
 
     Each decision draws fresh inputs (a new nonce in every seed): what a submission learned of its
@@ -221,7 +222,7 @@ class Pending:
     notes: list[Note]
     graded: list[_Graded]
     keys: dict[str, str]
-    kept: dict[str, dict]
+    kept: dict[str, FunctionRecord]
     found: dict[str, blame.Results]
     timings: dict[str, float]
     raised: dict[str, list[Note]]
@@ -254,7 +255,7 @@ def _sessions(p: Pending) -> _Sessions:
     return warm.sessions() if any(g.function not in p.kept for g in p.graded) else {False: None, True: None}
 
 
-def finish_decision(p: Pending, ws: Workspace) -> dict:
+def finish_decision(p: Pending, ws: Workspace) -> Verdict:
     """The second phase of :func:`verdict`: the hidden runs, fair blame; write the verdict."""
     _spec, staged, answers, stubs = _load(p.student, p.assignment, p.notebook, ws)
     sessions = _sessions(p)
@@ -266,36 +267,31 @@ def finish_decision(p: Pending, ws: Workspace) -> dict:
 
 
 def _conclude(p: Pending, ws: Workspace, staged: nbformat.NotebookNode, answers: dict[str, str],
-              stubs: dict[str, str], sessions: _Sessions) -> dict:
+              stubs: dict[str, str], sessions: _Sessions) -> Verdict:
     """Fair blame (its re-runs in ``sessions``), the cells' lines and the verdict, written."""
     notes = list(p.notes)
-    cells: dict[str, dict] = {}
+    cells: dict[str, CellResult] = {}
     checks: blame.Results = {}  # check id -> None (passed) or what it found, for the class report
-    functions: dict[str, dict] = {}
+    functions: dict[str, FunctionRecord] = {}
     timings = dict(p.timings)
     for g in p.graded:
         if g.function in p.kept:
-            record = p.kept[g.function]
-            results = {cid: None if f is None else Finding.from_json(f) for cid, f in record["checks"].items()}
-            own = [Note.from_json(n) for n in record["notes"]]
-            timings[g.function] = record["seconds"]
+            kept = p.kept[g.function]
+            results, own = dict(kept.checks), list(kept.notes)
+            timings[g.function] = kept.seconds
         else:
             results, why = _blame(p.assignment, p.notebook, g, answers, stubs, checks, p.found[g.function], p.limits,
                                   sessions, ws.course)
             own = p.raised.get(g.function, []) + ([why] if why is not None else [])
         notes += own
-        functions[g.function] = {"key": p.keys[g.function], "seconds": timings[g.function], "notes": records(own),
-                                 "checks": {cid: None if f is None else f.to_json() for cid, f in results.items()}}
+        functions[g.function] = FunctionRecord(p.keys[g.function], timings[g.function], tuple(own), results)
         checks.update(results)
         _add_cell_lines(cells, g, results)
     if sandbox.mode() == "fallback":
         notes.append(Note("Graded without the bubblewrap sandbox (weaker isolation).", NoteKind.WEAKER_SANDBOX))
-    out = {"student": p.student, "assignment": p.assignment, "notebook": p.notebook, "cells": cells,
-           "notes": records(notes), "sandbox": sandbox.mode(), "seconds": timings,
-           "checks": {cid: None if f is None else f.to_json() for cid, f in checks.items()},
-           "functions": functions,
-           "key": verdict_key(staged, p.assignment, p.notebook, ws.course), "answers": answers_digest(staged),
-           "settings": settings(p.limits)}
+    out = Verdict(p.student, p.assignment, p.notebook, cells, tuple(notes), checks, functions, timings,
+                  sandbox.mode(), verdict_key(staged, p.assignment, p.notebook, ws.course), answers_digest(staged),
+                  settings(p.limits))
     _write(ws.verdict(p.student, p.assignment, p.notebook), out, ws)
     return out
 
@@ -311,21 +307,16 @@ def forget_kept(student: str, assignment: str, notebook: str, ws: Workspace) -> 
     """Make the next decision of this notebook run every function again (``make grade --force``):
     the stored verdict loses its functions' records, nothing else."""
     stored = stored_verdict(student, assignment, notebook, ws)
-    if stored and stored.pop("functions", None) is not None:
-        json_files.write(ws.verdict(student, assignment, notebook), "verdict", stored, indent=1)
+    if stored is not None and stored.functions:
+        record.write(ws.verdict(student, assignment, notebook), dataclasses.replace(stored, functions={}))
 
 
-def _kept_functions(stored: dict | None, keys: dict[str, str]) -> dict[str, dict]:
+def _kept_functions(stored: Verdict | None, keys: dict[str, str]) -> dict[str, FunctionRecord]:
     """function -> its stored record, for each function whose key is the stored one (a record of
-    another shape is not kept: the function is decided again)."""
-    out = {}
-    functions = (stored or {}).get("functions") if not (stored or {}).get("failed") else None
-    for name, record in (functions if isinstance(functions, dict) else {}).items():
-        if (isinstance(record, dict) and name in keys and record.get("key") == keys[name]
-                and isinstance(record.get("checks"), dict) and isinstance(record.get("notes"), list)
-                and isinstance(record.get("seconds"), (int, float))):
-            out[name] = record
-    return out
+    another shape was dropped when the verdict was read: the function is decided again)."""
+    if stored is None or stored.failed:
+        return {}
+    return {name: kept for name, kept in stored.functions.items() if name in keys and kept.key == keys[name]}
 
 
 def _load(student: str, assignment: str, notebook: str,
@@ -423,19 +414,19 @@ def _blame(assignment: str, notebook: str, g: _Graded, answers: dict[str, str], 
     return blame.regrade(assignment, notebook, g.function, answers, checks, results, decide, course)
 
 
-def _add_cell_lines(cells: dict[str, dict], g: _Graded, results: blame.Results) -> None:
+def _add_cell_lines(cells: dict[str, CellResult], g: _Graded, results: blame.Results) -> None:
     """Add ``g``'s lines (one per check, ✓ or ✗) to the test cells of ``cells`` that check it.
 
-    ``cells`` maps grade id -> {"passed", "failed", "lines", "points"}; a test cell checking several
-    functions gathers their lines in the order they are decided."""
+    ``cells`` maps grade id -> its result; a test cell checking several functions gathers their
+    lines in the order they are decided."""
     for t in g.tests:
         mine = [cid for f, cid in t.checks if f == g.function]
         lines = [_line(g.function, ("hidden check: " if cid in t.hidden else "") + REGISTRY[cid].description,
                        results[cid]) for cid in mine]
         failed = sum(results[cid] is not None for cid in mine)
-        prev = cells.get(t.grade_id, {"passed": True, "lines": [], "failed": 0})
-        cells[t.grade_id] = {"passed": prev["passed"] and not failed, "failed": prev["failed"] + failed,
-                             "lines": prev["lines"] + lines, "points": t.points}
+        prev = cells.get(t.grade_id, CellResult(True, 0, ()))
+        cells[t.grade_id] = CellResult(prev.passed and not failed, prev.failed + failed, (*prev.lines, *lines),
+                                       t.points)
 
 
 def _line(function: str, label: str, found: Finding | None) -> str:
@@ -472,15 +463,15 @@ def _judged(run: sandbox.RunResult, group: list[str], cases: dict[str, list],
     return out
 
 
-def _write(path: Path, verdict_: dict, ws: Workspace) -> None:
+def _write(path: Path, verdict_: Verdict, ws: Workspace) -> None:
     """Write a verdict atomically: a killed run leaves the old verdict or the new one, never half.
     The mistakes of a verdict replaced for other answers are kept (:mod:`autograder.verdicts.history`)."""
     history.remember_replaced(path, verdict_, ws)
-    json_files.write(path, "verdict", verdict_, indent=1)
+    record.write(path, verdict_)
 
 
 def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limits = sandbox.DEFAULT,
-              *, ws: Workspace) -> dict:
+              *, ws: Workspace) -> Verdict:
     """One independent job: stage and decide one notebook of ``ws`` (its public runs, then its hidden ones)."""
     try:
         notes = stage(student, assignment, notebook, ws)
@@ -490,7 +481,7 @@ def grade_one(student: str, assignment: str, notebook: str, limits: sandbox.Limi
 
 
 def _failed(student: str, assignment: str, notebook: str, limits: sandbox.Limits, exc: Exception,
-            ws: Workspace) -> dict:
+            ws: Workspace) -> Verdict:
     """Write and return the verdict of a notebook the grader could not process (it scores zero)."""
     note = Note(f"The grader could not process this notebook ({type(exc).__name__}: {exc}); it scores zero.",
                 NoteKind.GRADER_ERROR)
@@ -498,11 +489,12 @@ def _failed(student: str, assignment: str, notebook: str, limits: sandbox.Limits
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(release_path(assignment, notebook, ws.course), target)
-    out = {"cells": {}, "notes": records([note]), "failed": True, "settings": settings(limits)}
+    key = None
     try:  # the key of the notebook nbgrader will see, so it applies this verdict instead of refusing
-        out["key"] = verdict_key(nbformat.read(target, as_version=4), assignment, notebook, ws.course)
+        key = verdict_key(nbformat.read(target, as_version=4), assignment, notebook, ws.course)
     except Exception:
         pass
+    out = Verdict(notes=(note,), key=key, settings=settings(limits), failed=True)
     _write(ws.verdict(student, assignment, notebook), out, ws)
     return out
 
@@ -555,12 +547,12 @@ def freshness(student: str, assignment: str, notebook: str, nb: nbformat.Noteboo
     else ``"stale"`` (no verdict, other answers, or other checks). With ``any_sandbox``, a verdict
     decided in another sandbox mode (a Dask worker's) counts as fresh when its limits are these."""
     stored = stored_verdict(student, assignment, notebook, ws)
-    if not stored or "key" not in stored:
+    if stored is None or stored.key is None:
         return "stale"
     nb = nb if nb is not None else staged_notebook(student, assignment, notebook, ws)
-    if stored["key"] != verdict_key(nb, assignment, notebook, ws.course):
+    if stored.key != verdict_key(nb, assignment, notebook, ws.course):
         return "stale"
-    now, then = settings(limits), stored.get("settings") or {}
+    now, then = settings(limits), dict(stored.settings)
     if any_sandbox:
         now, then = now["limits"], then.get("limits")
     return "fresh" if then == now else "settings"

@@ -17,22 +17,18 @@ import time
 from pathlib import Path
 
 from autograder.outputs import json_files
+from autograder.verdicts import record
+from autograder.verdicts.record import Verdict
 from autograder.workspace import Workspace
-from selfattn.checks.findings import Finding, Kind
+from selfattn.checks.findings import Kind
 
 
-def named_mistakes(verdict: dict) -> dict[str, str]:
+def named_mistakes(verdict: Verdict) -> dict[str, str]:
     """check id -> the stable id of the mistake it found (its wording, for a verdict written before
     mistakes had ids), for every failed check that named one."""
     out = {}
-    for cid, stored in (verdict.get("checks") or {}).items():
-        if stored is None:
-            continue
-        try:
-            found = Finding.from_json(stored)
-        except (KeyError, TypeError, ValueError):
-            continue
-        if found.kind is Kind.MISTAKE and (found.id or found.name):
+    for cid, found in verdict.checks.items():
+        if found is not None and found.kind is Kind.MISTAKE and (found.id or found.name):
             out[cid] = found.id or found.name or ""
     return out
 
@@ -50,20 +46,18 @@ def read(student: str, assignment: str, notebook: str, ws: Workspace) -> list[di
     return entries if isinstance(entries, list) else []
 
 
-def remember_replaced(verdict_file: Path, new: dict, ws: Workspace) -> None:
+def remember_replaced(verdict_file: Path, new: Verdict, ws: Workspace) -> None:
     """Before ``verdict_file`` is overwritten by ``new``: keep the old verdict's named mistakes when
     it judged other answers (another digest of the answers; a verdict written before verdicts had
     one, another verdict key)."""
     try:
-        old = json_files.read(verdict_file, "verdict")
-    except (OSError, ValueError):
+        old = record.read(verdict_file)
+    except (OSError, ValueError, record.UnreadableVerdict):
         return
-    if not isinstance(old, dict):
-        return
-    if "answers" in old and "answers" in new:
-        if old["answers"] == new["answers"]:
+    if old.answers is not None and new.answers is not None:
+        if old.answers == new.answers:
             return
-    elif old.get("key") == new.get("key"):
+    elif old.key == new.key:
         return
     mistakes = named_mistakes(old)
     if not mistakes:
