@@ -223,17 +223,36 @@ def test_cell_errors_cross_the_pipe_as_data():
     from autograder import sandbox
     from selfattn.checks.calling import exec_cells, fresh_namespace
 
-    sent = [e.record() for e in exec_cells([("f", "raise KeyError('secret 7')"), ("g", "class Mine(Exception): pass\n"
+    sent = [e.to_json() for e in exec_cells([("f", "raise KeyError('secret 7')"), ("g", "class Mine(Exception): pass\n"
                                                                                      "raise Mine('secret 8')")],
                                            fresh_namespace())]
     sent += ["the cell of f raised SECRET", {"label": "h", "exception": "ValueError", "text": "not sent"},
              {"label": "f", "exception": "not a name!", "text": "x"}]
     public = sandbox.read_cell_errors(sent, ["f", "g"], hidden=False)
     assert [(e.label, e.exception) for e in public] == [("f", "KeyError"), ("g", "Mine")]
-    assert "secret 7" in public[0] and "secret 8" in public[1]
+    assert "secret 7" in str(public[0]) and "secret 8" in str(public[1])
     hidden = sandbox.read_cell_errors(sent, ["f", "g"], hidden=True)
     assert [str(e) for e in hidden] == ["the cell of f raised KeyError", "the cell of g raised an exception"]
     assert sandbox.read_cell_errors("not a list", ["f"], hidden=False) == []
+
+
+def test_a_cell_error_is_a_frozen_record_not_a_string():
+    """A cell error is data with its text for people: not a ``str`` with attributes bolted on, frozen,
+    and it keeps its fields across a process pool (pickling)."""
+    import dataclasses
+    import pickle
+
+    from selfattn.checks.calling import CellError, exec_cells, fresh_namespace
+
+    (err,) = exec_cells([("f", "import no_such_module_here")], fresh_namespace())
+    assert not isinstance(err, str) and str(err).startswith("the cell of f raised ModuleNotFoundError")
+    assert (err.exception, err.missing, err.label, err.errno) == ("ModuleNotFoundError", "no_such_module_here", "f",
+                                                                   None)
+    assert pickle.loads(pickle.dumps(err)) == err
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        err.label = "g"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="text is a str"):
+        CellError(None, "E")  # type: ignore[arg-type]
 
 
 def test_nothing_inside_the_sandbox_imports_the_grader_or_the_course():
@@ -284,7 +303,7 @@ def test_a_full_disk_is_told_by_the_errno_sent_as_data_not_by_the_words():
     assert channel.disk_full({"outcomes": enc[:1]}) and not channel.disk_full({"outcomes": enc[1:]})
     (cell,) = exec_cells([("f", "open('/x', 'w') if False else None\nraise OSError(27, 'File too large')")],
                          fresh_namespace())
-    assert channel.disk_full({"cell_errors": [cell.record()]})
+    assert channel.disk_full({"cell_errors": [cell.to_json()]})
     for forged in ({"outcomes": 5}, {"outcomes": [{"errno": True}]}, {"cell_errors": [{"errno": "28"}]},
                    {"outcomes": [{"error": "[Errno 28] No space left on device"}]}):
         assert not channel.disk_full(forged), forged

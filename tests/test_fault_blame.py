@@ -141,6 +141,7 @@ def test_a_student_whose_words_are_the_graders_is_counted_as_what_happened(grade
     from autograder.reporting.class_data import ClassData
     from autograder.reporting.class_report import build
     from autograder.reporting.failures import classify
+    from autograder.verdicts.record import Verdict
 
     loud = notes_of(graded["says-unreadable"])
     raised = [n for n in loud if "could not be read as a notebook" in n.text]
@@ -149,7 +150,8 @@ def test_a_student_whose_words_are_the_graders_is_counted_as_what_happened(grade
     timed = [classify(f) for cid, f in graded["says-time-out"]["checks"].items() if cid.startswith("softmax/") and f]
     assert timed and all(kind == "unnamed" for kind, _ in timed), timed
     data = ClassData(students=sorted(MIMICS), assignments=["attention"], ws=from_environment(),
-                     verdicts={(s, "attention", "03-softmax-attention"): graded[s] for s in MIMICS})
+                     verdicts={(s, "attention", "03-softmax-attention"): Verdict.from_json(graded[s])
+                               for s in MIMICS})
     tables: dict = {}
     build(data, None, tables)
     kinds = Counter(row[3] for row in tables["faults"][1])

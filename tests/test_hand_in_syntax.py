@@ -36,7 +36,8 @@ def test_an_answer_that_does_not_parse_is_named_in_the_graders_words(source):
     exec_cells, which the sandbox runs), up to what follows the message."""
     (line,) = HAND_IN.syntax_problems(_nb(("softmax", source, True)))
     (graded,) = exec_cells([("softmax", source)], {})
-    assert line.startswith("the cell of softmax raised ") and graded.startswith(line.split(":")[0]), (line, graded)
+    assert line.startswith("the cell of softmax raised ") and str(graded).startswith(line.split(":")[0]), \
+        (line, graded)
     assert graded.exception in line, (line, graded)
 
 

@@ -484,7 +484,7 @@ def test_cells_run_before_any_case_exists(session):
         r = sandbox.run(cells, "f", [Case((np.arange(3.0),))], sandbox.Limits(cpu_seconds=10), hidden=hidden,
                         session=session)
         assert r.outcomes is not None and r.outcomes[0].values is not None, r
-        assert not any("FOUND=" in e for e in r.cell_errors), r.cell_errors
+        assert not any("FOUND=" in str(e) for e in r.cell_errors), r.cell_errors
 
 
 def test_hidden_run_forging_the_channel_gets_types_only(session):

@@ -213,7 +213,7 @@ def _results(data: bytes, rc: int | None, cells: list[tuple[str, str]], function
         reason = str(result["missing"])[:1000]
         if hidden:
             reason = f"no function named {function} was defined"
-            reason += f" ({'; '.join(cell_errors)})" if cell_errors else ""
+            reason += f" ({'; '.join(map(str, cell_errors))})" if cell_errors else ""
         return RunResult(None, Finding(reason, Kind.NOT_ANSWERED), cell_errors, seconds)
     outcomes = []
     try:

@@ -301,29 +301,41 @@ def missing_name(exc: BaseException) -> str | None:
     return name.partition(".")[0] if isinstance(name, str) and name else None
 
 
-class CellError(str):
-    """One line saying which answer cell raised what (a ``str``, the text for people), with
-    ``exception``, the class name of what was raised, ``missing``, :func:`missing_name` of it,
-    ``label``, the cell's (the function it answers), and ``errno``, :func:`os_errno` of it, as data
-    (readers decide by those, never by reading the text)."""
+@dataclass(frozen=True)
+class CellError:
+    """One answer cell that raised, as data (readers decide by its fields, never by reading the
+    text); ``str(error)`` is the line for people.
 
+    Parameters
+    ----------
+    text
+        Which answer cell raised what, in one line.
+    exception
+        The class name of what was raised.
+    missing
+        :func:`missing_name` of it.
+    label
+        The cell's label (the function it answers).
+    errno
+        :func:`os_errno` of it.
+    """
+
+    text: str
     exception: str
-    missing: str | None
-    label: str | None
-    errno: int | None
+    missing: str | None = None
+    label: str | None = None
+    errno: int | None = None
 
-    def __new__(cls, text: str, exception: str, missing: str | None = None, label: str | None = None,
-                errno: int | None = None) -> CellError:
-        self = super().__new__(cls, text)
-        self.exception, self.missing, self.label, self.errno = exception, missing, label, errno
-        return self
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"a cell error's text is a str, not {type(self.text).__name__}")
 
-    def __reduce__(self):  # pickling keeps the data
-        return (CellError, (str(self), self.exception, self.missing, self.label, self.errno))
+    def __str__(self) -> str:
+        return self.text
 
-    def record(self) -> dict[str, str | int | None]:
-        """As JSON data: how the sandbox's harness sends it to the grader."""
-        return {"text": str(self), "exception": self.exception, "label": self.label, "errno": self.errno}
+    def to_json(self) -> dict[str, str | int | None]:
+        """As JSON data: how the sandbox's harness sends it to the grader (``missing`` stays inside)."""
+        return {"text": self.text, "exception": self.exception, "label": self.label, "errno": self.errno}
 
 
 def exec_cells(cells: Sequence[tuple[str, str]], namespace: dict[str, Any]) -> list[CellError]:

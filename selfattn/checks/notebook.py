@@ -182,7 +182,7 @@ def _run_graded(check_: Check, fn: Any, seed: int, standing_in: Mapping[str, Cal
     graded, errors, namespace = _graded_copy(fn, check_.exercise)
     if graded is None:
         message = f"no function named {check_.function} was defined"
-        return (Finding(message + (" (" + "; ".join(errors) + ")" if errors else ""), Kind.NOT_ANSWERED),
+        return (Finding(message + (" (" + "; ".join(map(str, errors)) + ")" if errors else ""), Kind.NOT_ANSWERED),
                 [(e.exception, e.missing) for e in errors])
     own = cell_of(fn, check_.function)
     separate = [d for d in check_.exercise.dependency_names if cell_of(globals_of(fn).get(d), d) not in (None, own)]

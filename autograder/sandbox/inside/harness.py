@@ -156,11 +156,11 @@ def main() -> int:
             _write_all(out_fd, b"M")
             reason = f"no function named {header['function']} was defined"
             if cell_errors:
-                reason += " (" + "; ".join(cell_errors) + ")"
+                reason += " (" + "; ".join(map(str, cell_errors)) + ")"
             outcomes, too_large = None, False
     sys.stdout, sys.stderr = real_out, real_err
 
-    result: dict = {"cell_errors": [e.record() for e in cell_errors]}
+    result: dict = {"cell_errors": [e.to_json() for e in cell_errors]}
     store: dict[str, np.ndarray] = {}
     if outcomes is None:
         result["missing"] = reason
