@@ -30,12 +30,6 @@ class Import:
     in_function: bool
 
 
-def module_name(path: Path, root: Path = ROOT) -> str:
-    """The dotted name of the module in ``path`` below ``root`` (a package by its own name)."""
-    parts = path.relative_to(root).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def module_file(name: str, root: Path = ROOT) -> Path | None:
     """The file of the module ``name`` ("selfattn.numerics") below ``root``, if it is one."""
     base = root.joinpath(*name.split("."))

@@ -237,7 +237,7 @@ def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong
     """Judged with the course's softmax and scaled_scores, attention's check without a mask passes and
     the mask checks name the mask added after the softmax: never 1/√d_k or the row maximum (the
     mistakes of the functions it calls), and the class report counts it under that name."""
-    from autograder.reporting.failures import classify, note_kind
+    from autograder.reporting.failures import classify
     from selfattn.checks.exercises import ATTENTION
 
     verdict = graded["all-wrong"]
@@ -260,7 +260,7 @@ def test_the_grader_names_attentions_own_mistake_when_its_dependencies_are_wrong
     named = {classify(found) for cid, found in verdict["checks"].items() if cid.startswith("attention/") and found}
     assert named == {("named", next(f"attention/{m.id}" for m in ATTENTION.mistakes
                                     if m.message.startswith(MASK_AFTER)))}, named
-    assert "judged with the course's functions" in {note_kind(n) for n in notes}
+    assert "judged with the course's functions" in {n.kind.value for n in notes}
 
 
 def test_judged_with_the_courses_softmax_the_helpers_of_the_students_softmax_cell_stay(graded):

@@ -11,10 +11,16 @@ import sys
 import textwrap
 from pathlib import Path
 
-from autograder.import_graph import Import, imports_of, module_name
+from autograder.import_graph import Import, imports_of
 from autograder.workspace import ROOT
 
 PACKAGE = ROOT / "selfattn"
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of the module in ``path`` (a package by its own name)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _modules() -> dict[str, Path]:

@@ -13,7 +13,7 @@ from traitlets.config import Config
 
 from autograder.errors import RefusedInput
 from autograder.late import due_dates
-from autograder.late.penalties import changed_lines
+from autograder.late.penalties import change_line, score_changes
 from autograder.late.policy import Policy, final_score, lateness, policy_of
 
 DAY, HOUR = 86400.0, 3600.0
@@ -111,7 +111,7 @@ def test_due_dates_file_round_trip_and_refusals(tmp_path):
 def test_changed_lines_say_old_and_new():
     before = {"alice/attention": 7.0, "bob/attention": 10.0}
     after = {"alice/attention": 0.0, "bob/attention": 10.0, "carol/attention": 3.0}
-    assert changed_lines(before, after) == ["alice/attention: 7 -> 0"]
+    assert [change_line(*c) for c in score_changes(before, after)] == ["alice/attention: 7 -> 0"]
 
 
 def test_students_see_the_due_date_and_how_late_handing_in_now_would_be(tmp_path):

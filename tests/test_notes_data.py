@@ -25,7 +25,6 @@ from nbformat.v4 import new_code_cell
 from autograder.intake import staging
 from autograder.notes import Note, NoteKind, notes_of
 from autograder.reporting import class_report as report
-from autograder.reporting.failures import note_kind
 from autograder.reporting.run_summary import Summary
 from autograder.verdicts import blame
 from autograder.verdicts.record import Verdict
@@ -57,7 +56,7 @@ def test_an_old_verdicts_bare_string_note_reads_as_other_whatever_it_says(text):
                   "The grader could not process this notebook"):
         (note,) = notes_of({"notes": [words]})
         assert note.kind is NoteKind.OTHER and str(note) == words
-        assert note_kind(words) == "other note"
+        assert Note.from_json(words).kind.value == "other note"
     assert notes_of({"notes": [{"kind": "NO_SUCH_KIND", "text": "x"}]})[0].kind is NoteKind.OTHER
     assert notes_of({}) == [] and notes_of({"notes": "not a list"}) == []
 

@@ -13,7 +13,7 @@ makes the pages (:mod:`autograder.nbgrader_ext.plugins`). A score saved in formg
 runs :func:`settle` for its submission (:mod:`autograder.nbgrader_ext.formgrader_scores`). The
 penalty of a notebook is :meth:`autograder.late.policy.Policy.notebook_penalty` of its score.
 
-:func:`final_scores` and :func:`changed_lines` say whose final score changed since the scores the
+:func:`final_scores` and :func:`score_changes` say whose final score changed since the scores the
 last run exported (kept in the run state), old -> new: after hand grades, an extension, changed
 points or a fixed check.
 """
@@ -82,11 +82,6 @@ def score_changes(before: dict[str, float], after: dict[str, float]) -> list[tup
 def change_line(key: str, old: float, new: float) -> str:
     """One change as people read it: ``alice/attention: 7 -> 10``."""
     return f"{key}: {old:g} -> {new:g}"
-
-
-def changed_lines(before: dict[str, float], after: dict[str, float]) -> list[str]:
-    """One line per submission whose final score changed (:func:`score_changes`, :func:`change_line`)."""
-    return [change_line(*change) for change in score_changes(before, after)]
 
 
 def late_lines(db_url: str, course: str, policy: Policy, students: list[str] | None = None) -> list[str]:

@@ -6,7 +6,6 @@ never from a message's words."""
 
 from __future__ import annotations
 
-from autograder.notes import Note
 from selfattn.checks.findings import Finding, Kind, hidden_exception_name
 
 #: The report's word for each kind of failure that got no answer to judge.
@@ -38,12 +37,6 @@ def mistake_label(key: str, short: bool = True) -> str:
     record = EXERCISES.get(key.partition("/")[0])
     wording = (record.wording(key) if record is not None else None) or key
     return wording.split(":")[0] if short else wording
-
-
-def note_kind(stored: object) -> str:
-    """The report's word for a grading note as a verdict stores it (:meth:`Note.record`; a bare
-    string, as older verdicts hold, is an "other note"): its kind's, never read from its text."""
-    return Note.from_json(stored).kind.value
 
 
 def function_of(check_id: str) -> str:
