@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from autograder.errors import SetupMissing, command_line
-from autograder.paths import AUTOGRADER, ROOT
+from autograder.workspace import AUTOGRADER, ROOT
 
 #: Jupyter data folder whose nbconvert templates override the CDN MathJax macro
 TEMPLATES = AUTOGRADER / "jupyter_data"

@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                     ("memory_mb", a.memory_mb)) if v is not None]
             options += [f"--work-folder {ws.work}", f"--course-root {ws.course}"]  # the array is told, not inherits
             slurm_array.check_merged(a.after_array, limits, ws, " ".join(options))
-        with (slurm_cluster.started(a.slurm, a.tls_ca, a.tls_cert, a.tls_key) if a.slurm is not None
+        with (slurm_cluster.started(a.slurm, a.tls_ca, a.tls_cert, a.tls_key, ws=ws) if a.slurm is not None
               else nullcontext(a.scheduler)) as scheduler:
             grade_class(scheduler=scheduler, student=a.student, force=a.force, grading=grading, ws=ws)
     return 0

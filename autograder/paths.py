@@ -1,12 +1,12 @@
-"""The process's default workspace as module constants, for the edges only.
+"""The process's default workspace as module constants, for tests and interactive use only.
 
 The constants are those of :func:`autograder.workspace.from_environment` when this module was first
-imported. No function below the commands and hooks defaults to them: each takes a ``Workspace``
-(or the course root it holds) as a required argument (``tests/test_no_silent_workspace.py``).
-Still read here, as nbgrader's own plugins have no workspace handed to them: nbgrader's export
-plugin's ``grades.csv`` (``csv_export``), the Slurm job logs (``slurm_cluster``), ``site_address``
-(the course's ``_config.yml``, read by make release and make student), and the feedback template's
-exercise labels (``feedback_html``).
+imported. Nothing in the grader reads them: every function takes a ``Workspace`` (or the course root
+it holds) as a required argument (``tests/test_no_silent_workspace.py``), and the edges nbgrader
+starts take theirs from the app that starts them (nbgrader's export plugin's ``grades.csv`` and the
+feedback page's exercise labels: its ``CourseDirectory``), or from the run (the Slurm job logs:
+``make grade``'s work folder; ``site_address``: the course the command names)
+(``tests/test_run_workspace_edges.py``).
 """
 
 from __future__ import annotations

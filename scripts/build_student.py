@@ -79,9 +79,10 @@ def due_info() -> dict:
     and the late policy in words: the bundle's ``due-dates.json``, read by ``hand_in.py``."""
     from autograder.late import due_dates, policy
     from autograder.nbgrader_ext.steps import load_config
-    from autograder.paths import DEFAULT
+    from autograder.workspace import from_environment
 
-    return {"due": due_dates.bundle_data(DEFAULT.due_dates), "policy": policy.policy_of(load_config()).describe()}
+    return {"due": due_dates.bundle_data(from_environment().due_dates),  # make student: the course it names
+            "policy": policy.policy_of(load_config()).describe()}
 
 
 def due_text(due: dict) -> str:

@@ -170,16 +170,29 @@ def test_nbgrader_export_honours_to_and_nbgraders_options(course):
     assert (elsewhere / "configured.csv").exists()
 
 
-def test_the_course_plugin_is_nbgraders_csv_plugin_and_make_grade_keeps_its_file():
+def test_the_course_plugin_is_nbgraders_csv_plugin_and_make_grade_keeps_its_file(tmp_path):
+    from nbgrader.coursedir import CourseDirectory
     from nbgrader.plugins import CsvExportPlugin
+    from traitlets import Instance
+    from traitlets.config import Configurable
 
-    from autograder.paths import GRADES_CSV
+    from autograder.errors import RefusedInput
+    from autograder.nbgrader_ext.steps import course_directory
+    from autograder.workspace import Workspace
+
+    class App(Configurable):  # what the plugin reads of nbgrader's ExportApp, its parent
+        coursedir = Instance(CourseDirectory)
+
     assert issubclass(QuotedCsvExportPlugin, CsvExportPlugin)
-    assert QuotedCsvExportPlugin().to == str(GRADES_CSV)
+    for ws in (Workspace(tmp_path / "one", ROOT), Workspace(tmp_path / "two", ROOT)):  # the run's own folder
+        app = App(coursedir=CourseDirectory(**course_directory(ws)))
+        assert QuotedCsvExportPlugin(parent=app).to == str(ws.grades_csv)
+    with pytest.raises(RefusedInput, match="no --to and no nbgrader app"):
+        _ = QuotedCsvExportPlugin().to
     config = Config({"CsvExportPlugin": {"to": "/elsewhere.csv"}})
     assert QuotedCsvExportPlugin(config=config).to == "/elsewhere.csv"
     # ... while make grade (autograder.nbgrader_ext.steps.export) writes grades.csv where the guide says
-    assert QuotedCsvExportPlugin(config=config, to=str(GRADES_CSV)).to == str(GRADES_CSV)
+    assert QuotedCsvExportPlugin(config=config, to=str(ws.grades_csv)).to == str(ws.grades_csv)
 
 
 # --- the site address -----------------------------------------------------------------------------
@@ -193,7 +206,7 @@ def test_placeholder_site_addresses(url, placeholder):
 
 
 def test_release_and_student_warn_in_one_line_until_the_site_address_is_set(tmp_path):
-    assert site_address.is_placeholder(site_address.configured())  # the repository ships the placeholder
+    assert site_address.is_placeholder(site_address.configured(ROOT / "_config.yml"))  # the repository's placeholder
     for target in ("release", "student"):
         dry = run(["make", "-n", target], ROOT, dict(os.environ))
         lines = [ln for ln in dry.stdout.splitlines() if not ln.startswith("make[")]  # make -w under make

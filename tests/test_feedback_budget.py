@@ -33,7 +33,7 @@ def _pages(*notebooks):
     """Each notebook's Markdown cells as its feedback page shows them (annotate, one run)."""
     out = []
     for nb in notebooks:
-        annotate(nb, {"nbgrader": {}})
+        annotate(nb, {"nbgrader": {}}, course=None)
         out.append([c.metadata["selfattn_html"] for c in nb.cells])
     return out
 

@@ -450,7 +450,7 @@ def test_every_public_run_of_a_notebook_comes_before_any_hidden_run(tmp_path):
         verdicts.sandbox.run = record
         # fair blame's re-runs come last and report in the fixed vocabulary of hidden checks
         verdicts.blame.regrade = lambda assignment, notebook, function, answers, checks, results, decide: (results, "")
-        path = verdicts.STAGED.parent.parent / "submitted" / "s" / "attention" / "03-softmax-attention.ipynb"
+        path = from_environment().submission("s", "attention") / "03-softmax-attention.ipynb"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(open(SOLUTIONS / "attention" / "03-softmax-attention.ipynb").read())
         verdicts.grade_one("s", "attention", "03-softmax-attention", ws=from_environment())

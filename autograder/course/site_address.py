@@ -18,14 +18,13 @@ from urllib.parse import urlsplit
 import yaml
 
 from autograder.errors import command_line
-from autograder.paths import COURSE
+from autograder.workspace import from_environment
 
-CONFIG = COURSE / "_config.yml"
 #: top-level domains that never resolve (RFC 2606)
 RESERVED_TOP_LEVEL = frozenset({"invalid", "example", "test"})
 
 
-def configured(config: Path = CONFIG) -> str:
+def configured(config: Path) -> str:
     """The ``html: baseurl:`` of ``config`` ("" when missing)."""
     data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
     return str((data.get("html") or {}).get("baseurl") or "")
@@ -39,7 +38,7 @@ def is_placeholder(url: str) -> bool:
     return not host or labels[-1] in RESERVED_TOP_LEVEL or (len(labels) >= 2 and labels[-2] == "example")
 
 
-def problem(config: Path = CONFIG) -> str | None:
+def problem(config: Path) -> str | None:
     """One line saying what is wrong with the site address, or None when it is set."""
     url = configured(config)
     if not is_placeholder(url):
@@ -53,9 +52,9 @@ def problem(config: Path = CONFIG) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--strict", action="store_true", help="refuse (exit 1) instead of warning")
-    p.add_argument("--config", type=Path, default=CONFIG, help=argparse.SUPPRESS)
+    p.add_argument("--config", type=Path, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
-    line = problem(a.config)
+    line = problem(a.config or from_environment().course / "_config.yml")  # the course this run names
     if line is None:
         return 0
     print(("error: " if a.strict else "warning: ") + line, file=sys.stderr)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder.errors import SetupMissing, command_line
 from autograder.formgrader import environment
-from autograder.paths import AUTOGRADER
+from autograder.workspace import AUTOGRADER
 
 #: options whose value is a file to write, relative to where the command was typed
 _OUTPUT_OPTIONS = ("--to", "--ExportPlugin.to", "--CsvExportPlugin.to", "--QuotedCsvExportPlugin.to",

@@ -42,7 +42,6 @@ from nbconvert.filters import strip_files_prefix
 from nbgrader.preprocessors import GetGrades
 
 from autograder.nbgrader_ext.feedback_text import Budget, render_course, render_student
-from autograder.paths import COURSE  # nbgrader's exporter: the course the configuration names
 
 #: the course's feedback template (nbgrader's, extended)
 TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "feedback.html.j2"
@@ -160,8 +159,10 @@ def is_student_text(cell) -> bool:
     return bool(meta.get("grading_notes") or (meta.get("nbgrader") or {}).get("solution"))
 
 
-def annotate(nb, resources: dict, to_html: Callable[[object, str], str] | None = None) -> None:
-    """What the course's template shows beyond nbgrader's: each test cell's exercise, the points
+def annotate(nb, resources: dict, to_html: Callable[[object, str], str] | None = None, *,
+             course: Path | None) -> None:
+    """What the course's template shows beyond nbgrader's: each test cell's exercise (from the
+    notebook's spec in ``course``, the course of the run; none when ``None``), the points
     awaiting hand-grading, and each Markdown cell and comment as sanitised HTML (``selfattn_html``
     in the cell's metadata, ``comment_html`` beside nbgrader's ``comment``), the students' text within
     one :class:`~autograder.nbgrader_ext.feedback_text.Budget` for the notebook (the comments within
@@ -174,7 +175,8 @@ def annotate(nb, resources: dict, to_html: Callable[[object, str], str] | None =
         to_html = lambda cell, text: exporter.markdown2html({"cell": cell}, text)  # noqa: E731
     info = resources.setdefault("nbgrader", {})
     try:
-        labels = {t.grade_id: t.label for t in load_spec(info["assignment"], info["notebook"], COURSE).tests}
+        labels = {} if course is None else {
+            t.grade_id: t.label for t in load_spec(info["assignment"], info["notebook"], course).tests}
     except (KeyError, OSError, ValueError):
         labels = {}
     info["awaiting_points"] = 0.0
@@ -215,8 +217,16 @@ class OfflineFeedbackExporter(HTMLExporter):
     def _preprocess(self, nb, resources):
         # after nbgrader's preprocessors: GetGrades has put the scores and comments in the cells
         nb, resources = super()._preprocess(nb, resources)
-        annotate(nb, resources, lambda cell, text: self.markdown2html({"cell": cell}, text))
+        annotate(nb, resources, lambda cell, text: self.markdown2html({"cell": cell}, text), course=self._course())
         return nb, resources
+
+    def _course(self) -> Path | None:
+        """The course of the nbgrader converter running this exporter (``generate_feedback``: its
+        ``CourseDirectory`` names the workspace); ``None`` outside one (no exercise labels)."""
+        from autograder.nbgrader_ext.steps import workspace_of
+
+        coursedir = getattr(self.parent, "coursedir", None)
+        return None if coursedir is None else workspace_of(coursedir).course
 
     def from_notebook_node(self, nb, resources=None, **kw):
         # (nbconvert works on its own copy of ``nb``: the annotations never reach the caller's)

@@ -18,8 +18,7 @@ from pathlib import Path
 from traitlets.config import Config
 
 from autograder.errors import GradingError, RefusedInput
-from autograder.paths import AUTOGRADER
-from autograder.workspace import Workspace
+from autograder.workspace import AUTOGRADER, Workspace
 
 
 def load_config():

@@ -19,9 +19,9 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 from traitlets import default
 
+from autograder.errors import RefusedInput
 from autograder.late.policy import final_score
 from autograder.outputs import atomic
-from autograder.paths import GRADES_CSV
 
 #: nbgrader's export columns, in nbgrader's order.
 GRADE_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
@@ -80,16 +80,23 @@ class QuotedCsvExportPlugin(CsvExportPlugin):
 
     A subclass, so configuration addressed to nbgrader's documented classes reaches it:
     ``nbgrader export --to FILE`` (``ExportPlugin.to``) and ``c.CsvExportPlugin.to``. Without
-    either, it writes the course's ``grades.csv`` (:data:`autograder.paths.GRADES_CSV`): a default,
-    not a setting, so that it never outranks the instructor's.
+    either, it writes the ``grades.csv`` of the work folder the running ``nbgrader export`` names
+    (its ``CourseDirectory``, :func:`autograder.nbgrader_ext.steps.workspace_of`): a default, not a
+    setting, so that it never outranks the instructor's.
     """
 
     @default("to")
     def _default_to(self) -> str:
-        return str(GRADES_CSV)
+        from autograder.nbgrader_ext.steps import workspace_of
+
+        coursedir = getattr(self.parent, "coursedir", None)
+        if coursedir is None:
+            raise RefusedInput("refused: the course's CSV export has no --to and no nbgrader app (its "
+                               "CourseDirectory names the work folder whose grades.csv it writes)")
+        return str(workspace_of(coursedir).grades_csv)
 
     def export(self, gradebook: Gradebook) -> None:
-        dest = Path(self.to or GRADES_CSV)
+        dest = Path(self.to or self._default_to())
         self.log.info("Exporting grades to %s", dest)
         write_csv(dest, GRADE_COLUMNS, grade_rows(gradebook, [str(a) for a in self.assignment],
                                                   [str(s) for s in self.student]))

@@ -8,7 +8,7 @@ name`` to map users by, then one column per grade item (Moodle's CSV import carr
 the grade items must exist, with their maxima, before the import).
 
 The identifiers the gradebook does not hold come from the course roster, ``roster.csv`` in the
-work folder (:data:`autograder.paths.ROSTER`): the file given to ``nbgrader db student import``
+work folder (:attr:`autograder.workspace.Workspace.roster`): the file given to ``nbgrader db student import``
 (which ignores columns it does not know), with the optional extra columns ``sis_user_id`` (Canvas's
 *SIS User ID*, Moodle's *ID number*), ``sis_login_id`` and ``section``. What is not known is left
 empty: an identifier is never guessed from another one (a login in nbgrader need not be the SIS

@@ -25,9 +25,10 @@ from autograder.pipeline import dask_tls
 def _checks(tls: Path | None) -> list[tuple[str, str | None]]:
     """(what was checked, its problem or None), stopping at the first problem."""
     out: list[tuple[str, str | None]] = []
-    from autograder import paths, sandbox
+    from autograder import sandbox
+    from autograder.workspace import ROOT
 
-    out.append((f"course environment: {sys.executable}, checkout {paths.ROOT}", None))
+    out.append((f"course environment: {sys.executable}, checkout {ROOT}", None))
     try:
         sandbox.self_test()
         problem = None if sandbox.mode() == "bubblewrap" else (

@@ -34,9 +34,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from autograder.errors import ClusterError, GradingError, RefusedInput, SetupMissing
-from autograder.paths import GRADING, ROOT
 from autograder.pipeline import dask_tls
 from autograder.pipeline.dask_cluster import Target, client_security
+from autograder.workspace import ROOT, Workspace
 
 #: how long to wait for the first worker job to start (a busy queue can take long; Ctrl-C stops)
 FIRST_WORKER_TIMEOUT = 4 * 3600
@@ -85,9 +85,9 @@ def _wait_for_first_worker(cluster, client, log_directory: str) -> None:
     raise ClusterError(f"no Slurm worker job started within {FIRST_WORKER_TIMEOUT // 3600} hours")
 
 
-def _options(folder: Path) -> dict:
+def _options(folder: Path, ws: Workspace) -> dict:
     """``SLURMCluster``'s arguments: the configured ``jobqueue.slurm`` values, with this course's
-    Python, folder and TLS."""
+    Python, folder and TLS; the job logs go to ``ws``'s grading folder unless configured."""
     import dask.config
 
     conf = dask.config.get("jobqueue.slurm", {})
@@ -98,7 +98,7 @@ def _options(folder: Path) -> dict:
         "processes": conf.get("processes") or 1,
         "python": conf.get("python") or sys.executable,
         "job_script_prologue": [f"cd {ROOT}", "unset AUTOGRADER_WORKDIR", *(conf.get("job-script-prologue") or [])],
-        "log_directory": conf.get("log-directory") or str(GRADING / "slurm-logs"),
+        "log_directory": conf.get("log-directory") or str(ws.grading / "slurm-logs"),
         "protocol": "tls://",
         "security": dask_tls.cluster_security(folder),
         "scheduler_options": scheduler_options,
@@ -123,9 +123,10 @@ def _watch(cluster, jobs: int, stop: threading.Event, log) -> None:
 
 @contextmanager
 def started(jobs: int, ca: str | Path | None = None, cert: str | Path | None = None,
-            key: str | Path | None = None, log=print) -> Iterator[Target]:
-    """A Slurm-backed Dask cluster for the duration of the block: yields its :class:`Target`
-    once the first worker has joined; every job is cancelled when the block ends.
+            key: str | Path | None = None, log=print, *, ws: Workspace) -> Iterator[Target]:
+    """A Slurm-backed Dask cluster grading ``ws`` for the duration of the block: yields its
+    :class:`Target` once the first worker has joined; every job is cancelled when the block ends.
+    The job scripts' output goes to ``ws.grading / "slurm-logs"`` (or ``jobqueue.slurm.log-directory``).
 
     The scheduler and workers use every role's files in the folder of ``ca`` (by default
     ``autograder/.dask-tls/``); this process connects with ``ca``, ``cert`` and ``key``.
@@ -145,7 +146,7 @@ def started(jobs: int, ca: str | Path | None = None, cert: str | Path | None = N
     if missing:
         raise SetupMissing(f"no {', '.join(missing)} in {folder} for the Slurm jobs' cluster; run make dask-certs")
     _check_slurm_answers()
-    options = _options(folder)
+    options = _options(folder, ws)
     Path(options["log_directory"]).mkdir(parents=True, exist_ok=True)
     try:
         cluster = SLURMCluster(**options)

@@ -1,8 +1,8 @@
-"""What a failed check or a grading note counts as in the class report: a fault, a named mistake or
-an unnamed failure (:func:`classify`), how a named mistake is worded (:func:`mistake_label`), a
-note's kind (:func:`note_kind`) and the graded function a check belongs to (:func:`function_of`).
-Each is read from the stored data of a verdict (a finding's kind, name and id; a note's kind),
-never from a message's words."""
+"""What a failed check counts as in the class report: a fault, a named mistake or an unnamed failure
+(:func:`classify`), how a named mistake is worded (:func:`mistake_label`) and the graded function a
+check belongs to (:func:`function_of`). Each is read from the stored data of a verdict (a finding's
+kind, name and id; a note is counted by its kind, :class:`~autograder.notes.NoteKind`), never from a
+message's words."""
 
 from __future__ import annotations
 

@@ -28,7 +28,6 @@ from autograder.import_graph import imported_modules, module_file
 from autograder.intake.staging import stage, staged_notebook
 from autograder.notes import Note, NoteKind, notes_of, records
 from autograder.outputs import atomic
-from autograder.paths import STAGED as STAGED  # where staged copies live (some tests find it here)
 from autograder.sandbox import warm
 from autograder.verdicts import blame, history, record
 from autograder.verdicts.hidden_inputs import opaque
@@ -44,7 +43,6 @@ CHECK_MODULES = tuple(m.split(".", 1)[1] for m in imported_modules("autograder.v
                       if m.startswith("selfattn."))
 #: modules the grader imports that decide no verdict, each with the reason it is left out of the key
 KEY_EXCLUDED: dict[str, str] = {
-    "autograder.paths": "default paths: where files live decides no verdict",
     "autograder.import_graph": "reads the import statements that list these files; it decides no verdict",
     "autograder.workspace": "the paths of a course and a work folder",
     "autograder.environment": "reads environment variables into settings; a verdict's settings are in it as data",
