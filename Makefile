@@ -233,7 +233,7 @@ publish: $(VENV_STAMP)
 
 # After hand-grading the written answers in formgrader: feedback and grades.csv again, nothing re-run.
 grades-final: $(VENV_STAMP)
-	$(PY) -m autograder.grade --finish
+	$(PY) -m autograder.grade finish
 
 lint: $(VENV_STAMP)
 	$(BIN)/ruff check .

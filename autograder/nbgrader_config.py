@@ -39,6 +39,7 @@ from autograder.course.ids import course_id_in  # noqa: E402
 from autograder.late.policy import LatePenalty  # noqa: E402
 from autograder.nbgrader_ext import gradebook_engine, gradebook_schema  # noqa: E402
 from autograder.nbgrader_ext.cell_metadata import CheckCellMetadataCompiled  # noqa: E402
+from autograder.nbgrader_ext.course_folders import course_directory  # noqa: E402
 from autograder.nbgrader_ext.feedback_html import GetGradesWithQueue, OfflineFeedbackExporter  # noqa: E402
 from autograder.nbgrader_ext.plugins import (  # noqa: E402
     ApplyVerdicts,
@@ -50,7 +51,6 @@ from autograder.nbgrader_ext.plugins import (  # noqa: E402
     list_settings_in_generate_config,
 )
 from autograder.nbgrader_ext.preloaded import OverwriteCellsPreloaded, SaveAutoGradesPreloaded  # noqa: E402
-from autograder.nbgrader_ext.steps import course_directory  # noqa: E402
 from autograder.workspace import from_environment  # noqa: E402
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file

@@ -8,7 +8,7 @@ nbgrader option: in ``autograder/nbgrader_config.py`` or a user-level ``nbgrader
     c.GradingSettings.workers = 4
 
 or on an nbgrader command line (``./nbgrader autograde attention --GradingSettings.cpu_seconds=120``).
-``python -m autograder.grade --help-config`` prints every option with its help, in the format of
+``python -m autograder.grade config`` prints every option with its help, in the format of
 ``nbgrader generate_config``, which lists them too (the course's configuration file adds the class
 to its list, :func:`autograder.nbgrader_ext.plugins.list_settings_in_generate_config`).
 

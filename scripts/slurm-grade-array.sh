@@ -9,4 +9,4 @@
 set -euo pipefail
 parts=${1:?usage: sbatch --array=0-N-1 scripts/slurm-grade-array.sh N [grade options]}
 shift
-exec .venv/bin/python -m autograder.grade --array-task "${SLURM_ARRAY_TASK_ID:?not run as a Slurm array task}/$parts" "$@"
+exec .venv/bin/python -m autograder.grade array-task "${SLURM_ARRAY_TASK_ID:?not run as a Slurm array task}/$parts" "$@"

@@ -75,6 +75,7 @@ LANES: dict[str, str] = {
     "test_error_tree.py": "unit",
     "test_verdict_record.py": "unit",
     "test_run_workspace_edges.py": "unit",
+    "test_grade_commands.py": "unit",
     "test_intake_zips.py": "unit",
     "test_history.py": "unit",
     "test_sanitise.py": "unit",

@@ -210,7 +210,7 @@ def _submission(entry: Entry) -> str:
 
 GRADE_ALL = """
 import json, sys
-from autograder.grade import grade_one
+from autograder.verdicts.decide import grade_one
 from autograder.workspace import from_environment
 for student, notebook in json.load(sys.stdin):
     v = grade_one(student, "attention", notebook, ws=from_environment())

@@ -177,7 +177,7 @@ def test_the_course_plugin_is_nbgraders_csv_plugin_and_make_grade_keeps_its_file
     from traitlets.config import Configurable
 
     from autograder.errors import RefusedInput
-    from autograder.nbgrader_ext.steps import course_directory
+    from autograder.nbgrader_ext.course_folders import course_directory
     from autograder.workspace import Workspace
 
     class App(Configurable):  # what the plugin reads of nbgrader's ExportApp, its parent

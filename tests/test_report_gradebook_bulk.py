@@ -11,7 +11,7 @@ from sqlalchemy import event
 from sqlalchemy.exc import SAWarning
 
 from autograder.nbgrader_ext import gradebook_engine, gradebook_schema
-from autograder.nbgrader_ext.steps import course_directory
+from autograder.nbgrader_ext.course_folders import course_directory
 from autograder.reporting import class_report
 from autograder.reporting.class_report import ClassData, final_score
 from autograder.workspace import Workspace

@@ -28,7 +28,7 @@ class App(Configurable):
 def _app(ws: Workspace) -> App:
     from nbgrader.coursedir import CourseDirectory
 
-    from autograder.nbgrader_ext.steps import course_directory
+    from autograder.nbgrader_ext.course_folders import course_directory
 
     return App(coursedir=CourseDirectory(**course_directory(ws)))
 

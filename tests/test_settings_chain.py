@@ -19,8 +19,10 @@ from traitlets.config import Config
 
 from autograder import environment, grade, paths, settings
 from autograder.errors import RefusedInput
+from autograder.grading_commands import common
 from autograder.nbgrader_ext import plugins as nbgrader_plugins
-from autograder.nbgrader_ext.steps import nbgrader_api, workspace_of
+from autograder.nbgrader_ext.course_folders import workspace_of
+from autograder.nbgrader_ext.steps import nbgrader_api
 from autograder.pipeline import dask_cluster as distributed
 from autograder.sandbox import Limits
 from autograder.verdicts import decide as verdicts
@@ -48,15 +50,15 @@ def user_config(tmp_path, monkeypatch) -> Path:
 
 
 def test_make_grade_reads_the_config_file_and_a_flag_overrides_it(user_config):
-    chosen = grade._settings(grade._parser().parse_args([]))
+    chosen = common.settings_of(grade._parser().parse_args(grade.subcommand_argv([])))
     assert (chosen.limits.cpu_seconds, chosen.limits.memory_bytes, chosen.workers) == (1, 1500 << 20, 3)
     assert chosen.worker_count() == 3
-    flagged = grade._settings(grade._parser().parse_args(["--cpu-seconds", "9", "--workers", "1",
-                                                          "--allow-fallback-sandbox"]))
+    flagged = common.settings_of(grade._parser().parse_args(grade.subcommand_argv(
+        ["--cpu-seconds", "9", "--workers", "1", "--allow-fallback-sandbox"])))
     assert (flagged.limits.cpu_seconds, flagged.limits.memory_bytes, flagged.workers) == (9, 1500 << 20, 1)
     assert flagged.allow_fallback_sandbox and not chosen.allow_fallback_sandbox
     with pytest.raises(RefusedInput, match=r"^refused: .*cpu_seconds.* less than 1"):
-        grade._settings(grade._parser().parse_args(["--cpu-seconds", "0"]))
+        common.settings_of(grade._parser().parse_args(grade.subcommand_argv(["--cpu-seconds", "0"])))
 
 
 def test_the_pre_convert_hook_decides_with_its_autograde_s_settings(user_config, tmp_path, monkeypatch):

@@ -223,7 +223,7 @@ class OfflineFeedbackExporter(HTMLExporter):
     def _course(self) -> Path | None:
         """The course of the nbgrader converter running this exporter (``generate_feedback``: its
         ``CourseDirectory`` names the workspace); ``None`` outside one (no exercise labels)."""
-        from autograder.nbgrader_ext.steps import workspace_of
+        from autograder.nbgrader_ext.course_folders import workspace_of
 
         coursedir = getattr(self.parent, "coursedir", None)
         return None if coursedir is None else workspace_of(coursedir).course

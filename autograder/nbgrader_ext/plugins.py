@@ -175,7 +175,7 @@ class CollectIntoSubmitted(ExchangeCollect):
 
     def copy_files(self):
         from autograder.intake import inbound
-        from autograder.nbgrader_ext.steps import workspace_of
+        from autograder.nbgrader_ext.course_folders import workspace_of
 
         ws = workspace_of(self.coursedir)
         assignment = self.coursedir.assignment_id
@@ -374,7 +374,7 @@ def install() -> None:
     start = Autograde.start
 
     def start_staged(self) -> None:
-        from autograder.nbgrader_ext.steps import workspace_of
+        from autograder.nbgrader_ext.course_folders import workspace_of
 
         grading, ws = autograde_settings(self), workspace_of(self.coursedir)
         grading.apply()
@@ -469,7 +469,7 @@ def _feedback_in_its_workspace() -> None:
     start = GenerateFeedback.start
 
     def start_in_workspace(self) -> None:
-        from autograder.nbgrader_ext.steps import workspace_of
+        from autograder.nbgrader_ext.course_folders import workspace_of
 
         ws = workspace_of(self.coursedir)
         token = _WORKSPACE.set(ws)
@@ -510,7 +510,7 @@ def _zip_collect_into_submitted() -> None:
     process, transfer = ZipCollectApp.process_extracted_files, ZipCollectApp._transfer_files
 
     def process_into_submitted(self) -> None:
-        from autograder.nbgrader_ext.steps import workspace_of
+        from autograder.nbgrader_ext.course_folders import workspace_of
 
         self.selfattn_workspace = ws = workspace_of(self.coursedir)  # before its folder is swapped
         staged_dir = self.coursedir.submitted_directory
@@ -521,7 +521,7 @@ def _zip_collect_into_submitted() -> None:
             self.coursedir.submitted_directory = staged_dir
 
     def transfer_and_stage(self, collected_data) -> None:
-        from autograder.nbgrader_ext.steps import workspace_of
+        from autograder.nbgrader_ext.course_folders import workspace_of
 
         transfer(self, collected_data)
         ws = getattr(self, "selfattn_workspace", None) or workspace_of(self.coursedir)
@@ -542,8 +542,8 @@ class ReleaseFeedbackWarningPending(ExchangeReleaseFeedback):
     Feedback or make grades-final, contradict."""
 
     def copy_files(self):
+        from autograder.nbgrader_ext.course_folders import workspace_of
         from autograder.nbgrader_ext.gradebook_state import awaiting_hand_grading, awaiting_line, stale_feedback
-        from autograder.nbgrader_ext.steps import workspace_of
 
         exclude = frozenset(filter(None, (self.coursedir.student_id_exclude or "").split(",")))
         stale = stale_feedback(self.coursedir.db_url, self.coursedir.course_id, workspace_of(self.coursedir),

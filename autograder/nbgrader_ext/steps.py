@@ -18,6 +18,7 @@ from pathlib import Path
 from traitlets.config import Config
 
 from autograder.errors import GradingError, RefusedInput
+from autograder.nbgrader_ext.course_folders import course_directory
 from autograder.workspace import AUTOGRADER, Workspace
 
 
@@ -52,34 +53,6 @@ def _chdir(path: Path):  # contextlib.chdir needs Python 3.11
         yield
     finally:
         os.chdir(old)
-
-
-def course_directory(ws: Workspace) -> dict[str, str]:
-    """nbgrader's ``CourseDirectory`` settings for the workspace ``ws`` (``nbgrader_config.py``
-    sets these for the process's default one): the course root, the staged copies as nbgrader's
-    submitted folder, the autograded and feedback folders and the gradebook of the work folder."""
-    return {"root": str(ws.course), "source_directory": "solutions", "release_directory": "notebooks",
-            "submitted_directory": str(ws.staged_root), "autograded_directory": str(ws.autograded),
-            "feedback_directory": str(ws.feedback), "db_url": "sqlite:///" + str(ws.gradebook)}
-
-
-def workspace_of(coursedir) -> Workspace:
-    """The workspace whose folders an nbgrader ``CourseDirectory`` names (:func:`course_directory`
-    inverted): how nbgrader's hooks and plugins know where the run that called them works.
-
-    Raises
-    ------
-    autograder.errors.RefusedInput
-        In one line naming the first folder that does not fit, when the course directory was
-        configured otherwise (by hand): no workspace is guessed."""
-    candidate = Workspace(work=Path(coursedir.submitted_directory).parent.parent, course=Path(coursedir.root))
-    expected = course_directory(candidate)
-    for k in ("submitted_directory", "autograded_directory", "feedback_directory", "db_url"):
-        if str(getattr(coursedir, k)) != expected[k]:
-            raise RefusedInput(f"refused: nbgrader's CourseDirectory.{k} is {getattr(coursedir, k)!s}, not "
-                               f"{expected[k]} as the work folder {candidate.work} has it; set the course's "
-                               "folders through AUTOGRADER_WORKDIR and AUTOGRADER_COURSE, not by hand")
-    return candidate
 
 
 def nbgrader_api(overrides: Config | None = None, *, ws: Workspace):

@@ -81,13 +81,13 @@ class QuotedCsvExportPlugin(CsvExportPlugin):
     A subclass, so configuration addressed to nbgrader's documented classes reaches it:
     ``nbgrader export --to FILE`` (``ExportPlugin.to``) and ``c.CsvExportPlugin.to``. Without
     either, it writes the ``grades.csv`` of the work folder the running ``nbgrader export`` names
-    (its ``CourseDirectory``, :func:`autograder.nbgrader_ext.steps.workspace_of`): a default, not a
+    (its ``CourseDirectory``, :func:`autograder.nbgrader_ext.course_folders.workspace_of`): a default, not a
     setting, so that it never outranks the instructor's.
     """
 
     @default("to")
     def _default_to(self) -> str:
-        from autograder.nbgrader_ext.steps import workspace_of
+        from autograder.nbgrader_ext.course_folders import workspace_of
 
         coursedir = getattr(self.parent, "coursedir", None)
         if coursedir is None:

@@ -209,7 +209,7 @@ def _submit_with_progress(pool: ProcessPoolExecutor, jobs: list, progress: Progr
 
 def _decided_since_autograde(student: str, assignment: str, notebooks: list[str], ws: Workspace) -> bool:
     """Whether a verdict of these notebooks was written after nbgrader's autograded copy of it (by
-    ``--one`` or a Slurm array task): nbgrader's autograde must apply it."""
+    ``grade one`` or a Slurm array task): nbgrader's autograde must apply it."""
     for nb in notebooks:
         verdict, done = ws.verdict(student, assignment, nb), ws.autograded / student / assignment / f"{nb}.ipynb"
         if verdict.exists() and done.exists() and verdict.stat().st_mtime_ns > done.stat().st_mtime_ns:

@@ -1,8 +1,8 @@
 """One grading run at a time per work folder.
 
-A run (``make grade``, ``--finish``) holds an exclusive ``flock`` on the work folder itself from
+A run (``make grade``, ``make grades-final``) holds an exclusive ``flock`` on the work folder itself from
 start to end; a second run refuses at once with a clear message instead of interleaving its
-writes. ``--one`` jobs (fanned out by a scheduler) share the lock with each other, never with a
+writes. ``grade one`` jobs (fanned out by a scheduler) share the lock with each other, never with a
 run. No lock file is created, and the kernel releases the lock when its holder dies, so a killed
 run never leaves a stale lock behind.
 """

@@ -5,7 +5,7 @@ of nearly equal size; array task ``I`` (``0 <= I < N``) stages and decides every
 ``I`` whose verdict is missing or stale, into the work folder's ``.grading/verdicts/``, which the
 compute nodes share with the instructor's machine (the checkout on a shared file system)::
 
-    sbatch --array=0-9 scripts/slurm-grade-array.sh 10       # runs grade --array-task $SLURM_ARRAY_TASK_ID/10
+    sbatch --array=0-9 scripts/slurm-grade-array.sh 10       # runs grade array-task $SLURM_ARRAY_TASK_ID/10
     make grade GRADE_ARGS="--after-array 10"                 # once the array has ended
 
 ``--after-array N`` first checks that every notebook has an up-to-date verdict. If some have not
