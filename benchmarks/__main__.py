@@ -4,7 +4,8 @@
 of 30 and 150 students (the sizes the targets name). ``--only student`` runs only what a student feels (also
 ``python -m benchmarks.student``); ``--only fixed_cost`` only the fixed costs of grading (a class of
 150 for the regrade, 30 with ``--quick``); ``--only scale`` only the grading at scale; ``--only oracle``
-only what a student flooding the blame oracle costs her class."""
+only what a student flooding the blame oracle costs her class; ``--only loop`` only what a contributor's
+test loop costs (one file, one lane, one exercise; everything with ``--full``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sys
 from .blas_threads import print_blas_threads
 from .book import CHAPTER_TARGET_GZIP_MB, SITE_TARGET_MB, build_times, widget_latency
 from .core import attention_overhead, chunked_vs_full
+from .dev_loop import print_dev_loop
 from .fixed_cost import print_fixed_costs
 from .grading import grading_benchmark
 from .hub import print_hub
@@ -42,8 +44,12 @@ def main(argv: list[str]) -> int:
         print("== a student flooding the blame oracle ==")
         print_oracle_flood()
         return 0
+    if only == ["loop"]:
+        print("== a contributor's test loop ==")
+        print_dev_loop(full="--full" in argv)
+        return 0
     if only:
-        print(f"--only takes student, fixed_cost, scale or oracle, not {only[0]!r}", file=sys.stderr)
+        print(f"--only takes student, fixed_cost, scale, oracle or loop, not {only[0]!r}", file=sys.stderr)
         return 2
     print("== attention numerics ==")
     r = attention_overhead()
@@ -104,6 +110,8 @@ def main(argv: list[str]) -> int:
         print_hub()
     else:
         print("not measured: the hub makes system users, so this part runs as root (python -m benchmarks.hub)")
+    print("== a contributor's test loop ==")
+    print_dev_loop(full="--full" in argv)
     return 0
 
 

@@ -15,11 +15,8 @@ with one line saying where to add it). The lanes are pytest markers:
 A single test may carry its own lane marker (``@pytest.mark.unit`` in a pipeline file, say): that
 lane replaces its file's, so a cheap in-process test in a slow file runs in the fast loop too.
 
-``make test`` runs every lane, on three pytest-xdist workers (``-n 3 --dist loadscope``) in the units
-of work :func:`xdist_scope` defines: the files that use what the machine has one of in one chain
-(:data:`MACHINE_WIDE`), the files of the student bundle together (:data:`STUDENT_BUNDLE`), every other
-file whole, the tests that only read the built site one by one (:data:`SPREAD`) or page by page
-(:data:`BY_PAGE`). A test that
+``make test`` runs every lane on three pytest-xdist workers; how its work is shared out is the
+comment block *Scheduling under pytest-xdist* below, the one place it is written down. A test that
 cannot run here fails with its reason: a skip counts as a failure (the suite must never pass by not
 running).
 """
@@ -76,6 +73,7 @@ LANES: dict[str, str] = {
     "test_verdict_record.py": "unit",
     "test_run_workspace_edges.py": "unit",
     "test_grade_commands.py": "unit",
+    "test_contributing_guide.py": "unit",
     "test_intake_zips.py": "unit",
     "test_history.py": "unit",
     "test_sanitise.py": "unit",
@@ -172,6 +170,30 @@ LANES: dict[str, str] = {
     "test_student_install.py": "install",
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
+
+# --- Scheduling under pytest-xdist ---------------------------------------------------------------
+# ``make test`` runs pytest with ``-n 3 --dist loadscope``, in units of work :func:`xdist_scope`
+# defines, each unit on one worker with its tests in file order (:func:`pytest_xdist_make_scheduler`):
+#
+# - MACHINE_WIDE: the files that use what the machine has one of (fixed system accounts, the one-node
+#   Slurm, the hub, Dask clusters) form one unit that starts first and never runs beside itself. A new
+#   file that starts users, Slurm, a hub or a cluster joins it.
+# - STUDENT_BUNDLE: the files sharing the session's student bundle and its install, one unit, so both
+#   are built once.
+# - Every other file is a unit of its own, so its module fixtures (a graded class, say) are built once;
+#   a new file needs nothing.
+# - SPREAD: the files whose tests only read the built site (or sweep seeds) are shared out one by one,
+#   last, so the workers end together; BY_PAGE files page by page, because the tests of one page read
+#   what a single load of it measured (``PageLoads`` and ``measured()`` in ``tests/browser_support.py``):
+#   a new check of a page joins its file's load rather than opening the page again.
+#
+# Three workers on two cores: the hub, formgrader, Slurm and browser tests spend much of their time
+# waiting on servers and page loads, and a third worker fills that wait (with two, the cores were
+# about 90 % busy; with three, 96-99 %). A server a test starts takes its port below the ephemeral
+# range (``scripts/local_ports.py``, as ``free_port()`` in ``tests/browser_support.py``), where no
+# browser or port-0 server of another worker can take it first. A sweep judging many answers on the
+# same cases takes :func:`remembered_tolerances` (a case's float32 tolerance, computed once per module).
+# What each lane costs is printed by ``make bench`` (``python -m benchmarks --only loop``).
 
 #: Test files that use what this machine has one of: fixed system accounts (the hub's, the Slurm
 #: hub's), a one-node Slurm and its munge, the hub's state and ports, Dask clusters. Under
