@@ -54,11 +54,11 @@ def test_the_feedback_page_labels_exercises_from_the_runs_course(two):
 
     for ws, label in zip(two, ("softmax: public checks", "softmax-public"), strict=True):
         exporter = OfflineFeedbackExporter(parent=_app(ws))
-        assert exporter._course() == ws.course
+        assert exporter.course_of_run() == ws.course
         nb = new_notebook(cells=[new_code_cell("x", metadata={"nbgrader": {"grade_id": "softmax-public"}})])
-        annotate(nb, {"nbgrader": {"assignment": "attention", "notebook": NB}}, course=exporter._course())
+        annotate(nb, {"nbgrader": {"assignment": "attention", "notebook": NB}}, course=exporter.course_of_run())
         assert nb.cells[0].metadata.nbgrader.get("exercise") == label, ws.course
-    assert OfflineFeedbackExporter()._course() is None  # outside nbgrader: no labels, no guess
+    assert OfflineFeedbackExporter().course_of_run() is None  # outside nbgrader: no labels, no guess
 
 
 def test_slurm_job_logs_go_to_the_runs_work_folder(two, tmp_path):

@@ -217,10 +217,11 @@ class OfflineFeedbackExporter(HTMLExporter):
     def _preprocess(self, nb, resources):
         # after nbgrader's preprocessors: GetGrades has put the scores and comments in the cells
         nb, resources = super()._preprocess(nb, resources)
-        annotate(nb, resources, lambda cell, text: self.markdown2html({"cell": cell}, text), course=self._course())
+        annotate(nb, resources, lambda cell, text: self.markdown2html({"cell": cell}, text),
+                 course=self.course_of_run())
         return nb, resources
 
-    def _course(self) -> Path | None:
+    def course_of_run(self) -> Path | None:
         """The course of the nbgrader converter running this exporter (``generate_feedback``: its
         ``CourseDirectory`` names the workspace); ``None`` outside one (no exercise labels)."""
         from autograder.nbgrader_ext.course_folders import workspace_of
