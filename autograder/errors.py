@@ -23,6 +23,8 @@ class                            status  meaning
 
 The ``Refused*`` kinds met while grading one student (a file, a hand-in, a zip, a request) are caught
 where they arise and become that student's note; their status matters only if one ever escapes.
+Two kinds of :class:`GradingError` live beside the one reader of their files:
+:class:`autograder.outputs.json_files.NewerFormat` and :class:`autograder.verdicts.record.UnreadableVerdict`.
 """
 
 from __future__ import annotations
