@@ -59,6 +59,9 @@ def test_the_feedback_page_labels_exercises_from_the_runs_course(two):
         annotate(nb, {"nbgrader": {"assignment": "attention", "notebook": NB}}, course=exporter.course_of_run())
         assert nb.cells[0].metadata.nbgrader.get("exercise") == label, ws.course
     assert OfflineFeedbackExporter().course_of_run() is None  # outside nbgrader: no labels, no guess
+    by_hand = _app(two[1])
+    by_hand.coursedir.autograded_directory = "/elsewhere"  # not a course's work folder (nbgrader's own tests)
+    assert OfflineFeedbackExporter(parent=by_hand).course_of_run() is None
 
 
 def test_slurm_job_logs_go_to_the_runs_work_folder(two, tmp_path):

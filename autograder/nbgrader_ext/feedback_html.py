@@ -223,11 +223,16 @@ class OfflineFeedbackExporter(HTMLExporter):
 
     def course_of_run(self) -> Path | None:
         """The course of the nbgrader converter running this exporter (``generate_feedback``: its
-        ``CourseDirectory`` names the workspace); ``None`` outside one (no exercise labels)."""
+        ``CourseDirectory`` names the workspace); ``None`` outside one, or for a course directory
+        laid out otherwise (nbgrader's own tests): no exercise labels, and no course guessed."""
+        from autograder.errors import RefusedInput
         from autograder.nbgrader_ext.course_folders import workspace_of
 
         coursedir = getattr(self.parent, "coursedir", None)
-        return None if coursedir is None else workspace_of(coursedir).course
+        try:
+            return None if coursedir is None else workspace_of(coursedir).course
+        except RefusedInput:
+            return None
 
     def from_notebook_node(self, nb, resources=None, **kw):
         # (nbconvert works on its own copy of ``nb``: the annotations never reach the caller's)
