@@ -136,6 +136,7 @@ LANES: dict[str, str] = {
     "test_hostile_tex_pages.py": "browser",
     "test_hand_grading_loop.py": "browser",
     "test_same_score_everywhere.py": "browser",
+    "test_formgrader_raw_labels.py": "browser",
     "test_hub.py": "browser",
     "test_hub_control.py": "unit",
     "test_hub_accounts.py": "unit",
