@@ -1,6 +1,6 @@
 """Formgrader's pages say which score is final and which is raw.
 
-Formgrader's lists show the final score (the late penalty taken: :mod:`.formgrader_scores`), but
+Formgrader's lists show the final score (the late penalty taken: :mod:`autograder.nbgrader_ext.formgrader_scores`), but
 four pages also show the raw parts of it, the code, written and task scores, which the penalty is
 not taken from. :func:`install` makes formgrader render those four pages from the templates in
 ``formgrader_templates/`` here: nbgrader's own pages (each extends nbgrader's template of that name,

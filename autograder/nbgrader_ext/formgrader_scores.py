@@ -8,7 +8,7 @@ pages fetch) carry the final score as ``score`` (and ``average_score``), through
 subtraction as every export (:func:`autograder.late.policy.final_score`) of the penalties the
 gradebook holds, with the raw one beside it (``raw_score``, ``late_penalty``); the code, written
 and task columns stay the raw parts, headed "(raw)" beside the "(final)" score
-(:mod:`.formgrader_labels`). And a grade saved in formgrader's grading page (nbgrader's
+(:mod:`autograder.nbgrader_ext.formgrader_labels`). And a grade saved in formgrader's grading page (nbgrader's
 ``GradeHandler.put``) settles the penalty of its submission from the new score at once
 (:func:`autograder.late.penalties.settle`), so the lists, the next feedback and the exports move
 with the hand grade.
