@@ -90,7 +90,7 @@ def test_publishing_one_course_changes_no_other_courses_checks(hub, tmp_path):
     subprocess.run(["git", "-C", str(source), "add", "-A"], check=True)
     done = subprocess.run([sys.executable, "-m", "autograder.hub.publish", "--hub", str(layout.state),
                            "--course", COURSE_ID, "--source", str(source)], capture_output=True, text=True,
-                          timeout=1800, cwd=ROOT)
+                          timeout=1800, cwd=ROOT, env={**os.environ, "SELFATTN_HUB_ENVS": str(layout.envs)})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "for this course's students only" in done.stdout, done.stdout
 
