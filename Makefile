@@ -225,8 +225,8 @@ hub-end-term: $(VENV_STAMP)
 
 # A change of the course (a new exercise, a fixed check, changed points), made once in this repository,
 # onto the hub (as root): make publish HUB=/srv/selfattn-hub [COURSE=ID] copies the tracked files into the
-# course copy (its term's state kept), generates its assignments as the grader account and gives the
-# students' environment the selfattn wheel of the same files (autograder/hub/publish.py).
+# course copy (its term's state kept), generates its assignments as the grader account, gives that
+# course's students the selfattn wheel of the same files and restarts its formgrader (autograder/hub/publish.py).
 publish: $(VENV_STAMP)
 	@test -n '$(HUB)' || { echo 'usage: make publish HUB=/srv/selfattn-hub [COURSE=ID]' >&2; exit 2; }
 	$(BIN)/python -m autograder.hub.publish --hub '$(HUB)' $(if $(COURSE),--course '$(COURSE)')

@@ -105,6 +105,7 @@ LANES: dict[str, str] = {
     "test_distributed.py": "pipeline",
     "test_exchange_collect.py": "pipeline",
     "test_hub_commands.py": "pipeline",
+    "test_hub_course_packages.py": "pipeline",
     "test_grading_cost_identical.py": "pipeline",
     "test_intake_grades.py": "pipeline",
     "test_documented_commands.py": "pipeline",
@@ -138,13 +139,16 @@ LANES: dict[str, str] = {
     "test_hostile_tex_pages.py": "browser",
     "test_hand_grading_loop.py": "browser",
     "test_same_score_everywhere.py": "browser",
+    "test_formgrader_raw_labels.py": "browser",
     "test_hub.py": "browser",
     "test_hub_control.py": "unit",
     "test_hub_accounts.py": "unit",
     "test_hub_caps.py": "unit",
     "test_hub_class.py": "browser",
+    "test_hub_formgrader_publish.py": "browser",
     "test_hub_roster.py": "browser",
     "test_hub_publish_parts.py": "unit",
+    "test_hub_publish_targets.py": "unit",
     "test_hub_slurm.py": "browser",
     "test_instructor_loop.py": "browser",
     "test_no_answers_shipped.py": "browser",
@@ -200,7 +204,8 @@ LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 #: pytest-xdist (``make test``: ``-n 3 --dist loadscope``, see :class:`CourseScheduling`) they run on
 #: one worker, one after another in file order, never beside each other; they start first, being the
 #: longest chain.
-MACHINE_WIDE = ("test_distributed.py", "test_hub.py", "test_hub_slurm.py", "test_slurm.py", "test_hub_commands.py")
+MACHINE_WIDE = ("test_distributed.py", "test_hub.py", "test_hub_slurm.py", "test_slurm.py", "test_hub_commands.py",
+                "test_hub_course_packages.py")
 MACHINE_SCOPE = "machine-wide"
 #: Files that use the session's student bundle and its install (the ``student_bundle`` and
 #: ``installed_student_course`` fixtures): one unit of work, so that each is built once.

@@ -130,6 +130,8 @@ DIRECT_WRITES = {
     ("autograder/pipeline/dask_tls.py", "_write"): "a new key, created exclusively with its mode from the start",
     ("autograder/pipeline/dask_cluster.py", "decide_remote"): "a task's copy of its input on a worker, "
                                                              "removed when the task ends",
+    ("autograder/hub/environments.py", "install_package"): "a course's students' package, installed in a new folder "
+                                                           "beside it and swapped in whole (the old one renamed aside)",
     ("autograder/hub/prepare.py", "copy_course"): "the hub's course copy, built in a new folder beside it and "
                                                   "renamed into place whole only when it does not exist yet",
     ("autograder/hub/prepare.py", "_refuse_squatter"): "moves a folder someone else made in the exchange out of "

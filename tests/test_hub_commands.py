@@ -41,7 +41,7 @@ from grading_support import ROOT, SOLUTIONS
 from autograder.course.ids import COURSE_ID
 from autograder.hub import accounts, control, environments, prepare, release
 from autograder.hub.acl import shared_gid
-from autograder.hub.layout import HubLayout
+from autograder.hub.layout import HubLayout, hub_students_group
 
 ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
 #: the lock the hub tests hold while they use or build the shared environments
@@ -240,8 +240,10 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
     copied = hub.copy / "selfattn" / "checks" / "exercises.py"
     before = copied.read_bytes()
 
-    def student_checks() -> subprocess.CompletedProcess:
-        return hub.as_user(hub.student, '"$1" -c "$2"', str(hub.layout.student_env / "bin" / "python"), STUDENT_CHECK)
+    def student_checks() -> subprocess.CompletedProcess:  # with the PYTHONPATH the hub gives her server
+        path = hub.layout.students_pythonpath({hub_students_group(COURSE_ID)})
+        return hub.as_user(hub.student, 'PYTHONPATH="$3" "$1" -c "$2"', str(hub.layout.student_env / "bin" / "python"),
+                           STUDENT_CHECK, path)
 
     def published() -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "autograder.hub.publish", "--hub", str(hub.layout.state),
@@ -267,7 +269,7 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
     assert PROBE in (hub.copy / "selfattn" / "checks" / "exercises.py").read_text()
     assert not (hub.copy / dropped).exists()
     assert json.loads((hub.copy / release.RECORD).read_text())["release"] == published_id
-    assert (hub.layout.student_env / release.ENV_RECORD).read_text().strip() == published_id
+    assert (hub.layout.course_package(COURSE_ID) / release.ENV_RECORD).read_text().strip() == published_id
     # the term stays: the class roster and every submission, byte for byte; the gradebook's class
     assert (hub.work / "roster.csv").read_bytes() == roster
     assert {p: p.read_bytes() for p in submitted} == submitted
@@ -284,6 +286,7 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
     copied.write_text(text + "# edited in the copy\n")
     try:
         warned = hub.ok("nbgrader", "ARGS=db student list")
-        assert f"the students' environment {hub.layout.student_env} has release {published_id}" in warned, warned
+        assert f"the students' environment {hub.layout.course_package(COURSE_ID)} has release {published_id}" \
+            in warned, warned
     finally:
         copied.write_text(text)

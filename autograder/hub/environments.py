@@ -59,19 +59,23 @@ def requirements_digest(kind: str) -> str:
     return h.hexdigest()
 
 
-def install_wheel(env: Path, wheel: Path, release: str) -> None:
-    """Replace the ``selfattn`` of the students' environment ``env`` by ``wheel`` (built from the
-    course files of release ``release``), byte-compiled and world-readable, and record the release.
-    A kernel started afterwards imports the new package; nothing else in the environment changes.
-    When the environment is now what :func:`build` would make from this checkout, its stamp says
-    so (``make hub`` does not rebuild it)."""
-    _pip(env, "--no-deps", "--force-reinstall", str(wheel))
-    subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
-    atomic.write_text(env / RELEASE, release + "\n")
-    current = (env / REQUIREMENTS_STAMP).exists() and \
-        (env / REQUIREMENTS_STAMP).read_text() == requirements_digest("student")
-    if current and wheel_id(ROOT) == release:
-        atomic.write_text(env / STAMP, digest("student"))
+def install_package(env: Path, package: Path, wheel: Path, release: str) -> None:
+    """Install ``wheel`` (``selfattn``, built from the course files of release ``release``) alone into
+    the folder ``package`` with the students' environment ``env``'s pip, byte-compiled and
+    world-readable, recording the release; the folder is swapped in whole (a kernel starting meanwhile
+    imports the old package or the new one). Nothing of ``env`` changes."""
+    new, old = package.with_name(package.name + ".new"), package.with_name(package.name + ".old")
+    for stale in (new, old):
+        shutil.rmtree(stale, ignore_errors=True)
+    package.parent.mkdir(parents=True, exist_ok=True)
+    package.parent.chmod(0o755)
+    _pip(env, "--no-deps", "--target", str(new), str(wheel))
+    atomic.write_text(new / RELEASE, release + "\n")
+    subprocess.run(["chmod", "-R", "u=rwX,go=rX", str(new)], check=True)
+    if package.exists():
+        package.rename(old)
+    new.rename(package)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _script(name: str):

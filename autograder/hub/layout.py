@@ -16,6 +16,8 @@ state is in one folder (``$SELFATTN_HUB_STATE``, default ``/srv/selfattn-hub``),
       courses/ID/          2770 HUB-gr-ID:HUB-fg-ID: a copy of the course (solutions, hidden
                            checks, gradebook), its id in autograder/course_id
       config/student/      0755: nbgrader_config.py for students (exchange, the hub's groups)
+      packages/ID/         0755 root: the students' selfattn of course ID as make publish last installed
+                           it, first on the PYTHONPATH of that course's students' servers and kernels
       config/grader-ID/    2770 HUB-gr-ID:HUB-fg-ID: ID's term settings, nbgrader_config.py (the late
                            policy...; made once, never replaced), and hub/, what make hub writes
 
@@ -246,6 +248,21 @@ class HubLayout:
         """``JUPYTER_CONFIG_PATH`` of ``course``'s formgrader and of every nbgrader command run as its grader
         account: the term's settings first (they win), then the hub's."""
         return f"{self.grader_config(course)}{os.pathsep}{self.hub_settings(course)}"
+
+    def course_package(self, course: str = COURSE_ID) -> Path:
+        """The students' ``selfattn`` of ``course`` (``make publish`` installs it here, for that course's
+        students only); until its first publish, the students' environment's own is theirs."""
+        return self.state / "packages" / course
+
+    def students_pythonpath(self, groups: set[str]) -> str:
+        """``PYTHONPATH`` of the server (and so every kernel and Validate) of a user in the hub groups
+        ``groups``: the package of her course (:meth:`course_package`), the first of :meth:`courses` whose
+        students' group, else graders' group, she is in (a student of two courses of one hub gets the
+        first one's checks)."""
+        courses = self.courses() or [COURSE_ID]
+        mine = ([c for c in courses if hub_students_group(c) in groups]
+                or [c for c in courses if hub_graders_group(c) in groups] or courses)
+        return str(self.course_package(mine[0]))
 
     @property
     def student_env(self) -> Path:

@@ -8,8 +8,12 @@ repository does not track: the gradebook, ``submitted/``, ``autograded/``, ``fee
 files an earlier publish put there that the repository no longer has, regenerates the copy's
 assignments as its grader account (``make release`` there: the gradebook learns a new exercise's
 cells; a failure puts the copy's files back and stops, the students' environment as it was), then
-replaces the students' environment's ``selfattn`` by a wheel built from the same files. Students
+installs a ``selfattn`` wheel built from the same files as this course's students' package
+(``STATE/packages/ID``, first on the ``PYTHONPATH`` of its students' servers, so the hub's other
+courses keep theirs; the students' environment itself is unchanged). Students
 restart nothing: each kernel started afterwards (a Validate, a Restart Kernel) imports the new checks.
+Last, the course's formgrader is restarted on the grader's new code, the hub left running
+(:mod:`autograder.hub.formgrader_restart`).
 
 What names a release, and what records it in the copy and in the students' environment:
 :mod:`autograder.hub.release`.
@@ -27,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.errors import GradingError, command_line
-from autograder.hub import environments, on_hub, prepare
+from autograder.hub import environments, formgrader_restart, on_hub, prepare
 from autograder.hub.layout import HubLayout
 from autograder.hub.release import (
     RECORD,
@@ -146,12 +150,13 @@ def publish(layout: HubLayout, course: str, root: Path = ROOT, log=print) -> str
             undo(copy, former)
             raise GradingError(f"{course}: make release failed in {copy} as {layout.grader_user(course)} (above); "
                                "its course files are put back as they were and the students' environment still "
-                               f"has release {env_release(layout)}: nothing was published")
-        environments.install_wheel(layout.student_env, wheel, release)
+                               f"has release {env_release(layout, course)}: nothing was published")
+        environments.install_package(layout.student_env, layout.course_package(course), wheel, release)
     record_release(copy, root)
     prepare.own_course_copy(copy, layout.grader_user(course), layout.graders_group(course))
     log(f"{course}: the notebooks generated as {layout.grader_user(course)} (the gradebook knows every exercise); "
-        f"the students' selfattn wheel is release {release} in {layout.student_env}")
+        f"the students' selfattn wheel is release {release} in {layout.course_package(course)}, for this course's "
+        "students only (the hub's other courses keep theirs)")
     if environments.build(layout.grader_env, "grader", log=log):
         log("the graders' environment was rebuilt (its requirements changed)")
     want = environments.requirements_digest("student")
@@ -159,7 +164,8 @@ def publish(layout: HubLayout, course: str, root: Path = ROOT, log=print) -> str
     if stamp.exists() and stamp.read_text() != want:
         log("the students' packages changed too: make hub-stop, then make hub, rebuilds their environment")
     log("students: nothing to restart; each kernel started from now on (Validate, Kernel > Restart) runs "
-        "these checks. Formgrader uses the grader's new code after make hub-stop, make hub")
+        "these checks")
+    formgrader_restart.restart(layout, course, log=log)
     if line := stale_release_line(layout, course):
         log(line)
     for other in layout.courses():

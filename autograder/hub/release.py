@@ -2,11 +2,11 @@
 
 A release is named by :func:`wheel_id`, the digest of the files the students' ``selfattn`` wheel is
 built from. The course copy records what was published (:data:`RECORD`, ``autograder/release.json``:
-the release, the commit, the files), the students' environment the release of its wheel
-(:data:`ENV_RECORD`); :func:`release_problem` says in one line when the two differ, and
-:func:`stale_release_line` when the exchange hands out notebooks the copy no longer releases. Every
-command run on the hub (:mod:`autograder.hub.on_hub`), ``make hub`` and ``make publish``
-(:mod:`autograder.hub.publish`) print them.
+the release, the commit, the files), the course's students' package (or, before its first
+publish, the students' environment) the release of its wheel (:data:`ENV_RECORD`);
+:func:`release_problem` says in one line when the two differ, and :func:`stale_release_line` when
+the exchange hands out notebooks the copy no longer releases. Every command run on the hub
+(:mod:`autograder.hub.on_hub`), ``make hub`` and ``make publish`` (:mod:`autograder.hub.publish`) print them.
 """
 
 from __future__ import annotations
@@ -40,10 +40,18 @@ def wheel_id(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def env_release(layout: HubLayout) -> str | None:
-    """The release of the students' environment's ``selfattn`` wheel, or ``None`` when unrecorded."""
+def students_package(layout: HubLayout, course: str) -> Path:
+    """Where ``course``'s students import ``selfattn`` from: its package (after its first publish),
+    else the students' environment."""
+    package = layout.course_package(course)
+    return package if (package / ENV_RECORD).exists() else layout.student_env
+
+
+def env_release(layout: HubLayout, course: str) -> str | None:
+    """The release of the ``selfattn`` wheel ``course``'s students import (:func:`students_package`),
+    or ``None`` when unrecorded."""
     try:
-        return (layout.student_env / ENV_RECORD).read_text().strip() or None
+        return (students_package(layout, course) / ENV_RECORD).read_text().strip() or None
     except OSError:
         return None
 
@@ -51,14 +59,14 @@ def env_release(layout: HubLayout) -> str | None:
 def release_problem(layout: HubLayout, course: str) -> str | None:
     """One line when ``course``'s copy and the students' environment are not the same release (the
     checks a student's Validate runs differ from those the grader runs), else ``None``."""
-    copy = layout.course(course)
-    if not (copy / "selfattn").is_dir() or not layout.student_env.is_dir():
+    copy, theirs_at = layout.course(course), students_package(layout, course)
+    if not (copy / "selfattn").is_dir() or not theirs_at.is_dir():
         return None
-    ours, theirs = wheel_id(copy), env_release(layout)
+    ours, theirs = wheel_id(copy), env_release(layout, course)
     if theirs == ours:
         return None
     said = f"release {theirs}" if theirs else "no recorded release"
-    return (f"{course}: the course copy is release {ours}, the students' environment {layout.student_env} has "
+    return (f"{course}: the course copy is release {ours}, the students' environment {theirs_at} has "
             f"{said}: a student's Validate may not run the grader's checks; make publish HUB={layout.state} "
             f"COURSE={course} makes them one")
 

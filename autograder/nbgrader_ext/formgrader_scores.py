@@ -7,7 +7,8 @@ the exports for a late student. :func:`install` makes the lists of nbgrader's AP
 pages fetch) carry the final score as ``score`` (and ``average_score``), through the same
 subtraction as every export (:func:`autograder.late.policy.final_score`) of the penalties the
 gradebook holds, with the raw one beside it (``raw_score``, ``late_penalty``); the code, written
-and task columns stay the raw parts. And a grade saved in formgrader's grading page (nbgrader's
+and task columns stay the raw parts, headed "(raw)" beside the "(final)" score
+(:mod:`autograder.nbgrader_ext.formgrader_labels`). And a grade saved in formgrader's grading page (nbgrader's
 ``GradeHandler.put``) settles the penalty of its submission from the new score at once
 (:func:`autograder.late.penalties.settle`), so the lists, the next feedback and the exports move
 with the hand grade.
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.late.policy import final_score
+from autograder.nbgrader_ext import formgrader_labels
 
 
 @dataclass
@@ -113,6 +115,8 @@ def install() -> None:
     handlers = sys.modules.get("nbgrader.server_extensions.formgrader.apihandlers")
     if handlers is not None and not getattr(handlers.GradeHandler.put, "selfattn", False):
         handlers.GradeHandler.put = _settling(handlers.GradeHandler.put)
+    # and its pages label the raw parts (code, written, task) beside the final score
+    formgrader_labels.install(sys.modules.get("nbgrader.server_extensions.formgrader.base"))
     if getattr(NbGraderAPI.get_submission, "selfattn", False):
         return
 
