@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "BATCH",
+    "BLOCK",
     "EVERY",
     "FIRST",
     "PROBE",
@@ -51,10 +52,10 @@ __all__ = [
     "attention_shares",
     "english_experiment",
     "init_layer",
-    "known_words",
     "layer_gradient_check",
     "layer_loss",
     "layer_loss_and_grads",
+    "letter_share",
     "longest_copy",
     "own_word_share",
     "probe_starts",
@@ -600,11 +601,9 @@ def longest_copy(text: str, source: str) -> int:
     return best
 
 
-def known_words(text: str, source: str) -> float:
-    """The share of ``text``'s words (runs of letters) that are words of ``source``."""
-    words = "".join(c if c.isalpha() else " " for c in text).split()
-    vocabulary = set("".join(c if c.isalpha() else " " for c in source).split())
-    return sum(w in vocabulary for w in words) / max(len(words), 1)
+def letter_share(text: str) -> float:
+    """The share of ``text``'s characters that are letters or spaces."""
+    return sum(c.isalpha() or c == " " for c in text) / max(len(text), 1)
 
 
 @dataclass(frozen=True)
@@ -633,8 +632,6 @@ class EnglishRun:
         Text drawn from the layers: ``("head", step)`` and ``("small", step)``, one string per seed.
     copies : dict of (str, int) to ndarray of int, shape (N,)
         :func:`longest_copy` of each sample in its run's training text.
-    words : dict of (str, int) to ndarray, shape (N,)
-        :func:`known_words` of each sample in its run's training text.
     held_copy, small_held_copy : int
         :func:`longest_copy` of a held-out passage as long as a sample, in the training part and in
         ``small``: what real English shares with the text by chance.
@@ -654,7 +651,6 @@ class EnglishRun:
     shares: dict[str, tuple[Array, float]]
     samples: dict[tuple[str, int], list[str]]
     copies: dict[tuple[str, int], NDArray[np.int_]]
-    words: dict[tuple[str, int], Array]
     held_copy: int
     small_held_copy: int
 
@@ -665,6 +661,8 @@ SEEDS = tuple(range(4))
 STEPS, SMALL_STEPS = 1000, 600
 #: The chapter's window length ``T``, width ``d``, windows per step and Adam's rate.
 WINDOW, WIDTH, BATCH, RATE = 32, 32, 64, 0.01
+#: The held-out part is every tenth block of this many characters (:meth:`Corpus.split`).
+BLOCK = 1000
 #: Characters of the small slice.
 SMALL = 3000
 #: Steps between two measurements of the losses, and held-out windows they are measured on.
@@ -683,7 +681,7 @@ def english_experiment(seeds: Sequence[int] = SEEDS) -> EnglishRun:
     if len(seeds) == 0:
         raise ValueError("english_experiment needs at least one seed")
     corpus = Corpus.from_text(prose())
-    train, held = corpus.split()
+    train, held = corpus.split(BLOCK)
     small = Corpus(corpus.types, train.ids[:SMALL])
     settings = dict(T=WINDOW, d=WIDTH, batch=BATCH, lr=RATE, every=EVERY, probe=PROBE)
     head = train_on_text(train, held, seeds, steps=STEPS, keep=SAMPLED, **settings)
@@ -695,14 +693,13 @@ def english_experiment(seeds: Sequence[int] = SEEDS) -> EnglishRun:
     decode = lambda ids: "".join(corpus.types[t] for t in ids)   # noqa: E731
     texts = {"head": decode(train.ids), "small": decode(small.ids)}
     prompt = held.ids[:WINDOW]
-    samples, copies, words = {}, {}, {}
+    samples, copies = {}, {}
     for name, run in (("head", head), ("small", small_head)):
         for step, params in run.snapshots.items():
             drawn = [decode(row) for row in sample(params, prompt, SAMPLE_LENGTH)]
             samples[name, step] = drawn
             copies[name, step] = np.array([longest_copy(t, texts[name]) for t in drawn])
-            words[name, step] = np.array([known_words(t, texts[name]) for t in drawn])
     passage = decode(held.ids[WINDOW:WINDOW + SAMPLE_LENGTH])
     return EnglishRun(corpus, train, held, small, np.asarray(seeds, dtype=int), head, plain, small_head,
-                      float(np.log(len(corpus.types))), x, weights, shares, samples, copies, words,
+                      float(np.log(len(corpus.types))), x, weights, shares, samples, copies,
                       longest_copy(passage, texts["head"]), longest_copy(passage, texts["small"]))
