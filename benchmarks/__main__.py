@@ -13,7 +13,14 @@ import os
 import sys
 
 from .blas_threads import print_blas_threads
-from .book import CHAPTER_TARGET_GZIP_MB, SITE_TARGET_MB, build_times, widget_latency
+from .book import (
+    CHAPTER_TARGET_GZIP_MB,
+    SITE_TARGET_MB,
+    TEXT_SECTION_TARGET_S,
+    build_times,
+    text_section_cpu,
+    widget_latency,
+)
 from .core import attention_overhead, chunked_vs_full
 from .dev_loop import print_dev_loop
 from .fixed_cost import print_fixed_costs
@@ -74,6 +81,8 @@ def main(argv: list[str]) -> int:
         f"widget update, observer to new frame: median {w['median_ms']:.3f} ms  [target <= 50 ms]"
         f"  (on the book's pages each frame is drawn once, up front: {w['frame_render_ms']:.0f} ms)"
     )
+    print(f"chapter 10's English runs (every seed, both models, the small slice): {text_section_cpu():.0f} CPU s"
+          f"  [target <= {TEXT_SECTION_TARGET_S:g} s]")
     if "--quick" not in argv:
         b = build_times()
         print(f"cold book build (empty execution cache): {b['cold_s']:.0f} s  [target <= 180 s]")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -18,6 +20,25 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Targets for the weight of the built site (MB; compressed = gzip, what a server sends).
 SITE_TARGET_MB = 20.0
 CHAPTER_TARGET_GZIP_MB = 1.5
+#: CPU seconds chapter 10's English runs may take on one core (every seed, both models, the small slice).
+TEXT_SECTION_TARGET_S = 60.0
+
+_TEXT_RUN = """
+import json, resource
+from selfattn import text_layer
+text_layer.english_experiment()
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"cpu_s": use.ru_utime + use.ru_stime}))
+"""
+
+
+def text_section_cpu() -> float:
+    """CPU seconds of chapter 10's ``english_experiment`` in a fresh process with one BLAS thread (the
+    import of NumPy and the package included), as the book's kernel runs it."""
+    env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", _TEXT_RUN], cwd=ROOT, env={**os.environ, **env}, check=True,
+                         capture_output=True, text=True).stdout
+    return float(json.loads(out.strip().splitlines()[-1])["cpu_s"])
 
 
 def build_times(weigh: bool = True) -> dict[str, float]:

@@ -155,10 +155,10 @@ def test_the_slider_ends_on_the_learned_lookup(page):
 
 @pytest.fixture(scope="module")
 def text_run():
-    """The chapter's text-layer runs, recomputed with its settings (every seed)."""
+    """The chapter's English runs, recomputed with its settings (every seed)."""
     from selfattn import text_layer
 
-    return text_layer.text_experiment(text_layer.SEEDS)
+    return text_layer.english_experiment(text_layer.SEEDS)
 
 
 def _span(values, fmt: str) -> str:
@@ -169,33 +169,48 @@ def _span(values, fmt: str) -> str:
 def test_the_text_layers_table_is_every_seeds_run(page, text_run):
     """The table the section prints has one row per seed, each the recomputed run's numbers."""
     text = page[1]
-    rows = re.findall(r"(?<!\S)(\d+) (\d+\.\d{3}) (\d+\.\d{3}) (\d+)% (\d+\.\d{2}) (\d+\.\d{2})(?!\S)", text)
-    held = text_run.held_out
-    expected = [(str(s), f"{text_run.loss[n, -1]:.3f}", f"{text_run.plain_loss[n, -1]:.3f}",
-                 f"{100 * text_run.own_word[n]:.0f}", f"{held[0, n]:.2f}", f"{held[1, n]:.2f}")
-                for n, s in enumerate(text_run.seeds)]
+    rows = re.findall(r"(?<!\S)(\d+) (\d+\.\d{3}) (\d+\.\d{3}) (\d+\.\d{3}) (\d+) (\d+)% (\d+)% (\d+)%(?!\S)", text)
+    r = text_run
+    small = r.small_head
+    expected = [(str(s), f"{r.head.held[n].min():.3f}", f"{r.plain.held[n].min():.3f}", f"{small.held[n].min():.3f}",
+                 str(small.steps[small.held[n].argmin()]), *(f"{100 * r.shares[k][0][n]:.0f}"
+                                                             for k in ("self", "previous", "spaces")))
+                for n, s in enumerate(r.seeds)]
     assert rows == expected, f"the page's table {rows} is not the runs' {expected}"
 
 
 def test_the_text_layers_claims_are_what_every_seed_shows(page, text_run):
-    """Each sentence of "What the runs show" and "What they do not show" is the runs' result, and the
-    words "every seed" are said only where every seed shows it."""
+    """The sentences of the section carry the recomputed runs' numbers, and what they say of every seed
+    holds in every seed."""
+    from selfattn import text_layer
+
     text = _tight(page[1])
-    fit, plain, own = text_run.loss[:, -1], text_run.plain_loss[:, -1], text_run.own_word
-    held, chance = text_run.held_out, text_run.chance
-    assert np.all(fit < plain), "a seed in which the head does not lower the loss: the page says every seed"
-    assert np.all(own > text_run.even), "a seed whose head keeps no more than an even spread in the own word"
-    assert np.all(held > chance), "a seed that predicts the held-out fifth better than chance"
-    assert np.all(held[0] > held[1]), "a seed whose head predicts the held-out fifth better than no head"
-    n = len(text_run.seeds)
-    said = f"In every one of the {n} seeds the head lowers the loss on the text, from {_span(plain, '.2f')} nats " \
-           f"per character without it to {_span(fit, '.2f')} with it."
+    r = text_run
+    best_head, best_plain = r.head.held.min(axis=1), r.plain.held.min(axis=1)
+    assert np.all(best_head < best_plain) and np.all(best_plain < r.chance)
+    said = f"Held out, the layer scores {_span(best_head, '.2f')} nats per character at best with its head and " \
+           f"{_span(best_plain, '.2f')} without it, against {r.chance:.2f} for a guess"
     assert said in text, f"the page does not say: {said}"
-    said = f"would stay in its own word {100 * text_run.even:.0f}% of the time; the trained heads keep " \
-           f"{_span(100 * own, '.0f')}% there, more than the even spread in every seed."
+    gap = r.head.held[:, -1] - r.head.train[:, -1]
+    gap_plain = r.plain.held[:, -1] - r.plain.train[:, -1]
+    assert np.all(np.abs(gap - gap_plain) < 0.02)
+    said = f"sits {_span(gap, '.2f')} above its loss on the text it trains on"
     assert said in text, f"the page does not say: {said}"
-    said = f"the layer scores {_span(held[0], '.1f')} nats per character with its head and " \
-           f"{_span(held[1], '.1f')} without it, in every seed worse than a guess that gives every type the same " \
-           f"probability (\\(\\ln m =\\) {chance:.2f}), and worse with the head than without"
+    small = r.small_head
+    at = small.steps[small.held.argmin(axis=1)]
+    said = f"Its held-out loss is best, {_span(small.held.min(axis=1), '.2f')}, at step {_span(at, 'd')}, and " \
+           f"climbs to {_span(small.held[:, -1], '.2f')} by step {text_layer.SMALL_STEPS}, while its loss on its " \
+           f"own characters falls to {_span(small.train[:, -1], '.2f')}, in every seed"
     assert said in text, f"the page does not say: {said}"
-    assert f"{len(text_run.corpus.ids)} characters are far too few" in text
+    shares = {k: v for k, (v, _) in r.shares.items()}
+    said = f"put {_span(100 * shares['self'], '.0f')}% of a query"   # the page's apostrophe is typographic
+    assert said in text, f"the page does not say: {said}"
+    said = f"weight on its own character and {_span(100 * shares['previous'], '.0f')}% on the character before it"
+    assert said in text, f"the page does not say: {said}"
+    assert all(np.all(v > r.shares[k][1]) for k, v in shares.items())
+    copies = max(int(c.max()) for (name, _), c in r.copies.items() if name == "head")
+    assert copies < r.held_copy
+    said = f"is at most {copies} characters for the layer trained on the whole text"
+    assert said in text, f"the page does not say: {said}"
+    assert f"{len(r.corpus.ids):,} characters of" in text
+    assert "millions of characters" not in text
