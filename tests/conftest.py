@@ -91,6 +91,7 @@ LANES: dict[str, str] = {
     "test_measure.py": "unit",
     "test_nbgrader_contract.py": "unit",
     "test_nbgrader_internals.py": "unit",
+    "test_nbgrader_suite.py": "unit",
     "test_gradebook_engine.py": "unit",
     "test_grades_csv_order.py": "unit",
     "test_grading_cost.py": "unit",

@@ -25,7 +25,7 @@ their names and fails on one that is not listed here (the entries with ``scanned
 nbgrader's own test suite is the contract for behaviour: ``make test-nbgrader`` runs nbgrader's
 tests of the steps the course touches, vanilla and with the course's drop-ins active
 (``tests/nbgrader_suite/``), and fails on a difference not listed with its reason in
-``tests/nbgrader_suite/differences.toml``. Run it before any nbgrader upgrade.
+``tests/nbgrader_suite/differences.json``. Run it before any nbgrader upgrade.
 """
 
 from __future__ import annotations
