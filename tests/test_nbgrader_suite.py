@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
 from nbgrader_suite import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +29,28 @@ def test_an_unlisted_a_stale_and_a_mislisted_difference_each_fail_in_one_line():
         "a::fixed: listed as differing, but passed in both runs: remove its entry from differences.json",
         "a::other: passed vanilla, error with drop-ins; listed as passed / failed",
         "a::gone: listed in differences.json but run in neither"]
+
+
+_OUTCOMES = st.sampled_from(["passed", "failed", "error", "skipped"])
+_RUNS = st.dictionaries(st.sampled_from([f"m.T::t{i}" for i in range(8)]), st.tuples(_OUTCOMES, _OUTCOMES))
+
+
+@given(_RUNS, st.data())
+def test_listing_exactly_the_differences_passes_and_each_missing_or_extra_entry_is_one_line(pairs, data):
+    vanilla = {k: v for k, (v, _) in pairs.items()}
+    dropins = {k: d for k, (_, d) in pairs.items()}
+    differing = {k: {"vanilla": v, "dropins": d, "reason": "r"} for k, (v, d) in pairs.items() if v != d}
+    assert run.compare(vanilla, dropins, differing) == []
+    if differing:
+        gone = data.draw(st.sampled_from(sorted(differing)))
+        problems = run.compare(vanilla, dropins, {k: e for k, e in differing.items() if k != gone})
+        assert len(problems) == 1 and problems[0].startswith(f"{gone}: ") and "not listed" in problems[0]
+    same = [k for k, (v, d) in pairs.items() if v == d]
+    if same:
+        extra = data.draw(st.sampled_from(same))
+        problems = run.compare(vanilla, dropins, {**differing, extra: {"vanilla": "passed", "dropins": "failed",
+                                                                        "reason": "r"}})
+        assert len(problems) == 1 and problems[0].startswith(f"{extra}: listed as differing")
 
 
 def test_junit_outcomes_and_the_list_of_differences_are_read(tmp_path):

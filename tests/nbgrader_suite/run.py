@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pwd
 import subprocess
 import sys
 import tempfile
@@ -43,6 +44,12 @@ FILES = (
     "api/test_gradebook.py",
     "preprocessors",
 )
+#: nbgrader's test files among those left out, and why
+LEFT_OUT = {
+    "preprocessors/test_instantiatetests.py": (
+        "reads nbgrader's source checkout (docs/source/user_guide/autotests.yml), which the package does not "
+        "ship; the course does not use autotests"),
+}
 
 #: a test's outcome in a JUnit file
 Outcomes = dict[str, str]
@@ -104,6 +111,7 @@ def _environment(dropins: bool, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOGRADER_", "JUPYTER_", "PYTEST_"))}
     env.update(HOME=str(home), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
                PYTHONDONTWRITEBYTECODE="1")
+    env.setdefault("USER", pwd.getpwuid(os.getuid()).pw_name)  # nbgrader's fetch_feedback tests read it
     env.pop("SELFATTN_NBGRADER_DROPINS", None)
     if dropins:
         env["SELFATTN_NBGRADER_DROPINS"] = "1"
@@ -128,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "nbgrader-suite",
                         help="folder for the two runs' JUnit files and logs")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="pytest-xdist workers per run (0: serial); nbgrader's tests mostly wait (sleeps, "
+                             "subprocesses), so two runs of two workers share two cores")
     parser.add_argument("-k", dest="keyword", help="pytest's -k, to run a part (the comparison then covers it)")
     args = parser.parse_args(argv)
     tests = Path(nbgrader.__file__).parent / "tests"
@@ -143,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
                 _check_activation(env)
             cmd = [sys.executable, "-m", "pytest", "-c", str(HERE / "pytest.ini"), "--rootdir", str(tests),
                    "-q", "-p", "no:cacheprovider", "-p", "no:randomly", f"--junitxml={args.out / f'{name}.xml'}",
-                   *(["-k", args.keyword] if args.keyword else []), *(str(tests / f) for f in FILES)]
+                   *(["-n", str(args.workers)] if args.workers else []),
+                   *(["-k", args.keyword] if args.keyword else []), *(str(tests / f) for f in FILES),
+                   *(f"--ignore={tests / f}" for f in LEFT_OUT)]
             log = (args.out / f"{name}.log").open("w")
             runs[name] = (subprocess.Popen(cmd, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT), log)
         for name, (proc, log) in runs.items():
