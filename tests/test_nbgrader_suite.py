@@ -87,6 +87,7 @@ def test_the_drop_in_run_has_the_course_s_drop_ins_and_the_vanilla_run_has_none(
     shown = {}
     for name in ("vanilla", "dropins"):
         env = run._environment(name == "dropins", tmp_path)
+        assert env["AUTOGRADER_WORKDIR"] == str(tmp_path / "work")  # the course's work folder: the run's own
         done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         shown[name] = done.stdout

@@ -112,6 +112,8 @@ def _environment(dropins: bool, home: Path) -> dict[str, str]:
     env.update(HOME=str(home), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
                PYTHONDONTWRITEBYTECODE="1")
     env.setdefault("USER", pwd.getpwuid(os.getuid()).pw_name)  # nbgrader's fetch_feedback tests read it
+    # the course's work folder (its export's default grades.csv, say) in the run's own folder, never the repository's
+    env["AUTOGRADER_WORKDIR"] = str(home / "work")
     env.pop("SELFATTN_NBGRADER_DROPINS", None)
     if dropins:
         env["SELFATTN_NBGRADER_DROPINS"] = "1"
