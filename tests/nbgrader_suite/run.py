@@ -42,6 +42,7 @@ FILES = (
     "apps/test_nbgrader_generate_assignment.py",
     "apps/test_nbgrader_export.py",
     "api/test_gradebook.py",
+    "api/test_models.py",
     "preprocessors",
 )
 #: nbgrader's test files among those left out, and why
