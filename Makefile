@@ -33,7 +33,7 @@ PYTEST_ARGS  ?=
 ON_HUB = $(BIN)/python -m autograder.hub.on_hub --hub '$(HUB)' $(if $(COURSE),--course '$(COURSE)')
 PY     = $(if $(HUB),$(ON_HUB) -- python,$(BIN)/python)
 
-.PHONY: all assets book pdf test test-fast test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
+.PHONY: all assets book pdf test test-fast test-nbgrader test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
         nbgrader collect intake site-address hub hub-stop hub-roster hub-end-term hub-test-envs publish
 
 all: book
@@ -122,6 +122,14 @@ hub-test-envs: $(VENV_STAMP) $(SYS_STAMP)
 test-fast: $(VENV_STAMP) $(SYS_STAMP)
 	$(BIN)/ruff check .
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -m unit -n 2 $(PYTEST_ARGS)
+
+# nbgrader's own tests of the steps the course touches (autograde, feedback, collect, release, fetch, submit,
+# generate, export, the gradebook, the preprocessors), run side by side on vanilla nbgrader and with the
+# course's drop-ins, compared test by test: a difference not listed with its reason in
+# tests/nbgrader_suite/differences.json fails it (tests/nbgrader_suite/run.py). Its own lane, run before any
+# nbgrader upgrade (too long for make test); the two runs' JUnit files and logs go to _build/nbgrader-suite/.
+test-nbgrader: $(VENV_STAMP)
+	$(BIN)/python tests/nbgrader_suite/run.py
 
 # The tests that cover one exercise (its checks, hidden draws, float32 answers, compare() example,
 # notebook/grader agreement, and every catalogue entry replacing its cell), in the unit, sweep and pipeline

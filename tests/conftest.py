@@ -92,6 +92,8 @@ LANES: dict[str, str] = {
     "test_math_text.py": "unit",
     "test_measure.py": "unit",
     "test_nbgrader_contract.py": "unit",
+    "test_nbgrader_internals.py": "unit",
+    "test_nbgrader_suite.py": "unit",
     "test_gradebook_engine.py": "unit",
     "test_grades_csv_order.py": "unit",
     "test_grading_cost.py": "unit",

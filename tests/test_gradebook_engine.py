@@ -76,3 +76,24 @@ def test_tables_are_created_only_when_one_is_missing_also_after_the_database_is_
         gb.add_student("bob")
         assert [s.id for s in gb.students] == ["bob"]
     assert len(calls) == 2
+
+
+def test_two_in_memory_gradebooks_of_different_courses_do_not_see_each_others_rows():
+    """nbgrader gives every Gradebook on ``sqlite:///:memory:`` a database of its own (its tests
+    rely on it); a shared engine would merge them into one."""
+    gradebook_schema.install()
+    gradebook_engine.install()
+    for url in ("sqlite:///:memory:", "sqlite://"):
+        with Gradebook(url, "course-one") as one, Gradebook(url, "course-two") as two:
+            one.add_student("alice")
+            one.add_assignment("ps1")
+            assert one.engine is not two.engine
+            assert [s.id for s in two.students] == [] and [a.name for a in two.assignments] == []
+            assert [s.id for s in one.students] == ["alice"]
+
+
+def test_in_memory_names_only_databases_held_in_memory(tmp_path):
+    assert gradebook_engine.in_memory("sqlite:///:memory:") and gradebook_engine.in_memory("sqlite://")
+    assert gradebook_engine.in_memory("sqlite:///file::memory:?cache=shared&uri=true")
+    assert not gradebook_engine.in_memory(f"sqlite:///{tmp_path / 'gradebook.db'}")
+    assert not gradebook_engine.in_memory("postgresql://grader@localhost/gradebook")

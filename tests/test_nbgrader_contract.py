@@ -1,106 +1,23 @@
-"""What the grader takes from nbgrader, nbconvert and traitlets beyond their documented interfaces.
-
-``autograder/nbgrader_ext/plugins.py`` replaces ``Autograde.start``, ``GenerateFeedback.start`` and ``ZipCollectApp``'s
-``process_extracted_files`` and private ``_transfer_files`` (each replacement calls the original
-with the same arguments) and reads ``GenerateConfigApp._instance``; ``autograder/settings.py`` calls
-traitlets' private ``TraitType._validate``; ``gradebook_schema.py`` replaces
-``nbgrader.api.get_alembic_version``;
-``gradebook_engine.py`` replaces ``create_engine`` and ``Base.metadata.create_all``;
-``feedback_html.py`` overrides nbgrader's private
-``GetGrades._get_score`` and nbconvert's private ``HTMLExporter._create_environment`` and
-``_preprocess``; ``csv_export.py`` gives ``CsvExportPlugin``'s ``to`` trait its default. With the
-pinned versions this holds; after an upgrade that renames or re-signs one of them, this test fails
-with one line naming it, rather than a run failing later. The signatures are compared without
-annotations (names, kinds, defaults).
+"""The course's patches and private reads of nbgrader, nbconvert and traitlets are all listed in
+:mod:`autograder.nbgrader_ext.nbgrader_internals` (one module for every reliance on their internals;
+``tests/test_nbgrader_internals.py`` checks each still holds). This file scans ``autograder/`` for
+such uses and fails on one the module does not list, or on a listed one no longer used.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
 import inspect
 from pathlib import Path
 
-import pytest
+from autograder.nbgrader_ext.nbgrader_internals import RELIANCES, problem
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: (module, class, attribute) -> the signature the grader was written against, and who relies on it
+#: (module, class, attribute) -> the signature the grader was written against, and who relies on it:
+#: the reliances the scan below can find
 CONTRACT: dict[tuple[str, str, str], tuple[str | None, str]] = {
-    ("nbgrader.converters", "Autograde", "start"): ("(self)", "plugins.py replaces it (staging first)"),
-    ("nbgrader.converters", "GenerateFeedback", "start"): (
-        "(self)", "plugins.py replaces it (runs in the workspace its CourseDirectory names)"),
-    ("nbgrader.apps.zipcollectapp", "ZipCollectApp", "process_extracted_files"): (
-        "(self)", "plugins.py replaces it (collects into submitted/)"),
-    ("nbgrader.apps.zipcollectapp", "ZipCollectApp", "_transfer_files"): (
-        "(self, collected_data)", "plugins.py replaces it (stages what was collected)"),
-    ("nbgrader.apps.generateconfigapp", "GenerateConfigApp", "_instance"): (
-        None, "plugins.py reads the running app (adds GradingSettings to its classes)"),
-    ("nbgrader.apps.generateconfigapp", "GenerateConfigApp", "classes"): (
-        None, "plugins.py appends GradingSettings to the running app's list of classes"),
-    ("traitlets", "TraitType", "_validate"): ("(self, obj, value)", "settings.py validates flag values with it"),
-    ("nbgrader", "api", "get_alembic_version"): (
-        "()", "gradebook_schema.py replaces it (the schema head read once, not per Gradebook)"),
-    ("nbgrader.api.Base", "metadata", "create_all"): (
-        None, "gradebook_engine.py replaces its create_all (nbgrader's tables made only when one is missing)"),
-    ("nbgrader", "api", "create_engine"): (
-        None, "gradebook_engine.py replaces it (one SQLAlchemy engine per process and database)"),
-    ("nbgrader.preprocessors", "GetGrades", "_get_score"): (
-        "(self, cell, resources)", "feedback_html.py's GetGradesWithQueue overrides it"),
-    ("nbconvert.exporters", "HTMLExporter", "_create_environment"): (
-        "(self)", "feedback_html.py's OfflineFeedbackExporter overrides it and calls nbconvert's"),
-    ("nbconvert.exporters", "HTMLExporter", "_preprocess"): (
-        "(self, nb, resources)", "feedback_html.py's OfflineFeedbackExporter overrides it and calls nbconvert's"),
-    ("nbgrader.plugins.export", "CsvExportPlugin", "to"): (
-        None, "csv_export.py's QuotedCsvExportPlugin gives the trait its default (@default('to'))"),
-}
-
-
-def _bare(sig: inspect.Signature) -> str:
-    """``sig`` without annotations: "(self, obj, value)"."""
-    return str(sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
-                           return_annotation=inspect.Signature.empty))
-
-
-def _resolve(dotted: str):
-    """The module ``dotted`` names, or an object in one (``nbgrader.api.Base``)."""
-    try:
-        return importlib.import_module(dotted)
-    except ImportError:
-        parent, _, attr = dotted.rpartition(".")
-        if not parent:
-            raise
-        return getattr(_resolve(parent), attr)
-
-
-def broken(module: str, owner: str, name: str, expected: str | None) -> str | None:
-    """Why ``module.owner.name`` breaks the contract (one line), or None when it holds."""
-    where = f"{module}.{owner}.{name}"
-    try:
-        home = _resolve(module)
-        cls = getattr(home, owner) if hasattr(home, owner) else importlib.import_module(f"{module}.{owner}")
-    except (ImportError, AttributeError) as exc:
-        return f"{where}: {module}.{owner} is gone ({exc})"
-    if name not in dir(cls) and name not in getattr(cls, "class_traits", dict)():
-        return f"{where}: no such attribute any more"
-    if expected is None:
-        return None
-    found = _bare(inspect.signature(inspect.unwrap(getattr(cls, name))))  # nbgrader's, under a patch of ours
-    return None if found == expected else f"{where}: signature is {found}, the grader was written for {expected}"
-
-
-@pytest.mark.parametrize("key", CONTRACT, ids=".".join)
-def test_what_the_grader_patches_or_reads_still_exists_with_its_signature(key):
-    (expected, why) = CONTRACT[key]
-    problem = broken(*key, expected)
-    assert problem is None, f"{problem} ({why}); see tests/test_nbgrader_contract.py"
-
-
-def test_the_check_names_a_changed_or_missing_attribute():
-    assert broken("traitlets", "TraitType", "_validate", "(self, value)") == (
-        "traitlets.TraitType._validate: signature is (self, obj, value), the grader was written for (self, value)")
-    assert "no such attribute" in broken("nbgrader.converters", "Autograde", "_gone", None)
-    assert "is gone" in broken("nbgrader.converters", "NoSuchConverter", "start", "(self)")
+    (r.module, r.owner, r.name): (r.signature, f"{r.where}: {r.why}") for r in RELIANCES if r.scanned}
 
 
 def test_the_patches_keep_nbgrader_s_signature_reachable():
@@ -116,7 +33,7 @@ def test_the_patches_keep_nbgrader_s_signature_reachable():
                       (ZipCollectApp, "_transfer_files")):
         patched = getattr(cls, name)
         assert patched is not inspect.unwrap(patched), f"{cls.__name__}.{name} is not the course's replacement"
-    assert all(broken(*key, expected) is None for key, (expected, _) in CONTRACT.items())
+    assert [problem(r) for r in RELIANCES if problem(r)] == []
 
 
 #: the packages whose internals the grader leans on
@@ -195,9 +112,9 @@ def test_every_patch_and_private_read_of_nbgrader_is_in_the_contract():
                 found.add(("TraitType", "_validate", f"{path.relative_to(ROOT)}:{n.lineno}"))
         found |= {(owner, name, f"{path.relative_to(ROOT)}:{line}") for owner, name, line in leaning(tree)}
     unlisted = sorted(f"{where}: {owner}.{name}" for owner, name, where in found if (owner, name) not in listed)
-    assert not unlisted, f"add to CONTRACT in tests/test_nbgrader_contract.py: {unlisted}"
+    assert not unlisted, f"add to RELIANCES in autograder/nbgrader_ext/nbgrader_internals.py: {unlisted}"
     unused = listed - {("GenerateConfigApp", "classes")} - {(o, n) for o, n, _ in found}  # classes: of the app
-    assert not unused, f"CONTRACT lists what autograder/ no longer uses: {sorted(unused)}"
+    assert not unused, f"nbgrader_internals.py lists what autograder/ no longer uses: {sorted(unused)}"
 
 
 def test_expected_overwrites_keep_other_changes_in_the_log():

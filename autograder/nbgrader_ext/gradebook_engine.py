@@ -9,6 +9,11 @@ per process and database URL (a forked worker makes its own: connections never c
 the pool and the compiled SQL are kept. The queries, their order and their transactions are
 nbgrader's, unchanged: every ``Gradebook`` still has its own session, committed and removed as before.
 
+An in-memory database (``sqlite://``, ``sqlite:///:memory:``) is not shared: under nbgrader each
+``Gradebook`` opened on one has a database of its own (its engine's), and one engine kept for the
+process would merge every such gradebook, of every course, into one. Those get nbgrader's
+``create_engine`` each time, as without :func:`install`.
+
 Each ``Gradebook`` also asks SQLAlchemy to create nbgrader's 13 tables "if they don't already
 exist", which checks each table with a query of its own. :func:`create_missing_tables` asks SQLite
 once for the tables it holds and runs nbgrader's ``create_all`` only when one is missing (a new or
@@ -38,16 +43,42 @@ def shared_engine(url: Any, **kwargs: Any) -> Any:
     Returns
     -------
     sqlalchemy.engine.Engine
-        The engine this process made for these arguments first.
+        The engine this process made for these arguments first; for an in-memory database
+        (:func:`in_memory`), a new one, as nbgrader's ``create_engine`` gives.
     """
     from sqlalchemy import create_engine
 
+    if in_memory(url):  # nbgrader's semantics: a new, empty database per Gradebook
+        return create_engine(url, **kwargs)
     key = (os.getpid(), str(url), tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
     with _LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
             engine = _ENGINES[key] = create_engine(url, **kwargs)
     return engine
+
+
+def in_memory(url: Any) -> bool:
+    """Whether ``url`` names an SQLite database held in memory (a new one per engine).
+
+    Parameters
+    ----------
+    url : str or sqlalchemy.engine.URL
+        A database URL, as nbgrader passes it.
+
+    Returns
+    -------
+    bool
+        True for ``sqlite://``, ``sqlite:///:memory:`` and SQLite URIs with ``mode=memory``.
+    """
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return False
+    database = parsed.database or ""
+    return database in ("", ":memory:") or database.startswith("file::memory:") or \
+        parsed.query.get("mode") == "memory" or "mode=memory" in database
 
 
 def create_missing_tables(bind: Any, tables: Any = None, checkfirst: Any = True) -> None:
