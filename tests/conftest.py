@@ -142,6 +142,7 @@ LANES: dict[str, str] = {
     "test_hub_caps.py": "unit",
     "test_hub_class.py": "browser",
     "test_hub_roster.py": "browser",
+    "test_hub_term.py": "browser",
     "test_hub_publish_parts.py": "unit",
     "test_hub_slurm.py": "browser",
     "test_instructor_loop.py": "browser",
