@@ -149,6 +149,7 @@ LANES: dict[str, str] = {
     "test_hub_class.py": "browser",
     "test_hub_formgrader_publish.py": "browser",
     "test_hub_roster.py": "browser",
+    "test_hub_term.py": "browser",
     "test_hub_publish_parts.py": "unit",
     "test_hub_publish_targets.py": "unit",
     "test_hub_slurm.py": "browser",

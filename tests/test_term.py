@@ -31,6 +31,7 @@ import shutil
 import sys
 import zipfile
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -178,16 +179,16 @@ def _resubmit(lp: Term, student: str, answer: str) -> str:
     return lp.make_grade().stdout
 
 
-def _new_assignment(lp: Term) -> tuple[str, str]:
-    """The toy exercise of test_new_exercise in its places (reference, record, hidden check) and in
-    a new notebook of a new assignment (the title and set-up cells of 04-scaling, the exercise,
-    the summary cell); sync, release, due date; ann and ben fetch, answer and submit; collect;
-    make grade. Returns make grade's output and the summary it wrote."""
-    (lp.course / "selfattn" / "rows.py").write_text(REFERENCE)
+def add_new_exercise(course: Path) -> None:
+    """The toy exercise of test_new_exercise added to the course at ``course`` as the guide says: its
+    reference, record and hidden check in their places, and a new notebook ``NEW_NB`` of a new
+    assignment ``NEW_ASSIGNMENT`` (the title and set-up cells of 04-scaling, the exercise, the summary
+    cell), before ``scripts/sync_notebooks.py``."""
+    (course / "selfattn" / "rows.py").write_text(REFERENCE)
     for name, addition in ((RECORDS, RECORD), (HIDDEN_CHECKS, HIDDEN)):
-        with open(lp.course / name, "a") as fh:
+        with open(course / name, "a") as fh:
             fh.write(addition)
-    scaling = nbformat.read(lp.course / "solutions" / "attention" / f"{NB}.ipynb", as_version=4)
+    scaling = nbformat.read(course / "solutions" / "attention" / f"{NB}.ipynb", as_version=4)
     keep = {c.metadata.nbgrader.grade_id: c for c in scaling.cells}
     nb = nbformat.v4.new_notebook(metadata=scaling.metadata)
     nb.cells = [keep["md-20"], keep["code-21"],
@@ -195,8 +196,16 @@ def _new_assignment(lp: Term) -> tuple[str, str]:
                 nbformat.v4.new_markdown_cell(HINTS, metadata=_meta("hints-row_sums")),
                 nbformat.v4.new_code_cell(ANSWER, metadata=_meta("row_sums", locked=False, solution=True)),
                 keep["summary"]]
-    (lp.course / "solutions" / NEW_ASSIGNMENT).mkdir()
-    nbformat.write(nb, lp.course / "solutions" / NEW_ASSIGNMENT / f"{NEW_NB}.ipynb")
+    (course / "solutions" / NEW_ASSIGNMENT).mkdir()
+    nbformat.write(nb, course / "solutions" / NEW_ASSIGNMENT / f"{NEW_NB}.ipynb")
+
+
+def _new_assignment(lp: Term) -> tuple[str, str]:
+    """The toy exercise of test_new_exercise in its places (reference, record, hidden check) and in
+    a new notebook of a new assignment (the title and set-up cells of 04-scaling, the exercise,
+    the summary cell); sync, release, due date; ann and ben fetch, answer and submit; collect;
+    make grade. Returns make grade's output and the summary it wrote."""
+    add_new_exercise(lp.course)
     lp.python("scripts/sync_notebooks.py")
     lp.python("scripts/release.py")
     lp.nbgrader("release_assignment", NEW_ASSIGNMENT, "--force")
