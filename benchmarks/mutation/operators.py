@@ -3,7 +3,8 @@
 Each mutant is one change a defence could suffer by mistake: a comparison turned round, ``and`` for
 ``or``, a ``not`` dropped, a number moved by one, a guard's ``if`` made false, a filter of a
 comprehension dropped, a value returned as ``None``, a call or a ``raise`` deleted, ``min`` for
-``max``. A ``/`` is left alone (in this code it joins paths, where any change fails at once). Only function bodies are mutated (module and class constants are data, not defences), and
+``max``. A ``/`` is left alone (in this code it joins paths, where any change fails at once). Only
+function bodies are mutated (module and class constants are data, not defences), and
 strings are left alone (messages, mostly). A mutant is named by its enclosing top-level function or
 method (the code object a run swaps) and its line.
 """
