@@ -75,6 +75,7 @@ LANES: dict[str, str] = {
     "test_intake_zips.py": "unit",
     "test_history.py": "unit",
     "test_sanitise.py": "unit",
+    "test_sanitise_bounds.py": "unit",
     "test_settings_chain.py": "unit",
     "test_lecture_numbers.py": "unit",
     "test_lms_exports.py": "unit",
