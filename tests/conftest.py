@@ -86,6 +86,7 @@ LANES: dict[str, str] = {
     "test_readme.py": "unit",
     "test_regrade_reason.py": "unit",
     "test_sandbox_seccomp.py": "unit",
+    "test_result_channel.py": "unit",
     "test_sandbox_user.py": "unit",
     "test_site_figures.py": "unit",
     "test_math_text.py": "unit",

@@ -28,7 +28,7 @@ MODULES: dict[str, list[str]] = {
     "autograder.intake.untrusted": ["tests/test_sanitise.py", "tests/test_staging_inputs.py"],
     "autograder.outputs.sanitise": ["tests/test_sanitise_bounds.py", "tests/test_sanitise.py",
                                     "tests/test_report_template.py"],
-    "autograder.sandbox.channel": ["tests/test_result_channel.py"],
+    "autograder.sandbox.channel": ["tests/test_result_channel.py"],  # (what reads the run's results: FUNCTIONS)
     "autograder.verdicts.decide": ["tests/test_verdict_key.py", "tests/test_results_as_data.py",
                                    "tests/test_history.py"],
     "autograder.verdicts.history": ["tests/test_history.py"],
@@ -43,12 +43,19 @@ MODULES: dict[str, list[str]] = {
 }
 
 
+#: the functions mutated in a module where not all of it faces student input: the sandbox's channel also
+#: writes the grader's frames and drives the pipe (the sandbox's pipeline tests hold those)
+FUNCTIONS: dict[str, list[str]] = {
+    "autograder.sandbox.channel": ["parse_frame", "read_outcome", "read_cell_errors", "disk_full", "_error_type"],
+}
+
+
 def run_module(module: str, tests: list[str]) -> dict:
     """Mutate one module under its tests; the plugin's results (baseline, one entry per mutant)."""
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         out = Path(tmp, "results.json")
         env = dict(os.environ, SELFATTN_MUTATION_MODULE=module, SELFATTN_MUTATION_OUT=str(out),
-                   PYTHONDONTWRITEBYTECODE="1")
+                   SELFATTN_MUTATION_FUNCTIONS=",".join(FUNCTIONS.get(module, [])), PYTHONDONTWRITEBYTECODE="1")
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
              "-p", "benchmarks.mutation.plugin", *tests], cwd=ROOT, env=env, capture_output=True, text=True)

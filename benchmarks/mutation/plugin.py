@@ -2,13 +2,17 @@
 
 pytest starts and collects once; then, for the unmutated module first and for each mutant after, a
 child is forked that swaps the code of the mutated function into the live function object (so every
-reference to it, ``from ... import`` included, runs the mutant) and runs the collected tests until the
-first failure. A subprocess a test starts imports the mutated module too: the child puts a
-``sitecustomize`` on ``PYTHONPATH`` whose import hook compiles the mutant in place of the file. A child
-that outlives its time limit is killed (its mutant counts as killed: the tests noticed something).
+reference to it, ``from ... import`` included, runs the mutant) and runs the tests until the first
+failure. The unmutated run records which of the module's functions each test calls, and whether it
+starts a subprocess; a mutant's run takes only the tests that call its function or start a
+subprocess (a mutant that none reaches survives without a run). A subprocess a test starts imports
+the mutated module too: the child puts a ``sitecustomize`` on ``PYTHONPATH`` whose import hook
+compiles the mutant in place of the file. A child that outlives its time limit is killed (its mutant
+counts as killed: the tests noticed something).
 
 Active only when ``SELFATTN_MUTATION_MODULE`` (the module) and ``SELFATTN_MUTATION_OUT`` (a JSON file
-for the results) are set; ``python -m benchmarks.mutation`` sets them.
+for the results) are set; ``SELFATTN_MUTATION_FUNCTIONS`` (names, comma-separated) limits the mutants to
+those functions. ``python -m benchmarks.mutation`` sets them.
 """
 
 from __future__ import annotations
@@ -110,9 +114,8 @@ def _apply(module_name: str, source: str, mutant: Mutant, workdir: Path) -> None
                       PYTHONPATH=os.pathsep.join(p for p in (str(workdir), os.environ.get("PYTHONPATH")) if p))
 
 
-def _run_tests(session: pytest.Session) -> int:
-    """Run the collected tests until the first failure: 1 if one failed, else 0."""
-    items = session.items
+def _run_tests(session: pytest.Session, items: list[pytest.Item]) -> int:
+    """Run ``items`` until the first failure: 1 if one failed, else 0."""
     for i, item in enumerate(items):
         item.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
         if session.testsfailed:
@@ -120,17 +123,58 @@ def _run_tests(session: pytest.Session) -> int:
     return 0
 
 
-def _child(session: pytest.Session, module_name: str, source: str, mutant: Mutant | None) -> None:
-    """The forked child: apply the mutant, run the tests, exit 0 (survived), 1 (killed) or 3 (not applied)."""
+def _recorded_run(session: pytest.Session, filename: str, reach: Path) -> int:
+    """Run every test, writing to ``reach`` the module's functions each one calls (``"*"``: it
+    started a subprocess, which may run any of them)."""
+    import subprocess
+    import threading
+
+    called: set[str] = set()
+
+    def profile(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code.co_filename == filename:
+            called.add(frame.f_code.co_qualname.split(".<locals>.", 1)[0])
+
+    popen_init = subprocess.Popen.__init__
+
+    def spawned(self: subprocess.Popen, *args: Any, **kwargs: Any) -> None:
+        called.add("*")
+        popen_init(self, *args, **kwargs)
+
+    subprocess.Popen.__init__ = spawned  # type: ignore[method-assign]
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    reached: dict[str, list[str]] = {}
+    failed = 0
+    for i, item in enumerate(session.items):
+        called.clear()
+        nextitem = session.items[i + 1] if i + 1 < len(session.items) else None
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        reached[item.nodeid] = sorted(called)
+        if session.testsfailed:
+            failed = 1
+            break
+    sys.setprofile(None)
+    reach.write_text(json.dumps(reached), encoding="utf-8")
+    return failed
+
+
+def _child(session: pytest.Session, module_name: str, source: str, mutant: Mutant | None,
+           items: list[pytest.Item], workdir: Path) -> None:
+    """The forked child: apply the mutant, run the tests, exit 0 (survived), 1 (killed) or 3 (not applied).
+    Without a mutant, every test runs, recording what each reaches (``workdir/reach.json``)."""
     os.setpgid(0, 0)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.dup2(null, 2)
     status = 3
     try:
-        if mutant is not None:
-            _apply(module_name, source, mutant, Path(tempfile.mkdtemp(prefix="mutant-")))
-        status = _run_tests(session)
+        if mutant is None:
+            module = importlib.import_module(module_name)
+            status = _recorded_run(session, module.__file__ or "", workdir / "reach.json")
+        else:
+            _apply(module_name, source, mutant, workdir)
+            status = _run_tests(session, items)
     except BaseException:
         pass
     os._exit(status)
@@ -165,21 +209,33 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     results: dict[str, Any] = {"module": module_name, "tests": len(session.items), "mutants": []}
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        _child(session, module_name, source, None)
-    status, seconds = _wait(pid, 600)
-    results["baseline"] = {"status": status, "seconds": round(seconds, 2)}
-    if status == 0:
-        limit = max(30.0, 5 * seconds)
+    with tempfile.TemporaryDirectory(prefix="mutant-") as tmp:
+        workdir = Path(tmp)
+        pid = os.fork()
+        if pid == 0:
+            _child(session, module_name, source, None, session.items, workdir)
+        status, seconds = _wait(pid, 1200)
+        results["baseline"] = {"status": status, "seconds": round(seconds, 2)}
+        if status != 0:
+            Path(out).write_text(json.dumps(results, indent=1), encoding="utf-8")
+            return True
+        reached = json.loads((workdir / "reach.json").read_text(encoding="utf-8"))
+        limit = max(60.0, 5 * seconds)
+        only = set(filter(None, os.environ.get("SELFATTN_MUTATION_FUNCTIONS", "").split(",")))
         for mutant in mutants(source):
-            pid = os.fork()
-            if pid == 0:
-                _child(session, module_name, source, mutant)
-            status, seconds = _wait(pid, limit)
-            outcome = {0: "survived", 1: "killed", -9: "timeout"}.get(status, "not applied")
+            if only and mutant.function not in only:
+                continue
+            items = [i for i in session.items if {"*", mutant.function} & set(reached.get(i.nodeid, []))]
+            if not items:
+                outcome, seconds = "not reached", 0.0
+            else:
+                pid = os.fork()
+                if pid == 0:
+                    _child(session, module_name, source, mutant, items, workdir)
+                status, seconds = _wait(pid, limit)
+                outcome = {0: "survived", 1: "killed", -9: "timeout"}.get(status, "not applied")
             results["mutants"].append({"function": mutant.function, "line": mutant.line,
                                        "change": mutant.description, "outcome": outcome,
-                                       "seconds": round(seconds, 2)})
+                                       "tests": len(items), "seconds": round(seconds, 2)})
     Path(out).write_text(json.dumps(results, indent=1), encoding="utf-8")
     return True
