@@ -22,10 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: each module that faces student input or decides a grade, with the fast tests that guard it
 MODULES: dict[str, list[str]] = {
-    "autograder.intake.zips": ["tests/test_intake_zips.py"],
+    "autograder.intake.zips": ["tests/test_intake_refusals.py", "tests/test_intake_zips.py"],
     "autograder.intake.inbound": ["tests/test_inbound_rules.py"],
-    "autograder.intake.staging": ["tests/test_staging_inputs.py", "tests/test_sanitise.py"],
-    "autograder.intake.untrusted": ["tests/test_sanitise.py", "tests/test_staging_inputs.py"],
+    "autograder.intake.staging": ["tests/test_notes_data.py", "tests/test_nbgrader_contract.py"],
+    "autograder.intake.untrusted": ["tests/test_untrusted_input.py"],
+    "autograder.intake.stored_outputs": ["tests/test_untrusted_input.py"],
     "autograder.outputs.sanitise": ["tests/test_sanitise_bounds.py", "tests/test_sanitise.py",
                                     "tests/test_report_template.py"],
     "autograder.sandbox.channel": ["tests/test_result_channel.py"],  # (what reads the run's results: FUNCTIONS)
