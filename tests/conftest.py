@@ -74,6 +74,7 @@ LANES: dict[str, str] = {
     "test_inbound_rules.py": "unit",
     "test_untrusted_input.py": "unit",
     "test_intake_zips.py": "unit",
+    "test_intake_refusals.py": "unit",
     "test_history.py": "unit",
     "test_sanitise.py": "unit",
     "test_sanitise_bounds.py": "unit",
