@@ -3,9 +3,9 @@
 pytest starts and collects once; then, for the unmutated module first and for each mutant after, a
 child is forked that swaps the code of the mutated function into the live function object (so every
 reference to it, ``from ... import`` included, runs the mutant) and runs the tests until the first
-failure. The unmutated run records which of the module's functions each test calls, and whether it
-starts a subprocess; a mutant's run takes only the tests that call its function or start a
-subprocess (a mutant that none reaches survives without a run). A subprocess a test starts imports
+failure. The unmutated run records which of the module's functions each test calls, itself or in a
+Python subprocess it starts; a mutant's run takes only the tests that call its function (a mutant
+that none reaches survives without a run). A subprocess a test starts imports
 the mutated module too: the child puts a ``sitecustomize`` on ``PYTHONPATH`` whose import hook
 compiles the mutant in place of the file. A child that outlives its time limit is killed (its mutant
 counts as killed: the tests noticed something).
@@ -50,6 +50,25 @@ class _Finder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(name, _FILE, loader=_Loader(name, _FILE))
 
 sys.meta_path.insert(0, _Finder())
+'''
+
+#: in the unmutated run: a Python subprocess records which of the module's functions it calls
+_RECORDER = '''
+import os, sys, threading
+_FILE = os.environ["SELFATTN_MUTANT_FILE"]
+_OUT = os.path.join(os.environ["SELFATTN_MUTANT_REACH"], "%d.txt" % os.getpid())
+_SEEN = set()
+
+def _profile(frame, event, arg):
+    if event == "call" and frame.f_code.co_filename == _FILE:
+        name = frame.f_code.co_qualname.split(".<locals>.", 1)[0]
+        if name not in _SEEN:
+            _SEEN.add(name)
+            with open(_OUT, "a", encoding="utf-8") as out:
+                out.write(name + "\\n")
+
+sys.setprofile(_profile)
+threading.setprofile(_profile)
 '''
 
 
@@ -123,10 +142,10 @@ def _run_tests(session: pytest.Session, items: list[pytest.Item]) -> int:
     return 0
 
 
-def _recorded_run(session: pytest.Session, filename: str, reach: Path) -> int:
-    """Run every test, writing to ``reach`` the module's functions each one calls (``"*"``: it
-    started a subprocess, which may run any of them)."""
-    import subprocess
+def _recorded_run(session: pytest.Session, filename: str, workdir: Path) -> int:
+    """Run every test, writing to ``workdir/reach.json`` the module's functions each one calls, in
+    this process or in a Python subprocess it starts (which records them through a ``sitecustomize``:
+    one that could not, a Python run isolated from the environment, could not import the mutant either)."""
     import threading
 
     called: set[str] = set()
@@ -135,13 +154,11 @@ def _recorded_run(session: pytest.Session, filename: str, reach: Path) -> int:
         if event == "call" and frame.f_code.co_filename == filename:
             called.add(frame.f_code.co_qualname.split(".<locals>.", 1)[0])
 
-    popen_init = subprocess.Popen.__init__
-
-    def spawned(self: subprocess.Popen, *args: Any, **kwargs: Any) -> None:
-        called.add("*")
-        popen_init(self, *args, **kwargs)
-
-    subprocess.Popen.__init__ = spawned  # type: ignore[method-assign]
+    subprocesses = workdir / "subprocesses"
+    subprocesses.mkdir()
+    (workdir / "sitecustomize.py").write_text(_RECORDER, encoding="utf-8")
+    os.environ.update(SELFATTN_MUTANT_FILE=filename, SELFATTN_MUTANT_REACH=str(subprocesses),
+                      PYTHONPATH=os.pathsep.join(p for p in (str(workdir), os.environ.get("PYTHONPATH")) if p))
     sys.setprofile(profile)
     threading.setprofile(profile)
     reached: dict[str, list[str]] = {}
@@ -150,12 +167,15 @@ def _recorded_run(session: pytest.Session, filename: str, reach: Path) -> int:
         called.clear()
         nextitem = session.items[i + 1] if i + 1 < len(session.items) else None
         item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        for record in subprocesses.iterdir():
+            called.update(record.read_text(encoding="utf-8").split())
+            record.unlink()
         reached[item.nodeid] = sorted(called)
         if session.testsfailed:
             failed = 1
             break
     sys.setprofile(None)
-    reach.write_text(json.dumps(reached), encoding="utf-8")
+    (workdir / "reach.json").write_text(json.dumps(reached), encoding="utf-8")
     return failed
 
 
@@ -171,7 +191,7 @@ def _child(session: pytest.Session, module_name: str, source: str, mutant: Mutan
     try:
         if mutant is None:
             module = importlib.import_module(module_name)
-            status = _recorded_run(session, module.__file__ or "", workdir / "reach.json")
+            status = _recorded_run(session, module.__file__ or "", workdir)
         else:
             _apply(module_name, source, mutant, workdir)
             status = _run_tests(session, items)
@@ -225,7 +245,7 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
         for mutant in mutants(source):
             if only and mutant.function not in only:
                 continue
-            items = [i for i in session.items if {"*", mutant.function} & set(reached.get(i.nodeid, []))]
+            items = [i for i in session.items if mutant.function in reached.get(i.nodeid, [])]
             if not items:
                 outcome, seconds = "not reached", 0.0
             else:
