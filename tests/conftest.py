@@ -96,6 +96,7 @@ LANES: dict[str, str] = {
     "test_nbgrader_contract.py": "unit",
     "test_gradebook_engine.py": "unit",
     "test_grades_csv_order.py": "unit",
+    "test_spreadsheet_cells.py": "unit",
     "test_grading_cost.py": "unit",
     "test_report_gradebook_bulk.py": "unit",
     "test_report_template.py": "unit",

@@ -37,7 +37,7 @@ MODULES: dict[str, list[str]] = {
     "autograder.late.due_dates": ["tests/test_late_policy.py"],
     "autograder.late.penalties": ["tests/test_late_policy.py", "tests/test_final_score_arithmetic.py"],
     "autograder.late.policy": ["tests/test_late_policy.py", "tests/test_final_score_arithmetic.py"],
-    "autograder.outputs.csv_export": ["tests/test_grades_csv_order.py"],
+    "autograder.outputs.csv_export": ["tests/test_spreadsheet_cells.py", "tests/test_grades_csv_order.py"],
     "autograder.outputs.lms_export": ["tests/test_lms_exports.py"],
     "selfattn.checks.judging": ["tests/test_checks.py"],
     "selfattn.checks.findings": ["tests/test_findings.py", "tests/test_checks.py"],
