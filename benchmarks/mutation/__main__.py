@@ -22,7 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: each module that faces student input or decides a grade, with the fast tests that guard it
 MODULES: dict[str, list[str]] = {
-    "autograder.intake.zips": ["tests/test_intake_refusals.py", "tests/test_intake_zips.py"],
     "autograder.intake.inbound": ["tests/test_inbound_rules.py"],
     "autograder.intake.staging": ["tests/test_notes_data.py", "tests/test_nbgrader_contract.py"],
     "autograder.intake.untrusted": ["tests/test_untrusted_input.py"],
@@ -41,13 +40,19 @@ MODULES: dict[str, list[str]] = {
     "autograder.outputs.lms_export": ["tests/test_lms_exports.py"],
     "selfattn.checks.judging": ["tests/test_checks.py"],
     "selfattn.checks.findings": ["tests/test_findings.py", "tests/test_checks.py"],
+    "autograder.intake.zips": ["tests/test_intake_refusals.py", "tests/test_intake_zips.py"],
 }
 
 
-#: the functions mutated in a module where not all of it faces student input: the sandbox's channel also
-#: writes the grader's frames and drives the pipe (the sandbox's pipeline tests hold those)
+#: the functions mutated in a module where not all of it faces student input or is unit-tested: the
+#: sandbox's channel also writes the grader's frames and drives the pipe (the sandbox's pipeline tests hold
+#: those), and the verdicts' decisions run the sandbox
 FUNCTIONS: dict[str, list[str]] = {
     "autograder.sandbox.channel": ["parse_frame", "read_outcome", "read_cell_errors", "disk_full", "_error_type"],
+    # (the functions that run the sandbox are the pipeline lane's: tests/test_decisions.py and others)
+    "autograder.verdicts.decide": ["verdict_key", "answers_digest", "function_key", "_kept_functions", "_groups",
+                                   "_line", "freshness", "settings", "spec_digest", "checks_version", "code_digest",
+                                   "stored_verdict", "forget_kept"],
 }
 
 
