@@ -72,6 +72,7 @@ LANES: dict[str, str] = {
     "test_book_defects.py": "unit",
     "test_hidden_draws.py": "sweep",
     "test_inbound_rules.py": "unit",
+    "test_inbound_entries.py": "unit",
     "test_untrusted_input.py": "unit",
     "test_intake_zips.py": "unit",
     "test_intake_refusals.py": "unit",

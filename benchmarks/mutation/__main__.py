@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: each module that faces student input or decides a grade, with the fast tests that guard it
 MODULES: dict[str, list[str]] = {
-    "autograder.intake.inbound": ["tests/test_inbound_rules.py"],
+    "autograder.intake.inbound": ["tests/test_inbound_entries.py", "tests/test_inbound_rules.py"],
     "autograder.intake.staging": ["tests/test_notes_data.py", "tests/test_nbgrader_contract.py"],
     "autograder.intake.untrusted": ["tests/test_untrusted_input.py"],
     "autograder.intake.stored_outputs": ["tests/test_untrusted_input.py"],
