@@ -63,6 +63,14 @@ def test_a_frame_as_the_harness_writes_it_is_read_whole(arrays, fortran, version
         assert read[k].shape == a.shape
 
 
+def test_an_outcome_that_is_not_an_object_announces_nothing():
+    header = {"outcomes": [5, "a0", ["a0"], {"values": ["a1"]}]}
+    frame = _frame(header, _zip([("a1.npy", _npy(np.ones(2)))]))
+    assert set(channel.parse_frame(frame)[1]) == {"a1"}
+    with pytest.raises(ValueError, match="did not announce"):
+        channel.parse_frame(_frame(header, _zip([("a0.npy", _npy(np.ones(2)))])))
+
+
 def test_a_header_that_is_not_an_object_is_refused():
     with pytest.raises(ValueError):
         channel.parse_frame(_frame([1, 2], _zip([])))
