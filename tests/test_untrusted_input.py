@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -50,13 +51,47 @@ def test_a_link_a_fifo_or_a_folder_is_refused_unread(tmp_path):
     (tmp_path / "link").symlink_to(tmp_path / "f")
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "d").mkdir()
-    with pytest.raises(Refused, match="symbolic link"):
+    with pytest.raises(Refused, match=r"^it is a symbolic link$"):
         untrusted.read_regular(tmp_path / "link", 100)
     for name in ("fifo", "d"):  # (a FIFO with no writer would block a plain open)
         with pytest.raises(Refused, match="not a regular file"):
             untrusted.read_regular(tmp_path / name, 100)
-    with pytest.raises(Refused, match="cannot be opened"):
+    with pytest.raises(Refused, match=r"^it cannot be opened \(No such file or directory\)$"):
         untrusted.read_regular(tmp_path / "none", 100)
+
+
+def test_a_file_that_grows_past_its_limit_while_read_is_refused():
+    status = Path("/proc/self/status")  # a regular file whose size says 0 and which reads as more
+    assert status.stat().st_size == 0
+    with pytest.raises(Refused, match=r"^it grew while being read$"):
+        untrusted.read_regular(status, 10)
+    assert len(untrusted.read_regular(status, 1 << 20)) > 10
+
+
+def test_reading_leaves_no_file_open(tmp_path):
+    (tmp_path / "f").write_bytes(b"x" * 10)
+    before = len(os.listdir("/proc/self/fd"))
+    for limit in (10, 5):
+        try:
+            untrusted.read_regular(tmp_path / "f", limit)
+        except Refused:
+            pass
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_notebook_file_is_read_without_its_outputs_and_within_its_caps(tmp_path, monkeypatch):
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(_nb([{**CELL, "outputs": [{"text": "x" * 5000}]}]))
+    assert untrusted.read_notebook(path) == ([{**CELL, "outputs": []}], [])
+    kept = len(stored_outputs.without_outputs(path.read_bytes())[0])
+    monkeypatch.setattr(untrusted, "MAX_KEPT_BYTES", kept)
+    assert untrusted.read_notebook(path)[0] == [{**CELL, "outputs": []}]
+    monkeypatch.setattr(untrusted, "MAX_KEPT_BYTES", kept - 1)
+    with pytest.raises(Refused, match="without its stored outputs it is still larger than"):
+        untrusted.read_notebook(path)
+    monkeypatch.setattr(stored_outputs, "MAX_TOKENS", 5)
+    with pytest.raises(Refused, match="strings and brackets"):
+        untrusted.read_notebook(path)
 
 
 # ---- a notebook's bytes -------------------------------------------------------------------------
@@ -75,22 +110,38 @@ def test_a_clean_notebook_reads_with_no_note_and_its_outputs_dropped():
 
 def test_a_byte_order_mark_is_ignored_and_bytes_that_are_not_utf8_are_counted():
     assert untrusted.parse_notebook(b"\xef\xbb\xbf" + _nb([CELL])) == ([{**CELL, "outputs": []}], [])
-    raw = _nb([{**CELL, "source": "a\udcffb"}]).replace(b"\\udcff", b"\xff\xfe\\ufffd")
+    raw = _nb([{**CELL, "source": "a\udcffb"}]).replace(b"\\udcff", b"\xff\xfe\xef\xbf\xbd")
     cells, notes = untrusted.parse_notebook(raw)
-    assert cells[0]["source"] == "a\ufffd\ufffd\ufffdb"
+    assert cells[0]["source"] == "a\ufffd\ufffd\ufffdb"  # (the third was a real U+FFFD: not counted)
     assert len(notes) == 1 and notes[0].startswith("The notebook held 2 byte sequence(s) that are not UTF-8")
 
 
 def test_a_key_given_twice_keeps_its_last_value_with_a_note():
     raw = b'{"cells": [{"cell_type": "code", "source": "a", "source": "b"}], "nbformat": 4}'
     cells, notes = untrusted.parse_notebook(raw)
-    assert cells[0]["source"] == "b" and len(notes) == 1 and "1 JSON object(s) with a key given twice" in notes[0]
+    assert cells[0]["source"] == "b" and len(notes) == 1
+    assert notes[0].startswith("The notebook held 1 JSON object(s) with a key given twice")
 
 
 def test_numbers_too_large_and_constants_are_read_as_json_cannot_say_them():
-    raw = b'{"cells": [], "nbformat": 4, "big": ' + b"9" * 101 + b', "ok": ' + b"9" * 100 + b', "n": NaN}'
+    metadata = b'{"big": ' + b"9" * 101 + b', "ok": ' + b"9" * 100 + b', "n": NaN, "i": -Infinity}'
+    raw = b'{"cells": [{"cell_type": "code", "metadata": ' + metadata + b'}], "nbformat": 4}'
     cells, notes = untrusted.parse_notebook(raw)
-    assert cells == [] and notes == []
+    assert cells[0]["metadata"] == {"big": float("9" * 101), "ok": int("9" * 100), "n": None, "i": None}
+    assert isinstance(cells[0]["metadata"]["big"], float) and isinstance(cells[0]["metadata"]["ok"], int)
+    assert notes == []
+
+
+def test_control_characters_inside_strings_are_read():
+    raw = _nb([{**CELL, "source": "a"}]).replace(b'"a"', b'"a\x01\tb"')
+    assert untrusted.parse_notebook(raw)[0][0]["source"] == "a\x01\tb"
+
+
+def test_only_a_cells_outputs_are_dropped():
+    cells, _ = untrusted.parse_notebook(_nb([{"cell_type": "code", "source": "", "metadata": {"outputs": [1]}},
+                                              {"source": "", "outputs": [2]}]))
+    assert cells == [{"cell_type": "code", "source": "", "metadata": {"outputs": [1]}},
+                     {"source": "", "outputs": [2]}]
 
 
 @pytest.mark.parametrize("escape", ["\\ud800", "\\udfff", "\\u0000", "\\uDBFF"])
@@ -112,8 +163,7 @@ def test_a_surrogate_pair_is_kept_whole():
 def test_what_is_nested_past_the_depth_is_dropped_with_a_note_and_what_is_not_is_kept():
     depth = untrusted.MAX_JSON_DEPTH
 
-    def nested(levels: int) -> object:
-        value: object = 0
+    def nested(levels: int, value: object = 0) -> object:
         for _ in range(levels):
             value = [value]
         return value
@@ -123,8 +173,11 @@ def test_what_is_nested_past_the_depth_is_dropped_with_a_note_and_what_is_not_is
     assert cells[0]["metadata"] == fits["metadata"] and notes == []
     deep = {**CELL, "metadata": {"x": nested(depth - 3)}}
     cells, notes = untrusted.parse_notebook(_nb([deep]))
-    assert len(notes) == 1 and f"nested more than {depth} levels" in notes[0], notes
-    assert json.dumps(cells).count("[") < depth
+    assert notes == [f"The notebook held 1 value(s) nested more than {depth} levels deep; they were ignored."]
+    assert cells[0]["metadata"] == {"x": nested(depth - 4, None)}  # the list at depth 64 (the 64th level) dropped
+    wide = {**CELL, "metadata": {"x": nested(depth - 5, {"k": [0], "\x00": 1})}}  # a dict at depth 63
+    cells, notes = untrusted.parse_notebook(_nb([wide]))
+    assert cells[0]["metadata"] == {"x": nested(depth - 5, {"k": None, "\ufffd": 1})}, notes
 
 
 @pytest.mark.parametrize(("raw", "why"), [
@@ -200,11 +253,12 @@ def test_only_png_jpeg_and_gif_under_a_plain_name_are_kept():
         "b.gif": {"image/gif": "AA\nAA"},
         "c.svg": {"image/svg+xml": "PHN2Zz4="},
         "d.png": {"image/png": "not base64!"},
+        "e.png": {"image/png": "AAAA!"},
         "../e.png": {"image/png": "AAAA"},
         "f.png": "AAAA",
     })
     assert kept == {"a.png": {"image/png": "AAAA"}, "b.gif": {"image/gif": "AA\nAA"}}
-    assert len(dropped) == 4 and sum("unusable name" in d for d in dropped) == 2, dropped
+    assert len(dropped) == 5 and sum("unusable name" in d for d in dropped) == 2, dropped
     assert untrusted.safe_attachments(None) == ({}, [])
     assert untrusted.safe_attachments([1]) == ({}, ["attachments that were not a mapping were dropped"])
 
