@@ -83,6 +83,7 @@ LANES: dict[str, str] = {
     "test_lecture_numbers.py": "unit",
     "test_lms_exports.py": "unit",
     "test_late_policy.py": "unit",
+    "test_late_gradebook.py": "unit",
     "test_final_score_arithmetic.py": "unit",
     "test_numerics.py": "unit",
     "test_python_versions.py": "unit",

@@ -296,3 +296,11 @@ def test_the_scan_stops_after_its_token_budget_exactly(monkeypatch):
     monkeypatch.setattr(stored_outputs, "MAX_TOKENS", 11)
     with pytest.raises(stored_outputs.TooIntricate, match="more than 11 strings"):
         without_outputs(tokens)
+
+
+@pytest.mark.parametrize(("spaces", "cut"), [(245, True), (246, False)])
+def test_the_outputs_key_is_looked_for_within_256_bytes_of_its_bracket(spaces, cut):
+    raw = b'{"cells": [{"outputs":' + b" " * spaces + b'[1, 2]}]}'  # 246: the window starts at the key's quote
+    kept, dropped = without_outputs(raw)
+    assert (kept, dropped) == ((raw.replace(b"[1, 2]", b"[]"), 4) if cut else (raw, 0))
+    assert stored_outputs.kept_size(raw) == len(kept)
