@@ -104,3 +104,13 @@ def test_the_late_lines_name_only_late_submissions_with_their_due_date_and_cost(
     penalties.apply(url, COURSE, TEN_PER_DAY)
     assert penalties.late_lines(url, COURSE, TEN_PER_DAY) == [
         "alice/a1: 2 h 1 min late (due 2026-11-02 10:00 UTC with an extension), penalty 0.8 points"]
+
+
+def test_a_due_dates_file_that_cannot_be_read_or_lists_an_extension_twice_is_one_line(tmp_path):
+    path = tmp_path / "due-dates.csv"
+    path.write_bytes(b"assignment,student,due\na1,,2026-11-01 \xff\n")
+    with pytest.raises(RefusedInput, match="could not be read"):
+        due_dates.read(path)
+    twice = _file(tmp_path, "a1,alice,2026-11-03 12:00 UTC", "a1,alice,2026-11-04 12:00 UTC")
+    with pytest.raises(RefusedInput, match="line 3: a1/alice is listed twice"):
+        due_dates.read(twice)
