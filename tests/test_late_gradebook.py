@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
+from traitlets.config import Config
 
 from autograder.errors import RefusedInput
 from autograder.late import due_dates, penalties
-from autograder.late.policy import Policy
+from autograder.late.policy import LatePenalty, Policy
 from autograder.nbgrader_ext import gradebook_schema
 
 DUE = datetime(2026, 11, 1, 12)
@@ -114,3 +115,19 @@ def test_a_due_dates_file_that_cannot_be_read_or_lists_an_extension_twice_is_one
     twice = _file(tmp_path, "a1,alice,2026-11-03 12:00 UTC", "a1,alice,2026-11-04 12:00 UTC")
     with pytest.raises(RefusedInput, match="line 3: a1/alice is listed twice"):
         due_dates.read(twice)
+
+
+def test_a_hand_in_exactly_at_its_due_date_records_no_penalty():
+    for policy in (Policy("zero"), TEN_PER_DAY):
+        assert policy.notebook_penalty(8.0, 0.0) is None
+        assert policy.notebook_penalty(8.0, 1.0) == (8.0 if policy.method == "zero" else 0.8)
+    config = Config()  # nbgrader's hook at autograde: the same formula
+    config.LateSubmissionPlugin.penalty_method = "zero"
+    assert LatePenalty(config=config).late_submission_penalty("alice", 8.0, 1.0) == 8.0
+
+
+def test_every_policy_describes_itself_in_a_few_words():
+    assert Policy("none", grace_seconds=300).describe() == "no penalty for late work"
+    assert Policy("zero").describe() == "late work scores 0"
+    assert Policy("zero", grace_seconds=300).describe() == "late work scores 0, 5 min of grace"
+    assert TEN_PER_DAY.describe() == "10% of the score per started day late, at most 50%"
