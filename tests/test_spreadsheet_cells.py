@@ -33,7 +33,7 @@ def test_text_that_starts_like_a_formula_is_made_text(start):
 @pytest.mark.parametrize(("value", "cell"), [
     (3, "3"), (-2.5, "-2.5"), (0.0, "0.0"), ("-4", "-4"), ("+1.5e3", "+1.5e3"), (".5", ".5"), ("-1.", "-1."),
     (None, ""), (True, "True"), ("alice", "alice"), ("", ""), ("a=b", "a=b"), ("-1+2", "'-1+2"), ("1e", "1e"),
-    ("-e5", "'-e5"), ("+", "'+"),
+    ("-e5", "'-e5"), ("+", "'+"), (float("-inf"), "-inf"),
 ])
 def test_numbers_stay_numbers_and_other_text_is_kept(value, cell):
     assert spreadsheet_cell(value) == cell
@@ -75,12 +75,14 @@ def _gradebook(tmp: Path) -> str:
             gb.add_assignment(name, duedate=datetime(2026, 11, 1, 12))
         gb.add_notebook("nb", "a1")
         gb.add_grade_cell("c", "nb", "a1", max_score=5, cell_type="code")
-        gb.add_student("bob", last_name="B")
-        gb.add_student("alice", last_name="A")
+        gb.add_student("bob", last_name="Brown", first_name="Bob", email="bob@example.org")
+        gb.add_student("alice", last_name="Zed")
         with warnings.catch_warnings():  # nbgrader's own add_submission, under SQLAlchemy 2
             warnings.simplefilter("ignore", SAWarning)
             gb.add_submission("a1", "alice", timestamp=datetime(2026, 11, 2, 12))
+            gb.add_submission("a1", "bob", timestamp=datetime(2026, 10, 30, 12))
         gb.find_grade("c", "nb", "a1", "alice").auto_score = 4.0
+        gb.find_grade("c", "nb", "a1", "bob").auto_score = 3.0
         gb.find_submission_notebook("nb", "a1", "alice").late_submission_penalty = 1.5
         gb.db.commit()
     return url
@@ -90,10 +92,25 @@ def test_grade_rows_are_those_asked_for_with_zeros_for_a_missing_hand_in(tmp_pat
     url = _gradebook(tmp_path)
     with Gradebook(url, "course") as gb:
         every = list(grade_rows(gb))
-        assert [(r[0], r[3]) for r in every] == [("a1", "alice"), ("a1", "bob"), ("a2", "alice"), ("a2", "bob")]
-        assert [(r[0], r[3]) for r in grade_rows(gb, ["a2"])] == [("a2", "alice"), ("a2", "bob")]
-        assert [(r[0], r[3]) for r in grade_rows(gb, [], ["bob"])] == [("a1", "bob"), ("a2", "bob")]
-        assert every[0][7:11] == (4.0, 1.5, 2.5, 5.0)  # raw, penalty, final score, max score
-        missing = every[1]
-        assert missing[2] == "" and missing[7:10] == (0.0, 0.0, 0.0) and missing[4] == "B"
-        assert str(every[0][2]).startswith("2026-11-02")
+        assert [(r[0], r[3]) for r in every] == [("a1", "bob"), ("a1", "alice"), ("a2", "bob"), ("a2", "alice")]
+        assert [(r[0], r[3]) for r in grade_rows(gb, ["a2"])] == [("a2", "bob"), ("a2", "alice")]
+        assert [(r[0], r[3]) for r in grade_rows(gb, [], ["alice"])] == [("a1", "alice"), ("a2", "alice")]
+    due = datetime(2026, 11, 1, 12)
+    assert every[0] == ("a1", due, datetime(2026, 10, 30, 12), "bob", "Brown", "Bob", "bob@example.org",
+                        3.0, 0.0, 3.0, 5.0)  # no penalty recorded: 0
+    assert every[1] == ("a1", due, datetime(2026, 11, 2, 12), "alice", "Zed", "", "", 4.0, 1.5, 2.5, 5.0)
+    assert every[3] == ("a2", due, "", "alice", "Zed", "", "", 0.0, 0.0, 0.0, 0.0)  # not handed in
+
+
+def test_the_export_plugin_writes_where_it_is_told_and_else_grades_csv(tmp_path):
+    from autograder.outputs.csv_export import QuotedCsvExportPlugin
+    from autograder.paths import GRADES_CSV
+
+    assert QuotedCsvExportPlugin().to == str(GRADES_CSV)
+    url = _gradebook(tmp_path)
+    with Gradebook(url, "course") as gb:
+        QuotedCsvExportPlugin(to=str(tmp_path / "out.csv"), student=["alice"]).export(gb)
+    with open(tmp_path / "out.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][:4] == ["assignment", "duedate", "timestamp", "student_id"] and len(rows) == 3
+    assert [r[3] for r in rows[1:]] == ["alice", "alice"]
