@@ -82,6 +82,7 @@ LANES: dict[str, str] = {
     "test_settings_chain.py": "unit",
     "test_lecture_numbers.py": "unit",
     "test_lms_exports.py": "unit",
+    "test_lms_rows.py": "unit",
     "test_late_policy.py": "unit",
     "test_late_gradebook.py": "unit",
     "test_final_score_arithmetic.py": "unit",

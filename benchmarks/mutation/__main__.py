@@ -39,7 +39,7 @@ MODULES: dict[str, list[str]] = {
     "autograder.late.policy": ["tests/test_late_policy.py", "tests/test_late_gradebook.py",
                                "tests/test_final_score_arithmetic.py"],
     "autograder.outputs.csv_export": ["tests/test_spreadsheet_cells.py", "tests/test_grades_csv_order.py"],
-    "autograder.outputs.lms_export": ["tests/test_lms_exports.py"],
+    "autograder.outputs.lms_export": ["tests/test_lms_rows.py", "tests/test_lms_exports.py"],
     "selfattn.checks.judging": ["tests/test_checks.py"],
     "selfattn.checks.findings": ["tests/test_findings.py", "tests/test_checks.py"],
     "autograder.intake.zips": ["tests/test_intake_refusals.py", "tests/test_intake_zips.py"],
