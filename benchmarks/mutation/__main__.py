@@ -31,8 +31,8 @@ MODULES: dict[str, list[str]] = {
     "autograder.sandbox.channel": ["tests/test_result_channel.py"],  # (what reads the run's results: FUNCTIONS)
     "autograder.verdicts.decide": ["tests/test_verdict_key.py", "tests/test_results_as_data.py",
                                    "tests/test_history.py"],
-    "autograder.verdicts.history": ["tests/test_history.py"],
-    "autograder.verdicts.regrade_reason": ["tests/test_regrade_reason.py"],
+    "autograder.verdicts.history": ["tests/test_history_edges.py", "tests/test_history.py"],
+    "autograder.verdicts.regrade_reason": ["tests/test_history_edges.py", "tests/test_regrade_reason.py"],
     "autograder.late.due_dates": ["tests/test_late_gradebook.py", "tests/test_late_policy.py"],
     "autograder.late.penalties": ["tests/test_late_gradebook.py", "tests/test_late_policy.py",
                                   "tests/test_final_score_arithmetic.py"],
