@@ -51,6 +51,7 @@ LANES: dict[str, str] = {
     "test_class_report_sections.py": "unit",
     "test_feedback_budget.py": "unit",
     "test_checks.py": "unit",
+    "test_judging_edges.py": "unit",
     "test_sweep_support.py": "unit",
     "test_compare.py": "unit",
     "test_widgets_lazy.py": "unit",
