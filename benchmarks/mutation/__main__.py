@@ -22,8 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: each module that faces student input or decides a grade, with the fast tests that guard it
 MODULES: dict[str, list[str]] = {
-    "autograder.intake.inbound": ["tests/test_inbound_entries.py", "tests/test_inbound_rules.py"],
-    "autograder.intake.staging": ["tests/test_notes_data.py", "tests/test_nbgrader_contract.py"],
     "autograder.intake.untrusted": ["tests/test_untrusted_input.py"],
     "autograder.intake.stored_outputs": ["tests/test_untrusted_input.py"],
     "autograder.outputs.sanitise": ["tests/test_sanitise_bounds.py", "tests/test_sanitise.py",
@@ -42,7 +40,9 @@ MODULES: dict[str, list[str]] = {
     "autograder.outputs.lms_export": ["tests/test_lms_rows.py", "tests/test_lms_exports.py"],
     "selfattn.checks.judging": ["tests/test_judging_edges.py", "tests/test_checks.py"],
     "selfattn.checks.findings": ["tests/test_findings.py", "tests/test_checks.py"],
+    "autograder.intake.inbound": ["tests/test_inbound_entries.py", "tests/test_inbound_rules.py"],
     "autograder.intake.zips": ["tests/test_intake_refusals.py", "tests/test_intake_zips.py"],
+    "autograder.intake.staging": ["tests/test_notes_data.py", "tests/test_nbgrader_contract.py"],
 }
 
 
