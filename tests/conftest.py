@@ -56,6 +56,7 @@ LANES: dict[str, str] = {
     "test_compare.py": "unit",
     "test_widgets_lazy.py": "unit",
     "test_findings.py": "unit",
+    "test_findings_edges.py": "unit",
     "test_results_as_data.py": "unit",
     "test_float32_answers.py": "unit",
     "test_import_graph.py": "unit",

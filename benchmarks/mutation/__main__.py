@@ -39,7 +39,7 @@ MODULES: dict[str, list[str]] = {
     "autograder.outputs.csv_export": ["tests/test_spreadsheet_cells.py", "tests/test_grades_csv_order.py"],
     "autograder.outputs.lms_export": ["tests/test_lms_rows.py", "tests/test_lms_exports.py"],
     "selfattn.checks.judging": ["tests/test_judging_edges.py", "tests/test_checks.py"],
-    "selfattn.checks.findings": ["tests/test_findings.py", "tests/test_checks.py"],
+    "selfattn.checks.findings": ["tests/test_findings_edges.py", "tests/test_findings.py", "tests/test_checks.py"],
     "autograder.intake.inbound": ["tests/test_inbound_entries.py", "tests/test_inbound_rules.py"],
     "autograder.intake.zips": ["tests/test_intake_refusals.py", "tests/test_intake_zips.py"],
     "autograder.intake.staging": ["tests/test_notes_data.py", "tests/test_nbgrader_contract.py"],
