@@ -109,6 +109,7 @@ LANES: dict[str, str] = {
     "test_grade_startup.py": "unit",
     "test_withheld.py": "unit",
     "test_verdict_key.py": "unit",
+    "test_decide_parts.py": "unit",
     "test_lanes.py": "unit",
     "test_exercise_tools.py": "unit",
     "test_distributed.py": "pipeline",

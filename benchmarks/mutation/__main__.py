@@ -27,8 +27,8 @@ MODULES: dict[str, list[str]] = {
     "autograder.outputs.sanitise": ["tests/test_sanitise_bounds.py", "tests/test_sanitise.py",
                                     "tests/test_report_template.py"],
     "autograder.sandbox.channel": ["tests/test_result_channel.py"],  # (what reads the run's results: FUNCTIONS)
-    "autograder.verdicts.decide": ["tests/test_verdict_key.py", "tests/test_results_as_data.py",
-                                   "tests/test_history.py"],
+    "autograder.verdicts.decide": ["tests/test_decide_parts.py", "tests/test_verdict_key.py",
+                                   "tests/test_results_as_data.py", "tests/test_history.py"],
     "autograder.verdicts.history": ["tests/test_history_edges.py", "tests/test_history.py"],
     "autograder.verdicts.regrade_reason": ["tests/test_history_edges.py", "tests/test_regrade_reason.py"],
     "autograder.late.due_dates": ["tests/test_late_gradebook.py", "tests/test_late_policy.py"],
