@@ -93,6 +93,10 @@ def test_the_penalty_follows_the_policy_for_exactly_the_submissions_named(url):
     assert penalties.final_scores(url, COURSE) == {"alice/a1": 0.0, "bob/a1": 8.0}
     assert penalties.apply(url, COURSE, Policy("none"), "*", "*") == 1
     assert penalties.final_scores(url, COURSE) == {"alice/a1": 8.0, "bob/a1": 8.0}
+    assert penalties.late_lines(url, COURSE, Policy("none")) == [
+        "alice/a1: 24 h 1 min late (due 2026-11-01 12:00 UTC), penalty 0 points"]
+    assert penalties.apply(url, COURSE, Policy("zero"), "a2", "*") == 0  # a2: no hand-in
+    assert penalties.apply(url, COURSE, Policy("zero"), "a1", "*") == 1
 
 
 def test_the_late_lines_name_only_late_submissions_with_their_due_date_and_cost(url, tmp_path):

@@ -102,6 +102,15 @@ def test_grade_rows_are_those_asked_for_with_zeros_for_a_missing_hand_in(tmp_pat
     assert every[3] == ("a2", due, "", "alice", "Zed", "", "", 0.0, 0.0, 0.0, 0.0)  # not handed in
 
 
+def test_students_sharing_a_last_name_are_ordered_by_first_name_then_id(tmp_path):
+    gradebook_schema.install()
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}", "course") as gb:
+        gb.add_assignment("a1")
+        for sid, first in (("dan", "Dan"), ("cy", None), ("al", None), ("bo", "Bo")):
+            gb.add_student(sid, last_name="Same", first_name=first)
+        assert [r[3] for r in grade_rows(gb)] == ["al", "cy", "bo", "dan"]
+
+
 def test_the_export_plugin_writes_where_it_is_told_and_else_grades_csv(tmp_path):
     from autograder.outputs.csv_export import QuotedCsvExportPlugin
     from autograder.paths import GRADES_CSV
