@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import pwd
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from autograder.intake import inbound
 from autograder.intake.inbound import Caps, HandinRefused, copy_handin
+from autograder.workspace import ROOT, Workspace
 
 ME = os.geteuid()
 CAPS = Caps(file_bytes=1000, handin_bytes=5000, entries=20)
@@ -168,3 +169,51 @@ def test_a_feedback_secret_is_kept_only_in_nbgraders_form_and_when_no_one_elses(
     os.chown(tmp_path / inbound.SECRET, _free_uid(), -1)
     new, why = inbound.feedback_secret(tmp_path, ME, [])
     assert new != mine and "belongs to someone else" in why
+
+
+# ---- times and the refusals record --------------------------------------------------------------
+
+def test_the_observed_time_is_the_latest_change_within_the_limit(handin):
+    latest = max(p.lstat().st_ctime for p in [handin, *handin.rglob("*")])
+    assert inbound.observed_time(handin, 100) == datetime.fromtimestamp(latest, timezone.utc).replace(tzinfo=None)
+    (handin / "link").symlink_to("/nonexistent")
+    assert inbound.observed_time(handin, 100) >= inbound.observed_time(handin, 0)
+
+
+def test_the_claimed_time_is_the_later_of_the_name_and_the_students_own_stamp(handin):
+    named = datetime(2026, 12, 1, 12)
+    assert inbound.claimed_time(handin, named, ME) == named
+    (handin / inbound.STAMP).write_text("2026-12-02 12:00:00.000000 UTC")
+    assert inbound.claimed_time(handin, named, ME) == datetime(2026, 12, 2, 12)
+    assert inbound.claimed_time(handin, datetime(2026, 12, 3), ME) == datetime(2026, 12, 3)
+    os.chown(handin / inbound.STAMP, _free_uid(), -1)  # not hers: not read
+    assert inbound.claimed_time(handin, named, ME) == named
+
+
+@pytest.mark.parametrize(("seconds", "span"), [(59, "0 min 59 s"), (3599, "59 min 59 s"), (3600, "1 h 0 min"),
+                                               (2 * 86400 + 61, "48 h 1 min")])
+def test_a_claim_before_the_files_changed_says_by_how_much(seconds, span):
+    observed = datetime(2026, 12, 1, 12)
+    when, why = inbound.handin_time(observed - timedelta(seconds=seconds), observed, observed, 0.0)
+    claimed = inbound.stamp_text(observed - timedelta(seconds=seconds))
+    assert (when, why) == (observed, f"its claimed hand-in time {claimed} is {span} before the files changed last")
+    assert inbound.stamp_text(observed) == "2026-12-01 12:00:00.000000 UTC"
+
+
+def test_the_refusals_of_a_collect_replace_only_those_of_the_students_it_collected(tmp_path):
+    ws = Workspace(tmp_path, ROOT)
+    assert inbound.recorded_refusals(ws) == []
+    inbound.record_refusals(ws, "a1", "*", {"alice": ["x: refused"], "bob": ["y: refused"], "carol": []})
+    inbound.record_refusals(ws, "a1", "b*", {"bob": []})
+    inbound.record_refusals(ws, "a2", "", {"dan": ["z"]})
+    assert inbound.recorded_refusals(ws) == ["a1: x: refused", "a2: z"]
+
+
+def test_the_secrets_of_other_students_are_read_from_their_collected_hand_ins(tmp_path):
+    ws = Workspace(tmp_path, ROOT)
+    assert inbound.secrets_of_others(ws, "a1", "alice") == set()
+    for student, secret in (("alice", "a" * 128), ("bob", "b" * 128)):
+        (ws.submitted / student / "a1").mkdir(parents=True)
+        (ws.submitted / student / "a1" / inbound.SECRET).write_text(secret + "\n")
+    (ws.submitted / "carol" / "a1").mkdir(parents=True)
+    assert inbound.secrets_of_others(ws, "a1", "alice") == {"b" * 128}
