@@ -242,7 +242,7 @@ bench: $(VENV_STAMP)
 	$(BIN)/python -m benchmarks
 
 # Mutation scores of the modules that handle student input or decide a grade, each under its own fast
-# tests, one module at a time (benchmarks/mutation/; tens of minutes for all: MODULE=autograder.late.policy
+# tests, one module at a time (benchmarks/mutation/; about 15 minutes for all: MODULE=autograder.late.policy
 # for one); the accepted survivors and why are in docs/mutation.md.
 mutation: $(VENV_STAMP)
 	$(BIN)/python -m benchmarks.mutation --survivors $(foreach m,$(MODULE),--only $(m))
