@@ -33,7 +33,7 @@ PYTEST_ARGS  ?=
 ON_HUB = $(BIN)/python -m autograder.hub.on_hub --hub '$(HUB)' $(if $(COURSE),--course '$(COURSE)')
 PY     = $(if $(HUB),$(ON_HUB) -- python,$(BIN)/python)
 
-.PHONY: all assets book pdf test test-fast test-nbgrader test-exercise lint bench clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
+.PHONY: all assets book pdf test test-fast test-nbgrader test-exercise lint bench mutation clean distclean setup release grade grades-final due-date extension report student formgrader dask-certs \
         nbgrader collect intake site-address hub hub-stop hub-roster hub-end-term hub-test-envs publish
 
 all: book
@@ -248,6 +248,12 @@ lint: $(VENV_STAMP)
 
 bench: $(VENV_STAMP)
 	$(BIN)/python -m benchmarks
+
+# Mutation scores of the modules that handle student input or decide a grade, each under its own fast
+# tests, one module at a time (benchmarks/mutation/; about 15 minutes for all: MODULE=autograder.late.policy
+# for one); the accepted survivors and why are in docs/mutation.md.
+mutation: $(VENV_STAMP)
+	$(BIN)/python -m benchmarks.mutation --survivors $(foreach m,$(MODULE),--only $(m))
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .registered autograder/.grading autograder/autograded autograder/feedback \
