@@ -46,7 +46,7 @@ def test_a_stored_verdict_is_read_only_when_it_is_an_object(tmp_path):
     assert decide.stored_verdict("ann", "attention", "03-softmax-attention", ws) is None
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"key": "k"}))
-    assert decide.stored_verdict("ann", "attention", "03-softmax-attention", ws) == {"key": "k"}
+    assert decide.stored_verdict("ann", "attention", "03-softmax-attention", ws).key == "k"
     path.write_text(json.dumps(["k"]))
     assert decide.stored_verdict("ann", "attention", "03-softmax-attention", ws) is None
     path.write_text("{")

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from autograder.verdicts import history, regrade_reason
+from autograder.verdicts.record import Verdict
 from autograder.workspace import ROOT, Workspace
 from selfattn.checks.findings import Finding, Kind
 
@@ -19,7 +20,7 @@ RAISED = Finding("ValueError: shapes", Kind.RAISED, "ValueError").to_json()
 
 def test_only_a_named_mistake_is_remembered():
     verdict = {"checks": {"a": NAMED, "b": RAISED, "c": None, "d": {"kind": "NOPE"}, "e": "text"}}
-    assert history.named_mistakes(verdict) == {"a": "attention/rows"}
+    assert history.named_mistakes(Verdict.from_json(verdict)) == {"a": "attention/rows"}
 
 
 def _ws(tmp_path: Path) -> tuple[Workspace, Path]:
@@ -32,16 +33,17 @@ def _ws(tmp_path: Path) -> tuple[Workspace, Path]:
 def test_an_old_verdict_that_is_not_an_object_is_passed_over(tmp_path):
     ws, path = _ws(tmp_path)
     path.write_text(json.dumps([NAMED]))
-    history.remember_replaced(path, {"key": "k2", "answers": "b", "checks": {}}, ws)
+    history.remember_replaced(path, Verdict.from_json({"key": "k2", "answers": "b", "checks": {}}), ws)
     assert history.read("ann", "attention", "03-softmax-attention", ws) == []
 
 
 def test_an_old_verdict_without_an_answers_digest_is_compared_by_its_key(tmp_path):
     ws, path = _ws(tmp_path)
     path.write_text(json.dumps({"key": "k1", "answers": "a", "checks": {"x": NAMED}}))
-    history.remember_replaced(path, {"key": "k1", "checks": {}}, ws)  # the new one has no digest: same key
+    # the new verdict has no digest of its answers: compared by its key, the same
+    history.remember_replaced(path, Verdict.from_json({"key": "k1", "checks": {}}), ws)
     assert history.read("ann", "attention", "03-softmax-attention", ws) == []
-    history.remember_replaced(path, {"key": "k2", "checks": {}}, ws)
+    history.remember_replaced(path, Verdict.from_json({"key": "k2", "checks": {}}), ws)
     (entry,) = history.read("ann", "attention", "03-softmax-attention", ws)
     assert entry["mistakes"] == {"x": "attention/rows"}
 

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from autograder.errors import RefusedHandin as HandinRefused
 from autograder.intake import inbound
-from autograder.intake.inbound import Caps, HandinRefused, copy_handin
+from autograder.intake.inbound import Caps, copy_handin
 from autograder.workspace import ROOT, Workspace
 
 ME = os.geteuid()

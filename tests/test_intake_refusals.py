@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.errors import RefusedInput
+from autograder.errors import RefusedInput, RefusedZip
 from autograder.intake import zips
 from autograder.workspace import ROOT, Workspace
 
@@ -175,7 +175,7 @@ def test_another_accounts_folder_is_never_replaced_without_the_login_maps_word(w
     _intake(ws, downloads)
     ledger = zips.Ledger(ws)
     other = zips.Named(path, "alice", "canvas user 7", (1.0,))
-    with pytest.raises(zips.Refused, match=r"was taken from file alice\.zip's hand-in, this one is canvas user 7's"):
+    with pytest.raises(RefusedZip, match=r"was taken from file alice\.zip's hand-in, this one is canvas user 7's"):
         zips.place(ws, ledger, other, "digest", "attention", {"01-embeddings.ipynb": b"{}"})
     assert (ws.submitted / "alice" / NB1).read_bytes() == NOTEBOOK
 

@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from autograder.errors import RefusedFile as Refused
 from autograder.intake import stored_outputs, untrusted
 from autograder.intake.stored_outputs import without_outputs
-from autograder.intake.untrusted import NotANotebook, Refused
+from autograder.intake.untrusted import NotANotebook
 
 # ---- files and folders --------------------------------------------------------------------------
 
