@@ -201,6 +201,7 @@ LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 #   are built once.
 # - Every other file is a unit of its own, so its module fixtures (a graded class, say) are built once;
 #   a new file needs nothing.
+# - LONG_FIRST: a file that is one long unit (the term on a hub) starts next, on a worker of its own.
 # - SPREAD: the files whose tests only read the built site (or sweep seeds) are shared out one by one,
 #   last, so the workers end together; BY_PAGE files page by page, because the tests of one page read
 #   what a single load of it measured (``PageLoads`` and ``measured()`` in ``tests/browser_support.py``):
@@ -226,6 +227,10 @@ MACHINE_SCOPE = "machine-wide"
 #: ``installed_student_course`` fixtures): one unit of work, so that each is built once.
 STUDENT_BUNDLE = ("test_check_agrees_with_grader.py", "test_hand_in.py", "test_no_answers_shipped.py",
                   "test_student_bundle.py", "test_student_install.py")
+#: Files that are one long unit of work (a whole term on a hub of its own, about 12 minutes): they
+#: start right after the machine-wide chain, each on a worker of its own, so that no worker is left
+#: with one at the end.
+LONG_FIRST = ("test_hub_term.py",)
 #: The units of work that span files: name -> its files
 SHARED_UNITS: dict[str, tuple[str, ...]] = {MACHINE_SCOPE: MACHINE_WIDE, "student-bundle": STUDENT_BUNDLE}
 #: Files whose tests are shared out one by one between the xdist workers: each test stands alone and
@@ -260,10 +265,15 @@ def xdist_scope(nodeid: str) -> str:
 
 
 def _run_order(item: pytest.Item) -> int:
-    """Where a test's unit of work comes in an xdist run: the machine-wide chain first, then whole
-    files, then the tests shared out one by one (small units last, so the workers end together)."""
+    """Where a test's unit of work comes in an xdist run: the machine-wide chain first, then the long
+    files (:data:`LONG_FIRST`), then whole files, then the tests shared out one by one (small units
+    last, so the workers end together)."""
     scope = xdist_scope(item.nodeid)
-    return 0 if scope == MACHINE_SCOPE else 2 if scope == item.nodeid else 1
+    if scope == MACHINE_SCOPE:
+        return 0
+    if Path(scope.partition("::")[0]).name in LONG_FIRST:
+        return 1
+    return 3 if scope == item.nodeid else 2
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):

@@ -193,7 +193,8 @@ def term(tmp_path):
     layout.envs.mkdir(parents=True)
     state.chmod(0o755)
     layout.grader_env.symlink_to(ENVS / "grader")
-    _relocated_copy(ENVS / "student", layout.student_env)  # publishing changes it: a copy of this term's own
+    # make hub rebuilds it after the course's selfattn changed: a copy of this term's own
+    _relocated_copy(ENVS / "student", layout.student_env)
     passwords = {login: secrets.token_urlsafe(12) for login in logins.values()}
     t = Term(source, layout, logins, passwords, tmp_path)
     try:
