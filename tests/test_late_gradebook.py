@@ -135,3 +135,12 @@ def test_every_policy_describes_itself_in_a_few_words():
     assert Policy("zero").describe() == "late work scores 0"
     assert Policy("zero", grace_seconds=300).describe() == "late work scores 0, 5 min of grace"
     assert TEN_PER_DAY.describe() == "10% of the score per started day late, at most 50%"
+
+
+def test_a_hand_in_less_than_a_second_late_is_in_the_late_lines(url):
+    with Gradebook(url, COURSE) as gb, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SAWarning)
+        gb.add_submission("a1", "carol", timestamp=DUE + timedelta(milliseconds=500))
+    penalties.apply(url, COURSE, TEN_PER_DAY, "a1", "carol")
+    lines = penalties.late_lines(url, COURSE, TEN_PER_DAY, ["carol"])
+    assert len(lines) == 1 and lines[0].startswith("carol/a1: ") and "penalty 0" in lines[0]

@@ -84,3 +84,11 @@ def test_a_roster_row_without_an_id_is_passed_over_and_a_bad_roster_is_one_line(
     with pytest.raises(ValueError, match="the roster could not be read"):
         read_roster(roster)
     assert read_roster(Path(tmp_path / "none.csv")) == {}
+
+
+def test_a_hand_in_less_than_a_second_late_is_marked_late(url):
+    with Gradebook(url, COURSE) as gb, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SAWarning)
+        gb.add_submission("first", "carol", timestamp=DUE + timedelta(milliseconds=500))
+    rows = {r["id"]: r for r in class_table(url, COURSE, ROOT)[2]}
+    assert rows["carol"]["first late"] == "late" and rows["bob"]["first late"] == ""
