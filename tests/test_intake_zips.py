@@ -671,3 +671,18 @@ def test_a_login_map_giving_one_login_to_two_accounts_handing_it_in_takes_neithe
     assert set(said.values()) == {"refused: the login map gives alice to 2 accounts handing it in (canvas user 11, "
                                   "canvas user 12): keep one"}, said
     assert tree(ws.submitted) == {}
+
+
+def test_the_command_does_not_count_a_folder_left_in_place_as_undone(ws, tmp_path, monkeypatch, capsys):
+    downloads = tmp_path / "downloads"
+    hand_in(downloads, "mallory_123_1_ben.zip", "ben", FORGED)
+    run(ws, downloads)
+    (ws.submitted / "ben" / "attention" / "timestamp.txt").write_text("2026-01-01 10:00:00")
+    table = tmp_path / "logins.csv"
+    table.write_text(LOGINS)
+    monkeypatch.setenv("AUTOGRADER_WORKDIR", str(ws.work))
+    capsys.readouterr()
+    assert zips.main([str(downloads), "--login-map", str(table)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert "left as it is, check it by hand" in lines[-2]
+    assert lines[-1] == "0 of 1 zips taken or not needed, 1 refused", lines
