@@ -65,6 +65,7 @@ LANES: dict[str, str] = {
     "test_public_cases_cover_hidden_kinds.py": "unit",
     "test_identities.py": "unit",
     "test_notes_data.py": "unit",
+    "test_staging_repairs.py": "unit",
     "test_heads.py": "unit",
     "test_training.py": "unit",
     "test_text_layer.py": "unit",

@@ -42,7 +42,8 @@ MODULES: dict[str, list[str]] = {
     "selfattn.checks.findings": ["tests/test_findings_edges.py", "tests/test_findings.py", "tests/test_checks.py"],
     "autograder.intake.inbound": ["tests/test_inbound_entries.py", "tests/test_inbound_rules.py"],
     "autograder.intake.zips": ["tests/test_intake_refusals.py", "tests/test_intake_zips.py"],
-    "autograder.intake.staging": ["tests/test_notes_data.py", "tests/test_nbgrader_contract.py"],
+    "autograder.intake.staging": ["tests/test_staging_repairs.py", "tests/test_notes_data.py",
+                                  "tests/test_nbgrader_contract.py"],
 }
 
 
