@@ -7,6 +7,7 @@ notebooks graded in the sandbox are tests/test_malformed.py and tests/test_secur
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -183,7 +184,7 @@ def test_added_cells_beyond_the_bounds_are_counted_not_shown(ws, monkeypatch):
     assert [c.source for c in staged.cells if c.metadata.get("selfattn_added") == "cell"] == [
         "x" * 10, "y" * 10 + "\n# ... (cut)"]
     monkeypatch.setattr(staging, "MAX_ADDED_CELLS", 5)
-    monkeypatch.setattr(staging, "MAX_ADDED_TEXT", 20)  # "x"*10 fits, the cut "y" cell (21) would pass it
+    monkeypatch.setattr(staging, "MAX_ADDED_TEXT", 15)  # "x"*10 and "z = 3" fill it exactly; the cut "y" (21) not
     staged, notes = _staged(ws, nb)
     assert [c.source for c in staged.cells if c.metadata.get("selfattn_added") == "cell"] == ["x" * 10, "z = 3"]
     assert notes[1].startswith("1 more cell(s)")
@@ -260,3 +261,62 @@ def test_a_missing_linked_or_unreadable_notebook_is_graded_as_unanswered_with_it
     cells, notes = staging.read_submission(STUDENT, ASSIGNMENT, NB, ws)
     assert cells == [] and [n.kind for n in notes] == [NoteKind.UNREADABLE]
     assert "could not be read as a notebook" in str(notes[0])
+
+
+def test_a_locked_cell_that_is_not_a_test_is_judged_too_and_a_checksum_not_of_nbgraders_form_is_compared(ws):
+    nb = _release(ws)
+    _cell(nb, "code-7").source += "\nimport os"
+    _staged_nb, notes = _staged(ws, nb)
+    assert notes == ["The locked cell `code-7` was edited; the original was used."]
+    for checksum in ("", 5):  # unusable: the cell is compared with the release (unchanged: no note)
+        nb = _release(ws)
+        _cell(nb, "project-public").metadata.nbgrader["checksum"] = checksum
+        _staged_nb, notes = _staged(ws, nb)
+        assert notes == [], checksum
+
+
+def test_a_written_answers_safe_attachment_is_kept(ws):
+    nb = _release(ws)
+    cell = _cell(nb, "why-separate-projections")
+    cell.source = "See ![plot](attachment:p.png)."
+    cell["attachments"] = {"p.png": {"image/png": "iVBORw0KGgo="}}
+    staged, notes = _staged(ws, nb)
+    assert notes == []
+    assert _cell(staged, "why-separate-projections")["attachments"] == {"p.png": {"image/png": "iVBORw0KGgo="}}
+    assert _cell(staged, "why-separate-projections").source == "See ![plot](attachment:p.png)."
+
+
+def test_a_release_cell_copied_without_its_metadata_is_no_addition_and_places_what_follows(ws):
+    nb = _release(ws)
+    header = _cell(nb, "md-12")
+    bare = new_markdown_cell(header.source)  # the same text, its nbgrader metadata lost
+    at = nb.cells.index(header)
+    nb.cells[at] = bare
+    nb.cells.insert(at + 1, new_code_cell("scratch = 2"))
+    staged, notes = _staged(ws, nb)
+    assert notes == ["1 cell(s) you added are shown where you put them but were not run or graded: "
+                     "each exercise is graded from its own answer cell alone."]
+    at = staged.cells.index(_cell(staged, "md-12"))
+    assert [c.source for c in staged.cells[at + 1:at + 3]] == [staging.ADDED_CELL_NOTE, "scratch = 2"]
+    nb.cells.insert(at + 1, new_markdown_cell(header.source))  # a second copy: the release has one
+    _staged_nb, notes = _staged(ws, nb)
+    assert notes[0].startswith("2 cell(s) you added")
+
+
+def test_a_source_list_with_items_that_are_not_text_keeps_its_text(ws):
+    nb = _release(ws)
+    _cell(nb, "project").source = "def project(X, W_Q, W_K, W_V):\n    return 7\n"
+    nb.cells.append(new_code_cell("extra = 1\n"))
+    data = json.loads(nbformat.writes(nb))
+    changed = 0
+    for cell in data["cells"]:
+        text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if text in ("def project(X, W_Q, W_K, W_V):\n    return 7\n", "extra = 1\n"):
+            cell["source"], changed = [text, 5, None], changed + 1
+    assert changed == 2
+    folder = ws.submission(STUDENT, ASSIGNMENT)
+    folder.mkdir(parents=True)
+    (folder / f"{NB}.ipynb").write_text(json.dumps(data), encoding="utf-8")
+    staged = staging.staged_notebook(STUDENT, ASSIGNMENT, NB, ws)
+    assert "return 7" in _cell(staged, "project").source
+    assert [c.source for c in staged.cells if c.metadata.get("selfattn_added") == "cell"] == ["extra = 1\n"]
