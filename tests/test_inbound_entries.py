@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import pwd
 import secrets
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -159,7 +160,8 @@ def test_a_handin_folder_must_be_a_real_folder_of_its_student(tmp_path):
 
 def test_a_feedback_secret_is_kept_only_in_nbgraders_form_and_when_no_one_elses(tmp_path):
     mine = "a" * 128
-    assert inbound.feedback_secret(tmp_path, ME, [])[1] is None  # none: a new one, nothing said
+    new, why = inbound.feedback_secret(tmp_path, ME, [])  # none: a new one in nbgrader's form, nothing said
+    assert why is None and len(new) == 128
     (tmp_path / inbound.SECRET).write_text(mine + "\n")
     assert inbound.feedback_secret(tmp_path, ME, ["b" * 128]) == (mine, None)
     new, why = inbound.feedback_secret(tmp_path, ME, [mine])
@@ -169,7 +171,7 @@ def test_a_feedback_secret_is_kept_only_in_nbgraders_form_and_when_no_one_elses(
     (tmp_path / inbound.SECRET).write_text(mine)
     os.chown(tmp_path / inbound.SECRET, _free_uid(), -1)
     new, why = inbound.feedback_secret(tmp_path, ME, [])
-    assert new != mine and "belongs to someone else" in why
+    assert new != mine and len(new) == 128 and "belongs to someone else" in why
 
 
 # ---- times and the refusals record --------------------------------------------------------------
@@ -191,7 +193,8 @@ def test_the_claimed_time_is_the_later_of_the_name_and_the_students_own_stamp(ha
     assert inbound.claimed_time(handin, named, ME) == named
 
 
-@pytest.mark.parametrize(("seconds", "span"), [(59, "0 min 59 s"), (3599, "59 min 59 s"), (3600, "1 h 0 min"),
+@pytest.mark.parametrize(("seconds", "span"), [(59, "0 min 59 s"), (120, "2 min 0 s"), (3599, "59 min 59 s"),
+                                               (3600, "1 h 0 min"), (3720, "1 h 2 min"),
                                                (2 * 86400 + 61, "48 h 1 min")])
 def test_a_claim_before_the_files_changed_says_by_how_much(seconds, span):
     observed = datetime(2026, 12, 1, 12)
@@ -218,3 +221,51 @@ def test_the_secrets_of_other_students_are_read_from_their_collected_hand_ins(tm
         (ws.submitted / student / "a1" / inbound.SECRET).write_text(secret + "\n")
     (ws.submitted / "carol" / "a1").mkdir(parents=True)
     assert inbound.secrets_of_others(ws, "a1", "alice") == {"b" * 128}
+
+
+def test_an_entry_replaced_between_its_lstat_and_its_open_is_refused_and_nothing_is_read_through_it(
+        handin, tmp_path, monkeypatch):
+    """The race a student could try (swap an entry for a link or another file after Collect looked
+    at it), staged by making ``lstat`` report what was there before the swap."""
+    (handin / "swapdir").mkdir()
+    (handin / "swapdir" / "secret.txt").write_bytes(b"s")
+    (handin / "linkdir").symlink_to(handin / "sub", target_is_directory=True)
+    (handin / "swapfile").write_bytes(b"swapped")
+    (handin / "linkfile").symlink_to(handin / "a.ipynb")
+    before = {"swapdir": handin / "sub", "linkdir": handin / "sub", "swapfile": handin / "a.ipynb",
+              "linkfile": handin / "a.ipynb"}
+    real = os.lstat
+
+    def lstat(path, *, dir_fd=None):
+        return real(before[path]) if path in before else real(path, dir_fd=dir_fd)
+
+    monkeypatch.setattr(inbound.os, "lstat", lstat)
+    refused = copy_handin(handin, tmp_path / "dest", ME, CAPS)
+    monkeypatch.undo()
+    assert refused == ["'linkdir': refused, it cannot be opened as a folder (Not a directory)",
+                       "'linkfile': refused, it cannot be opened (a symbolic link)",
+                       "'swapdir': refused, it was replaced while read",
+                       "'swapfile': refused, it was replaced while read (now a regular file); nothing was copied "
+                       "through it"]
+    assert _copied(tmp_path / "dest") == {"a.ipynb": b"a", "sub/b.txt": b"bb"}
+
+
+def test_the_handin_cap_counts_the_earlier_chunks_of_a_large_file(handin, tmp_path):
+    (handin / "zz-large").write_bytes(b"x" * (2 << 20))  # two chunks, copied last
+    with pytest.raises(HandinRefused, match="more than the cap of"):
+        copy_handin(handin, tmp_path / "dest", ME, Caps(file_bytes=4 << 20, handin_bytes=3 << 19, entries=20))
+    assert copy_handin(handin, tmp_path / "ok", ME, Caps(file_bytes=4 << 20, handin_bytes=3 << 20, entries=20)) == []
+
+
+def test_the_observed_time_reaches_into_subfolders_and_not_through_links(handin, tmp_path):
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"o")
+    (handin / "link").symlink_to(outside)
+    time.sleep(0.05)  # so the next changes are later than every ctime above (no timing is asserted)
+    (handin / "sub" / "b.txt").write_bytes(b"changed")
+    nested = (handin / "sub" / "b.txt").lstat().st_ctime
+    assert nested > max(p.lstat().st_ctime for p in [handin, handin / "a.ipynb", handin / "sub", handin / "link"])
+    assert inbound.observed_time(handin, 100) == datetime.fromtimestamp(nested, timezone.utc).replace(tzinfo=None)
+    time.sleep(0.05)
+    outside.write_bytes(b"later")  # a link's target changed: not the hand-in's change
+    assert inbound.observed_time(handin, 100) == datetime.fromtimestamp(nested, timezone.utc).replace(tzinfo=None)
