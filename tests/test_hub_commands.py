@@ -288,7 +288,7 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
     copied.write_text(text + "# edited in the copy\n")
     try:
         warned = hub.ok("nbgrader", "ARGS=db student list")
-        assert f"the students' environment {hub.layout.course_package(COURSE_ID)} has release {published_id}" \
+        assert f"its students' package {hub.layout.course_package(COURSE_ID)} has release {published_id}" \
             in warned, warned
     finally:
         copied.write_text(text)
