@@ -32,6 +32,7 @@ from pathlib import Path
 
 from autograder.errors import GradingError, command_line
 from autograder.hub import environments, formgrader_restart, on_hub, prepare
+from autograder.hub.course_packages import build_wheel
 from autograder.hub.layout import HubLayout
 from autograder.hub.release import (
     RECORD,
@@ -49,21 +50,6 @@ from autograder.workspace import ROOT
 #: files of the term a course copy keeps even if a repository tracked one of that name
 TERM_FILES = ("autograder/roster.csv", "autograder/due-dates.csv", "autograder/course_id", "autograder/gradebook.db",
               "autograder/grades.csv", str(RECORD))
-
-
-def build_wheel(root: Path, out: Path) -> Path:
-    """The students' ``selfattn`` wheel built from the course files at ``root`` (its own
-    ``scripts/build_student.py``, importing its own ``selfattn``)."""
-    code = ("import sys, pathlib; sys.path.insert(0, sys.argv[1] + '/scripts'); import build_student; "
-            "print(build_student.build_wheel(pathlib.Path(sys.argv[2])))")
-    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}  # nothing left in a course copy
-    done = subprocess.run([sys.executable, "-c", code, str(root), str(out)], cwd=root, env=env,
-                          capture_output=True, text=True)
-    if done.returncode:
-        last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
-        raise GradingError(f"the students' selfattn wheel could not be built from {root}: {last}; "
-                           "nothing was published")
-    return Path(done.stdout.strip().splitlines()[-1])
 
 
 #: a file's bytes and mode (``None``: no such file)
