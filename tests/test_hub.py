@@ -651,9 +651,11 @@ def _refused(layout: HubLayout) -> None:
     for what, argv in refused.items():
         done = _as_user(ada, *argv)
         assert done.returncode != 0 and "ermission denied" in done.stderr, (what, done)
-    no_package = _as_user(ada, str(layout.student_env / "bin" / "python"), "-c",
+    # her course's own package (the students' environment holds no course code)
+    no_package = _as_user(ada, "env", f"PYTHONPATH={layout.course_package()}",
+                          str(layout.student_env / "bin" / "python"), "-c",
                           "import selfattn, sys; print(selfattn.__file__)")
-    assert str(layout.student_env) in no_package.stdout, no_package
+    assert str(layout.course_package()) in no_package.stdout, no_package
 
 
 def _courses_apart(browser, layout: HubLayout, passwords: dict[str, str]) -> None:

@@ -4,8 +4,9 @@ A hub's state folder is made as ``make hub`` makes it, without starting JupyterH
 accounts of a roster (random names of this test's own: a student, a second student and an
 instructor, removed afterwards with the grader account and groups, as the hub's record names them),
 the course copy and its settings, the class in the gradebook. The graders' environment is the hub
-tests' (``$SELFATTN_HUB_TEST_ENVS``, built when missing); the students' is a copy of it, since
-publishing changes it.
+tests' (``$SELFATTN_HUB_TEST_ENVS``, built when missing), and so is the students' (its requirements
+only, which publishing never changes); the course's students' package is built from its course copy,
+as ``make hub`` builds it.
 
 The first test runs the guide's commands from the repository with ``HUB=`` and checks that the work
 lands in the course copy, made by the grader account, and nowhere in the repository; the
@@ -39,7 +40,7 @@ import pytest
 from grading_support import ROOT, SOLUTIONS
 
 from autograder.course.ids import COURSE_ID
-from autograder.hub import accounts, control, environments, prepare, release
+from autograder.hub import accounts, control, course_packages, environments, prepare, release
 from autograder.hub.acl import shared_gid
 from autograder.hub.layout import HubLayout, hub_students_group
 
@@ -119,7 +120,7 @@ def hub() -> Iterator[Hub]:
     try:
         layout.envs.mkdir()
         layout.grader_env.symlink_to(ENVS / "grader")
-        subprocess.run(["cp", "-a", str(ENVS / "student"), str(layout.student_env)], check=True)
+        layout.student_env.symlink_to(ENVS / "student")
         layout.ensure_hub_id()
         tag = secrets.token_hex(3)
         student, second, instructor = f"sxa{tag}", f"sxb{tag}", f"sxi{tag}"
@@ -131,6 +132,7 @@ def hub() -> Iterator[Hub]:
         members = accounts.read_roster(layout.roster(COURSE_ID))
         assert accounts.ensure_accounts(layout, COURSE_ID, members, log=pytest.fail) == []
         prepare.prepare(layout, log=lambda line: None)
+        course_packages.ensure(layout, log=lambda line: None)
         prepare.import_class(layout, log=lambda line: None)
         yield Hub(layout, student, second, instructor)
     finally:
@@ -286,7 +288,7 @@ def test_publish_gives_the_students_and_the_grader_one_release(hub: Hub, tmp_pat
     copied.write_text(text + "# edited in the copy\n")
     try:
         warned = hub.ok("nbgrader", "ARGS=db student list")
-        assert f"the students' environment {hub.layout.course_package(COURSE_ID)} has release {published_id}" \
+        assert f"its students' package {hub.layout.course_package(COURSE_ID)} has release {published_id}" \
             in warned, warned
     finally:
         copied.write_text(text)

@@ -45,6 +45,32 @@ def test_a_hub_environment_is_rebuilt_when_anything_its_build_reads_changes(kind
     assert read and not missing, f"read by the {kind}s' environment build but not in its digest: {missing}"
 
 
+@given(st.sampled_from(["selfattn/checks/exercises.py", "selfattn/new.py", "pyproject.toml",
+                        "scripts/build_student.py"]), st.binary(min_size=1, max_size=32))
+def test_the_students_environment_is_its_requirements_only(tmp_path_factory, changed, extra):
+    """A change of the course's code (``selfattn``, how its wheel is built) leaves the students'
+    environment's digest as it was (``make hub`` after a publish rebuilds nothing); a change of its
+    requirements changes it."""
+    from autograder.hub import environments
+
+    root = tmp_path_factory.mktemp("repo")
+    for name in ("student/requirements.txt", "requirements-hub.txt", "requirements-setup.txt",
+                 "scripts/install_requirements.py", "selfattn/checks/exercises.py", "pyproject.toml",
+                 "scripts/build_student.py", "requirements.txt"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(name.encode())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(environments, "ROOT", root)
+        mp.setattr(environments, "HUB_REQUIREMENTS", root / "requirements-hub.txt")
+        mp.setattr(environments, "SETUP_REQUIREMENTS", root / "requirements-setup.txt")
+        mp.setattr(environments, "INSTALLER", root / "scripts" / "install_requirements.py")
+        before = environments.digest("student"), environments.requirements_digest("student")
+        (root / changed).write_bytes((root / changed).read_bytes() + extra if (root / changed).exists() else extra)
+        assert (environments.digest("student"), environments.requirements_digest("student")) == before, changed
+        (root / "student/requirements.txt").write_bytes(b"numpy==1\n" + extra)
+        assert environments.digest("student") != before[0]
+
+
 def test_a_hub_that_does_not_stop_in_time_is_named_with_its_log(tmp_path):
     """``make hub-stop`` on a hub that outlives its deadline fails in one line naming the hub's log and
     what it said last (what a late stop was doing is in that line, not lost)."""

@@ -1,14 +1,17 @@
-"""``make publish`` of one course of a hub changes the checks of that course's students only.
+"""Each course of a hub has its own students' package; ``make publish`` of one course changes the
+checks of that course's students only and rebuilds nothing every course shares.
 
 A hub's state folder with two courses is made as ``make hub`` makes it, without starting JupyterHub
 (this course and ``pkg-second``, a student each, random names, removed afterwards with the grader
-accounts and groups, as the hub's record names them), in the hub tests' environments. A course
+accounts and groups, as the hub's record names them), in the hub tests' environments, each course
+given its students' package from its course copy as ``make hub`` gives it. A course
 whose checks changed (a public check added to ``softmax``) is published to this course: a fresh
 Python of its student, with the ``PYTHONPATH`` the hub gives her server (and so her kernels and
 Validate), passes the new check; the second course's student's does not know it, the second
 course's copy and its students agree on their release as before, and the students' environment
-every course shares is byte for byte what it was. The folder holding one course's students'
-package is measured (the disk one more course costs).
+every course shares is byte for byte what it was; ``make hub``'s build steps afterwards rebuild
+neither that environment (its stamp and mtime unchanged) nor the second course's package. The
+folder holding one course's students' package is measured (the disk one more course costs).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from grading_support import ROOT
 from test_hub_commands import ENVS, PROBE, PROBE_RECORD, STUDENT_CHECK, _shared_environments, _source_course
 
 from autograder.course.ids import COURSE_ID
-from autograder.hub import accounts, prepare, release
+from autograder.hub import accounts, control, course_packages, environments, prepare, release
 from autograder.hub.layout import HubLayout, hub_students_group
 
 SECOND = "pkg-second"
@@ -36,7 +39,7 @@ PACKAGE_MIB_AT_MOST = 16
 
 
 @pytest.fixture(scope="module")
-def hub() -> Iterator[tuple[HubLayout, dict[str, str]]]:
+def hub() -> Iterator[tuple[HubLayout, dict[str, str], list[str]]]:
     if os.geteuid() != 0:
         pytest.fail("this test must run as root (it makes system accounts, as make hub does)")
     _shared_environments()
@@ -53,7 +56,9 @@ def hub() -> Iterator[tuple[HubLayout, dict[str, str]]]:
             members = accounts.read_roster(layout.roster(course))
             assert accounts.ensure_accounts(layout, course, members, log=pytest.fail) == []
         prepare.prepare(layout, log=lambda line: None)
-        yield layout, students
+        said: list[str] = []
+        course_packages.ensure(layout, log=said.append)  # as make hub does after building the environments
+        yield layout, students, said
     finally:
         if layout.records.exists():
             accounts.remove_accounts(layout, log=lambda line: None)
@@ -73,14 +78,29 @@ def _tree(top: Path) -> dict[str, bytes]:
     return {str(p.relative_to(top)): p.read_bytes() for p in top.rglob("*") if p.is_file()}
 
 
+def test_make_hub_gives_each_course_its_own_package_from_its_copy(hub):
+    layout, students, said = hub
+    for course in students:
+        copy, package = layout.course(course), layout.course_package(course)
+        assert (package / release.ENV_RECORD).read_text().strip() == release.wheel_id(copy), course
+        assert sum(f"{course}: its students' selfattn is release" in line for line in said) == 1, said
+        assert list(package.glob("selfattn/**/*.py")), course
+    assert not list(layout.student_env.glob("lib/python3*/site-packages/selfattn")), \
+        "the students' environment every course shares holds course code"
+    assert course_packages.ensure(layout, log=pytest.fail) == [], "a current package was built again"
+
+
 def test_publishing_one_course_changes_no_other_courses_checks(hub, tmp_path):
-    layout, students = hub
+    layout, students, _ = hub
     for course, login in students.items():
         unknown = _checks(layout, course, login)
         assert unknown.returncode != 0 and "unknown check" in unknown.stderr, (course, unknown.stderr[-2000:])
     assert release.release_problem(layout, SECOND) is None
     shared = layout.student_env / "lib"
     before = _tree(shared)
+    stamp = layout.student_env / environments.STAMP
+    stamped = (stamp.read_text(), stamp.stat().st_mtime_ns, layout.student_env.stat().st_mtime_ns)
+    second_release = release.env_release(layout, SECOND)
 
     source = _source_course(tmp_path / "course")
     records = source / "selfattn" / "checks" / "exercises.py"
@@ -101,8 +121,14 @@ def test_publishing_one_course_changes_no_other_courses_checks(hub, tmp_path):
     assert other.returncode != 0 and "unknown check" in other.stderr, other.stdout[-2000:] + other.stderr[-2000:]
     assert PROBE not in (layout.course(SECOND) / "selfattn" / "checks" / "exercises.py").read_text()
     assert release.release_problem(layout, SECOND) is None and release.release_problem(layout, COURSE_ID) is None
-    assert not layout.course_package(SECOND).exists()
     assert _tree(shared) == before, "publishing one course changed the students' environment all courses share"
+
+    # make hub afterwards (its build steps): nothing is rebuilt, the second course keeps its release
+    control.build_environments(layout, log=pytest.fail)
+    assert course_packages.ensure(layout, log=pytest.fail) == []
+    assert (stamp.read_text(), stamp.stat().st_mtime_ns, layout.student_env.stat().st_mtime_ns) == stamped, \
+        "make hub rebuilt the students' environment after a publish"
+    assert release.env_release(layout, SECOND) == second_release
 
     package = layout.course_package(COURSE_ID)
     size = sum(p.stat().st_size for p in package.rglob("*") if p.is_file())

@@ -75,18 +75,61 @@ def test_publish_copies_the_course_keeps_the_term_and_can_be_undone(tmp_path):
     assert all((copy / n).read_bytes() == d for n, d in term.items()) and (copy / release.RECORD).read_bytes() == record
 
 
-def test_the_copy_and_the_students_environment_disagreeing_is_one_line(tmp_path):
+def test_the_copy_and_its_students_package_disagreeing_is_one_line(tmp_path):
     layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs")
     copy = layout.course("demo")
     _course(copy, COURSE)
+    assert "no recorded release" in (release.release_problem(layout, "demo") or ""), "no package, no line"
     layout.student_env.mkdir(parents=True)
     (layout.student_env / release.ENV_RECORD).write_text(release.wheel_id(copy) + "\n")
+    assert release.release_problem(layout, "demo"), "the students' environment's record stood for the course's"
+    layout.course_package("demo").mkdir(parents=True)
+    (layout.course_package("demo") / release.ENV_RECORD).write_text(release.wheel_id(copy) + "\n")
     assert release.release_problem(layout, "demo") is None
     (copy / "selfattn/checks/exercises.py").write_text("CHECKS = 2\n")
     said = release.release_problem(layout, "demo")
     assert said and "\n" not in said and f"make publish HUB={layout.state} COURSE=demo" in said, said
-    (layout.student_env / release.ENV_RECORD).unlink()
+    (layout.course_package("demo") / release.ENV_RECORD).unlink()
     assert "no recorded release" in (release.release_problem(layout, "demo") or "")
+
+
+def test_make_hub_installs_each_missing_or_stale_course_package_from_its_copy(tmp_path, monkeypatch):
+    """A course without a package or whose package is not its copy's release gets one built from its
+    copy, one line each; a current one is left; a course whose wheel fails is named and costs the
+    others nothing."""
+    from autograder.errors import GradingError
+    from autograder.hub import course_packages
+
+    layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs")
+    layout.rosters.mkdir(parents=True)
+    for course, checks in (("a-missing", b"1"), ("b-current", b"2"), ("c-stale", b"3"), ("d-broken", b"4")):
+        (layout.roster(course)).write_text("id\n")
+        _course(layout.course(course), {**COURSE, "selfattn/checks/exercises.py": b"CHECKS = " + checks + b"\n"})
+    for course, recorded in (("b-current", release.wheel_id(layout.course("b-current"))), ("c-stale", "0" * 16)):
+        layout.course_package(course).mkdir(parents=True)
+        (layout.course_package(course) / release.ENV_RECORD).write_text(recorded + "\n")
+    built: list[Path] = []
+
+    def build_wheel(root, out):
+        if root.name == "d-broken":
+            raise GradingError("the students' selfattn wheel could not be built")
+        built.append(root)
+        return out / f"{root.name}.whl"
+
+    def install_package(env, package, wheel, rel):
+        assert env == layout.student_env and wheel.name == f"{package.name}.whl"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / release.ENV_RECORD).write_text(rel + "\n")
+
+    monkeypatch.setattr(course_packages, "build_wheel", build_wheel)
+    monkeypatch.setattr(course_packages.environments, "install_package", install_package)
+    said: list[str] = []
+    assert course_packages.ensure(layout, log=said.append) == ["a-missing", "c-stale"]
+    assert built == [layout.course("a-missing"), layout.course("c-stale")]
+    assert len(said) == 3 and said[2].startswith("warning: d-broken:"), said
+    for course in ("a-missing", "b-current", "c-stale"):
+        assert release.release_problem(layout, course) is None, course
+    assert release.release_problem(layout, "d-broken")
 
 
 @given(st.integers(min_value=0, max_value=2**32 - 2))

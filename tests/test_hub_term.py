@@ -8,7 +8,7 @@ button make), in headless Chromium.
 The checkout is a copy of this repository's tracked files (its environment linked), whose hidden
 check of ``score_stds`` starts the term with a bug (it tries ``d_k = 1`` only, where the named
 mistakes pass it). The hub has a state folder, port block and accounts of its own (random logins), the
-hub tests' graders' environment and a copy of their students' one (publishing changes it); the
+hub tests' two environments (a publish rebuilds neither: the course's code is its own package); the
 instructor puts the late policy (10 % per started day, at most 30 %) in the term's settings file.
 The hub restarts (``make hub-stop``, ``make hub``) between every two events:
 
@@ -193,8 +193,8 @@ def term(tmp_path):
     layout.envs.mkdir(parents=True)
     state.chmod(0o755)
     layout.grader_env.symlink_to(ENVS / "grader")
-    # make hub rebuilds it after the course's selfattn changed: a copy of this term's own
-    _relocated_copy(ENVS / "student", layout.student_env)
+    # its requirements only: no publish or make hub of this term rebuilds it
+    layout.student_env.symlink_to(ENVS / "student")
     passwords = {login: secrets.token_urlsafe(12) for login in logins.values()}
     t = Term(source, layout, logins, passwords, tmp_path)
     try:
@@ -207,17 +207,6 @@ def term(tmp_path):
             if layout.records.exists():  # what this hub's record says it made, and nothing else
                 accounts.remove_accounts(layout, log=lambda line: None)
             shutil.rmtree(state, ignore_errors=True)
-
-
-def _relocated_copy(env: Path, dest: Path) -> None:
-    """A copy of the virtual environment ``env`` at ``dest`` whose scripts run ``dest``'s Python."""
-    subprocess.run(["cp", "-a", str(env), str(dest)], check=True)
-    old, new = f"#!{env}/bin/", f"#!{dest}/bin/"
-    for script in (dest / "bin").iterdir():
-        if script.is_file() and not script.is_symlink():
-            head = script.read_bytes()[:512]
-            if head.startswith(old.encode()):
-                script.write_bytes(script.read_bytes().replace(old.encode(), new.encode(), 1))
 
 
 def _pids(login: str) -> set[int]:

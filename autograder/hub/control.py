@@ -3,9 +3,11 @@
 ``start``: the hub's id (made at its first start), each course's accounts, made and recorded by
 this hub (this course's roster, ``--course ID=ROSTER`` for each more course; courses served before
 stay; a login whose account exists and is not this hub's is refused in one line), how students'
-servers run (``--spawner local`` or ``slurm``; default: as last time), the two environments, the
-state folder, then JupyterHub (as root, bound to 127.0.0.1, each user's server and formgrader on a
-host of its own under ``hub.localhost``) until ``/hub/health`` answers; prints the address to open.
+servers run (``--spawner local`` or ``slurm``; default: as last time), the two environments (their
+requirements only), each course's students' ``selfattn`` package (built from its course copy when
+missing or not its release: :mod:`autograder.hub.course_packages`), the state folder, then
+JupyterHub (as root, bound to 127.0.0.1, each user's server and formgrader on a host of its own
+under ``hub.localhost``) until ``/hub/health`` answers; prints the address to open.
 ``stop``: ends the hub (which ends the students' servers and the formgraders) and waits. Layout and
 variables: :mod:`autograder.hub.layout`.
 """
@@ -24,7 +26,7 @@ from urllib.parse import urlsplit
 
 from autograder.course.ids import COURSE_ID
 from autograder.errors import RefusedInput, command_line
-from autograder.hub import accounts, caps, environments, prepare
+from autograder.hub import accounts, caps, course_packages, environments, prepare
 from autograder.hub import roster as hub_roster
 from autograder.hub.layout import SPAWNERS, HubLayout, course_problem, from_environment
 from autograder.outputs import atomic
@@ -140,6 +142,7 @@ def start(layout: HubLayout, rosters: dict[str, Path], log=print, timeout: float
             prepare.adopt_older_exchange(layout, course, log=log)
     prepare.prepare(layout, log=log)
     build_environments(layout, log=log)
+    course_packages.ensure(layout, log=log)
     prepare.import_class(layout, log=log)
     _say_release_problems(layout, log)
     env = {**os.environ, "SELFATTN_HUB_STATE": str(layout.state), "SELFATTN_HUB_ENVS": str(layout.envs),
@@ -171,7 +174,7 @@ def caps_line(layout: HubLayout) -> str:
 
 
 def _say_release_problems(layout: HubLayout, log) -> None:
-    """One line per course whose copy is not the students' environment's release (make publish), and
+    """One line per course whose copy is not its students' package's release (make publish), and
     one per course whose exchange hands out notebooks of an earlier release."""
     from autograder.hub.release import release_problem, stale_release_line
 

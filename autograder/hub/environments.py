@@ -1,8 +1,9 @@
 """The hub's two Pythons, built from Debian's ``/usr/bin/python3`` and world-readable.
 
-- students': the student bundle's pins (``student/requirements.txt``), JupyterHub's
-  (``requirements-hub.txt``, for ``jupyterhub-singleuser``) and the wheel of ``selfattn`` whose
-  graded functions are withheld (``scripts/build_student.py``), never the repository's package;
+- students': the student bundle's pins (``student/requirements.txt``) and JupyterHub's
+  (``requirements-hub.txt``, for ``jupyterhub-singleuser``), and no course code: each course's
+  students import ``selfattn`` from that course's own package (:func:`install_package`, built from
+  its course copy by ``make hub`` and ``make publish``), so a change of the course rebuilds nothing here;
 - graders': the repository's pins (``requirements.txt``) and JupyterHub's; the course code comes
   from the course copy (``PYTHONPATH``, set by the hub's configuration).
 
@@ -15,19 +16,18 @@ import hashlib
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from autograder.hub.release import ENV_RECORD, wheel_id
+from autograder.hub.release import ENV_RECORD
 from autograder.outputs import atomic
 from autograder.workspace import ROOT
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 STAMP = ".selfattn-hub-env"
-#: the digest of what an environment's packages are made of, without the course's own code
+#: the digest of what an environment's packages are made of (its requirements)
 REQUIREMENTS_STAMP = ".selfattn-hub-env-requirements"
-#: the students' environment's release: the id of the course files its selfattn wheel was built
-#: from (:func:`autograder.hub.release.wheel_id`)
+#: in a course's students' package: the id of the course files its selfattn wheel was built from
+#: (:func:`autograder.hub.release.wheel_id`)
 RELEASE = ENV_RECORD
 HUB_REQUIREMENTS = ROOT / "requirements-hub.txt"
 #: the installer's own pin (scripts/install_requirements.py)
@@ -37,24 +37,17 @@ INSTALLER = ROOT / "scripts" / "install_requirements.py"
 
 
 def _sources(kind: str) -> list[Path]:
-    if kind == "student":
-        return [ROOT / "student" / "requirements.txt", HUB_REQUIREMENTS, *sorted((ROOT / "selfattn").rglob("*.py")),
-                ROOT / "scripts" / "student_package.py", ROOT / "scripts" / "build_student.py", ROOT / "pyproject.toml",
-                SETUP_REQUIREMENTS, INSTALLER]
-    return [ROOT / "requirements.txt", HUB_REQUIREMENTS, SETUP_REQUIREMENTS, INSTALLER]
-
-
-def _requirement_sources(kind: str) -> list[Path]:
-    if kind == "student":
-        return [ROOT / "student" / "requirements.txt", HUB_REQUIREMENTS, SETUP_REQUIREMENTS, INSTALLER]
-    return _sources(kind)
+    """What an environment of ``kind`` is made of: its requirements and the installer (never the
+    course's code: the students' ``selfattn`` is each course's own package)."""
+    first = ROOT / "student" / "requirements.txt" if kind == "student" else ROOT / "requirements.txt"
+    return [first, HUB_REQUIREMENTS, SETUP_REQUIREMENTS, INSTALLER]
 
 
 def requirements_digest(kind: str) -> str:
-    """What the packages of an environment of ``kind`` are made of (the students' without its
-    ``selfattn`` wheel), as one hex digest: when it is unchanged, a new wheel is all a release needs."""
+    """What the packages of an environment of ``kind`` are made of, as one hex digest (the
+    environment's requirements: when it is unchanged, a course's new package is all a release needs)."""
     h = hashlib.sha256(f"{kind} requirements\n".encode())
-    for path in _requirement_sources(kind):
+    for path in _sources(kind):
         h.update(path.read_bytes())
     return h.hexdigest()
 
@@ -108,10 +101,6 @@ def _requirements(env: Path, *files: Path, log=print) -> None:
     _script("install_requirements").install(env, list(files), log=log, bytecode_from=Path(sys.prefix))
 
 
-def _student_wheel(out: Path) -> Path:
-    return _script("build_student").build_wheel(out)
-
-
 def build(env: Path, kind: str, log=print) -> bool:
     """Build the ``kind`` (``student`` or ``grader``) environment at ``env`` unless current.
 
@@ -119,21 +108,12 @@ def build(env: Path, kind: str, log=print) -> bool:
     it was built."""
     want = digest(kind)
     if (env / STAMP).exists() and (env / STAMP).read_text() == want:
-        if kind == "student" and not (env / RELEASE).exists():  # built before releases were recorded
-            atomic.write_text(env / RELEASE, wheel_id(ROOT) + "\n")
         return False
     log(f"building the {kind}s' environment in {env} (a few minutes)")
     shutil.rmtree(env, ignore_errors=True)
     subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(env)], check=True)
-    if kind == "student":
-        _requirements(env, ROOT / "student" / "requirements.txt", HUB_REQUIREMENTS, log=log)
-        with tempfile.TemporaryDirectory() as tmp:
-            _pip(env, "--no-deps", str(_student_wheel(Path(tmp))))
-    else:
-        _requirements(env, ROOT / "requirements.txt", HUB_REQUIREMENTS, log=log)
+    _requirements(env, *_sources(kind)[:2], log=log)
     subprocess.run(["chmod", "-R", "a+rX", str(env)], check=True)
     atomic.write_text(env / REQUIREMENTS_STAMP, requirements_digest(kind))
-    if kind == "student":
-        atomic.write_text(env / RELEASE, wheel_id(ROOT) + "\n")
     atomic.write_text(env / STAMP, want)
     return True

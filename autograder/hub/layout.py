@@ -251,7 +251,7 @@ class HubLayout:
 
     def course_package(self, course: str = COURSE_ID) -> Path:
         """The students' ``selfattn`` of ``course`` (``make publish`` installs it here, for that course's
-        students only); until its first publish, the students' environment's own is theirs."""
+        students only; ``make hub`` from the course copy when missing or not its release)."""
         return self.state / "packages" / course
 
     def students_pythonpath(self, groups: set[str]) -> str:

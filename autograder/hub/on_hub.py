@@ -13,7 +13,7 @@ that serves several (default: this course when the hub serves it, else its first
 ``--input PATH`` (a folder or file of the instructor's, such as ``make intake``'s ``ZIPS``, which the
 grader account may not read where it is) is copied into the copy first, for the grader account, and
 every argument naming it names the copy; removed afterwards. A hub or course that is not there, or a
-release that differs between the course copy and the students' environment, is said in one line.
+release that differs between the course copy and its students' package, is said in one line.
 """
 
 from __future__ import annotations

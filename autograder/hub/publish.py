@@ -7,7 +7,7 @@ repository does not track: the gradebook, ``submitted/``, ``autograded/``, ``fee
 ``due-dates.csv``, the roster, the exports; the term's settings live outside the copy), removes the
 files an earlier publish put there that the repository no longer has, regenerates the copy's
 assignments as its grader account (``make release`` there: the gradebook learns a new exercise's
-cells; a failure puts the copy's files back and stops, the students' environment as it was), then
+cells; a failure puts the copy's files back and stops, the students' package as it was), then
 installs a ``selfattn`` wheel built from the same files as this course's students' package
 (``STATE/packages/ID``, first on the ``PYTHONPATH`` of its students' servers, so the hub's other
 courses keep theirs; the students' environment itself is unchanged). Students
@@ -15,7 +15,7 @@ restart nothing: each kernel started afterwards (a Validate, a Restart Kernel) i
 Last, the course's formgrader is restarted on the grader's new code, the hub left running
 (:mod:`autograder.hub.formgrader_restart`).
 
-What names a release, and what records it in the copy and in the students' environment:
+What names a release, and what records it in the copy and in the course's students' package:
 :mod:`autograder.hub.release`.
 """
 
@@ -32,6 +32,7 @@ from pathlib import Path
 
 from autograder.errors import GradingError, command_line
 from autograder.hub import environments, formgrader_restart, on_hub, prepare
+from autograder.hub.course_packages import build_wheel
 from autograder.hub.layout import HubLayout
 from autograder.hub.release import (
     RECORD,
@@ -49,21 +50,6 @@ from autograder.workspace import ROOT
 #: files of the term a course copy keeps even if a repository tracked one of that name
 TERM_FILES = ("autograder/roster.csv", "autograder/due-dates.csv", "autograder/course_id", "autograder/gradebook.db",
               "autograder/grades.csv", str(RECORD))
-
-
-def build_wheel(root: Path, out: Path) -> Path:
-    """The students' ``selfattn`` wheel built from the course files at ``root`` (its own
-    ``scripts/build_student.py``, importing its own ``selfattn``)."""
-    code = ("import sys, pathlib; sys.path.insert(0, sys.argv[1] + '/scripts'); import build_student; "
-            "print(build_student.build_wheel(pathlib.Path(sys.argv[2])))")
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    done = subprocess.run([sys.executable, "-c", code, str(root), str(out)], cwd=root, env=env,
-                          capture_output=True, text=True)
-    if done.returncode:
-        last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
-        raise GradingError(f"the students' selfattn wheel could not be built from {root}: {last}; "
-                           "nothing was published")
-    return Path(done.stdout.strip().splitlines()[-1])
 
 
 #: a file's bytes and mode (``None``: no such file)
@@ -149,7 +135,7 @@ def publish(layout: HubLayout, course: str, root: Path = ROOT, log=print) -> str
         if status:
             undo(copy, former)
             raise GradingError(f"{course}: make release failed in {copy} as {layout.grader_user(course)} (above); "
-                               "its course files are put back as they were and the students' environment still "
+                               "its course files are put back as they were and its students' package still "
                                f"has release {env_release(layout, course)}: nothing was published")
         environments.install_package(layout.student_env, layout.course_package(course), wheel, release)
     record_release(copy, root)

@@ -1,9 +1,9 @@
-"""Which release of the course a hub's course copy, its students' environment and its exchange hold.
+"""Which release of the course a hub's course copy, its students' package and its exchange hold.
 
 A release is named by :func:`wheel_id`, the digest of the files the students' ``selfattn`` wheel is
 built from. The course copy records what was published (:data:`RECORD`, ``autograder/release.json``:
-the release, the commit, the files), the course's students' package (or, before its first
-publish, the students' environment) the release of its wheel (:data:`ENV_RECORD`);
+the release, the commit, the files), the course's students' package the release of its wheel
+(:data:`ENV_RECORD`);
 :func:`release_problem` says in one line when the two differ, and :func:`stale_release_line` when
 the exchange hands out notebooks the copy no longer releases. Every command run on the hub
 (:mod:`autograder.hub.on_hub`), ``make hub`` and ``make publish`` (:mod:`autograder.hub.publish`) print them.
@@ -21,7 +21,7 @@ from autograder.errors import GradingError
 from autograder.hub.layout import HubLayout
 from autograder.outputs.atomic import write_text
 
-#: in the students' environment: the release of its ``selfattn`` wheel
+#: in a course's students' package: the release of its ``selfattn`` wheel
 ENV_RECORD = ".selfattn-release"
 #: what the students' ``selfattn`` wheel is built from (``scripts/build_student.py``), under a course root
 WHEEL_SOURCES = ("selfattn/**/*.py", "scripts/student_package.py", "scripts/build_student.py", "pyproject.toml")
@@ -41,15 +41,15 @@ def wheel_id(root: Path) -> str:
 
 
 def students_package(layout: HubLayout, course: str) -> Path:
-    """Where ``course``'s students import ``selfattn`` from: its package (after its first publish),
-    else the students' environment."""
-    package = layout.course_package(course)
-    return package if (package / ENV_RECORD).exists() else layout.student_env
+    """Where ``course``'s students import ``selfattn`` from: its own package (``make hub`` builds it
+    from the course copy when missing or not the copy's release, ``make publish`` from the repository);
+    the students' environment holds no course code."""
+    return layout.course_package(course)
 
 
 def env_release(layout: HubLayout, course: str) -> str | None:
     """The release of the ``selfattn`` wheel ``course``'s students import (:func:`students_package`),
-    or ``None`` when unrecorded."""
+    or ``None`` when it has none (not installed yet)."""
     try:
         return (students_package(layout, course) / ENV_RECORD).read_text().strip() or None
     except OSError:
@@ -57,18 +57,18 @@ def env_release(layout: HubLayout, course: str) -> str | None:
 
 
 def release_problem(layout: HubLayout, course: str) -> str | None:
-    """One line when ``course``'s copy and the students' environment are not the same release (the
-    checks a student's Validate runs differ from those the grader runs), else ``None``."""
+    """One line when ``course``'s copy and its students' package are not the same release (the
+    checks a student's Validate runs differ from those the grader runs, or there are none), else ``None``."""
     copy, theirs_at = layout.course(course), students_package(layout, course)
-    if not (copy / "selfattn").is_dir() or not theirs_at.is_dir():
+    if not (copy / "selfattn").is_dir():
         return None
     ours, theirs = wheel_id(copy), env_release(layout, course)
     if theirs == ours:
         return None
     said = f"release {theirs}" if theirs else "no recorded release"
-    return (f"{course}: the course copy is release {ours}, the students' environment {theirs_at} has "
-            f"{said}: a student's Validate may not run the grader's checks; make publish HUB={layout.state} "
-            f"COURSE={course} makes them one")
+    return (f"{course}: the course copy is release {ours}, its students' package {theirs_at} has "
+            f"{said}: a student's Validate may not run the grader's checks; make hub (from the copy) or "
+            f"make publish HUB={layout.state} COURSE={course} (from the repository) makes them one")
 
 
 def stale_releases(layout: HubLayout, course: str) -> list[str]:
