@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 from browser_support import free_port
-from grading_support import ROOT
 
 from autograder.course.ids import COURSE_ID
 from autograder.hub import accounts, control, formgrader_restart, publish
@@ -64,18 +63,15 @@ def _uid_processes(login: str) -> set[int]:
 
 
 def _source_course(dest: Path) -> Path:
-    """A repository of the course: the checkout's tracked files, the vendored assets, the fix."""
-    for name in subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, text=True,
-                               check=True).stdout.split("\0"):
-        if name and (ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, dest / name)
-    shutil.copytree(ROOT / "_assets" / "vendor", dest / "_assets" / "vendor")
+    """A repository of the course (test_hub_commands's: the checkout's tracked files, the vendored
+    assets) with the fix of the hidden check, its notebooks synced."""
+    from test_hub_commands import _source_course as course_repository
+
+    course_repository(dest)
     hidden = dest / "autograder" / "hidden_checks.py"
     hidden.write_text(hidden.read_text() + FIX)
     subprocess.run([sys.executable, "scripts/sync_notebooks.py"], cwd=dest, check=True, capture_output=True,
                    env={**os.environ, "PYTHONPATH": str(dest)})
-    subprocess.run(["git", "init", "-q", str(dest)], check=True)
     subprocess.run(["git", "-C", str(dest), "add", "-A"], check=True)
     return dest
 
