@@ -71,6 +71,63 @@ def test_the_students_environment_is_its_requirements_only(tmp_path_factory, cha
         assert environments.digest("student") != before[0]
 
 
+def _stand_in_hub(layout, body: str, where: Path | None = None) -> subprocess.Popen:
+    """A Python program named ``jupyterhub`` in ``layout``'s graders' environment, started in the hub's
+    folder (or ``where``) as :func:`autograder.hub.control.launch` starts the hub."""
+    program = layout.grader_env / "bin" / "jupyterhub"
+    program.parent.mkdir(parents=True, exist_ok=True)
+    program.write_text(f"#!{sys.executable}\n{body}")
+    program.chmod(0o755)
+    layout.hub.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([str(program), "-f", "config.py"], cwd=where or layout.hub, stdout=subprocess.PIPE,
+                            text=True)
+
+
+@pytest.mark.parametrize("stranger", ["another program", "another state folder's hub"])
+def test_a_pid_file_left_by_a_hub_that_is_gone_names_no_running_hub(tmp_path, stranger):
+    """After a crash or a reboot the pid file stays, and its process id may be another process's by then
+    (ids are reused): ``make hub`` does not take that process for the running hub, and ``make hub-stop``
+    leaves it alone. Only a process named ``jupyterhub`` working in the hub's own folder is the hub."""
+    from autograder.hub import control
+    from autograder.hub.layout import HubLayout
+
+    layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs", port=1)
+    if stranger == "another program":
+        layout.hub.mkdir(parents=True)
+        other = subprocess.Popen([sys.executable, "-c", "print('ready', flush=True)\nimport time\ntime.sleep(60)"],
+                                 cwd=layout.hub, stdout=subprocess.PIPE, text=True)
+    else:
+        elsewhere = tmp_path / "other-state" / "hub"
+        elsewhere.mkdir(parents=True)
+        other = _stand_in_hub(layout, "print('ready', flush=True)\nimport time\ntime.sleep(60)\n", where=elsewhere)
+    try:
+        assert other.stdout.readline().strip() == "ready"
+        layout.pid_file.write_text(f"{other.pid}\n")
+        assert control.running_pid(layout) is None, f"{stranger} (pid {other.pid}) taken for the running hub"
+        said: list[str] = []
+        control.stop(layout, log=said.append, timeout=1)
+        assert said == ["the hub is not running"] and other.poll() is None, f"make hub-stop ended {stranger}"
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_the_running_hub_is_found_by_its_pid_file(tmp_path):
+    """The converse: the process the pid file names, running ``jupyterhub`` in the hub's folder, is the hub."""
+    from autograder.hub import control
+    from autograder.hub.layout import HubLayout
+
+    layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs", port=1)
+    hub = _stand_in_hub(layout, "print('ready', flush=True)\nimport time\ntime.sleep(60)\n")
+    try:
+        assert hub.stdout.readline().strip() == "ready"
+        layout.pid_file.write_text(f"{hub.pid}\n")
+        assert control.running_pid(layout) == hub.pid
+    finally:
+        hub.kill()
+        hub.wait()
+
+
 def test_a_hub_that_does_not_stop_in_time_is_named_with_its_log(tmp_path):
     """``make hub-stop`` on a hub that outlives its deadline fails in one line naming the hub's log and
     what it said last (what a late stop was doing is in that line, not lost)."""
@@ -78,12 +135,10 @@ def test_a_hub_that_does_not_stop_in_time_is_named_with_its_log(tmp_path):
     from autograder.hub.layout import HubLayout
 
     layout = HubLayout(state=tmp_path / "state", envs=tmp_path / "envs", port=1)
-    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time\n"
-                                 "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\n"
-                                 "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    stubborn = _stand_in_hub(layout, "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                             "print('ready', flush=True)\ntime.sleep(60)\n")
     try:
         assert stubborn.stdout.readline().strip() == "ready"
-        layout.pid_file.parent.mkdir(parents=True, exist_ok=True)
         layout.pid_file.write_text(f"{stubborn.pid}\n")
         layout.log.parent.mkdir(parents=True, exist_ok=True)
         layout.log.write_text("[I] Cleaning up 2 services...\n[I] waiting for formgrader\n")
@@ -236,3 +291,22 @@ def test_a_hub_whose_last_spawner_was_slurm_asks_the_cluster_too(tmp_path, monke
     with pytest.raises(ValueError, match="spawner 'slurm': the Slurm cluster does not answer"):
         control.start(layout, {}, log=lambda line: None)
     assert asked == [True]
+
+
+def test_formgraders_stop_sends_sigkill_only_to_processes_still_running(monkeypatch):
+    """Ending a course's formgrader (``make publish``) sends SIGKILL after the grace period only to the
+    processes SIGTERM did not end: an ended one's process id may be another process's by then."""
+    from autograder.hub import formgrader_restart
+
+    running = {101: True, 202: True}
+    sent: list[tuple[int, int]] = []
+
+    def kill(pid: int, sig: int) -> None:
+        sent.append((pid, sig))
+        if pid == 101:  # ends on SIGTERM; 202 ignores it
+            running[pid] = False
+
+    monkeypatch.setattr(formgrader_restart.os, "kill", kill)
+    monkeypatch.setattr(formgrader_restart, "_ended", lambda pid: not running[pid])
+    formgrader_restart._end([101, 202], grace=0.3)
+    assert (202, signal.SIGKILL) in sent and (101, signal.SIGKILL) not in sent, sent

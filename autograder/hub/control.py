@@ -39,13 +39,29 @@ NETWORK_LINE = ("to serve it to a network: a wildcard DNS name and a wildcard TL
 
 
 def running_pid(layout: HubLayout) -> int | None:
-    """The hub's process id when it runs, else None."""
+    """The hub's process id when it runs, else None.
+
+    The pid file outlives a hub that crashed or a machine that rebooted, and its number may by then
+    be any other process's (process ids are reused: 32768 of them on a default Linux). So the process
+    must also be this state folder's hub (:func:`is_hub`): a stale file is never taken for a running
+    hub (``make hub`` would start nothing) nor its process stopped (``make hub-stop`` would kill it)."""
     try:
         pid = int(layout.pid_file.read_text().strip())
         os.kill(pid, 0)
     except (OSError, ValueError):
         return None
-    return pid
+    return pid if is_hub(pid, layout) else None
+
+
+def is_hub(pid: int, layout: HubLayout) -> bool:
+    """Whether process ``pid`` is ``layout``'s JupyterHub: it runs a program named ``jupyterhub`` and
+    works in the hub's folder (:func:`launch` starts it there; no two state folders share one)."""
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return cwd == str(layout.hub.resolve()) and any(os.path.basename(a) == b"jupyterhub" for a in argv[:2])
 
 
 def _alive(pid: int) -> bool:

@@ -95,7 +95,7 @@ def _end(pids: list[int], grace: float = STOP_GRACE) -> None:
     """SIGTERM to ``pids`` (Jupyter's server then stops its kernels and exits), SIGKILL to any still
     running ``grace`` seconds later."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
+        for pid in [p for p in pids if not _ended(p)]:  # an ended one's id may be another process's by now
             try:
                 os.kill(pid, sig)
             except ProcessLookupError:
