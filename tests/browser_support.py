@@ -141,6 +141,14 @@ def _children() -> set[int]:
     return found
 
 
+def _is_driver(pid: int) -> bool:
+    """Whether ``pid`` runs Playwright's driver (not another child this process started meanwhile)."""
+    try:
+        return b"run-driver" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def _running(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
@@ -172,7 +180,7 @@ def driver() -> Iterator:
         try:
             before_start = _children()
             _DRIVER.append(sync_playwright().start())
-            _DRIVER_PIDS[:] = sorted(_children() - before_start)
+            _DRIVER_PIDS[:] = sorted(p for p in _children() - before_start if _is_driver(p))
         finally:
             if before is None:
                 del os.environ["NODE_OPTIONS"]
