@@ -188,6 +188,8 @@ LANES: dict[str, str] = {
     "test_install_requirements.py": "pipeline",
     "test_student_bundle.py": "install",
     "test_student_install.py": "install",
+    "test_intake_scan.py": "unit",
+    "test_ignored_notebook_names.py": "unit",
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 
