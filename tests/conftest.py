@@ -190,6 +190,7 @@ LANES: dict[str, str] = {
     "test_student_install.py": "install",
     "test_intake_scan.py": "unit",
     "test_ignored_notebook_names.py": "unit",
+    "test_lateness_words.py": "unit",
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 

@@ -46,6 +46,7 @@ MODULES: dict[str, list[str]] = {
                                   "tests/test_nbgrader_contract.py"],
     "autograder.intake.scan": ["tests/test_intake_scan.py"],
     "autograder.intake.ignored_notebooks": ["tests/test_ignored_notebook_names.py"],
+    "autograder.late.clock": ["tests/test_lateness_words.py", "tests/test_late_policy.py"],
 }
 
 
