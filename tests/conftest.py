@@ -191,6 +191,7 @@ LANES: dict[str, str] = {
     "test_intake_scan.py": "unit",
     "test_ignored_notebook_names.py": "unit",
     "test_lateness_words.py": "unit",
+    "test_json_formats.py": "unit",
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 
