@@ -188,6 +188,10 @@ LANES: dict[str, str] = {
     "test_install_requirements.py": "pipeline",
     "test_student_bundle.py": "install",
     "test_student_install.py": "install",
+    "test_intake_scan.py": "unit",
+    "test_ignored_notebook_names.py": "unit",
+    "test_lateness_words.py": "unit",
+    "test_json_formats.py": "unit",
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 

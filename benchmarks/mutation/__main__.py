@@ -44,6 +44,10 @@ MODULES: dict[str, list[str]] = {
     "autograder.intake.zips": ["tests/test_intake_refusals.py", "tests/test_intake_zips.py"],
     "autograder.intake.staging": ["tests/test_staging_repairs.py", "tests/test_notes_data.py",
                                   "tests/test_nbgrader_contract.py"],
+    "autograder.intake.scan": ["tests/test_intake_scan.py"],
+    "autograder.intake.ignored_notebooks": ["tests/test_ignored_notebook_names.py"],
+    "autograder.late.clock": ["tests/test_lateness_words.py", "tests/test_late_policy.py"],
+    "autograder.outputs.json_files": ["tests/test_json_formats.py", "tests/test_results_as_data.py"],
 }
 
 
