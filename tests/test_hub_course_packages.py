@@ -17,6 +17,7 @@ folder holding one course's students' package is measured (the disk one more cou
 from __future__ import annotations
 
 import os
+import pwd
 import secrets
 import shutil
 import subprocess
@@ -72,6 +73,28 @@ def _checks(layout: HubLayout, course: str, login: str) -> subprocess.CompletedP
     return subprocess.run(["runuser", "-u", login, "--", "env", f"PYTHONPATH={path}",
                            str(layout.student_env / "bin" / "python"), "-c", STUDENT_CHECK],
                           capture_output=True, text=True, cwd="/", timeout=600)
+
+
+def test_a_student_of_two_courses_gets_the_package_of_the_course_folder_her_python_starts_in(hub):
+    """A student in both courses' groups, with the environment the hub gives her server
+    (``PYTHONPATH`` and ``SELFATTN_COURSE_PACKAGES`` as ``jupyterhub_config.py`` sets them): a Python started in
+    ``~/SECOND/attention`` (a kernel of a notebook nbgrader fetched for that course, Validate's kernel)
+    imports the second course's ``selfattn``; in ``~/COURSE/attention`` and in her home, her first course's."""
+    layout, students, _ = hub
+    login = students[COURSE_ID]
+    groups = {hub_students_group(COURSE_ID), hub_students_group(SECOND)}
+    home = Path(pwd.getpwnam(login).pw_dir)
+    for course in (COURSE_ID, SECOND):
+        subprocess.run(["runuser", "-u", login, "--", "mkdir", "-p", str(home / course / "attention")], check=True)
+    env = [f"PYTHONPATH={layout.students_pythonpath(groups)}",
+           f"SELFATTN_COURSE_PACKAGES={layout.students_courses(groups)}", f"HOME={home}"]
+    for where, course in ((home / SECOND / "attention", SECOND), (home / COURSE_ID / "attention", COURSE_ID),
+                          (home, COURSE_ID)):
+        done = subprocess.run(["runuser", "-u", login, "--", "env", *env, str(layout.student_env / "bin" / "python"),
+                               "-c", "import selfattn; print(selfattn.__file__)"],
+                              capture_output=True, text=True, cwd=where, timeout=300)
+        assert done.returncode == 0 and done.stdout.startswith(f"{layout.course_package(course)}/"), \
+            (where, done.stdout, done.stderr[-2000:])
 
 
 def _tree(top: Path) -> dict[str, bytes]:

@@ -151,6 +151,7 @@ def _term(layout: HubLayout, source: Path, passwords: dict[str, str], ada: str, 
     assert paths == {str(layout.course_package(COURSE_ID))}, paths
 
     hub_before = control.running_pid(layout)
+    assert hub_before is not None, "the running hub is not found by its pid file"
     formgrader_before = formgrader_restart.formgrader_pids(layout, COURSE_ID)
     server_before = _uid_processes(ada)
     said: list[str] = []

@@ -45,7 +45,9 @@ def test_a_users_pythonpath_is_her_first_courses_package(learns, grades):
     order = LAYOUT.courses()
     assert order[0] == "self-attention"
     want = next((c for c in order if c in learns), None) or next((c for c in order if c in grades), order[0])
-    assert LAYOUT.students_pythonpath(groups) == str(LAYOUT.course_package(want))
+    assert LAYOUT.students_pythonpath(groups) == f"{LAYOUT.students_site}:{LAYOUT.course_package(want)}"
+    mine = [c for c in order if c in learns] or [c for c in order if c in grades] or order
+    assert LAYOUT.students_courses(groups) == ":".join(f"{c}={LAYOUT.course_package(c)}" for c in mine)
 
 
 def test_no_hub_running_is_said_in_one_line(tmp_path):
@@ -56,7 +58,7 @@ def test_no_hub_running_is_said_in_one_line(tmp_path):
 
 def test_formgrader_is_the_hubs_child_of_the_grader_account_and_is_ended(tmp_path, monkeypatch):
     layout = _layout(tmp_path)
-    layout.pid_file.write_text(f"{os.getpid()}\n")  # this process stands for the hub
+    monkeypatch.setattr(formgrader_restart, "hub_pid", lambda layout: os.getpid())  # this process stands for the hub
     me, getpwnam = pwd.getpwuid(os.getuid()), pwd.getpwnam
     monkeypatch.setattr(formgrader_restart.pwd, "getpwnam",
                         lambda name: me if name == layout.grader_user("self-attention") else getpwnam(name))

@@ -21,6 +21,7 @@ from autograder.errors import GradingError
 from autograder.hub import environments
 from autograder.hub.layout import HubLayout
 from autograder.hub.release import env_release, wheel_id
+from autograder.outputs import atomic
 
 
 def build_wheel(root: Path, out: Path) -> Path:
@@ -38,9 +39,26 @@ def build_wheel(root: Path, out: Path) -> Path:
     return Path(done.stdout.strip().splitlines()[-1])
 
 
+#: the students' sitecustomize (which course's package a Python started in ``~/ID/`` imports)
+SITE = Path(__file__).with_name("students_site") / "sitecustomize.py"
+
+
+def install_site(layout: HubLayout) -> None:
+    """Copy the students' ``sitecustomize.py`` into :attr:`HubLayout.students_site` (root's, 0755 and
+    0644: read by every student's Python, written by nobody else), when it is not there as it is here."""
+    target = layout.students_site / SITE.name
+    layout.students_site.mkdir(parents=True, exist_ok=True)
+    layout.students_site.chmod(0o755)
+    if not target.exists() or target.read_bytes() != SITE.read_bytes():
+        atomic.write_bytes(target, SITE.read_bytes())
+    target.chmod(0o644)
+
+
 def ensure(layout: HubLayout, log: Callable[[str], object] = print) -> list[str]:
-    """Install, for every course of ``layout`` whose students' package is missing or not its copy's
-    release, a ``selfattn`` wheel built from that course copy (one line each); returns those courses."""
+    """Install the students' ``sitecustomize`` (:func:`install_site`) and, for every course of ``layout``
+    whose students' package is missing or not its copy's release, a ``selfattn`` wheel built from that
+    course copy (one line each); returns those courses."""
+    install_site(layout)
     installed = []
     for course in layout.courses():
         copy = layout.course(course)

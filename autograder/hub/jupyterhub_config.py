@@ -67,8 +67,11 @@ c.Spawner.http_timeout = 120
 c.Spawner.environment = {"JUPYTER_CONFIG_PATH": str(layout.student_config),
                          "PATH": f"{layout.student_env / 'bin'}:/usr/local/bin:/usr/bin:/bin", **ONE_BLAS_THREAD}
 # the course's own selfattn (make publish of one course changes no other's): the package of the course
-# whose students' group the user is in, first on the PYTHONPATH of her server and so of every kernel
+# whose students' group the user is in, first on the PYTHONPATH of her server and so of every kernel;
+# of two courses, the one whose folder ~/ID/ a kernel starts in (autograder/hub/students_site)
 c.Spawner.environment["PYTHONPATH"] = lambda spawner: layout.students_pythonpath({g.name for g in spawner.user.groups})
+c.Spawner.environment["SELFATTN_COURSE_PACKAGES"] = (
+    lambda spawner: layout.students_courses({g.name for g in spawner.user.groups}))
 # the server's token: JupyterHub's default, and reading its own user's groups (nbgrader's plugin)
 c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", "read:users:groups!user"]
 

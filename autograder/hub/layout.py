@@ -18,6 +18,8 @@ state is in one folder (``$SELFATTN_HUB_STATE``, default ``/srv/selfattn-hub``),
       config/student/      0755: nbgrader_config.py for students (exchange, the hub's groups)
       packages/ID/         0755 root: the students' selfattn of course ID as make publish last installed
                            it, first on the PYTHONPATH of that course's students' servers and kernels
+      packages/.site/      0755 root: sitecustomize.py, which gives a student of two courses the package
+                           of the course whose folder (~/ID/) her Python starts in
       config/grader-ID/    2770 HUB-gr-ID:HUB-fg-ID: ID's term settings, nbgrader_config.py (the late
                            policy...; made once, never replaced), and hub/, what make hub writes
 
@@ -254,15 +256,29 @@ class HubLayout:
         students only; ``make hub`` from the course copy when missing or not its release)."""
         return self.state / "packages" / course
 
+    @property
+    def students_site(self) -> Path:
+        """The folder of the students' ``sitecustomize.py`` (:mod:`autograder.hub.students_site`)."""
+        return self.state / "packages" / ".site"
+
+    def _users_courses(self, groups: set[str]) -> list[str]:
+        """The courses of a user in the hub groups ``groups``: those whose students' group she is in,
+        else whose graders' group, else every course; in the order of :meth:`courses`."""
+        courses = self.courses() or [COURSE_ID]
+        return ([c for c in courses if hub_students_group(c) in groups]
+                or [c for c in courses if hub_graders_group(c) in groups] or courses)
+
     def students_pythonpath(self, groups: set[str]) -> str:
         """``PYTHONPATH`` of the server (and so every kernel and Validate) of a user in the hub groups
-        ``groups``: the package of her course (:meth:`course_package`), the first of :meth:`courses` whose
-        students' group, else graders' group, she is in (a student of two courses of one hub gets the
-        first one's checks)."""
-        courses = self.courses() or [COURSE_ID]
-        mine = ([c for c in courses if hub_students_group(c) in groups]
-                or [c for c in courses if hub_graders_group(c) in groups] or courses)
-        return str(self.course_package(mine[0]))
+        ``groups``: the students' ``sitecustomize`` (:attr:`students_site`), then the package of her
+        first course (:meth:`course_package`). Of two courses, the sitecustomize gives a Python started in
+        ``~/ID/`` course ID's package (:meth:`students_courses`)."""
+        return f"{self.students_site}{os.pathsep}{self.course_package(self._users_courses(groups)[0])}"
+
+    def students_courses(self, groups: set[str]) -> str:
+        """``SELFATTN_COURSE_PACKAGES`` of a user in the hub groups ``groups``: ``ID=FOLDER`` for each of her
+        courses, her first course first, joined by ``os.pathsep``."""
+        return os.pathsep.join(f"{c}={self.course_package(c)}" for c in self._users_courses(groups))
 
     @property
     def student_env(self) -> Path:
