@@ -44,6 +44,8 @@ MODULES: dict[str, list[str]] = {
     "autograder.intake.zips": ["tests/test_intake_refusals.py", "tests/test_intake_zips.py"],
     "autograder.intake.staging": ["tests/test_staging_repairs.py", "tests/test_notes_data.py",
                                   "tests/test_nbgrader_contract.py"],
+    "autograder.verdicts.blame": ["tests/test_blame_logic.py"],
+    "autograder.verdicts.hidden_inputs": ["tests/test_hidden_inputs.py"],
 }
 
 
