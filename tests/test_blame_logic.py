@@ -25,7 +25,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 import autograder.hidden_checks  # noqa: F401 - registers the hidden checks (grading runs them too)
 from autograder.course.spec import answer_cells
-from autograder.notes import NoteKind
+from autograder.notes import Note, NoteKind
 from autograder.sandbox.oracle import Oracle
 from autograder.verdicts import blame
 from selfattn.checks.calling import call_cases, exec_cells, fresh_namespace
@@ -263,7 +263,7 @@ class Runner:
         return _run(code, self.function, oracle)
 
 
-def _fair(answers: dict[str, str], function: str = "attention") -> tuple[blame.Results, object, Runner]:
+def _fair(answers: dict[str, str], function: str = "attention") -> tuple[blame.Results, Note | None, Runner]:
     """Grade notebook 03 in notebook order up to ``function``, then judge ``function`` fairly."""
     checks: blame.Results = {}
     for dep in EXERCISES[function].dependency_names:
