@@ -83,6 +83,8 @@ LANES: dict[str, str] = {
     "test_intake_refusals.py": "unit",
     "test_history.py": "unit",
     "test_history_edges.py": "unit",
+    "test_blame_logic.py": "unit",
+    "test_hidden_inputs.py": "unit",
     "test_sanitise.py": "unit",
     "test_sanitise_bounds.py": "unit",
     "test_settings_chain.py": "unit",

@@ -48,6 +48,8 @@ MODULES: dict[str, list[str]] = {
     "autograder.intake.ignored_notebooks": ["tests/test_ignored_notebook_names.py"],
     "autograder.late.clock": ["tests/test_lateness_words.py", "tests/test_late_policy.py"],
     "autograder.outputs.json_files": ["tests/test_json_formats.py", "tests/test_results_as_data.py"],
+    "autograder.verdicts.blame": ["tests/test_blame_logic.py"],
+    "autograder.verdicts.hidden_inputs": ["tests/test_hidden_inputs.py"],
 }
 
 
