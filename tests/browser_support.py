@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -165,8 +166,9 @@ def driver() -> Iterator:
     if _DRIVER and not all(_running(pid) for pid in _DRIVER_PIDS):
         # its Node process was ended under it (seen once per run after the hub term test; the cause is
         # not yet found): said on stderr, and a new one started, so one lost driver fails no later test
-        print(f"browser_support: this process's Playwright driver (process {_DRIVER_PIDS}) had ended; "
-              "starting a new one", file=sys.stderr)
+        # a warning, so the run's summary shows it (a line on stderr is captured with the test's output)
+        warnings.warn(f"browser_support: this process's Playwright driver (process {_DRIVER_PIDS}) had ended; "
+                      "starting a new one", stacklevel=3)
         try:
             _DRIVER.pop().stop()
         except Exception:

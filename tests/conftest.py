@@ -168,6 +168,7 @@ LANES: dict[str, str] = {
     "test_hub_publish_parts.py": "unit",
     "test_hub_publish_targets.py": "unit",
     "test_students_site.py": "unit",
+    "test_browser_driver.py": "browser",
     "test_hub_slurm.py": "browser",
     "test_instructor_loop.py": "browser",
     "test_no_answers_shipped.py": "browser",
