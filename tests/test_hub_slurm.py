@@ -97,6 +97,14 @@ def test_a_students_server_is_a_slurm_job_of_hers(slurm_hub):
                                 for pid in pids if Path(f"/proc/{pid}").exists())
             assert owners == {int(subprocess.check_output(["id", "-u", EVE]))}, (owners, pids)
             assert "jupyterhub-singleuser" in cmdlines, cmdlines
+            # the job's server has the environment the hub gives it: her course's package and the table of
+            # her courses' packages (sbatch --export of the spawner's environment)
+            environs = [Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") for pid in pids
+                        if Path(f"/proc/{pid}").exists()]
+            given = {f"PYTHONPATH={layout.students_site}:{layout.course_package(COURSE_ID)}".encode(),
+                     f"SELFATTN_COURSE_PACKAGES={COURSE_ID}={layout.course_package(COURSE_ID)}".encode()}
+            assert any(given <= set(e) for e in environs), \
+                [sorted(v for v in e if v.startswith((b"PYTHONPATH", b"SELFATTN"))) for e in environs]
             listening = {conn.laddr.ip for pid in pids if psutil.pid_exists(int(pid))
                          for conn in psutil.Process(int(pid)).net_connections("tcp") if conn.status == "LISTEN"}
             assert listening == {"127.0.0.1"}, listening  # one node: the server is reachable from here only
