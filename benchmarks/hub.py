@@ -19,12 +19,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
-import shutil
 import signal
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -119,50 +116,21 @@ def _server_memory_mib(login: str) -> float:
 
 @contextlib.contextmanager
 def _bench_hub(names: list[str], instructor: str, settings: str = "") -> Iterator[tuple[object, dict[str, str]]]:
-    """A hub in a fresh state folder with students ``names`` and one instructor, ``attention``
-    generated and released, the hub's settings file ``settings`` (if given); yields (layout,
-    passwords) and removes everything it made."""
-    from browser_support import free_port
+    """A hub of its own (``tests/hub_support.py``) with students ``names`` and one instructor,
+    ``attention`` generated and released, the hub's settings file ``settings`` (if given); yields
+    (layout, passwords) and removes everything it made."""
+    from hub_support import own_hub
     from test_hub import _as_grader
 
     from autograder.course.ids import COURSE_ID
-    from autograder.hub import accounts, control
-    from autograder.hub.layout import HubLayout
 
     if os.geteuid() != 0:
         raise SystemExit("benchmarks.hub must run as root (it makes system users, as make hub does)")
-    envs = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
-    state = Path("/var/tmp") / f"selfattn-hub-bench-{secrets.token_hex(4)}"
-    layout = HubLayout(state=state, envs=envs, port=free_port(4))  # hub, its API, proxy API, formgrader
-    tmp = Path(tempfile.mkdtemp(prefix="hub-bench-"))
-    roster = tmp / "roster.csv"
-    roster.write_text("id,first_name,last_name,email,role\n" + "".join(f"{s},S,{s},,student\n" for s in names)
-                      + f"{instructor},I,Ivy,,instructor\n")
-    passwords = {n: secrets.token_urlsafe(12) for n in (*names, instructor)}
-    env_before = dict(os.environ)
-    os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(envs), SELFATTN_HUB_PORT=str(layout.port))
-    if settings:
-        from autograder.hub import caps
-
-        layout.hub.mkdir(parents=True)
-        caps.settings_path(layout.hub).write_text(settings)
-    try:
-        control.start(layout, {COURSE_ID: roster}, log=lambda line: None, timeout=300)
-        for n, p in passwords.items():
-            accounts.set_password(layout, n, p)
+    roster = "".join(f"{s},S,{s},,student\n" for s in names) + f"{instructor},I,Ivy,,instructor\n"
+    with own_hub("bench", {COURSE_ID: roster}, settings=settings, stop_timeout=120) as (layout, passwords, _):
         _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force")
         _as_grader(layout, "release_assignment", ASSIGNMENT)
         yield layout, passwords
-    finally:
-        try:
-            control.stop(layout, log=lambda line: None, timeout=120)
-        finally:
-            os.environ.clear()
-            os.environ.update(env_before)
-            if state.exists():  # what this hub's record says it made, and nothing else
-                accounts.remove_accounts(layout)
-            shutil.rmtree(state, ignore_errors=True)
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def hub_benchmark(students: int = 3) -> dict[str, float]:
@@ -175,7 +143,7 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
     names = [f"sabench-s{i:02d}" for i in range(students)]
     instructor = "sabench-ivy"
     out: dict[str, list[float]] = {"login_s": [], "memory_mib": [], "fetch_s": [], "submit_s": []}
-    with _bench_hub(names, instructor) as (layout, passwords):
+    with _bench_hub(names, instructor) as (layout, passwords, _):
         form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
         with driver() as pw:  # its API requests resolve *.localhost (the hub's hosts), as Chromium does
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
@@ -286,7 +254,7 @@ def class_at_once(students: int = 30, idle_timeout: int = CLASS_IDLE_TIMEOUT) ->
     instructor = "saclass-ivy"
     form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
     settings = f"c = get_config()\nc.IdleCuller.timeout = {idle_timeout}\n"
-    with _bench_hub(names, instructor, settings) as (layout, passwords), _loopback_localhost():
+    with _bench_hub(names, instructor, settings) as (layout, passwords, _), _loopback_localhost():
         read = caps.read_settings(caps.settings_path(layout.hub))
         in_force, cap_mib = caps.describe(read), (read.memory or 0) / 2**20
         url = layout.url
