@@ -143,7 +143,7 @@ def hub_benchmark(students: int = 3) -> dict[str, float]:
     names = [f"sabench-s{i:02d}" for i in range(students)]
     instructor = "sabench-ivy"
     out: dict[str, list[float]] = {"login_s": [], "memory_mib": [], "fetch_s": [], "submit_s": []}
-    with _bench_hub(names, instructor) as (layout, passwords, _):
+    with _bench_hub(names, instructor) as (layout, passwords):
         form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
         with driver() as pw:  # its API requests resolve *.localhost (the hub's hosts), as Chromium does
             browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
@@ -254,7 +254,7 @@ def class_at_once(students: int = 30, idle_timeout: int = CLASS_IDLE_TIMEOUT) ->
     instructor = "saclass-ivy"
     form = {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}
     settings = f"c = get_config()\nc.IdleCuller.timeout = {idle_timeout}\n"
-    with _bench_hub(names, instructor, settings) as (layout, passwords, _), _loopback_localhost():
+    with _bench_hub(names, instructor, settings) as (layout, passwords), _loopback_localhost():
         read = caps.read_settings(caps.settings_path(layout.hub))
         in_force, cap_mib = caps.describe(read), (read.memory or 0) / 2**20
         url = layout.url
