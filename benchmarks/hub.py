@@ -19,12 +19,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
-import shutil
 import signal
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -119,50 +116,21 @@ def _server_memory_mib(login: str) -> float:
 
 @contextlib.contextmanager
 def _bench_hub(names: list[str], instructor: str, settings: str = "") -> Iterator[tuple[object, dict[str, str]]]:
-    """A hub in a fresh state folder with students ``names`` and one instructor, ``attention``
-    generated and released, the hub's settings file ``settings`` (if given); yields (layout,
-    passwords) and removes everything it made."""
-    from browser_support import free_port
+    """A hub of its own (``tests/hub_support.py``) with students ``names`` and one instructor,
+    ``attention`` generated and released, the hub's settings file ``settings`` (if given); yields
+    (layout, passwords) and removes everything it made."""
+    from hub_support import own_hub
     from test_hub import _as_grader
 
     from autograder.course.ids import COURSE_ID
-    from autograder.hub import accounts, control
-    from autograder.hub.layout import HubLayout
 
     if os.geteuid() != 0:
         raise SystemExit("benchmarks.hub must run as root (it makes system users, as make hub does)")
-    envs = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
-    state = Path("/var/tmp") / f"selfattn-hub-bench-{secrets.token_hex(4)}"
-    layout = HubLayout(state=state, envs=envs, port=free_port(4))  # hub, its API, proxy API, formgrader
-    tmp = Path(tempfile.mkdtemp(prefix="hub-bench-"))
-    roster = tmp / "roster.csv"
-    roster.write_text("id,first_name,last_name,email,role\n" + "".join(f"{s},S,{s},,student\n" for s in names)
-                      + f"{instructor},I,Ivy,,instructor\n")
-    passwords = {n: secrets.token_urlsafe(12) for n in (*names, instructor)}
-    env_before = dict(os.environ)
-    os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(envs), SELFATTN_HUB_PORT=str(layout.port))
-    if settings:
-        from autograder.hub import caps
-
-        layout.hub.mkdir(parents=True)
-        caps.settings_path(layout.hub).write_text(settings)
-    try:
-        control.start(layout, {COURSE_ID: roster}, log=lambda line: None, timeout=300)
-        for n, p in passwords.items():
-            accounts.set_password(layout, n, p)
+    roster = "".join(f"{s},S,{s},,student\n" for s in names) + f"{instructor},I,Ivy,,instructor\n"
+    with own_hub("bench", {COURSE_ID: roster}, settings=settings, stop_timeout=120) as (layout, passwords, _):
         _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force")
         _as_grader(layout, "release_assignment", ASSIGNMENT)
         yield layout, passwords
-    finally:
-        try:
-            control.stop(layout, log=lambda line: None, timeout=120)
-        finally:
-            os.environ.clear()
-            os.environ.update(env_before)
-            if state.exists():  # what this hub's record says it made, and nothing else
-                accounts.remove_accounts(layout)
-            shutil.rmtree(state, ignore_errors=True)
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def hub_benchmark(students: int = 3) -> dict[str, float]:

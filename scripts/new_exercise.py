@@ -1,15 +1,18 @@
 """Start a new exercise: ``python scripts/new_exercise.py NOTEBOOK FUNCTION "title"``.
 
-Writes the three places an exercise lives (``docs/contributing.md``, *Adding an exercise*):
+Writes the places an exercise lives (``docs/contributing.md``, *Adding an exercise*):
 
 - in ``solutions/<assignment>/NOTEBOOK.ipynb``, before the summary cell, the ``## Exercise N:``
   heading (``md-FUNCTION``), the hints cell (``hints-FUNCTION``, two nested ``<details>``) and the
   answer cell (grade id ``FUNCTION``, an nbgrader solution cell with a stub between
   ``### BEGIN SOLUTION`` and ``### END SOLUTION``), each with its nbgrader metadata;
 - at the end of the records module, a commented record skeleton (reference, named mistake, public
-  check) and at the end of ``autograder/hidden_checks.py`` a commented hidden-check skeleton.
+  check) and at the end of ``autograder/hidden_checks.py`` a commented hidden-check skeleton;
+- at the end of ``selfattn/compare.py``, a commented ``compare()`` example (an entry of ``EXAMPLES``
+  on the lecture's input, as every other exercise's), from which ``scripts/sync_notebooks.py``
+  writes the notebook's ``compare(FUNCTION)`` cell after the exercise's checks.
 
-Then fill in the heading's paragraph, the hints, the solution and both skeletons (uncomment them),
+Then fill in the heading's paragraph, the hints, the solution and the skeletons (uncomment them),
 and run ``scripts/sync_notebooks.py`` and ``make release``: ``scripts/validate_exercises.py`` names
 each piece still missing in one line. An unknown notebook, a function that is not an identifier or
 that the notebook or the records already have is refused in one line, and nothing is written.
@@ -25,6 +28,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 RECORDS = Path("selfattn/checks/exercises.py")
 HIDDEN_CHECKS = Path("autograder/hidden_checks.py")
+EXAMPLES = Path("selfattn/compare.py")
 #: the line that opens each skeleton (the test that fills them in looks for it)
 MARK = "# New exercise {fn} (scripts/new_exercise.py): fill in, then uncomment."
 
@@ -68,6 +72,19 @@ def hidden_skeleton(fn: str) -> str:
                       "#     lambda rng: [Case((rand(rng, int(rng.integers(2, 5)), 4),)) for _ in range(2)])", ""])
 
 
+def example_skeleton(fn: str) -> str:
+    """The commented ``compare()`` example of ``fn`` for ``selfattn/compare.py`` (its ``EXAMPLES``),
+    ready for the answer cell's signature: one (T, d) matrix, the lecture's sentence."""
+    return "\n".join(["", "", MARK.format(fn=fn),
+                      "# from . import MODULE  # noqa: E402 - the module of the package holding the reference",
+                      "#",
+                      "# # a 2-D result: kind=\"matrix\" with rows, cols, row_name and col_name (see the entries",
+                      "# # above); more calls: one Case each, kind=\"table\" with a row label each",
+                      f'# EXAMPLES["{fn}"] = Example(',
+                      f"#     \"{fn} of the embeddings of 'the cat was hungry' (d = 4)\", MODULE.{fn},",
+                      "#     lambda: [Case((_hungry_x(),))], kind=\"table\", cols=_TOK)", ""])
+
+
 def scaffold(root: Path, notebook: str, fn: str, title: str) -> list[Path]:
     """Write exercise ``fn`` into the course at ``root``; the files written. Raises ``ValueError``
     (one line) for an unknown notebook or a function that is taken or not a name."""
@@ -86,10 +103,12 @@ def scaffold(root: Path, notebook: str, fn: str, title: str) -> list[Path]:
     at = ids.index("summary") if "summary" in ids else len(nb.cells)
     nb.cells[at:at] = cells(fn, title)
     nbformat.write(nb, path)
-    for target, text in ((records, record_skeleton(fn)), (hidden, hidden_skeleton(fn))):
+    examples = root / EXAMPLES
+    for target, text in ((records, record_skeleton(fn)), (hidden, hidden_skeleton(fn)),
+                         (examples, example_skeleton(fn))):
         with open(target, "a", encoding="utf-8") as fh:
             fh.write(text)
-    return [path, records, hidden]
+    return [path, records, hidden, examples]
 
 
 def main(argv: list[str]) -> int:

@@ -64,18 +64,23 @@ def _hungry_tokens() -> tuple[str, ...]:
     return tuple(text.tokenize(text.SENTENCES["hungry"]))
 
 
-def _hungry_qkv() -> Case:
-    """'the cat was hungry' (d = 4), projected, with the causal mask (the public checks' mask: a
-    mask bug shows); V is the identity, so each output row is a row of weights."""
-    vocab = text.Vocabulary.from_texts([text.SENTENCES["hungry"]])
-    X = text.embed(text.random_embeddings(len(vocab), 4, seed=4), vocab.encode(text.SENTENCES["hungry"]))
-    W_Q, W_K = np.random.default_rng(5).standard_normal((2, 4, 4))
-    return Case((X @ W_Q, X @ W_K, np.eye(len(X))), {"mask": numerics.causal_mask(len(X))})
-
-
 def _hungry_embed() -> Case:
     vocab = text.Vocabulary.from_texts([text.SENTENCES["hungry"]])
     return Case((text.random_embeddings(len(vocab), 4, seed=4), vocab.encode(text.SENTENCES["hungry"])))
+
+
+def _hungry_x() -> np.ndarray:
+    """The embeddings of 'the cat was hungry', shape (T, d) = (4, 4): the example input of a
+    function of one (T, d) matrix (what ``scripts/new_exercise.py``'s example skeleton passes)."""
+    return text.embed(*_hungry_embed().args)
+
+
+def _hungry_qkv() -> Case:
+    """'the cat was hungry' (d = 4), projected, with the causal mask (the public checks' mask: a
+    mask bug shows); V is the identity, so each output row is a row of weights."""
+    X = _hungry_x()
+    W_Q, W_K = np.random.default_rng(5).standard_normal((2, 4, 4))
+    return Case((X @ W_Q, X @ W_K, np.eye(len(X))), {"mask": numerics.causal_mask(len(X))})
 
 
 #: Problem 20's example: five one-hot token types, each reading another (a permutation with no

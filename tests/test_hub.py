@@ -35,6 +35,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 from browser_support import CHROMIUM_ARGS, chromium_path, free_port
 from grading_support import grade, scores
+from hub_support import own_hub
 from test_instructor_loop import WRITTEN, _answer
 
 from autograder.course.ids import COURSE_ID
@@ -67,41 +68,20 @@ HOME_NB = f"{COURSE_ID}/{ASSIGNMENT}/{NB}.ipynb"
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory):
+def hub():
     if os.geteuid() != 0:
         pytest.fail("the hub test must run as root (it makes system users, as make hub does)")
-    state = Path("/var/tmp") / f"selfattn-hub-test-{secrets.token_hex(4)}"
+    _none_left((*STUDENTS, MAL, EVE, INSTRUCTOR, TA, DAN, UNA))
+    rosters = {COURSE_ID: "".join(f"{s},S,{s},,student\n" for s in (*STUDENTS, MAL, EVE))
+               + f"{INSTRUCTOR},I,Ivy,,instructor\n{TA},T,Tom,,ta\n",
+               SECOND: f"{DAN},D,Dan,,student\n{UNA},U,Una,,instructor\n"}
     # the hub, its API, the proxy's API and one formgrader per course (HubLayout.formgrader_port)
-    layout = HubLayout(state=state, envs=ENVS, port=free_port(3 + len(COURSES)))
-    roster = tmp_path_factory.mktemp("hub") / "roster.csv"
-    roster.write_text("id,first_name,last_name,email,role\n"
-                      + "".join(f"{s},S,{s},,student\n" for s in (*STUDENTS, MAL, EVE))
-                      + f"{INSTRUCTOR},I,Ivy,,instructor\n{TA},T,Tom,,ta\n")
-    second = roster.with_name("second.csv")
-    second.write_text(f"id,first_name,last_name,email,role\n{DAN},D,Dan,,student\n{UNA},U,Una,,instructor\n")
-    rosters = {COURSE_ID: roster, SECOND: second}
-    passwords = {name: secrets.token_urlsafe(12) for name in (*STUDENTS, MAL, EVE, INSTRUCTOR, TA, DAN, UNA)}
-    _none_left(passwords)
-    env_before = dict(os.environ)
-    os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS), SELFATTN_HUB_PORT=str(layout.port))
-    try:
-        control.start(layout, rosters, log=lambda line: None, timeout=180)
-        for name, password in passwords.items():
-            accounts.set_password(layout, name, password)
+    with own_hub("test", rosters, start_timeout=180, stop_timeout=STOP_TIMEOUT) as (layout, passwords, paths):
         # formgrader's Generate (the gradebook learns the notebooks) and Release buttons, in each course
         for course in COURSES:
             _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force", course=course)
             _as_grader(layout, "release_assignment", ASSIGNMENT, course=course)
-        yield layout, rosters, passwords
-    finally:
-        try:
-            control.stop(layout, log=lambda line: None, timeout=STOP_TIMEOUT)
-        finally:
-            os.environ.clear()
-            os.environ.update(env_before)
-            if state.exists():  # what this hub's record says it made, and nothing else
-                accounts.remove_accounts(layout)
-            shutil.rmtree(state, ignore_errors=True)
+        yield layout, paths, passwords
 
 
 def _none_left(logins) -> None:

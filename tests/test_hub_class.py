@@ -20,18 +20,16 @@ import asyncio
 import concurrent.futures
 import os
 import secrets
-import shutil
 import time
 from pathlib import Path
 
 import pytest
-from browser_support import free_port
+from hub_support import own_hub, uid_processes
 
 from autograder.course.ids import COURSE_ID
-from autograder.hub import accounts, caps, control
+from autograder.hub import caps
 from autograder.hub.layout import HubLayout
 
-ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
 ASSIGNMENT = "attention"
 MEMORY = 384 << 20
 IDLE = 60
@@ -39,20 +37,6 @@ SETTINGS = (f"c = get_config()\nc.Spawner.mem_limit = '{MEMORY >> 20}M'\nc.Spawn
             f"c.IdleCuller.timeout = {IDLE}\n")
 #: a deadline, not a speed check: the culler looks every IDLE/4 s at activity reported every IDLE/4 s
 CULLED_WITHIN = 600
-
-
-def _processes(login: str) -> set[int]:
-    import pwd
-
-    uid = pwd.getpwnam(login).pw_uid
-    found = set()
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and proc.stat().st_uid == uid:
-                found.add(int(proc.name))
-        except OSError:
-            pass
-    return found
 
 
 def _procs(folder: Path) -> set[int]:
@@ -80,45 +64,25 @@ def _execute(client, layout: HubLayout, login: str, kernel: str, code: str, wait
         return pool.submit(asyncio.run, execute(client, layout.user_url(login), kernel, code, wait=wait)).result()
 
 
-def test_each_students_server_is_capped_and_idle_servers_are_stopped(tmp_path):
+def test_each_students_server_is_capped_and_idle_servers_are_stopped():
     from benchmarks.hub import _loopback_localhost
 
     if os.geteuid() != 0:
         pytest.fail("the class test must run as root (it makes system users, as make hub does)")
     tag = secrets.token_hex(3)
     ada, ben, ivy = f"sc{tag}a", f"sc{tag}b", f"sc{tag}i"
-    state = Path("/var/tmp") / f"selfattn-hub-class-{tag}"
-    layout = HubLayout(state=state, envs=ENVS, port=free_port(4))  # hub, its API, proxy API, formgrader
-    roster = tmp_path / "roster.csv"
-    roster.write_text(f"id,first_name,last_name,email,role\n{ada},A,Ada,,student\n{ben},B,Ben,,student\n"
-                      f"{ivy},I,Ivy,,instructor\n")
-    layout.hub.mkdir(parents=True)
-    caps.settings_path(layout.hub).write_text(SETTINGS)  # the instructor's, before the first start
-    passwords = {name: secrets.token_urlsafe(12) for name in (ada, ben, ivy)}
+    roster = f"{ada},A,Ada,,student\n{ben},B,Ben,,student\n{ivy},I,Ivy,,instructor\n"
     said: list[str] = []
-    env_before = dict(os.environ)
-    os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS), SELFATTN_HUB_PORT=str(layout.port))
-    try:
-        control.start(layout, {COURSE_ID: roster}, log=said.append, timeout=300)
+    # the instructor's settings, before the first start
+    with own_hub("class", {COURSE_ID: roster}, settings=SETTINGS, log=said.append) as (layout, passwords, _):
         assert f"{COURSE_ID}: accounts made 3: {ada} (student), {ben} (student), {ivy} (instructor); 0 unchanged" \
             in said, said
         assert caps.settings_path(layout.hub).read_text() == SETTINGS, "make hub replaced the instructor's settings"
         line = next(s for s in said if s.startswith("each student's server:"))
         assert f"memory {MEMORY >> 20} MiB (cgroup v" in line and f"idle servers stopped after {IDLE} s" in line, line
         hub_id = layout.hub_id
-        for name, password in passwords.items():
-            accounts.set_password(layout, name, password)
         with _loopback_localhost():
             _class(layout, passwords, ada, ben, ivy)
-    finally:
-        try:
-            control.stop(layout, log=lambda line: None, timeout=180)
-        finally:
-            os.environ.clear()
-            os.environ.update(env_before)
-            if state.exists():
-                accounts.remove_accounts(layout)
-            shutil.rmtree(state, ignore_errors=True)
     assert not [p for p in caps.hub_folders(hub_id) if p.exists()], "the hub's cgroups outlived it"
 
 
@@ -141,12 +105,12 @@ def _class(layout: HubLayout, passwords: dict[str, str], ada: str, ben: str, ivy
         quota = ((cpu / "cpu.max").read_text().split()[0] if (cpu / "cpu.max").exists()
                  else (cpu / "cpu.cfs_quota_us").read_text().strip())
         assert quota == "50000", (login, quota)
-        running = _processes(login)
+        running = uid_processes(login)
         assert running, f"{login}: no process"
         for controller, folder in groups.items():
             assert running <= _procs(folder), f"{login}'s processes outside her {controller} cgroup"
 
-    ben_before = _processes(ben)
+    ben_before = uid_processes(ben)
     _execute(clients[ada], layout, ada, kernels[ada], "x = b'\\1' * (1 << 30)", wait=False)
     deadline = time.monotonic() + 300
     while _oom_kills(folders[ada]["memory"]) == 0:
@@ -154,7 +118,7 @@ def _class(layout: HubLayout, passwords: dict[str, str], ada: str, ben: str, ivy
         time.sleep(0.5)
     assert clients[ada].http.get(f"{layout.user_url(ada)}/api/status", timeout=60).ok, "her server went too"
     assert _oom_kills(folders[ben]["memory"]) == 0
-    assert ben_before <= _processes(ben), "a process of the other student's server ended"
+    assert ben_before <= uid_processes(ben), "a process of the other student's server ended"
     assert _execute(clients[ben], layout, ben, kernels[ben], "sum(range(10))") == "45"
 
     grader = _Client(layout.url, ivy, passwords[ivy])
@@ -176,9 +140,9 @@ def _class(layout: HubLayout, passwords: dict[str, str], ada: str, ben: str, ivy
     assert "[INFO]" in said["Generate"]["log"] and "[INFO]" in said["Generate Feedback"]["log"], said
 
     deadline = time.monotonic() + CULLED_WITHIN
-    while any(_processes(login) or any(p.exists() for p in folders[login].values()) for login in (ada, ben)):
+    while any(uid_processes(login) or any(p.exists() for p in folders[login].values()) for login in (ada, ben)):
         assert time.monotonic() < deadline, f"idle servers still run {CULLED_WITHIN} s on: " \
-            f"{ {login: sorted(_processes(login)) for login in (ada, ben)} }"
+            f"{ {login: sorted(uid_processes(login)) for login in (ada, ben)} }"
         time.sleep(2)
     log = layout.log.read_text(errors="replace")
     for login in (ada, ben):

@@ -17,21 +17,18 @@ tests/test_hub_formgrader_publish.py``.
 from __future__ import annotations
 
 import os
-import pwd
 import secrets
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from browser_support import free_port
+from hub_support import own_hub, uid_processes
 
 from autograder.course.ids import COURSE_ID
-from autograder.hub import accounts, control, formgrader_restart, publish
+from autograder.hub import control, formgrader_restart, publish
 from autograder.hub.layout import HubLayout
 
-ENVS = Path(os.environ.get("SELFATTN_HUB_TEST_ENVS", "/var/tmp/selfattn-hub-envs"))
 ASSIGNMENT = "attention"
 NB = "03-softmax-attention"
 #: right except on one shape, which no check of the course draws
@@ -48,18 +45,6 @@ ANSWER = ('def softmax(S, axis=-1):\n'
 FIX = ('\nSOFTMAX.hidden("shape-5-7-11", "scores of shape (5, 7, 11)",\n'
        '    lambda rng: [Case((rand(rng, 5, 7, 11),))])\n')
 HIDDEN_CELL = "softmax-hidden"
-
-
-def _uid_processes(login: str) -> set[int]:
-    uid = pwd.getpwnam(login).pw_uid
-    found = set()
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and proc.stat().st_uid == uid:
-                found.add(int(proc.name))
-        except OSError:
-            pass
-    return found
 
 
 def _source_course(dest: Path) -> Path:
@@ -83,30 +68,10 @@ def test_publish_brings_formgrader_onto_the_new_grader_without_a_hub_restart(tmp
         pytest.fail("this test must run as root (it makes system users, as make hub does)")
     tag = secrets.token_hex(3)
     ada, ivy = f"sp{tag}a", f"sp{tag}i"
-    state = Path("/var/tmp") / f"selfattn-hub-publish-{tag}"
-    layout = HubLayout(state=state, envs=ENVS, port=free_port(4))  # hub, its API, proxy API, formgrader
-    roster = tmp_path / "roster.csv"
-    roster.write_text(f"id,first_name,last_name,email,role\n{ada},A,Ada,,student\n{ivy},I,Ivy,,instructor\n")
     source = _source_course(tmp_path / "course")
-    passwords = {name: secrets.token_urlsafe(12) for name in (ada, ivy)}
-    env_before = dict(os.environ)
-    try:
-        os.environ.update(SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(layout.envs),
-                          SELFATTN_HUB_PORT=str(layout.port))
-        control.start(layout, {COURSE_ID: roster}, log=lambda line: None, timeout=300)
-        for name, password in passwords.items():
-            accounts.set_password(layout, name, password)
-        with _loopback_localhost():
-            _term(layout, source, passwords, ada, ivy)
-    finally:
-        try:
-            control.stop(layout, log=lambda line: None, timeout=180)
-        finally:
-            os.environ.clear()
-            os.environ.update(env_before)
-            if state.exists():
-                accounts.remove_accounts(layout)
-            shutil.rmtree(state, ignore_errors=True)
+    roster = f"{ada},A,Ada,,student\n{ivy},I,Ivy,,instructor\n"
+    with own_hub("publish", {COURSE_ID: roster}) as (layout, passwords, _), _loopback_localhost():
+        _term(layout, source, passwords, ada, ivy)
 
 
 def _hidden_softmax(grader, service: str, ada: str) -> tuple[float, float]:
@@ -146,14 +111,14 @@ def _term(layout: HubLayout, source: Path, passwords: dict[str, str], ada: str, 
     assert most > 0 and score == most, (score, most)
 
     # her server (and so each kernel it starts) imports her course's own selfattn first
-    paths = {e[len(b"PYTHONPATH="):].decode() for pid in _uid_processes(ada)
+    paths = {e[len(b"PYTHONPATH="):].decode() for pid in uid_processes(ada)
              for e in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if e.startswith(b"PYTHONPATH=")}
     assert paths == {str(layout.course_package(COURSE_ID))}, paths
 
     hub_before = control.running_pid(layout)
     assert hub_before is not None, "the running hub is not found by its pid file"
     formgrader_before = formgrader_restart.formgrader_pids(layout, COURSE_ID)
-    server_before = _uid_processes(ada)
+    server_before = uid_processes(ada)
     said: list[str] = []
     students_env = {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in layout.student_env.rglob("*") if p.is_file()}
     publish.publish(layout, COURSE_ID, root=source, log=said.append)
@@ -164,7 +129,7 @@ def _term(layout: HubLayout, source: Path, passwords: dict[str, str], ada: str, 
                              if p.is_file()} == students_env, \
         "publishing one course changed the students' environment every course of the hub shares"
     assert formgrader_restart.formgrader_pids(layout, COURSE_ID) != formgrader_before
-    assert server_before <= _uid_processes(ada), "a process of the student's server ended"
+    assert server_before <= uid_processes(ada), "a process of the student's server ended"
     # her login and server stand: the same session reaches her server's API without logging in again
     assert student.call("GET", base, "api/status")["started"]
     grader.wait_for(service, "formgrader")  # the grader's page passes through the hub's login once more

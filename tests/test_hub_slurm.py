@@ -11,7 +11,6 @@ through it; stopping her server from the hub ends the job. Everything it made is
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import subprocess
 import sys
@@ -21,13 +20,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from browser_support import CHROMIUM_ARGS, chromium_path, free_port
+from browser_support import CHROMIUM_ARGS, chromium_path
 from grading_support import ROOT
-from test_hub import ASSIGNMENT, ENVS, NB, STOP_TIMEOUT, _api, _as_grader, _lab, _xsrf
+from hub_support import own_hub
+from test_hub import ASSIGNMENT, NB, STOP_TIMEOUT, _api, _as_grader, _lab, _xsrf
 
 from autograder.course.ids import COURSE_ID
-from autograder.hub import accounts, control
-from autograder.hub.layout import HubLayout
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from one_node_slurm import OneNodeSlurm, SlurmUnavailable
@@ -36,40 +34,24 @@ EVE = "saslurm-eve"
 
 
 @pytest.fixture(scope="module")
-def slurm_hub(tmp_path_factory):
+def slurm_hub():
     if os.geteuid() != 0:
         pytest.fail("the Slurm hub test must run as root (it makes system users and starts Slurm)")
     folder = Path(tempfile.mkdtemp(prefix="selfattn-slurm-hub-"))  # munged must reach it: not under 0700
     node = OneNodeSlurm(folder)
-    state = Path("/var/tmp") / f"selfattn-hub-slurm-{secrets.token_hex(4)}"
-    layout = HubLayout(state=state, envs=ENVS, port=free_port(4))  # hub, its API, proxy API, formgrader
-    roster = tmp_path_factory.mktemp("slurm-hub") / "roster.csv"
-    roster.write_text(f"id,first_name,last_name,email,role\n{EVE},E,Eve,,student\n")
-    password = secrets.token_urlsafe(12)
-    env_before = dict(os.environ)
     try:
         try:
             node.start()
         except SlurmUnavailable as exc:
             pytest.fail(f"this machine cannot run the one-node Slurm the test needs: {exc}")
-        os.environ.update(node.env, SELFATTN_HUB_STATE=str(state), SELFATTN_HUB_ENVS=str(ENVS),
-                          SELFATTN_HUB_PORT=str(layout.port))
-        control.start(layout, {COURSE_ID: roster}, log=lambda line: None, timeout=180, spawner="slurm")
-        accounts.set_password(layout, EVE, password)
-        _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force")
-        _as_grader(layout, "release_assignment", ASSIGNMENT)
-        yield layout, node, password
+        with own_hub("slurm", {COURSE_ID: f"{EVE},E,Eve,,student\n"}, start_timeout=180, stop_timeout=STOP_TIMEOUT,
+                     spawner="slurm", env=node.env) as (layout, passwords, _):
+            _as_grader(layout, "generate_assignment", ASSIGNMENT, "--force")
+            _as_grader(layout, "release_assignment", ASSIGNMENT)
+            yield layout, node, passwords[EVE]
     finally:
-        try:
-            control.stop(layout, log=lambda line: None, timeout=STOP_TIMEOUT)
-        finally:
-            node.stop()
-            os.environ.clear()
-            os.environ.update(env_before)
-            if state.exists():
-                accounts.remove_accounts(layout)
-            shutil.rmtree(state, ignore_errors=True)
-            shutil.rmtree(folder, ignore_errors=True)
+        node.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _jobs(node: OneNodeSlurm) -> list[list[str]]:

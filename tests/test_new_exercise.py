@@ -25,6 +25,7 @@ import pytest
 from grading_support import ROOT, scores
 
 import autograder.hidden_checks
+import selfattn.compare
 from selfattn.book import notebook_exercises
 from selfattn.exercise_checks import EXERCISES
 
@@ -38,6 +39,8 @@ def _file_of(check_) -> str:
 RECORDS = _file_of(EXERCISES["embed"].public_checks[0])
 HIDDEN_CHECKS = _file_of(next(c for c in EXERCISES["embed"].checks if c.hidden))
 assert Path(HIDDEN_CHECKS) == Path(autograder.hidden_checks.__file__).resolve().relative_to(ROOT)
+#: the module of the compare() examples (selfattn.compare.EXAMPLES)
+EXAMPLES = Path(selfattn.compare.__file__).resolve().relative_to(ROOT).as_posix()
 
 NOTEBOOK = "08-cost"
 #: what the copy needs of the repository (tracked files only: no work folders, no build)
@@ -155,6 +158,11 @@ def execute(course: Path, nb) -> nbformat.NotebookNode:
 
 def output_text(c) -> str:
     return "\n".join(o.get("text", "") + o.get("evalue", "") for o in c.get("outputs", []))
+
+
+def shown(c, mime: str) -> str:
+    """What an executed cell displays as ``mime`` (its results and displays)."""
+    return "\n".join(str(o.get("data", {}).get(mime, "")) for o in c.get("outputs", []))
 
 
 @pytest.fixture(scope="module")
@@ -309,7 +317,7 @@ def _uncomment(path: Path, fn: str, **fill: str) -> None:
     head, mark, block = text.rpartition(f"# New exercise {fn} (scripts/new_exercise.py)")
     assert mark, f"no skeleton of {fn} in {path}"
     lines = block.splitlines()[1:]
-    body = "\n".join(ln.removeprefix("# ").removeprefix("#") for ln in lines)
+    body = "\n".join(ln[2:] if ln.startswith("# ") else ln.removeprefix("#") for ln in lines)  # one level, as an editor
     for placeholder, text_ in fill.items():
         assert placeholder in body, (placeholder, body)
         body = body.replace(placeholder, text_)
@@ -318,8 +326,9 @@ def _uncomment(path: Path, fn: str, **fill: str) -> None:
 
 def test_the_scaffold_writes_an_exercise_that_releases_and_grades_once_filled_in(pristine, tmp_path):
     """``scripts/new_exercise.py`` writes the heading, hints and answer cells (with the metadata a
-    hand-written exercise has) and the record and hidden-check skeletons; until they are filled in,
-    the release names the missing record; filled in, the exercise is released, ticked and graded."""
+    hand-written exercise has) and the record, hidden-check and compare() example skeletons; until
+    they are filled in, the release names the missing record; filled in, the exercise is released,
+    its compare() cell (after its checks) shows the answer beside the reference, and it is graded."""
     course = tmp_path / "c"
     shutil.copytree(pristine, course, symlinks=True)
     ok(run([sys.executable, "scripts/new_exercise.py", NOTEBOOK, "row_sums", "row sums"], course))
@@ -341,6 +350,7 @@ def test_the_scaffold_writes_an_exercise_that_releases_and_grades_once_filled_in
     _uncomment(course / RECORDS, "row_sums", MODULE="rows", WRONG="np.asarray(X).sum(axis=0)",
                **{"what is wrong: what to do instead": MISTAKE, "what the check tries": "the sum of each row"})
     _uncomment(course / HIDDEN_CHECKS, "row_sums", **{"what the hidden check tries": "random row counts"})
+    _uncomment(course / EXAMPLES, "row_sums", MODULE="rows")
     cell(nb, "row_sums").source = ANSWER
     cell(nb, "md-row_sums").source = HEADING
     nbformat.write(nb, source)
@@ -349,6 +359,13 @@ def test_the_scaffold_writes_an_exercise_that_releases_and_grades_once_filled_in
     release = nbformat.read(course / "notebooks" / "attention" / f"{NOTEBOOK}.ipynb", as_version=4)
     assert "raise NotImplementedError" in cell(release, "row_sums").source
     assert "row_sums/hidden" not in json.dumps(release) and "X.sum(axis=1)" not in json.dumps(release)
+    ids = [c.metadata.nbgrader.grade_id for c in release.cells]
+    assert ids.index("compare-row_sums") == ids.index("row_sums-hidden") + 1, ids
+    cell(release, "row_sums").source = ANSWER
+    compared = cell(execute(course, release), "compare-row_sums")
+    verdict = "✓ row_sums agrees with the reference on row_sums of the embeddings of 'the cat was hungry' (d = 4)"
+    assert shown(compared, "text/plain") == verdict, compared.get("outputs")
+    assert shown(compared, "text/html").count("✓</td>") == 4, "one row per token of 'the cat was hungry'"
 
     synced = nbformat.read(source, as_version=4)
     work = tmp_path / "work"
