@@ -18,7 +18,10 @@ link names its exercise ("softmax: hidden checks") and a grade still in the hand
 reads "awaiting hand-grading" rather than a score of 0.
 The page states its language and carries a small stylesheet (:func:`accessible`) so that it passes
 axe-core's serious and critical checks: links underlined and dark enough on every panel, code wrapped
-instead of scrolling in boxes a keyboard cannot reach.
+instead of scrolling in boxes a keyboard cannot reach. A graded cell's heading (37 px high in nbgrader's
+stylesheet) grows to hold its floated score: on a phone the score takes a second line of the heading,
+not a place below it in the cell, where it was white on the panel and squeezed the cell's code into a
+column a few letters wide.
 
 nbgrader makes a new exporter for every notebook, and each would compile nbconvert's Jinja
 templates again: the compiled templates are kept for the process (a bytecode cache keyed by each
@@ -81,6 +84,7 @@ a, a:visited { color: #0b4f9c; text-decoration: underline; }
 .highlight .si, .highlight .se { color: #7a4400; }
 .highlight .c, .highlight .c1, .highlight .ch, .highlight .cm, .highlight .cpf, .highlight .cs { color: #3f5f3f; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+div.nbgrader_cell > .panel-heading { display: flow-root; height: auto; min-height: 37px; }
 """ + MATH_CLIP_STYLE + """</style>
 """
 _HTML_TAG = re.compile(r"<html(?![^>]*\blang=)([^>]*)>", re.I)
