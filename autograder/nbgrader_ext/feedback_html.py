@@ -96,6 +96,16 @@ def accessible(page: str) -> str:
     return page.replace("</head>", _A11Y_STYLE + "</head>", 1) if "data-selfattn-a11y" not in page else page
 
 
+#: a space after a number and before its unit, or inside a lateness ("2 d 1 h")
+_UNIT_SPACE = re.compile(r"(?<=\d) (?=(?:d|h|min|UTC)\b)|(?<=\b[dh]) (?=\d)")
+
+
+def unbroken(text: str) -> str:
+    """``text`` with no-break spaces between each number and its unit of time and inside a lateness, so that
+    the due line never puts "2 d 1" on one line and "h late" on the next (it did on a phone)."""
+    return _UNIT_SPACE.sub("\u00a0", text)
+
+
 class _CompiledTemplates(jinja2.BytecodeCache):
     """Compiled Jinja templates kept in memory for the process (Jinja checks each one's source)."""
 
@@ -142,10 +152,10 @@ class GetGradesWithQueue(GetGrades):
             sub = notebook.assignment
             due, seconds, extended = sub.duedate, sub.total_seconds_late, bool(sub.extension)
         if due is not None:
-            info["due"] = due.strftime("%Y-%m-%d %H:%M UTC") + (" (with your extension)" if extended else "")
+            info["due"] = unbroken(due.strftime("%Y-%m-%d %H:%M UTC") + (" (with your extension)" if extended else ""))
         if seconds > 0:
-            info["late"] = (f"handed in {lateness(seconds)} late; {policy_of(self.config).describe()}: "
-                            f"{float(info.get('late_penalty') or 0):g} points taken from this notebook")
+            info["late"] = unbroken(f"handed in {lateness(seconds)} late; {policy_of(self.config).describe()}: "
+                                    f"{float(info.get('late_penalty') or 0):g} points taken from this notebook")
         return nb, resources
 
     def _get_score(self, cell, resources) -> None:
