@@ -26,7 +26,8 @@ PANELS_JS = """() => [...document.querySelectorAll('.nbgrader_cell')].map(cell =
                      .map(e => e.getBoundingClientRect())
                      .filter(r => r.top < h.top - 0.5 || r.bottom > h.bottom + 0.5 ||
                                   r.left < h.left - 0.5 || r.right > h.right + 0.5).length,
-          drawn: content ? content.getBoundingClientRect().width / room : 1};
+          drawn: content ? content.getBoundingClientRect().width / room : 1,
+          screen: content ? content.getBoundingClientRect().width / innerWidth : 1};
 })"""
 COMMENT = r"Good. Note that $XX^\top$ is symmetric, and $\operatorname{Var}(q_i k_i) = 1$."
 
@@ -122,6 +123,15 @@ def test_on_a_phone_each_graded_cell_keeps_its_score_in_its_heading_and_its_full
     assert spilled == [], f"{nb} at {PHONE} px: headings whose score or link lies outside them: {spilled[:4]}"
     squeezed = [(p["label"], round(p["drawn"], 2)) for p in panels if p["drawn"] < 0.95]
     assert squeezed == [], f"{nb} at {PHONE} px: cells drawn narrower than their panel: {squeezed[:4]}"
+
+
+@pytest.mark.parametrize("nb", ["02-queries-keys-values", "04-scaling"])
+def test_on_a_phone_graded_cells_use_most_of_the_screen(pages, nb):
+    """At 390 px a graded cell's code or text takes at least 80 % of the screen's width: the page's three
+    nested containers and its panel no longer keep 15 px of padding each on both sides (the code had
+    65 % of the screen, and long lines wrapped every few words)."""
+    narrow = [(p["label"], round(p["screen"], 2)) for p in pages[nb]["phone"] if p["screen"] < 0.8]
+    assert narrow == [], f"{nb} at {PHONE} px: cells under 80 % of the screen's width: {narrow[:4]}"
 
 
 def test_test_cell_links_name_their_exercise(pages):
