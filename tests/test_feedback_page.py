@@ -134,6 +134,17 @@ def test_on_a_phone_graded_cells_use_most_of_the_screen(pages, nb):
     assert narrow == [], f"{nb} at {PHONE} px: cells under 80 % of the screen's width: {narrow[:4]}"
 
 
+def test_grades_final_writes_a_feedback_page_that_went_missing(graded, pages):
+    """A feedback page deleted after grading (its grades unchanged) is written again by ``make
+    grades-final``: it had stayed missing, and the student would have received nothing for it."""
+    page = graded / "feedback" / "alice" / "attention" / "04-scaling.html"
+    page.unlink()
+    result = grade(graded, "--finish")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert page.is_file(), result.stdout[-2000:]
+    assert "score_stds: public checks" in page.read_text()
+
+
 def test_test_cell_links_name_their_exercise(pages):
     toc = pages["04-scaling"]["toc"]
     assert not any(t.startswith("Test cell") for t in toc), toc
