@@ -2,7 +2,8 @@
 // Touch browsers hide scroll bars, and a table's cells paint over the box's edge shadows, so a reader
 // saw the last column cut and nothing saying there is more. Each such table gets a line above it
 // ("Scroll sideways for the whole table") and, while there is more to its right, a fade at its right
-// edge (class "table-more-right", course.css). A table that is not already in a scroll box is put in one.
+// edge (class "table-more-right", course.css); its caption wraps to the box's width and stays in view.
+// A table that is not already in a scroll box is put in one.
 (function () {
   var CUE = "Scroll sideways for the whole table \u2192";
   function boxOf(table) {
@@ -37,6 +38,8 @@
         cue.remove();
       }
       box.classList.toggle("table-wide", wide);
+      // the width its caption wraps to (course.css): the box's, not the table's
+      box.style.setProperty("--table-box-width", box.clientWidth + "px");
       if (!box.dataset.scrollWatched) {
         box.dataset.scrollWatched = "1";
         box.addEventListener("scroll", function () { edge(box); }, { passive: true });

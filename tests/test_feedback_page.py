@@ -12,6 +12,23 @@ from browser_support import CHROMIUM_ARGS, chromium_path
 from grading_support import SOLUTIONS, grade, place
 
 MATHML = "http://www.w3.org/1998/Math/MathML"
+PHONE = 390
+
+# On the page as a phone shows it: every graded cell's heading (its label, score and "(Top)" link) and
+# how wide its code or text is drawn beside the width its panel offers.
+PANELS_JS = """() => [...document.querySelectorAll('.nbgrader_cell')].map(cell => {
+  const head = cell.querySelector(':scope > .panel-heading'), body = cell.querySelector(':scope > .panel-body');
+  const h = head.getBoundingClientRect(), b = body.getBoundingClientRect(), s = getComputedStyle(body);
+  const room = b.width - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+  const content = body.querySelector('.input_area, .text_cell_render');
+  return {label: head.innerText.replace(/\\s+/g, ' ').trim(),
+          outside: [...head.querySelectorAll('*')].filter(e => e.getClientRects().length)
+                     .map(e => e.getBoundingClientRect())
+                     .filter(r => r.top < h.top - 0.5 || r.bottom > h.bottom + 0.5 ||
+                                  r.left < h.left - 0.5 || r.right > h.right + 0.5).length,
+          drawn: content ? content.getBoundingClientRect().width / room : 1,
+          screen: content ? content.getBoundingClientRect().width / innerWidth : 1};
+})"""
 COMMENT = r"Good. Note that $XX^\top$ is symmetric, and $\operatorname{Var}(q_i k_i) = 1$."
 
 
@@ -67,6 +84,11 @@ def pages(graded):
                                 h: m.getBoundingClientRect().height}))"""),
                 "comment": page.locator(".panel-footer").all_inner_texts(),
             }
+        phone = browser.new_page(viewport={"width": PHONE, "height": 844})
+        phone.route("**/*", route)
+        for nb in ("02-queries-keys-values", "04-scaling"):
+            phone.goto((work / "feedback" / "alice" / "attention" / f"{nb}.html").as_uri())
+            out[nb]["phone"] = phone.evaluate(PANELS_JS)
         browser.close()
     assert outside == [], outside
     return out
@@ -89,6 +111,38 @@ def test_tex_in_the_instructors_comment_is_drawn(pages):
     math = page["comment_math"]
     assert len(math) == 2 and all(m["ns"] == MATHML and m["h"] > 5 for m in math), math
     assert math[0]["sup"] == 1
+
+
+@pytest.mark.parametrize("nb", ["02-queries-keys-values", "04-scaling"])
+def test_on_a_phone_each_graded_cell_keeps_its_score_in_its_heading_and_its_full_width(pages, nb):
+    """At 390 px a graded cell's score and "(Top)" link sit in its coloured heading (they had dropped
+    below it, white on the panel, and squeezed the cell's code into a column a few letters wide)."""
+    panels = pages[nb]["phone"]
+    assert panels, f"{nb}: no graded cells on the page"
+    spilled = [p["label"] for p in panels if p["outside"]]
+    assert spilled == [], f"{nb} at {PHONE} px: headings whose score or link lies outside them: {spilled[:4]}"
+    squeezed = [(p["label"], round(p["drawn"], 2)) for p in panels if p["drawn"] < 0.95]
+    assert squeezed == [], f"{nb} at {PHONE} px: cells drawn narrower than their panel: {squeezed[:4]}"
+
+
+@pytest.mark.parametrize("nb", ["02-queries-keys-values", "04-scaling"])
+def test_on_a_phone_graded_cells_use_most_of_the_screen(pages, nb):
+    """At 390 px a graded cell's code or text takes at least 80 % of the screen's width: the page's three
+    nested containers and its panel no longer keep 15 px of padding each on both sides (the code had
+    65 % of the screen, and long lines wrapped every few words)."""
+    narrow = [(p["label"], round(p["screen"], 2)) for p in pages[nb]["phone"] if p["screen"] < 0.8]
+    assert narrow == [], f"{nb} at {PHONE} px: cells under 80 % of the screen's width: {narrow[:4]}"
+
+
+def test_grades_final_writes_a_feedback_page_that_went_missing(graded, pages):
+    """A feedback page deleted after grading (its grades unchanged) is written again by ``make
+    grades-final``: it had stayed missing, and the student would have received nothing for it."""
+    page = graded / "feedback" / "alice" / "attention" / "04-scaling.html"
+    page.unlink()
+    result = grade(graded, "--finish")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert page.is_file(), result.stdout[-2000:]
+    assert "score_stds: public checks" in page.read_text()
 
 
 def test_test_cell_links_name_their_exercise(pages):

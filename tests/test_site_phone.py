@@ -109,7 +109,8 @@ def _read_only_scripts() -> dict[str, str]:
     """The scripts :func:`_measure` runs on each page, in order; none changes what the next one sees
     (the covers' script removes the element it adds, and runs last)."""
     return {"wide_math": WIDE_MATH_JS, "images": IMAGES_JS, "captions": CAPTIONS_JS, "boxed": BOXED_JS,
-            "zoom_cues": ZOOM_CUES_JS, "tables": TABLES_JS, "search_boxes": SEARCH_BOXES_JS,
+            "zoom_cues": ZOOM_CUES_JS, "tables": TABLES_JS, "table_captions": TABLE_CAPTIONS_JS,
+            "split_ranges": SPLIT_RANGES_JS, "search_boxes": SEARCH_BOXES_JS,
             "covers": COVER_MISMATCH_JS}
 
 
@@ -431,6 +432,42 @@ TABLES_JS = """() => {
   return [bad, scrolling];
 }"""
 
+# The caption of every table that scrolls sideways in its box, where it runs past the box's edges (a caption
+# is as wide as its table: the reader saw its first words and then the box's edge, mid-sentence).
+TABLE_CAPTIONS_JS = """() => {
+  const cut = [];
+  for (const caption of document.querySelectorAll('article table > caption')) {
+    if (!caption.offsetParent) continue;
+    let box = caption.parentElement;
+    while (box && box.tagName !== 'ARTICLE' && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX))
+      box = box.parentElement;
+    if (!box || box.tagName === 'ARTICLE') continue;
+    const c = caption.getBoundingClientRect(), b = box.getBoundingClientRect();
+    if (c.left < b.left - 1 || c.right > b.right + 1)
+      cut.push([caption.innerText.slice(0, 50), Math.round(c.width), Math.round(b.width)]);
+  }
+  return cut;
+}"""
+
+# Every range of numbers in the text ("32–43", "1.54–1.58") that a line break splits after its dash: the
+# reader met "32–" at the end of one line and "43%" at the start of the next.
+SPLIT_RANGES_JS = """() => {
+  const split = [];
+  const walker = document.createTreeWalker(document.querySelector('article') || document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.parentElement.closest('mjx-container, pre, code, script, style') || !node.parentElement.offsetParent)
+      continue;
+    for (const m of node.data.matchAll(/[0-9][0-9.,]*[\u2060]?[\u2013][\u2060]?[0-9][0-9.,]*/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) split.push(m[0]);
+    }
+  }
+  return split;
+}"""
+
 # The search fields and buttons a reader sees outside the page's text (the search page's own form, above its
 # results, aside).
 SEARCH_BOXES_JS = """() => Array.from(new Set(document.querySelectorAll(
@@ -519,6 +556,23 @@ def test_wide_tables_fit_or_say_they_scroll(browser, rel, dark):
     assert bad == [], f"{rel} at {PHONE} px: tables cut or scrolling without a cue: {bad[:6]}"
     if rel == "reference/notation.html":
         assert scrolling >= 1, "the notation table fits a phone now: the cue is untested, choose a wider table"
+
+
+@pytest.mark.parametrize("rel", PAGES)
+def test_captions_of_scrolling_tables_stay_in_view(browser, rel):
+    """At 390 px a table that scrolls sideways keeps its caption within its box, wrapped to the box's
+    width (it was as wide as the table and ran past the box's edge mid-sentence)."""
+    cut = _measure(browser, rel, PHONE, False, "table_captions")
+    assert cut == [], f"{rel} at {PHONE} px: captions wider than their table's box (text, width, box): {cut[:4]}"
+
+
+@pytest.mark.parametrize("width", [PHONE, 1280])
+@pytest.mark.parametrize("rel", READING)
+def test_number_ranges_never_break_across_lines(browser, rel, width):
+    """A range such as "32–43" or "1.54–1.58" stays on one line: split after its dash, it read as a
+    number followed by a dash and another number on the next line."""
+    split = _measure(browser, rel, width, False, "split_ranges")
+    assert split == [], f"{rel} at {width} px: number ranges split across lines: {split[:6]}"
 
 
 @pytest.mark.parametrize("width", [PHONE, 1280])

@@ -18,7 +18,11 @@ link names its exercise ("softmax: hidden checks") and a grade still in the hand
 reads "awaiting hand-grading" rather than a score of 0.
 The page states its language and carries a small stylesheet (:func:`accessible`) so that it passes
 axe-core's serious and critical checks: links underlined and dark enough on every panel, code wrapped
-instead of scrolling in boxes a keyboard cannot reach.
+instead of scrolling in boxes a keyboard cannot reach. A graded cell's heading (37 px high in nbgrader's
+stylesheet) grows to hold its floated score: on a phone the score takes a second line of the heading,
+not a place below it in the cell, where it was white on the panel and squeezed the cell's code into a
+column a few letters wide. On a phone the page's three nested containers and its panel keep 4 to 6 px
+of padding, not 15 px each on both sides, which left the code 65 % of the screen.
 
 nbgrader makes a new exporter for every notebook, and each would compile nbconvert's Jinja
 templates again: the compiled templates are kept for the process (a bytecode cache keyed by each
@@ -81,6 +85,9 @@ a, a:visited { color: #0b4f9c; text-decoration: underline; }
 .highlight .si, .highlight .se { color: #7a4400; }
 .highlight .c, .highlight .c1, .highlight .ch, .highlight .cm, .highlight .cpf, .highlight .cs { color: #3f5f3f; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+div.nbgrader_cell > .panel-heading { display: flow-root; height: auto; min-height: 37px; }
+@media (max-width: 600px) { .container { padding-left: 4px; padding-right: 4px; }
+  .panel-default > .panel-body { padding: 6px; } }
 """ + MATH_CLIP_STYLE + """</style>
 """
 _HTML_TAG = re.compile(r"<html(?![^>]*\blang=)([^>]*)>", re.I)
@@ -90,6 +97,16 @@ def accessible(page: str) -> str:
     """The page with ``lang="en"`` on ``<html>`` and the accessibility stylesheet before ``</head>``."""
     page = _HTML_TAG.sub(r'<html lang="en"\1>', page, count=1)
     return page.replace("</head>", _A11Y_STYLE + "</head>", 1) if "data-selfattn-a11y" not in page else page
+
+
+#: a space after a number and before its unit, or inside a lateness ("2 d 1 h")
+_UNIT_SPACE = re.compile(r"(?<=\d) (?=(?:d|h|min|UTC)\b)|(?<=\b[dh]) (?=\d)")
+
+
+def unbroken(text: str) -> str:
+    """``text`` with no-break spaces between each number and its unit of time and inside a lateness, so that
+    the due line never puts "2 d 1" on one line and "h late" on the next (it did on a phone)."""
+    return _UNIT_SPACE.sub("\u00a0", text)
 
 
 class _CompiledTemplates(jinja2.BytecodeCache):
@@ -138,10 +155,10 @@ class GetGradesWithQueue(GetGrades):
             sub = notebook.assignment
             due, seconds, extended = sub.duedate, sub.total_seconds_late, bool(sub.extension)
         if due is not None:
-            info["due"] = due.strftime("%Y-%m-%d %H:%M UTC") + (" (with your extension)" if extended else "")
+            info["due"] = unbroken(due.strftime("%Y-%m-%d %H:%M UTC") + (" (with your extension)" if extended else ""))
         if seconds > 0:
-            info["late"] = (f"handed in {lateness(seconds)} late; {policy_of(self.config).describe()}: "
-                            f"{float(info.get('late_penalty') or 0):g} points taken from this notebook")
+            info["late"] = unbroken(f"handed in {lateness(seconds)} late; {policy_of(self.config).describe()}: "
+                                    f"{float(info.get('late_penalty') or 0):g} points taken from this notebook")
         return nb, resources
 
     def _get_score(self, cell, resources) -> None:

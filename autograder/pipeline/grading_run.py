@@ -66,7 +66,7 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
                          steps: dict | None = None, overrides=None, *, ws: Workspace,
                          pool: ProcessPoolExecutor | None = None) -> list[str]:
     """generate_feedback for every submission whose grades changed since its feedback (or that was
-    autograded now; in the run's ``pool``, if given), then nbgrader's export, the LMS exports and the
+    autograded now, or lacks a page; in the run's ``pool``, if given), then nbgrader's export, the LMS exports and the
     class report. Returns failures; the seconds of each step go to ``steps``."""
     steps = steps if steps is not None else {}
     t0 = time.perf_counter()
@@ -74,7 +74,8 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     digests = state.setdefault("feedback", {})
     todo: dict[str, list[str]] = {}
     for s, a in subs:
-        if (s, a) in autograded or gradebook_state.grades_digest(db, course, s, a) != digests.get(f"{s}/{a}"):
+        if ((s, a) in autograded or gradebook_state.grades_digest(db, course, s, a) != digests.get(f"{s}/{a}")
+                or _pages_missing(ws, s, a)):
             todo.setdefault(a, []).append(s)
     failed = []
     for a, students in sorted(todo.items()):
@@ -88,6 +89,14 @@ def _feedback_and_export(subs, autograded: set[tuple[str, str]], state: dict, wo
     steps["feedback"] = time.perf_counter() - t0
     final_exports.write(db, course, api.config, log, ws=ws, state=state, steps=steps)
     return failed
+
+
+def _pages_missing(ws: Workspace, student: str, assignment: str) -> bool:
+    """Whether an autograded notebook of this submission has no feedback page (deleted or never
+    written): its grades may not have changed, but the student would receive nothing for it."""
+    pages = ws.feedback / student / assignment
+    return any(not (pages / f"{nb.stem}.html").is_file()
+               for nb in (ws.autograded / student / assignment).glob("*.ipynb"))
 
 
 def _late_work(api, policy: Policy, log, ws: Workspace) -> tuple[list[str], list[str]]:
