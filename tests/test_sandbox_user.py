@@ -85,10 +85,15 @@ def check(values: tuple[np.ndarray, ...], user: int | None, others: tuple[str, .
 
 
 def host_uids(pid: int) -> list[int]:
-    """The real, effective, saved and file-system uids of ``pid`` and of all its descendants."""
-    status = Path(f"/proc/{pid}/status").read_text()
+    """The real, effective, saved and file-system uids of ``pid`` and of all its descendants (a
+    descendant that ends while they are read, a run's child exiting, has none left to check)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except (FileNotFoundError, ProcessLookupError):
+        return []
     uids = [int(u) for u in next(ln for ln in status.splitlines() if ln.startswith("Uid:")).split()[1:]]
-    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+    for child in children:
         uids += host_uids(int(child))
     return uids
 
