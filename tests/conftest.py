@@ -188,6 +188,7 @@ LANES: dict[str, str] = {
     "test_install_requirements.py": "pipeline",
     "test_student_bundle.py": "install",
     "test_student_install.py": "install",
+    "test_decide_runs.py": "unit",
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 
