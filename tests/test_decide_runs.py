@@ -171,6 +171,93 @@ def _hidden_words(found: Finding) -> bool:
     return found == found.hidden()
 
 
+# --- the inputs: drawn per student, notebook, code and decision, from a secret ---
+
+PARTS = st.lists(st.text(max_size=8), min_size=1, max_size=4)
+
+
+@given(PARTS, PARTS, st.binary(min_size=1, max_size=16))
+def test_a_seed_follows_its_parts_and_the_secret(tmp_path_factory, parts, other, secret):
+    ws = Workspace(tmp_path_factory.getbasetemp() / "never-written", ROOT)  # the secret is given: no file
+    with decide.secret_given(secret):
+        seed = decide._seed(*parts, ws=ws)
+        assert seed == decide._seed(*parts, ws=ws)
+        assert ("\0".join(parts) == "\0".join(other)) == (seed == decide._seed(*other, ws=ws))
+    with decide.secret_given(secret + b"!"):
+        assert decide._seed(*parts, ws=ws) != seed
+    assert not ws.work.exists()
+
+
+def test_the_secret_is_given_in_memory_or_made_once_in_the_work_folder(tmp_path):
+    ws = Workspace(tmp_path, ROOT)
+    with decide.secret_given(b"given"):
+        assert decide.grading_secret(ws) == b"given"
+    assert not (ws.grading / "secret").exists()
+    made = decide.grading_secret(ws)
+    assert len(made) == 32 and int(made, 16) >= 0 and (ws.grading / "secret").read_bytes() == made
+    assert decide.grading_secret(ws) == made != decide.grading_secret(Workspace(tmp_path / "other", ROOT))
+    seeds = [decide._seed("ann", NB3, f"check {i}", ws=ws) for i in range(32)]
+    assert all(0 <= seed < 1 << 64 for seed in seeds) and len(set(seeds)) == 32  # a seed is 64 bits of a digest
+
+
+def test_the_inputs_differ_per_student_and_decision_and_follow_the_secret(tmp_path):
+    ws = Workspace(tmp_path, ROOT)
+    spec = load_spec("attention", NB3, ROOT)
+    answers = {f: blame.reference_cell("attention", NB3, f, ROOT) for f in FUNCTIONS3}
+
+    def drawn(student: str, nonce: str, secret: bytes = b"s") -> bytes:
+        with decide.secret_given(secret):
+            g = decide._draw_cases("softmax", spec.tests_of("softmax"), answers, student, NB3, ws, nonce)
+        assert g.ids == [cid for cid, _h in _checks(NB3).items() if cid.startswith("softmax/")]
+        assert g.hidden == {cid for cid, hidden in _checks(NB3).items() if hidden and cid.startswith("softmax/")}
+        assert all(all(type(c) is (OpaqueCase if cid in g.hidden else Case) for c in cs) for cid, cs in g.cases.items())
+        assert set(g.cases) == set(g.ids)
+        return b"".join(np.asarray(a).tobytes() for cid in g.ids for c in g.cases[cid] for a in c.args)
+
+    same = drawn("ann", "n1")
+    assert same == drawn("ann", "n1") != drawn("ben", "n1")
+    assert same != drawn("ann", "n2") and same != drawn("ann", "n1", b"another secret")
+
+
+def test_what_decides_a_verdict_includes_the_code_run_in_the_sandbox():
+    code = decide.verdict_code()
+    assert all(isinstance(p, Path) and p.exists() for p in code) and list(code) == sorted(set(code))
+    assert set(decide._INSIDE) <= set(code)
+    assert ROOT / "autograder" / "verdicts" / "decide.py" in code
+    assert not {ROOT / "autograder" / "workspace.py", ROOT / "autograder" / "verdicts" / "record.py"} & set(code)
+
+
+def test_a_test_cell_checking_two_functions_gathers_their_lines_in_the_order_they_are_decided(tmp_path):
+    """No cell of the course's notebooks checks two functions; the grader allows it (an instructor may)."""
+    ws = Workspace(tmp_path, ROOT)
+    both = SpecTestCell("both", 3.0, (("softmax", "softmax/axis"), ("scaled_scores", "scaled_scores/hidden/random"),
+                                      ("softmax", "softmax/hidden/extreme")),
+                        frozenset({"scaled_scores/hidden/random", "softmax/hidden/extreme"}))
+    answers = {f: blame.reference_cell("attention", NB3, f, ROOT) for f in ("softmax", "scaled_scores", "attention")}
+    with decide.secret_given(b"s"):
+        softmax = decide._draw_cases("softmax", [both], answers, "ann", NB3, ws, "n")
+        scaled = decide._draw_cases("scaled_scores", [both], answers, "ann", NB3, ws, "n")
+        # a function runs after the cells of the functions it calls, of those the notebook holds
+        attention = decide._draw_cases("attention", [], {"attention": "a", "softmax": "s"}, "ann", NB3, ws, "n")
+    assert softmax.ids == ["softmax/axis", "softmax/hidden/extreme"] and scaled.ids == ["scaled_scores/hidden/random"]
+    assert attention.code == [("softmax", "s"), ("attention", "a")] and attention.ids == []
+    wrong = Finding("wrong values", Kind.WRONG_VALUES)
+    cells: dict[str, CellResult] = {}
+    decide._add_cell_lines(cells, scaled, {"scaled_scores/hidden/random": None})
+    assert cells == {"both": CellResult(True, 0, (
+        f"✓ scaled_scores: hidden check: {REGISTRY['scaled_scores/hidden/random'].description}",), 3.0)}
+    decide._add_cell_lines(cells, softmax, {"softmax/axis": None, "softmax/hidden/extreme": wrong})
+    assert cells == {"both": CellResult(False, 1, (
+        f"✓ scaled_scores: hidden check: {REGISTRY['scaled_scores/hidden/random'].description}",
+        f"✓ softmax: {REGISTRY['softmax/axis'].description}",
+        f"✗ softmax: hidden check: {REGISTRY['softmax/hidden/extreme'].description}: wrong values"), 3.0)}
+    decide._add_cell_lines(cells, scaled, {"scaled_scores/hidden/random": wrong})
+    assert cells["both"].failed == 2 and not cells["both"].passed and len(cells["both"].lines) == 4
+
+
+# --- grading a notebook, the sandbox's run in this process ---
+
+
 def test_a_right_notebook_passes_every_cell_public_runs_first_each_phase_in_its_sessions(tmp_path, here):
     ws = Workspace(tmp_path, ROOT)
     _submit(ws, "ann", NB3)
@@ -406,84 +493,3 @@ def test_a_notebook_whose_staging_raised_scores_zero_judged_as_the_release(tmp_p
     release = nbformat.read(decide.release_path("attention", NB1, ROOT), as_version=4)
     assert out.key == decide.verdict_key(release, "attention", NB1, ROOT)
     assert answer_cells(ws.staged("ann", "attention", NB1)) == answer_cells(release)
-
-
-# --- the inputs: drawn per student, notebook, code and decision, from a secret ---
-
-PARTS = st.lists(st.text(max_size=8), min_size=1, max_size=4)
-
-
-@given(PARTS, PARTS, st.binary(min_size=1, max_size=16))
-def test_a_seed_is_64_bits_of_its_parts_and_the_secret(tmp_path_factory, parts, other, secret):
-    ws = Workspace(tmp_path_factory.mktemp("ws"), ROOT)
-    with decide.secret_given(secret):
-        seed = decide._seed(*parts, ws=ws)
-        assert 0 <= seed < 1 << 64 and seed == decide._seed(*parts, ws=ws)
-        assert ("\0".join(parts) == "\0".join(other)) == (seed == decide._seed(*other, ws=ws))
-    with decide.secret_given(secret + b"!"):
-        assert decide._seed(*parts, ws=ws) != seed
-
-
-def test_the_secret_is_given_in_memory_or_made_once_in_the_work_folder(tmp_path):
-    ws = Workspace(tmp_path, ROOT)
-    with decide.secret_given(b"given"):
-        assert decide.grading_secret(ws) == b"given"
-    assert not (ws.grading / "secret").exists()
-    made = decide.grading_secret(ws)
-    assert len(made) == 32 and int(made, 16) >= 0 and (ws.grading / "secret").read_bytes() == made
-    assert decide.grading_secret(ws) == made != decide.grading_secret(Workspace(tmp_path / "other", ROOT))
-
-
-def test_the_inputs_differ_per_student_and_decision_and_follow_the_secret(tmp_path):
-    ws = Workspace(tmp_path, ROOT)
-    spec = load_spec("attention", NB3, ROOT)
-    answers = {f: blame.reference_cell("attention", NB3, f, ROOT) for f in FUNCTIONS3}
-
-    def drawn(student: str, nonce: str, secret: bytes = b"s") -> bytes:
-        with decide.secret_given(secret):
-            g = decide._draw_cases("softmax", spec.tests_of("softmax"), answers, student, NB3, ws, nonce)
-        assert g.ids == [cid for cid, _h in _checks(NB3).items() if cid.startswith("softmax/")]
-        assert g.hidden == {cid for cid, hidden in _checks(NB3).items() if hidden and cid.startswith("softmax/")}
-        assert all(all(type(c) is (OpaqueCase if cid in g.hidden else Case) for c in cs) for cid, cs in g.cases.items())
-        assert set(g.cases) == set(g.ids)
-        return b"".join(np.asarray(a).tobytes() for cid in g.ids for c in g.cases[cid] for a in c.args)
-
-    same = drawn("ann", "n1")
-    assert same == drawn("ann", "n1") != drawn("ben", "n1")
-    assert same != drawn("ann", "n2") and same != drawn("ann", "n1", b"another secret")
-
-
-def test_what_decides_a_verdict_includes_the_code_run_in_the_sandbox():
-    code = decide.verdict_code()
-    assert all(isinstance(p, Path) and p.exists() for p in code) and list(code) == sorted(set(code))
-    assert set(decide._INSIDE) <= set(code)
-    assert ROOT / "autograder" / "verdicts" / "decide.py" in code
-    assert not {ROOT / "autograder" / "workspace.py", ROOT / "autograder" / "verdicts" / "record.py"} & set(code)
-
-
-def test_a_test_cell_checking_two_functions_gathers_their_lines_in_the_order_they_are_decided(tmp_path):
-    """No cell of the course's notebooks checks two functions; the grader allows it (an instructor may)."""
-    ws = Workspace(tmp_path, ROOT)
-    both = SpecTestCell("both", 3.0, (("softmax", "softmax/axis"), ("scaled_scores", "scaled_scores/hidden/random"),
-                                      ("softmax", "softmax/hidden/extreme")),
-                        frozenset({"scaled_scores/hidden/random", "softmax/hidden/extreme"}))
-    answers = {f: blame.reference_cell("attention", NB3, f, ROOT) for f in ("softmax", "scaled_scores", "attention")}
-    with decide.secret_given(b"s"):
-        softmax = decide._draw_cases("softmax", [both], answers, "ann", NB3, ws, "n")
-        scaled = decide._draw_cases("scaled_scores", [both], answers, "ann", NB3, ws, "n")
-        # a function runs after the cells of the functions it calls, of those the notebook holds
-        attention = decide._draw_cases("attention", [], {"attention": "a", "softmax": "s"}, "ann", NB3, ws, "n")
-    assert softmax.ids == ["softmax/axis", "softmax/hidden/extreme"] and scaled.ids == ["scaled_scores/hidden/random"]
-    assert attention.code == [("softmax", "s"), ("attention", "a")] and attention.ids == []
-    wrong = Finding("wrong values", Kind.WRONG_VALUES)
-    cells: dict[str, CellResult] = {}
-    decide._add_cell_lines(cells, scaled, {"scaled_scores/hidden/random": None})
-    assert cells == {"both": CellResult(True, 0, (
-        f"✓ scaled_scores: hidden check: {REGISTRY['scaled_scores/hidden/random'].description}",), 3.0)}
-    decide._add_cell_lines(cells, softmax, {"softmax/axis": None, "softmax/hidden/extreme": wrong})
-    assert cells == {"both": CellResult(False, 1, (
-        f"✓ scaled_scores: hidden check: {REGISTRY['scaled_scores/hidden/random'].description}",
-        f"✓ softmax: {REGISTRY['softmax/axis'].description}",
-        f"✗ softmax: hidden check: {REGISTRY['softmax/hidden/extreme'].description}: wrong values"), 3.0)}
-    decide._add_cell_lines(cells, scaled, {"scaled_scores/hidden/random": wrong})
-    assert cells["both"].failed == 2 and not cells["both"].passed and len(cells["both"].lines) == 4
