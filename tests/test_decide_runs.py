@@ -14,6 +14,7 @@ sandbox isolates a run is its own tests' (tests/test_decisions.py grades through
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import struct
@@ -333,6 +334,27 @@ def test_a_function_failing_some_checks_only_through_a_dependency_keeps_its_poin
     assert all(found is None for cid, found in out.checks.items() if not cid.startswith("softmax/"))
     assert [(n.kind, n.text.split("`")[1]) for n in out.notes] == [
         (NoteKind.DEPENDENCY_BLAMED, "attention")]
+
+
+def test_fair_blame_reruns_a_group_of_a_single_check(tmp_path, here, monkeypatch):
+    """A test cell may hold one hidden check of a function that calls others (no cell of the course's does)."""
+    course_spec = decide.load_spec
+
+    def one_hidden_check(assignment: str, notebook: str, course: Path):
+        spec = course_spec(assignment, notebook, course)
+        return dataclasses.replace(spec, tests=tuple(
+            dataclasses.replace(t, checks=t.checks[:1], hidden=frozenset({t.checks[0][1]}))
+            if t.grade_id == "attention-hidden" else t for t in spec.tests))
+
+    monkeypatch.setattr(decide, "load_spec", one_hidden_check)
+    ws = Workspace(tmp_path, ROOT)
+    _submit(ws, "ann", NB3, {"softmax": WRONG_SOFTMAX})
+    out = decide.grade_one("ann", "attention", NB3, ws=ws)
+    assert not out.failed and out.cells["attention-hidden"] == CellResult(True, 0, (
+        f"✓ attention: hidden check: {REGISTRY['attention/hidden/random'].description}",), 2.0)
+    assert out.notes[0].kind is NoteKind.DEPENDENCY_BLAMED
+    assert [(len(r.cases) > 0, r.hidden, r.session) for r in here.runs if r.function == "attention" and r.oracle] == [
+        (True, False, here.opened[1][False]), (True, True, here.opened[1][True])]
 
 
 def test_a_run_that_crashed_fails_every_check_with_its_reason_and_is_not_run_again(tmp_path, here):
