@@ -33,11 +33,12 @@ from autograder.course.spec import TestCell as SpecTestCell
 from autograder.course.spec import answer_cells, load_spec
 from autograder.notes import Note, NoteKind
 from autograder.sandbox import warm
+from autograder.sandbox.oracle import Oracle
 from autograder.verdicts import blame, decide, history, record
 from autograder.verdicts.hidden_inputs import OpaqueCase
 from autograder.verdicts.record import CellResult
 from autograder.workspace import ROOT, Workspace
-from selfattn.checks.calling import Case, allowed_imports_only, call_cases, exec_cells, fresh_namespace
+from selfattn.checks.calling import Case, CellError, allowed_imports_only, call_cases, exec_cells, fresh_namespace
 from selfattn.checks.findings import Finding, Kind
 from selfattn.checks.record import REGISTRY
 
@@ -68,14 +69,17 @@ class Here:
     """The sandbox's boundary, in this process: every run and every session, in order."""
 
     runs: list[Run] = field(default_factory=list)
-    opened: list[dict] = field(default_factory=list)
-    released: list[dict] = field(default_factory=list)
+    opened: list[dict[bool, str]] = field(default_factory=list)
+    released: list[dict[bool, str]] = field(default_factory=list)
     #: function -> the result its runs return instead of running (a recorded RunResult)
     results: dict[str, sandbox.RunResult] = field(default_factory=dict)
     #: (function, hidden) -> what its run raises (the sandbox failing)
     raises: dict[tuple[str, bool], Exception] = field(default_factory=dict)
 
-    def run(self, cells, function, cases, limits=sandbox.DEFAULT, hidden=False, session=None, oracle=None):
+    def run(self, cells: list[tuple[str, str | None]], function: str, cases: list[Case],
+            limits: sandbox.Limits = sandbox.DEFAULT, hidden: bool = False, session: object = None,
+            oracle: Oracle | None = None) -> sandbox.RunResult:
+        """:func:`autograder.sandbox.run`'s place: recorded, then raised, returned as recorded or run here."""
         self.runs.append(Run(function, hidden, session, list(oracle.names) if oracle else [], list(cases),
                              list(cells)))
         if (function, hidden) in self.raises:
@@ -84,22 +88,25 @@ class Here:
             return self.results[function]
         return _in_process(cells, function, cases, limits, hidden, oracle)
 
-    def sessions(self) -> dict:
+    def sessions(self) -> dict[bool, str]:
+        """:func:`autograder.sandbox.warm.sessions`'s place: a new pair of named sessions."""
         n = len(self.opened)
         opened = {False: f"public session {n}", True: f"hidden session {n}"}
         self.opened.append(opened)
         return opened
 
-    def release(self, sessions: dict) -> None:
+    def release(self, sessions: dict[bool, str]) -> None:
+        """:func:`autograder.sandbox.warm.release`'s place: recorded."""
         self.released.append(dict(sessions.items()))
 
 
-def _in_process(cells, function, cases, limits, hidden, oracle) -> sandbox.RunResult:
+def _in_process(cells: list[tuple[str, str | None]], function: str, cases: list[Case], limits: sandbox.Limits,
+                hidden: bool, oracle: Oracle | None) -> sandbox.RunResult:
     """What the sandbox's harness does with ``cells`` (the course's functions for the oracle's names),
     as the bytes it sends, read by the grader's own reader of a run's result."""
     namespace = fresh_namespace()
     names = set(oracle.names) if oracle is not None else set()
-    errors = []
+    errors: list[CellError] = []
     with allowed_imports_only():
         for label, source in cells:
             if source is None and label in names:
@@ -169,6 +176,7 @@ def _checks(notebook: str) -> dict[str, bool]:
 
 
 def _hidden_words(found: Finding) -> bool:
+    """Whether ``found`` is in the fixed vocabulary of hidden checks (nothing in it chosen by the answer)."""
     return found == found.hidden()
 
 
