@@ -196,6 +196,7 @@ LANES: dict[str, str] = {
     "test_ignored_notebook_names.py": "unit",
     "test_lateness_words.py": "unit",
     "test_json_formats.py": "unit",
+    "test_decide_runs.py": "unit",
 }
 LANE_NAMES = ("unit", "pipeline", "browser", "sweep", "install")
 

@@ -10,8 +10,8 @@ Release, Collect, Autograde and Generate Feedback in formgrader show INFO lines 
 line. Then nobody does anything, and the idle
 culler (a hub service) stops both servers: their processes and cgroups are gone, and the hub's log
 says the culler did it. Every account, process, cgroup and folder the hub made is removed.
-Run it as ``.venv/bin/python -m pytest tests/test_hub_class.py`` (never under ``flock`` of the hub tests' lock: it takes
-that lock itself, for the shared environments).
+Run it as ``.venv/bin/python -m pytest tests/test_hub_class.py``, never under ``flock`` of the
+hub tests' lock: it takes that lock itself, for the shared environments.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ formgrader's Autograde of the same submission now takes those points away, witho
 The hub's process, the student's server processes and her login are as before, the students'
 environment is unchanged, and her server runs with her course's own students' package first on
 its ``PYTHONPATH``.
-Run it as ``.venv/bin/python -m pytest tests/test_hub_formgrader_publish.py`` (never under ``flock`` of the hub tests' lock: it takes
-that lock itself, for the shared environments).
+Run it as ``.venv/bin/python -m pytest tests/test_hub_formgrader_publish.py``, never under ``flock`` of the
+hub tests' lock: it takes that lock itself, for the shared environments.
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ MODULES: dict[str, list[str]] = {
                                     "tests/test_report_template.py"],
     "autograder.sandbox.channel": ["tests/test_result_channel.py"],  # (what reads the run's results: FUNCTIONS)
     "autograder.verdicts.decide": ["tests/test_decide_parts.py", "tests/test_verdict_key.py",
-                                   "tests/test_results_as_data.py", "tests/test_history.py"],
+                                   "tests/test_results_as_data.py", "tests/test_history.py",
+                                   "tests/test_decide_runs.py"],
     "autograder.verdicts.history": ["tests/test_history_edges.py", "tests/test_history.py"],
     "autograder.verdicts.regrade_reason": ["tests/test_history_edges.py", "tests/test_regrade_reason.py"],
     "autograder.late.due_dates": ["tests/test_late_gradebook.py", "tests/test_late_policy.py"],
@@ -55,13 +56,10 @@ MODULES: dict[str, list[str]] = {
 
 #: the functions mutated in a module where not all of it faces student input or is unit-tested: the
 #: sandbox's channel also writes the grader's frames and drives the pipe (the sandbox's pipeline tests hold
-#: those), and the verdicts' decisions run the sandbox
+#: those). (All of autograder.verdicts.decide is mutated: its runs are tested with the sandbox's run replaced
+#: by one in this process, tests/test_decide_runs.py.)
 FUNCTIONS: dict[str, list[str]] = {
     "autograder.sandbox.channel": ["parse_frame", "read_outcome", "read_cell_errors", "disk_full", "_error_type"],
-    # (the functions that run the sandbox are the pipeline lane's: tests/test_decisions.py and others)
-    "autograder.verdicts.decide": ["verdict_key", "answers_digest", "function_key", "_kept_functions", "_groups",
-                                   "_line", "freshness", "settings", "spec_digest", "checks_version", "code_digest",
-                                   "stored_verdict", "forget_kept"],
 }
 
 
