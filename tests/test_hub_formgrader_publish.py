@@ -113,7 +113,7 @@ def _term(layout: HubLayout, source: Path, passwords: dict[str, str], ada: str, 
     # her server (and so each kernel it starts) imports her course's own selfattn first
     paths = {e[len(b"PYTHONPATH="):].decode() for pid in uid_processes(ada)
              for e in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if e.startswith(b"PYTHONPATH=")}
-    assert paths == {str(layout.course_package(COURSE_ID))}, paths
+    assert paths == {f"{layout.students_site}:{layout.course_package(COURSE_ID)}"}, paths
 
     hub_before = control.running_pid(layout)
     assert hub_before is not None, "the running hub is not found by its pid file"
