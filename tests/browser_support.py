@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
@@ -157,6 +158,21 @@ def _running(pid: int) -> bool:
         return False
 
 
+#: when this process's driver ended under it, and the test running then (:func:`_watch`)
+_ENDED: list[str] = []
+#: the thread watching the current driver
+_WATCHERS: list[threading.Thread] = []
+
+
+def _watch(pids: list[int]) -> None:
+    """Note in :data:`_ENDED` the moment the driver ``pids`` ends while it is still this process's
+    driver, with the test then running (``PYTEST_CURRENT_TEST``): where to look for what ended it."""
+    while _DRIVER_PIDS == pids and all(_running(pid) for pid in pids):
+        time.sleep(0.5)
+    if _DRIVER_PIDS == pids and _DRIVER:
+        _ENDED.append(f"at {time.strftime('%H:%M:%S')}, during {os.environ.get('PYTEST_CURRENT_TEST', 'no test')}")
+
+
 @contextmanager
 def driver() -> Iterator:
     """This process's Playwright (sync API), started on first use and kept until the test session ends
@@ -164,11 +180,14 @@ def driver() -> Iterator:
     and the session's shared site browser (``site_browser`` in tests/conftest.py) holds it while
     other files start browsers of their own."""
     if _DRIVER and not all(_running(pid) for pid in _DRIVER_PIDS):
-        # its Node process was ended under it (seen once per run after the hub term test; the cause is
-        # not yet found): said on stderr, and a new one started, so one lost driver fails no later test
-        # a warning, so the run's summary shows it (a line on stderr is captured with the test's output)
-        warnings.warn(f"browser_support: this process's Playwright driver (process {_DRIVER_PIDS}) had ended; "
-                      "starting a new one", stacklevel=3)
+        # its Node process was ended under it (seen about once per run in make test; the cause is not yet
+        # found): a new one is started, so one lost driver fails no later test, and a warning (the run's
+        # summary shows it) says when it ended and which test of this process was running then
+        for watcher in _WATCHERS:
+            watcher.join(timeout=2)  # it notes the end within half a second
+        when = _ENDED[-1] if _ENDED else "when is not known"
+        warnings.warn(f"browser_support: this process's Playwright driver (process {_DRIVER_PIDS}) had ended "
+                      f"({when}); starting a new one", stacklevel=3)
         try:
             _DRIVER.pop().stop()
         except Exception:
@@ -183,6 +202,8 @@ def driver() -> Iterator:
             before_start = _children()
             _DRIVER.append(sync_playwright().start())
             _DRIVER_PIDS[:] = sorted(p for p in _children() - before_start if _is_driver(p))
+            _WATCHERS[:] = [threading.Thread(target=_watch, args=(list(_DRIVER_PIDS),), daemon=True)]
+            _WATCHERS[0].start()
         finally:
             if before is None:
                 del os.environ["NODE_OPTIONS"]

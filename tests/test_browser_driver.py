@@ -39,7 +39,7 @@ def test_a_driver_whose_process_ended_is_replaced_and_said():
     done = subprocess.run([sys.executable, "-c", PROBE, str(tests)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     warned = next(line for line in done.stdout.splitlines() if line.startswith("warned:"))
-    assert "Playwright driver" in warned and "had ended" in warned, done.stdout
+    assert "Playwright driver" in warned and "had ended (at " in warned and ", during " in warned, done.stdout
     pids = next(line for line in done.stdout.splitlines() if line.startswith("pids:"))
     first, now = pids.removeprefix("pids: ").split("] [")
     assert first.strip("[]") != now.strip("[]"), f"the same driver process: {pids}"
