@@ -34,7 +34,9 @@ MARKERS = st.one_of(st.integers(10**6, 10**12), st.integers(-(10**12), -(10**6))
 
 
 def _article(name: str) -> str:
-    return "an" if name[0] in "aeiou" else "a"
+    """The article a reader says before ``name``: "an" before a vowel sound; NumPy's unsigned types are
+    read "you-int" ("a uint8")."""
+    return "an" if name[0] in "aeio" else "a"
 
 
 @given(dtype=dtypes, shape=shapes, data=st.data())
@@ -76,14 +78,14 @@ SCALARS = [(st.integers(), "an int"), (st.floats(allow_nan=True), "a float"), (s
            (st.dictionaries(st.text(), st.integers()), "a dict"), (st.sets(st.integers()), "a set"),
            (st.integers(-(2**63), 2**63 - 1).map(np.int64), "an int64"),
            (st.floats(width=32).map(np.float32), "a float32"), (st.booleans().map(np.bool_), "a bool"),
-           (st.integers(0, 255).map(np.uint8), "an uint8"), (st.just(object()), "an object"),
+           (st.integers(0, 255).map(np.uint8), "a uint8"), (st.just(object()), "an object"),
            (st.just(Ellipsis), "an ellipsis"), (st.just(range(3)), "a range")]
 
 
 @pytest.mark.parametrize(("values", "said"), SCALARS, ids=[s for _, s in SCALARS])
 @given(data=st.data())
 def test_anything_else_is_described_by_its_type_with_its_article(values, said, data):
-    """The article follows the type name's first letter ("an" before a vowel letter: "an uint8")."""
+    """The article follows the type name's sound ("an int8", "a uint8": NumPy's unsigned types read "you-int")."""
     assert describe_type(data.draw(values)) == said
 
 
@@ -96,7 +98,7 @@ def test_no_scalar_value_is_in_its_description(marker):
 def test_none_and_the_articles():
     assert describe_type(None) == "None"
     assert [describe_type(v) for v in (1, 1.0, True, "s", np.int8(1), np.uint8(1), Fraction(1), Decimal(1))] == [
-        "an int", "a float", "a bool", "a str", "an int8", "an uint8", "a Fraction", "a Decimal"]
+        "an int", "a float", "a bool", "a str", "an int8", "a uint8", "a Fraction", "a Decimal"]
     assert all(describe_type(v).split()[0] == _article(type(v).__name__) for v in (1, 1.0, True, "", b"", 1j, {}, ()))
 
 

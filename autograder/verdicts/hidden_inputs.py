@@ -24,7 +24,7 @@ def describe_type(value: Any) -> str:
         return f"a {type(value).__name__} of {len(value)}"
     if value is None:
         return "None"
-    return f"a{'n' if type(value).__name__[0] in 'aeiou' else ''} {type(value).__name__}"
+    return f"a{'n' if type(value).__name__[0] in 'aeio' else ''} {type(value).__name__}"
 
 
 @dataclass(frozen=True)
