@@ -68,3 +68,27 @@ def test_a_hand_in_at_the_due_date_itself_is_on_time_and_a_second_after_is_late(
     assert hand_in_lines(path) == []
     path.write_text(json.dumps({"policy": "no due dates yet"}))
     assert hand_in_lines(path) == []
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=12)
+
+
+@given(data=JSON | st.fixed_dictionaries({"due": st.dictionaries(st.text(max_size=8), JSON, max_size=3)},
+                                         optional={"policy": JSON}))
+def test_any_due_dates_file_gives_lines_and_never_stops_hand_in(tmp_path_factory, data):
+    """The bundle's file is the student's to edit: whatever JSON it holds, ``hand_in.py``'s lines come out
+    (a date no one wrote is passed over), and a file with no policy in words leaves no empty part."""
+    path = tmp_path_factory.mktemp("due") / "due-dates.json"
+    path.write_text(json.dumps(data))
+    for line in hand_in_lines(path, now=datetime(2030, 1, 1)):
+        assert "(;" not in line and "; )" not in line and ": due " in line, line
+
+
+def test_a_late_line_without_a_policy_names_the_extension_only(tmp_path):
+    path = tmp_path / "due-dates.json"
+    path.write_text(json.dumps({"due": {"a": "2026-11-01T12:00:00"}}))
+    assert hand_in_lines(path, now=datetime(2026, 11, 1, 13)) == [
+        "a: due 2026-11-01 12:00 UTC; handed in now, it is 1 h late (an extension you were granted replaces "
+        "this date)"]

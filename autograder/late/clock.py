@@ -40,13 +40,19 @@ def hand_in_lines(path: Path, now: datetime | None = None) -> list[str]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
+    dues = data.get("due") if isinstance(data, dict) else None
+    policy = data.get("policy") if isinstance(data, dict) and isinstance(data.get("policy"), str) else ""
     now = now or datetime.now(timezone.utc).replace(tzinfo=None)
     out = []
-    for assignment, text in sorted((data.get("due") or {}).items()):
-        due = datetime.fromisoformat(text)
+    for assignment, text in sorted(dues.items() if isinstance(dues, dict) else []):
+        try:
+            due = datetime.fromisoformat(text)
+        except (TypeError, ValueError):  # a date no one wrote: the bundle's file edited by hand
+            continue
         if now <= due:
             out.append(f"{assignment}: due {show(due)}; handed in now, it is on time")
         else:
+            said = "; ".join(p for p in (policy, "an extension you were granted replaces this date") if p)
             out.append(f"{assignment}: due {show(due)}; handed in now, it is {lateness((now - due).total_seconds())} "
-                       f"late ({data.get('policy', '')}; an extension you were granted replaces this date)")
+                       f"late ({said})")
     return out
