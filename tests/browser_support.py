@@ -180,9 +180,10 @@ def driver() -> Iterator:
     and the session's shared site browser (``site_browser`` in tests/conftest.py) holds it while
     other files start browsers of their own."""
     if _DRIVER and not all(_running(pid) for pid in _DRIVER_PIDS):
-        # its Node process was ended under it (seen about once per run in make test; the cause is not yet
-        # found): a new one is started, so one lost driver fails no later test, and a warning (the run's
-        # summary shows it) says when it ended and which test of this process was running then
+        # its Node process was ended under it (once per make test, until a test that stood in for the hub
+        # ended the hub's children, this process's driver among them): a new one is started, so one lost
+        # driver fails no later test, and a warning (the run's summary shows it) says when it ended and
+        # which test of this process was running then
         for watcher in _WATCHERS:
             watcher.join(timeout=2)  # it notes the end within half a second
         when = _ENDED[-1] if _ENDED else "when is not known"

@@ -1,7 +1,8 @@
 """What ``make publish`` reaches on a hub: the formgrader process it restarts, the students it changes.
 
-Formgrader is found as the hub's child run by the course's grader account (here: this process
-stands for the hub, a ``sleep`` of its own for formgrader; a grandchild is not it); restarting
+Formgrader is found as the hub's child run by the course's grader account (here: a stand-in hub
+process, a ``sleep`` of its own for formgrader; a grandchild is not it, nor a process outside the
+hub); restarting
 ends it, and says in one line when the hub does not start it again, or when no hub runs. A user's
 ``PYTHONPATH`` names the package of the first of the hub's courses whose students' group she is
 in, else whose graders' group, else the first course (for every set of groups).
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import os
 import pwd
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -57,27 +60,49 @@ def test_no_hub_running_is_said_in_one_line(tmp_path):
 
 
 def test_formgrader_is_the_hubs_child_of_the_grader_account_and_is_ended(tmp_path, monkeypatch):
+    """Only the stand-in hub's children run by the grader account are formgrader's processes, and only they
+    are ended: not a grandchild, and not a process of this test's own (this test once stood in for the hub
+    itself, and so ended its own process's Playwright driver, a child run by the same account)."""
     layout = _layout(tmp_path)
-    monkeypatch.setattr(formgrader_restart, "hub_pid", lambda layout: os.getpid())  # this process stands for the hub
-    me, getpwnam = pwd.getpwuid(os.getuid()), pwd.getpwnam
-    monkeypatch.setattr(formgrader_restart.pwd, "getpwnam",
-                        lambda name: me if name == layout.grader_user("self-attention") else getpwnam(name))
-    formgrader = subprocess.Popen(["sleep", "600"])
-    parent = subprocess.Popen(["sh", "-c", "sleep 600; true"])  # its sleep is no child of the hub's
+    hub = subprocess.Popen([sys.executable, "-c", STAND_IN_HUB], stdout=subprocess.PIPE, text=True)
+    mine = subprocess.Popen(["sleep", "600"])  # a child of this process's, as the test harness's driver is
+    grandchild: list[str] = []
     try:
-        children = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
+        formgrader, shell = (int(p) for p in hub.stdout.readline().split())
+        monkeypatch.setattr(formgrader_restart, "hub_pid", lambda layout: hub.pid)
+        me, getpwnam = pwd.getpwuid(os.getuid()), pwd.getpwnam
+        monkeypatch.setattr(formgrader_restart.pwd, "getpwnam",
+                            lambda name: me if name == layout.grader_user("self-attention") else getpwnam(name))
+        children = Path(f"/proc/{shell}/task/{shell}/children")
         for _ in range(100):
             grandchild = children.read_text().split()
             if grandchild:
                 break
             time.sleep(0.1)
-        found = formgrader_restart.formgrader_pids(layout, "self-attention")
-        assert formgrader.pid in found and grandchild and int(grandchild[0]) not in found, (found, grandchild)
+        assert grandchild, "the shell started no sleep"
+        assert formgrader_restart.formgrader_pids(layout, "self-attention") == sorted([formgrader, shell])
         assert formgrader_restart.formgrader_pids(layout, "aa-one") == []  # no such grader account
         with pytest.raises(GradingError, match="formgrader did not come back within 1 s"):
             formgrader_restart.restart(layout, "self-attention", log=lambda line: None, timeout=1)
-        assert formgrader.wait(timeout=60) is not None  # ended
+        assert formgrader_restart._ended(formgrader), "formgrader still runs"
+        assert mine.poll() is None, "a process outside the hub was ended"
+        assert not formgrader_restart._ended(int(grandchild[0])), "the hub's grandchild was ended"
     finally:
-        for proc in (formgrader, parent):
+        for pid in grandchild:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for proc in (hub, mine):
             proc.kill()
             proc.wait()
+
+
+#: a stand-in hub: formgrader (a ``sleep``) and a shell, each its child; the shell's ``sleep`` is a grandchild
+STAND_IN_HUB = r"""
+import subprocess, time
+formgrader = subprocess.Popen(["sleep", "600"])
+shell = subprocess.Popen(["sh", "-c", "sleep 600; true"])
+print(formgrader.pid, shell.pid, flush=True)
+time.sleep(600)
+"""
