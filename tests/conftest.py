@@ -390,10 +390,36 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         report.longrepr = f"a test may not be skipped (it must run, or fail with its reason): {reason}"
 
 
+#: a child of this test process that no test knows of (:func:`_ends_no_process_it_did_not_start`)
+_SENTINEL: list = []
+
+
+@pytest.fixture(autouse=True)
+def _ends_no_process_it_did_not_start(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that ends a process it did not start: this process keeps a sentinel child (as it keeps
+    Playwright's driver, which a test standing this process in for the hub once ended for every later
+    browser test of its worker); a test after which the sentinel has ended fails in its teardown, named."""
+    import subprocess
+    import sys
+
+    if not _SENTINEL or _SENTINEL[0].poll() is not None:
+        _SENTINEL[:] = [subprocess.Popen([sys.executable, "-c", "import time\ntime.sleep(10**6)"],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)]
+    yield
+    if _SENTINEL[0].poll() is not None:
+        code = _SENTINEL.pop().returncode
+        pytest.fail(f"{request.node.nodeid} ended a process it did not start: a child of the test process "
+                    f"(exit status {code}); end only the processes the test started", pytrace=False)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Stop this process's Playwright (``browser_support.driver``), if a test started it."""
+    """Stop this process's Playwright (``browser_support.driver``), if a test started it, and the sentinel."""
     import sys
 
     support = sys.modules.get("browser_support")
     if support is not None:
         support.stop_driver()
+    while _SENTINEL:
+        sentinel = _SENTINEL.pop()
+        sentinel.kill()
+        sentinel.wait()
